@@ -1,0 +1,10 @@
+"""Actors for operators and benchmarks: a no-op to measure the broker path end to end."""
+
+from __future__ import annotations
+
+import dramatiq
+
+
+@dramatiq.actor(queue_name="default", max_retries=3, time_limit=10_000, throws=())
+def noop(*args: object) -> None:
+    """Does nothing: measures dispatch and processing overhead (`vitrine bench outbox`)."""

@@ -1,0 +1,85 @@
+"""Middleware, in the order `create_app` installs it: request id, telemetry, rate limit, body
+size, database connection."""
+
+from __future__ import annotations
+
+import falcon
+
+from api.clientip import client_ip
+from api.ratelimit import RateLimiter, bucket_for
+from api.responses import JSON_BODY_LIMIT
+from api.telemetry import Telemetry
+from backend import db
+from backend.context import accept_request_id, bind_request_id, reset_request_id
+from backend.errors import PayloadTooLarge
+
+
+class RequestId:
+    """Accept the client's `x-request-id` when valid (else a UUID4) and echo it on every answer."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.request_id = accept_request_id(req.get_header("x-request-id"))
+        req.context.request_id_token = bind_request_id(req.context.request_id)
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        request_id = getattr(req.context, "request_id", None)
+        if request_id:
+            resp.set_header("x-request-id", request_id)
+        token = getattr(req.context, "request_id_token", None)
+        if token is not None:
+            reset_request_id(token)
+            req.context.request_id_token = None
+
+
+class CountRequests:
+    def __init__(self, telemetry: Telemetry) -> None:
+        self.telemetry = telemetry
+
+    def process_request(self, req, resp) -> None:
+        if req.path.startswith("/api"):
+            self.telemetry.count_request()
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        if req.path.startswith("/api") and resp.status_code >= 500:
+            self.telemetry.count_error()
+
+
+class RateLimit:
+    """Headers only on answers within the limit; the 429 itself comes from the error handler."""
+
+    def __init__(self, limiter: RateLimiter, trusted_proxy_count: int) -> None:
+        self.limiter = limiter
+        self.trusted_proxy_count = trusted_proxy_count
+
+    def process_request(self, req, resp) -> None:
+        req.context.client_ip = client_ip(req, self.trusted_proxy_count)
+        bucket = bucket_for(req.path)
+        if bucket is None:
+            return
+        req.context.rate_limit_headers = self.limiter.hit(bucket, req.context.client_ip, req.path)
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        headers = getattr(req.context, "rate_limit_headers", None)
+        if headers and resp.status_code != 429:
+            resp.set_headers(headers)
+
+
+class BodyLimit:
+    """Refuse a declared body over the route's limit before anything reads it (JSON: 1 MiB)."""
+
+    def process_resource(self, req, resp, resource, params) -> None:
+        limit = getattr(resource, "max_body_bytes", JSON_BODY_LIMIT)
+        if req.content_length and req.content_length > limit:
+            raise PayloadTooLarge(f"the body exceeds {limit} bytes", limitBytes=limit)
+
+
+class DatabaseSession:
+    """One pooled connection per request, opened when a resource needs it and always given back."""
+
+    def process_resource(self, req, resp, resource, params) -> None:
+        if resource is not None and getattr(resource, "uses_database", True):
+            req.context.opened_db = db.open_connection()
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        if getattr(req.context, "opened_db", False):
+            db.close_connection()

@@ -1,0 +1,42 @@
+"""The route table: every route with its resource and declared access rule.
+
+Each area module contributes `routes(deps)`; `create_app` registers them all and the policy
+middleware reads the access rule of the matched route. A route without a rule cannot be
+declared (the dataclass requires one), and tests walk this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from api.access import PUBLIC, Access
+
+
+@dataclass(frozen=True)
+class Route:
+    path: str
+    resource: object
+    access: Access | dict[str, Access]
+    suffix: str | None = None
+
+    def access_for(self, method: str) -> Access:
+        if isinstance(self.access, Access):
+            return self.access
+        return self.access[method.upper()]
+
+
+def operations_routes(deps) -> list[Route]:
+    from api.health import Health
+    from api.openapi import DocsPage, OpenApiDocument
+
+    docs = DocsPage()
+    return [
+        Route("/api/health", Health(deps.config, deps.telemetry), PUBLIC),
+        Route("/api/openapi.json", OpenApiDocument(lambda: deps.routes), PUBLIC),
+        Route("/api/docs", docs, PUBLIC),
+        Route("/api/docs/init.js", docs, PUBLIC, suffix="script"),
+    ]
+
+
+def all_routes(deps) -> list[Route]:
+    return [*operations_routes(deps)]

@@ -1,0 +1,1 @@
+"""The Vitrine domain: configuration, database, models and services by area."""

@@ -1,0 +1,274 @@
+"""Configuration: every environment variable, read and checked once at start.
+
+`load_config()` is the only place that reads `os.environ` for settings. It raises
+`ConfigError` on a value that must stop boot (a bad commission rate, a malformed number) and
+collects warnings (absent commission rate, missing platform identity) that the process logs
+once at boot. Secrets are never logged: `Config.describe()` reports them as present or absent.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+
+class ConfigError(Exception):
+    """A setting that must stop the process: the message says which and why."""
+
+
+SECRET_SETTINGS = frozenset(
+    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "smtp_url"}
+)
+
+LOG_LEVELS = ("debug", "info", "warn", "error")
+
+
+@dataclass(frozen=True)
+class Config:
+    environment: str = "development"
+    service_name: str = "vitrine"
+    public_base_url: str = "http://127.0.0.1:8000"
+    data_dir: Path = Path("var")
+    log_level: str = "info"
+
+    database_url: str | None = None
+    redis_url: str | None = None
+    rate_limit_storage_url: str = "memory://"
+    trusted_proxy_count: int = 0
+    cookie_secure: bool = True
+    session_ttl_days: int = 7
+    max_json_body_bytes: int = 1024 * 1024
+
+    storage_backend: str = "local"
+    gcs_bucket: str | None = None
+    storage_emulator_host: str | None = None
+
+    smtp_url: str | None = None
+    mail_from: str = "Vitrine <no-reply@vitrine.example>"
+
+    esign_api_key: str | None = None
+    esign_base_url: str = "https://api.esign.example/v3"
+    esign_webhook_secret: str | None = None
+    esign_contract_threshold_cents: int = 1_000_000
+
+    platform_commission_rate_bps: int = 2000
+    platform_vat_rate_percent: int = 20
+    platform_country_code: str = "FR"
+    platform_legal_company_name: str | None = None
+    platform_legal_siret: str | None = None
+    platform_legal_vat_number: str | None = None
+    platform_legal_street: str | None = None
+    platform_legal_postal_code: str | None = None
+    platform_legal_city: str | None = None
+    platform_legal_country: str = "FR"
+    platform_legal_email: str | None = None
+    platform_legal_iban: str | None = None
+
+    odp_client_id: str | None = None
+    odp_client_secret: str | None = None
+    odp_token_url: str = "https://auth.odp.example/oauth/token"  # noqa: S105 (a URL, not a secret)
+    odp_base_url: str = "https://api.odp.example"
+    odp_entity_id: str | None = None
+    odp_flow_mode: str = "Sandbox"
+    odp_seller_ap: str | None = None
+    odp_seller_ap_scheme: str = "0225"
+    einvoicing_polling_enabled: bool = False
+    einvoicing_polling_interval_ms: int = 900_000
+    einvoicing_self_billing_enabled: bool = False
+    self_billing_scheduler_enabled: bool = False
+    self_billing_scheduler_interval_ms: int = 3_600_000
+    e2e_test_mode: bool = False
+
+    default_printer_organization_id: str | None = None
+    print_asset_max_bytes: int = 200 * 1024 * 1024
+    advance_status_concurrency: int = 10
+    batch_advance_wait_seconds: int = 20
+
+    outbox_resend_after_seconds: int = 60
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    def secrets(self) -> list[str]:
+        """The secret values in force, for the log redaction filter."""
+        return [v for name in SECRET_SETTINGS if (v := getattr(self, name, None))]
+
+    def describe(self) -> dict[str, object]:
+        """Settings as they may be logged: secrets only named as present or absent."""
+        out: dict[str, object] = {}
+        present, absent = [], []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "warnings":
+                continue
+            if f.name in SECRET_SETTINGS:
+                (present if value else absent).append(f.name.upper())
+            elif f.name in ("database_url", "redis_url", "rate_limit_storage_url"):
+                out[f.name] = _without_password(value) if value else "embedded"
+            else:
+                out[f.name] = str(value) if isinstance(value, Path) else value
+        out["credentialsPresent"], out["credentialsAbsent"] = present, absent
+        return out
+
+
+def _without_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    creds, _, host = rest.rpartition("@")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in creds else url
+
+
+def _int(env: dict[str, str], name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _bool(env: dict[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+def _str(env: dict[str, str], name: str, default: str | None = None) -> str | None:
+    raw = env.get(name)
+    return raw.strip() if raw and raw.strip() else default
+
+
+def _commission_rate(env: dict[str, str], warnings: list[str]) -> int:
+    raw = env.get("PLATFORM_COMMISSION_RATE_BPS")
+    if raw is None or raw.strip() == "":
+        warnings.append("PLATFORM_COMMISSION_RATE_BPS is not set: using the default 2000 bps (20 %)")
+        return 2000
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(
+            f"PLATFORM_COMMISSION_RATE_BPS must be an integer number of basis points, got {raw!r}"
+        ) from None
+    if not 0 <= value <= 10_000:
+        raise ConfigError(f"PLATFORM_COMMISSION_RATE_BPS must be within [0, 10000], got {value}")
+    return value
+
+
+_PLATFORM_IDENTITY = (
+    "PLATFORM_LEGAL_COMPANY_NAME",
+    "PLATFORM_LEGAL_SIRET",
+    "PLATFORM_LEGAL_STREET",
+    "PLATFORM_LEGAL_POSTAL_CODE",
+    "PLATFORM_LEGAL_CITY",
+    "PLATFORM_LEGAL_EMAIL",
+    "PLATFORM_LEGAL_IBAN",
+)
+_OPERATOR_IDENTITY = ("ODP_CLIENT_ID", "ODP_CLIENT_SECRET", "ODP_ENTITY_ID")
+
+
+def load_config(environ: dict[str, str] | None = None) -> Config:
+    """Read every setting from the environment; raise ConfigError on a blocking problem."""
+    env = dict(os.environ if environ is None else environ)
+    warnings: list[str] = []
+
+    log_level = (_str(env, "LOG_LEVEL", "info") or "info").lower()
+    if log_level == "warning":
+        log_level = "warn"
+    if log_level not in LOG_LEVELS:
+        raise ConfigError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
+
+    flow_mode = _str(env, "ODP_FLOW_MODE", "Sandbox")
+    if flow_mode not in ("Sandbox", "Production"):
+        raise ConfigError(f"ODP_FLOW_MODE must be Sandbox or Production, got {flow_mode!r}")
+
+    storage_backend = (_str(env, "STORAGE_BACKEND", "local") or "local").lower()
+    if storage_backend not in ("local", "gcs"):
+        raise ConfigError(f"STORAGE_BACKEND must be local or gcs, got {storage_backend!r}")
+    if storage_backend == "gcs" and not _str(env, "GCS_BUCKET"):
+        raise ConfigError("STORAGE_BACKEND=gcs needs GCS_BUCKET")
+
+    siret = _str(env, "PLATFORM_LEGAL_SIRET")
+    if siret is not None and not (len(siret) == 14 and siret.isdigit()):
+        raise ConfigError(f"PLATFORM_LEGAL_SIRET must be 14 digits, got {siret!r}")
+
+    missing = [name for name in _PLATFORM_IDENTITY if not _str(env, name)]
+    if missing:
+        warnings.append(
+            "platform legal identity incomplete (documents use fallback values): " + ", ".join(missing)
+        )
+    missing = [name for name in _OPERATOR_IDENTITY if not _str(env, name)]
+    if missing:
+        warnings.append(
+            "e-invoicing operator identity incomplete (transmissions refused until set): "
+            + ", ".join(missing)
+        )
+    if not _str(env, "ESIGN_WEBHOOK_SECRET"):
+        warnings.append("ESIGN_WEBHOOK_SECRET is not set: every e-signature webhook will be refused")
+
+    return Config(
+        environment=_str(env, "ENVIRONMENT", "development"),
+        service_name=_str(env, "SERVICE_NAME", "vitrine"),
+        public_base_url=(_str(env, "PUBLIC_BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
+        data_dir=Path(_str(env, "VITRINE_DATA_DIR", "var")),
+        log_level=log_level,
+        database_url=_str(env, "DATABASE_URL"),
+        redis_url=_str(env, "REDIS_URL"),
+        rate_limit_storage_url=_str(env, "RATE_LIMIT_STORAGE_URL", "memory://"),
+        trusted_proxy_count=_int(env, "TRUSTED_PROXY_COUNT", 0, minimum=0),
+        cookie_secure=_bool(env, "COOKIE_SECURE", True),
+        session_ttl_days=_int(env, "SESSION_TTL_DAYS", 7, minimum=1),
+        storage_backend=storage_backend,
+        gcs_bucket=_str(env, "GCS_BUCKET"),
+        storage_emulator_host=_str(env, "STORAGE_EMULATOR_HOST"),
+        smtp_url=_str(env, "SMTP_URL"),
+        mail_from=_str(env, "MAIL_FROM", Config.mail_from),
+        esign_api_key=_str(env, "ESIGN_API_KEY"),
+        esign_base_url=(_str(env, "ESIGN_BASE_URL", Config.esign_base_url) or "").rstrip("/"),
+        esign_webhook_secret=_str(env, "ESIGN_WEBHOOK_SECRET"),
+        esign_contract_threshold_cents=_int(env, "ESIGN_CONTRACT_THRESHOLD_CENTS", 1_000_000, minimum=0),
+        platform_commission_rate_bps=_commission_rate(env, warnings),
+        platform_vat_rate_percent=_int(env, "PLATFORM_VAT_RATE_PERCENT", 20, minimum=0),
+        platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),
+        platform_legal_company_name=_str(env, "PLATFORM_LEGAL_COMPANY_NAME"),
+        platform_legal_siret=siret,
+        platform_legal_vat_number=_str(env, "PLATFORM_LEGAL_VAT_NUMBER"),
+        platform_legal_street=_str(env, "PLATFORM_LEGAL_STREET"),
+        platform_legal_postal_code=_str(env, "PLATFORM_LEGAL_POSTAL_CODE"),
+        platform_legal_city=_str(env, "PLATFORM_LEGAL_CITY"),
+        platform_legal_country=(_str(env, "PLATFORM_LEGAL_COUNTRY", "FR") or "FR").upper(),
+        platform_legal_email=_str(env, "PLATFORM_LEGAL_EMAIL"),
+        platform_legal_iban=_str(env, "PLATFORM_LEGAL_IBAN"),
+        odp_client_id=_str(env, "ODP_CLIENT_ID"),
+        odp_client_secret=_str(env, "ODP_CLIENT_SECRET"),
+        odp_token_url=_str(env, "ODP_TOKEN_URL", Config.odp_token_url),
+        odp_base_url=(_str(env, "ODP_BASE_URL", Config.odp_base_url) or "").rstrip("/"),
+        odp_entity_id=_str(env, "ODP_ENTITY_ID"),
+        odp_flow_mode=flow_mode,
+        odp_seller_ap=_str(env, "ODP_SELLER_AP"),
+        odp_seller_ap_scheme=_str(env, "ODP_SELLER_AP_SCHEME", "0225"),
+        einvoicing_polling_enabled=_bool(env, "EINVOICING_POLLING_ENABLED", False),
+        einvoicing_polling_interval_ms=_int(env, "EINVOICING_POLLING_INTERVAL_MS", 900_000, minimum=1),
+        einvoicing_self_billing_enabled=_bool(env, "EINVOICING_SELF_BILLING_ENABLED", False),
+        self_billing_scheduler_enabled=_bool(env, "SELF_BILLING_SCHEDULER_ENABLED", False),
+        self_billing_scheduler_interval_ms=_int(
+            env, "SELF_BILLING_SCHEDULER_INTERVAL_MS", 3_600_000, minimum=1
+        ),
+        e2e_test_mode=env.get("E2E_TEST_MODE", "").strip() == "1",
+        default_printer_organization_id=_str(env, "DEFAULT_PRINTER_ORGANIZATION_ID"),
+        print_asset_max_bytes=_int(env, "PRINT_ASSET_MAX_BYTES", 200 * 1024 * 1024, minimum=1),
+        advance_status_concurrency=_int(env, "ADVANCE_STATUS_CONCURRENCY", 10, minimum=1),
+        batch_advance_wait_seconds=_int(env, "BATCH_ADVANCE_WAIT_SECONDS", 20, minimum=0),
+        outbox_resend_after_seconds=_int(env, "OUTBOX_RESEND_AFTER_SECONDS", 60, minimum=1),
+        warnings=tuple(warnings),
+    )

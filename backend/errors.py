@@ -1,0 +1,48 @@
+"""Domain errors: each carries a stable code; `api/errors.py` maps codes to HTTP statuses."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    code = "VALIDATION_ERROR"
+
+    def __init__(self, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class ValidationError(DomainError):
+    code = "VALIDATION_ERROR"
+
+
+class Unauthenticated(DomainError):
+    code = "UNAUTHENTICATED"
+
+
+class Forbidden(DomainError):
+    code = "FORBIDDEN"
+
+
+class NotFound(DomainError):
+    code = "NOT_FOUND"
+
+
+class Conflict(DomainError):
+    code = "CONFLICT"
+
+
+class PayloadTooLarge(DomainError):
+    code = "PAYLOAD_TOO_LARGE"
+
+
+class RateLimited(DomainError):
+    code = "RATE_LIMITED"
+
+    def __init__(self, message: str, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class ServiceUnavailable(DomainError):
+    code = "SERVICE_UNAVAILABLE"

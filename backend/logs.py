@@ -1,0 +1,124 @@
+"""JSON log lines: `{timestamp, level, scope, message, requestId, ...}`, one per line on stdout.
+
+`get_logger(scope)` gives a logger whose name is the scope. Extra fields go through `extra=`
+(`log.info("sent", extra={"fields": {...}})`) or `log_event`. Every record passes the
+redaction filter: keys named like a secret are masked, known secret values are masked wherever
+they appear, and any field longer than 2 KiB is truncated.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import re
+import sys
+from datetime import UTC, datetime
+
+from backend.context import current_request_id
+
+LEVEL_NAMES = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error",
+               logging.CRITICAL: "error"}
+LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
+MAX_FIELD_BYTES = 2048
+REDACTED = "[REDACTED]"
+_ANYWHERE = frozenset({"password", "passwd", "secret", "authorization", "iban", "apikey"})
+_LAST = frozenset({"token", "tokens", "cookie", "cookies", "dsn", "pass"})
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+_secret_values: list[str] = []
+
+
+def register_secrets(values: list[str]) -> None:
+    """Values (API keys, webhook secrets ...) that must never appear in a log line."""
+    for value in values:
+        if value and len(value) >= 4 and value not in _secret_values:
+            _secret_values.append(value)
+
+
+def _mask(text: str) -> str:
+    for secret in _secret_values:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def _truncate(text: str) -> str:
+    raw = text.encode()
+    if len(raw) <= MAX_FIELD_BYTES:
+        return text
+    return raw[:MAX_FIELD_BYTES].decode(errors="ignore") + f"...[truncated {len(raw) - MAX_FIELD_BYTES} bytes]"
+
+
+def is_secret_key(key: str) -> bool:
+    """Keys named like a secret: password, token, secret, authorization, cookie, api_key, iban ..."""
+    words = [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", key).lower()) if w]
+    if not words:
+        return False
+    joined = set(words) | {a + b for a, b in itertools.pairwise(words)}
+    return bool(joined & _ANYWHERE) or words[-1] in _LAST
+
+
+def redact(value: object, key: str | None = None) -> object:
+    """A copy of `value` safe to log: secret keys masked, secret values masked, long text cut."""
+    if key is not None and is_secret_key(key):
+        return REDACTED
+    if isinstance(value, dict):
+        return {str(k): redact(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        return _truncate(_mask(value))
+    if isinstance(value, int | float | bool) or value is None:
+        return value
+    return _truncate(_mask(str(value)))
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, object] = {
+            "timestamp": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+            "level": LEVEL_NAMES.get(record.levelno, "info"),
+            "scope": record.name,
+            "message": _truncate(_mask(record.getMessage())),
+            "requestId": getattr(record, "request_id", None) or current_request_id(),
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            for k, v in redact(fields).items():
+                line.setdefault(k, v)
+        if record.exc_info:
+            line["stack"] = _mask(self.formatException(record.exc_info))
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+_configured = False
+
+
+def configure_logging(level: str = "info", stream=None) -> None:
+    """Install the JSON handler on the root logger (idempotent; the level may change)."""
+    global _configured
+    root = logging.getLogger()
+    root.setLevel(LEVELS.get(level, logging.INFO))
+    if _configured and stream is None:
+        return
+    for handler in list(root.handlers):
+        if getattr(handler, "_vitrine", False):
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(stream or sys.stdout)
+    handler.setFormatter(JsonFormatter())
+    handler._vitrine = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    for noisy in ("urllib3", "google", "gunicorn.access", "pgserver", "peewee_migrate.logs"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    _configured = True
+
+
+def get_logger(scope: str) -> logging.Logger:
+    return logging.getLogger(scope)
+
+
+def log_event(scope: str, message: str, level: str = "info", **fields: object) -> None:
+    """One structured line in `scope` with extra fields (redacted and truncated)."""
+    logging.getLogger(scope).log(LEVELS[level], message, extra={"fields": fields})

@@ -1,0 +1,1 @@
+"""Operations: the `vitrine` command line, dev supervisor, simulators and benchmarks."""

@@ -1,0 +1,118 @@
+"""The `vitrine` command line.
+
+Every command uses `DATABASE_URL` / `REDIS_URL` when set, else the embedded servers under the data
+directory (`--data-dir`, env `VITRINE_DATA_DIR`, default `./var`), starting them when needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from backend.config import ConfigError
+
+
+def _boot(role: str):
+    from backend.runtime import boot
+
+    return boot(role=role)
+
+
+def cmd_dev(args) -> int:
+    from ops.dev import run_dev
+
+    return run_dev(args.port, Path(os.environ["VITRINE_DATA_DIR"]))
+
+
+def cmd_migrate(args) -> int:
+    from backend.db import database
+    from backend.migrate import apply_migrations
+
+    _boot("release")
+    with database.connection_context():
+        done = apply_migrations()
+    print(f"migrations applied: {len(done)}" + (f" ({', '.join(done)})" if done else ""))
+    return 0
+
+
+def cmd_seed_demo(args) -> int:
+    from backend.db import database
+    from ops.seed import seed_demo
+
+    _boot("seed")
+    with database.connection_context():
+        report = seed_demo(only_if_empty=args.if_empty)
+    print(report)
+    return 0
+
+
+def cmd_queues(args) -> int:
+    import actors  # noqa: F401  (boots and sets up the broker)
+    from actors.broker import queue_sizes, setup_broker
+    from backend.db import database
+    from backend.outbox import unsent_count
+    from backend.runtime import current_runtime
+
+    broker = setup_broker(current_runtime().config)
+    rows = queue_sizes(broker)
+    with database.connection_context():
+        unsent = unsent_count()
+    if args.json:
+        print(json.dumps({"queues": rows, "outboxUnsent": unsent}))
+        return 0
+    print(f"{'queue':<14}{'messages':>10}{'delayed':>10}{'dead':>8}")
+    for row in rows:
+        print(f"{row['queue']:<14}{row['messages']:>10}{row['delayed']:>10}{row['dead']:>8}")
+    print(f"outbox rows not yet sent: {unsent}")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from ops.bench import run_bench
+
+    return run_bench(args.scenario, quick=args.quick)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vitrine", description="Vitrine back end")
+    parser.add_argument("--data-dir", default=None, help="data directory (default $VITRINE_DATA_DIR or ./var)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    dev = sub.add_parser("dev", help="run the whole platform on embedded defaults")
+    dev.add_argument("--port", type=int, default=8000)
+    dev.add_argument("--data-dir", dest="data_dir_sub", default=None)
+    dev.set_defaults(func=cmd_dev)
+
+    sub.add_parser("migrate", help="apply database migrations").set_defaults(func=cmd_migrate)
+
+    seed = sub.add_parser("seed-demo", help="demo organizations, catalog and reservations")
+    seed.add_argument("--if-empty", action="store_true", help="only when the database holds no demo data")
+    seed.set_defaults(func=cmd_seed_demo)
+
+    queues = sub.add_parser("queues", help="queue, delayed and dead-letter sizes, unsent outbox rows")
+    queues.add_argument("--json", action="store_true")
+    queues.set_defaults(func=cmd_queues)
+
+    bench = sub.add_parser("bench", help="run benchmark scenarios (ops/bench)")
+    bench.add_argument("scenario", nargs="?", default=None)
+    bench.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
+    bench.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    data_dir = getattr(args, "data_dir_sub", None) or args.data_dir or os.environ.get("VITRINE_DATA_DIR") or "var"
+    os.environ["VITRINE_DATA_DIR"] = str(Path(data_dir).resolve())
+    try:
+        return args.func(args) or 0
+    except ConfigError as exc:
+        print(f"vitrine: configuration error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

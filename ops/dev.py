@@ -1,0 +1,136 @@
+"""`vitrine dev`: the whole platform on one machine, under one supervisor.
+
+Embedded PostgreSQL and Redis when `DATABASE_URL` / `REDIS_URL` are unset, migrations, demo data
+on an empty database, the provider simulators, then gunicorn (one process, threads: in-memory
+rate limits and counters stay exact), a Dramatiq worker and the periodiq clock. Ctrl-C or SIGTERM
+stops every child, then the embedded servers this run started.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+import ops
+from backend import embedded
+
+GUNICORN_CONF = Path(ops.__file__).parent / "gunicorn.conf.py"
+
+
+@dataclass
+class Supervisor:
+    port: int
+    data_dir: Path
+    children: dict[str, subprocess.Popen] = field(default_factory=dict)
+    started_postgres: bool = False
+    started_redis: bool = False
+    stopping: bool = False
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["VITRINE_DATA_DIR"] = str(self.data_dir)
+        env.setdefault("PUBLIC_BASE_URL", f"http://127.0.0.1:{self.port}")
+        env.setdefault("COOKIE_SECURE", "false")
+        env.setdefault("ENVIRONMENT", "development")
+        if not env.get("DATABASE_URL"):
+            self.started_postgres = not (self.data_dir / "postgres" / "postmaster.pid").exists()
+            env["DATABASE_URL"] = embedded.ensure_postgres(self.data_dir)
+        if not env.get("REDIS_URL"):
+            self.started_redis = not embedded.redis_socket(self.data_dir).exists()
+            env["REDIS_URL"] = embedded.ensure_redis(self.data_dir)
+        return env
+
+    def spawn(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        # A session of its own: Ctrl-C reaches the supervisor only, which stops children in order.
+        self.children[name] = subprocess.Popen(argv, env=env, start_new_session=True)
+
+    def start(self) -> None:
+        env = self.environment()
+        subprocess.run([sys.executable, "-m", "ops.cli", "migrate"], env=env, check=True)
+        subprocess.run([sys.executable, "-m", "ops.cli", "seed-demo", "--if-empty"], env=env, check=True)
+        bin_dir = Path(sys.executable).parent
+        web_env = dict(env, PORT=str(self.port), HOST="127.0.0.1", WEB_CONCURRENCY="1")
+        self.spawn(
+            "web",
+            [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(GUNICORN_CONF)],
+            web_env,
+        )
+        self.spawn("worker", [sys.executable, "-m", "dramatiq", "actors", "--processes", "1", "--threads", "4"], env)
+        self.spawn("clock", [str(bin_dir / "periodiq"), "actors"], env)
+        self.wait_ready()
+        print(
+            f"\nVitrine is running at http://127.0.0.1:{self.port}\n"
+            f"  API docs      http://127.0.0.1:{self.port}/api/docs\n"
+            f"  health        http://127.0.0.1:{self.port}/api/health\n"
+            f"  data dir      {self.data_dir}\n"
+            "Press Ctrl-C to stop.\n",
+            flush=True,
+        )
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        url = f"http://127.0.0.1:{self.port}/api/health"
+        while time.monotonic() < deadline:
+            self.check_children()
+            try:
+                if requests.get(url, timeout=1).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"the web process did not answer {url} within {timeout} s")
+
+    def check_children(self) -> None:
+        for name, child in self.children.items():
+            code = child.poll()
+            if code is not None and not self.stopping:
+                raise RuntimeError(f"{name} exited with status {code}")
+
+    def stop(self) -> None:
+        self.stopping = True
+        for child in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for child in self.children.values():
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        if self.started_redis:
+            embedded.stop_redis(self.data_dir)
+        if self.started_postgres:
+            embedded.stop_postgres(self.data_dir)
+
+
+def run_dev(port: int, data_dir: Path) -> int:
+    supervisor = Supervisor(port=port, data_dir=data_dir.resolve())
+    stop_requested = False
+
+    def request_stop(signum, frame) -> None:
+        nonlocal stop_requested
+        stop_requested = True
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    status = 0
+    try:
+        supervisor.start()
+        while not stop_requested:
+            supervisor.check_children()
+            time.sleep(0.2)
+        print("Stopping Vitrine ...", flush=True)
+    except RuntimeError as exc:
+        print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
+        status = 1
+    finally:
+        supervisor.stop()
+    return status

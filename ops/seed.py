@@ -1,0 +1,21 @@
+"""`vitrine seed-demo`: demo data for a fresh platform. Each area adds an idempotent seeder to
+`SEEDERS`; running the command twice never duplicates anything."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from backend.db import transaction
+
+# (name, seeder) in dependency order; a seeder returns a one-line report.
+SEEDERS: list[tuple[str, Callable[[], str]]] = []
+
+
+def seed_demo(*, only_if_empty: bool = False) -> str:
+    if not SEEDERS:
+        return "demo data: nothing to seed yet"
+    lines = []
+    for name, seeder in SEEDERS:
+        with transaction():
+            lines.append(f"{name}: {seeder()}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""marshmallow schemas per use case: request validation, response shapes, the OpenAPI document."""

@@ -1,0 +1,28 @@
+"""Schemas shared by every route: the error envelope and list pages."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+
+class ErrorDetail(Schema):
+    code = fields.String(required=True, metadata={"description": "stable error code"})
+    message = fields.String(required=True)
+    requestId = fields.String(allow_none=True)
+    details = fields.Dict(metadata={"description": "e.g. {fields: {name: [message]}}"})
+
+
+class ErrorOut(Schema):
+    ok = fields.Boolean(required=True, metadata={"example": False})
+    error = fields.Nested(ErrorDetail, required=True)
+    data = fields.Dict(metadata={"description": "on 429: {retryAfterSeconds}"})
+
+
+class PageQuery(Schema):
+    """Query of server-paginated lists (API.md, Lists)."""
+
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    pageSize = fields.Integer(load_default=25, validate=validate.Range(min=1, max=100))
+    search = fields.String(load_default=None)
+    sortBy = fields.String(load_default=None)
+    sortDir = fields.String(load_default="asc", validate=validate.OneOf(["asc", "desc"]))

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from marshmallow import Schema, fields
+
+
+class Telemetry(Schema):
+    apiRequestsTotal = fields.Integer(required=True)
+    apiErrorsTotal = fields.Integer(required=True, metadata={"description": "responses with status >= 500"})
+
+
+class HealthOut(Schema):
+    service = fields.String(required=True)
+    status = fields.String(required=True, metadata={"example": "ok"})
+    environment = fields.String(required=True)
+    uptimeSeconds = fields.Float(required=True)
+    telemetry = fields.Nested(Telemetry, required=True)
+
+
+class HealthEnvelope(Schema):
+    ok = fields.Boolean(required=True)
+    data = fields.Nested(HealthOut, required=True)

@@ -1,0 +1,195 @@
+"""Test harness: real PostgreSQL and Redis (embedded unless TEST_DATABASE_URL / TEST_REDIS_URL).
+
+Each xdist worker gets its own database (recreated and migrated once per session) and its own
+Redis. A test runs inside a transaction rolled back at its end, unless it is marked
+`committed` (a real worker must see its rows): then its tables are truncated afterwards.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_WEBHOOK_SECRET = "whsec_test_0123456789abcdef"
+
+
+def _worker() -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "committed: the test commits; tables are truncated afterwards")
+    from backend import embedded
+
+    worker = _worker()
+    base = ROOT / "var" / "test"
+    data_dir = base / f"data-{worker}"
+    database_name = f"vitrine_test_{worker}"
+    admin_url = os.environ.get("TEST_DATABASE_URL")
+    if admin_url:
+        embedded.ensure_database(admin_url, database_name, recreate=True)
+        database_url = _with_database(admin_url, database_name)
+    else:
+        server = embedded.postgres_server(base)
+        embedded.ensure_database(server.get_uri(), database_name, recreate=True)
+        database_url = server.get_uri(database_name)
+    redis_url = os.environ.get("TEST_REDIS_URL") or embedded.ensure_redis(base / f"redis-{worker}")
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+
+    os.environ.update(
+        {
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "VITRINE_DATA_DIR": str(data_dir),
+            "ENVIRONMENT": "test",
+            "LOG_LEVEL": "info",
+            "COOKIE_SECURE": "false",
+            "PUBLIC_BASE_URL": "http://testserver",
+            "ESIGN_WEBHOOK_SECRET": TEST_WEBHOOK_SECRET,
+            "PLATFORM_COMMISSION_RATE_BPS": "2000",
+        }
+    )
+    from backend.db import database
+    from backend.migrate import apply_migrations
+    from backend.runtime import boot
+
+    boot(role="test")
+    import actors  # noqa: F401  (broker on the test Redis, actors declared)
+
+    with database.connection_context():
+        apply_migrations()
+
+
+def _with_database(url: str, name: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+class _Rollback(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _database(request):
+    """Every test in a rolled-back transaction; `committed` tests truncate instead."""
+    from backend.db import database, transaction
+
+    if request.node.get_closest_marker("committed"):
+        try:
+            yield
+        finally:
+            _truncate_all()
+        return
+    with database.connection_context():
+        try:
+            with transaction():
+                yield
+                raise _Rollback
+        except _Rollback:
+            pass
+
+
+def _truncate_all() -> None:
+    from backend.db import database
+
+    with database.connection_context():
+        tables = [
+            t for t in database.get_tables() if t not in ("migratehistory",)
+        ]
+        if tables:
+            database.execute_sql(
+                "TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE"
+            )
+
+
+@pytest.fixture
+def config():
+    from backend.runtime import current_runtime
+
+    return current_runtime().config
+
+
+@pytest.fixture
+def make_app(config):
+    """Build an app, optionally with settings changed (`make_app(trusted_proxy_count=1)`)."""
+    from dataclasses import replace
+
+    from api.app import create_app
+
+    def build(**overrides):
+        return create_app(replace(config, **overrides) if overrides else config)
+
+    return build
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app()
+
+
+@pytest.fixture
+def client(app):
+    import falcon.testing
+
+    return falcon.testing.TestClient(app)
+
+
+@pytest.fixture
+def broker():
+    import dramatiq
+
+    broker = dramatiq.get_broker()
+    broker.flush_all()
+    yield broker
+    broker.flush_all()
+
+
+@pytest.fixture
+def worker(broker):
+    """A real Dramatiq worker on the test Redis, in this process."""
+    from dramatiq import Worker
+
+    worker = Worker(broker, worker_timeout=100, worker_threads=2)
+    worker.start()
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def log_lines():
+    """Capture JSON log lines; call the fixture to get them parsed."""
+    from backend.logs import JsonFormatter
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+
+    def lines() -> list[dict]:
+        return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+    lines.raw = stream.getvalue  # type: ignore[attr-defined]
+    yield lines
+    root.removeHandler(handler)
+
+
+@pytest.fixture
+def free_port():
+    def pick() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    return pick
