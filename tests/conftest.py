@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import socket
+import uuid
 from pathlib import Path
 
 import pytest
@@ -24,26 +25,35 @@ def _worker() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
+def _is_xdist_controller(config) -> bool:
+    return not os.environ.get("PYTEST_XDIST_WORKER") and bool(getattr(config.option, "numprocesses", None))
+
+
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "committed: the test commits; tables are truncated afterwards")
+    if _is_xdist_controller(config):
+        return  # the controller runs no test
     from backend import embedded
 
-    worker = _worker()
+    # A database and a Redis of this session's own: concurrent runs never share state.
+    token = f"{_worker()}_{uuid.uuid4().hex[:8]}"
     base = ROOT / "var" / "test"
-    data_dir = base / f"data-{worker}"
-    database_name = f"vitrine_test_{worker}"
+    data_dir = base / f"data-{token}"
+    database_name = f"vitrine_test_{token}"
     admin_url = os.environ.get("TEST_DATABASE_URL")
     if admin_url:
-        embedded.ensure_database(admin_url, database_name, recreate=True)
         database_url = _with_database(admin_url, database_name)
     else:
-        server = embedded.postgres_server(base)
-        embedded.ensure_database(server.get_uri(), database_name, recreate=True)
-        database_url = server.get_uri(database_name)
-    redis_url = os.environ.get("TEST_REDIS_URL") or embedded.ensure_redis(base / f"redis-{worker}")
+        admin_url = embedded.postgres_server(base).get_uri()
+        database_url = embedded.postgres_server(base).get_uri(database_name)
+    embedded.ensure_database(admin_url, database_name, recreate=True)
+    redis_dir = base / f"redis-{token}"
+    redis_url = os.environ.get("TEST_REDIS_URL") or embedded.ensure_redis(redis_dir)
     import redis
 
     redis.Redis.from_url(redis_url).flushdb()
+    _session.update(admin_url=admin_url, database=database_name, redis_dir=redis_dir, data_dir=data_dir,
+                    own_redis=not os.environ.get("TEST_REDIS_URL"))
 
     os.environ.update(
         {
@@ -67,6 +77,28 @@ def pytest_configure(config) -> None:
 
     with database.connection_context():
         apply_migrations()
+
+
+_session: dict = {}
+
+
+def pytest_unconfigure(config) -> None:
+    if not _session:
+        return
+    import shutil
+
+    from backend import embedded
+    from backend.db import database
+
+    database.close_all()
+    if _session["own_redis"]:
+        embedded.stop_redis(_session["redis_dir"])
+        shutil.rmtree(_session["redis_dir"], ignore_errors=True)
+    shutil.rmtree(_session["data_dir"], ignore_errors=True)
+    try:
+        embedded.drop_database(_session["admin_url"], _session["database"])
+    except Exception as exc:  # a leftover test database is harmless; say so and go on
+        print(f"could not drop {_session['database']}: {exc}")
 
 
 def _with_database(url: str, name: str) -> str:
