@@ -72,7 +72,7 @@ def pytest_configure(config) -> None:
     from backend.migrate import apply_migrations
     from backend.runtime import boot
 
-    boot(role="test")
+    _session["config"] = boot(role="test").config
     import actors  # noqa: F401  (broker on the test Redis, actors declared)
 
     with database.connection_context():
@@ -147,9 +147,8 @@ def _truncate_all() -> None:
 
 @pytest.fixture
 def config():
-    from backend.runtime import current_runtime
-
-    return current_runtime().config
+    """The session's configuration (apps built with overrides never change it)."""
+    return _session["config"]
 
 
 @pytest.fixture

@@ -1,0 +1,71 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+from backend.config import ConfigError, load_config
+
+
+@pytest.mark.parametrize("value", ["abc", "20.5", "-1", "10001", "1e3", "0x10"])
+def test_a_bad_commission_rate_stops_boot(value):
+    with pytest.raises(ConfigError, match="PLATFORM_COMMISSION_RATE_BPS"):
+        load_config({"PLATFORM_COMMISSION_RATE_BPS": value})
+
+
+@pytest.mark.parametrize("value,expected", [("0", 0), ("10000", 10000), (" 1500 ", 1500)])
+def test_commission_rate_bounds_are_inclusive(value, expected):
+    assert load_config({"PLATFORM_COMMISSION_RATE_BPS": value}).platform_commission_rate_bps == expected
+
+
+def test_absent_commission_rate_warns_and_defaults_to_2000():
+    config = load_config({})
+    assert config.platform_commission_rate_bps == 2000
+    assert any("PLATFORM_COMMISSION_RATE_BPS" in w for w in config.warnings)
+
+
+def test_missing_platform_and_operator_identity_only_warn():
+    config = load_config({"PLATFORM_COMMISSION_RATE_BPS": "2000"})
+    assert any("PLATFORM_LEGAL_SIRET" in w for w in config.warnings)
+    assert any("ODP_CLIENT_ID" in w for w in config.warnings)
+
+
+@pytest.mark.parametrize(
+    "env,match",
+    [
+        ({"LOG_LEVEL": "verbose"}, "LOG_LEVEL"),
+        ({"TRUSTED_PROXY_COUNT": "-2"}, "TRUSTED_PROXY_COUNT"),
+        ({"ODP_FLOW_MODE": "Live"}, "ODP_FLOW_MODE"),
+        ({"STORAGE_BACKEND": "gcs"}, "GCS_BUCKET"),
+        ({"PLATFORM_LEGAL_SIRET": "123"}, "PLATFORM_LEGAL_SIRET"),
+        ({"COOKIE_SECURE": "maybe"}, "COOKIE_SECURE"),
+    ],
+)
+def test_other_malformed_settings_stop_boot(env, match):
+    with pytest.raises(ConfigError, match=match):
+        load_config(env)
+
+
+def test_secrets_are_described_only_as_present_or_absent():
+    config = load_config(
+        {"ESIGN_API_KEY": "key-123456", "ODP_CLIENT_SECRET": "odp-secret-xyz", "SMTP_URL": "smtp://u:pw@h:25"}
+    )
+    described = config.describe()
+    text = repr(described)
+    assert "key-123456" not in text and "odp-secret-xyz" not in text and "pw@h" not in text
+    assert "ESIGN_API_KEY" in described["credentialsPresent"]
+    assert "ESIGN_WEBHOOK_SECRET" in described["credentialsAbsent"]
+
+
+def test_database_password_is_hidden_in_the_description():
+    described = load_config({"DATABASE_URL": "postgresql://app:hunter22@db:5432/vitrine"}).describe()
+    assert described["database_url"] == "postgresql://app:***@db:5432/vitrine"
+
+
+def test_the_cli_refuses_to_start_with_a_clear_message_on_a_bad_rate():
+    env = dict(os.environ, PLATFORM_COMMISSION_RATE_BPS="twenty")
+    result = subprocess.run(
+        [sys.executable, "-m", "ops.cli", "migrate"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "PLATFORM_COMMISSION_RATE_BPS must be an integer" in result.stderr

@@ -1,0 +1,100 @@
+import io
+import json
+import logging
+
+import pytest
+
+from backend.logs import JsonFormatter, configure_logging, log_event, redact, register_secrets
+
+
+@pytest.fixture
+def capture():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    root.removeHandler(handler)
+
+
+def test_a_line_is_one_json_object_with_the_five_fields(capture):
+    from backend.context import bind_request_id, reset_request_id
+
+    token = bind_request_id("req-42")
+    try:
+        log_event("billing.reservation.collect.paid", "collected", amountCents=1200)
+    finally:
+        reset_request_id(token)
+    line = capture()[-1]
+    assert line["scope"] == "billing.reservation.collect.paid"
+    assert line["message"] == "collected"
+    assert line["level"] == "info"
+    assert line["requestId"] == "req-42"
+    assert line["timestamp"].endswith("Z") and "T" in line["timestamp"]
+    assert line["amountCents"] == 1200
+
+
+def test_levels_are_named_debug_info_warn_error(capture):
+    root = logging.getLogger()
+    previous = root.level
+    root.setLevel(logging.DEBUG)
+    try:
+        for level in ("debug", "info", "warn", "error"):
+            log_event("t", "x", level=level)
+    finally:
+        root.setLevel(previous)
+    assert [line["level"] for line in capture()] == ["debug", "info", "warn", "error"]
+
+
+def test_log_level_filters_lower_levels():
+    stream = io.StringIO()
+    root = logging.getLogger()
+    previous = root.level
+    try:
+        configure_logging("warn", stream=stream)
+        log_event("t", "hidden", level="info")
+        log_event("t", "debug hidden", level="debug")
+        log_event("t", "shown", level="warn")
+        lines = [json.loads(x) for x in stream.getvalue().splitlines()]
+        assert [line["message"] for line in lines] == ["shown"]
+    finally:
+        root.setLevel(previous)
+        configure_logging("info")
+
+
+def test_keys_named_like_secrets_are_redacted_at_any_depth(capture):
+    log_event(
+        "t",
+        "payload",
+        body={"email": "a@example.com", "password": "hunter22", "nested": [{"sessionToken": "abc"}]},
+        headers={"Authorization": "Bearer zzz", "Cookie": "auth.session_token=abc", "X-Api-Key": "k"},
+        iban="FR7630006000011234567890189",
+        client_secret="s3cr3t",
+    )
+    line = capture()[-1]
+    assert line["body"]["password"] == "[REDACTED]"
+    assert line["body"]["nested"][0]["sessionToken"] == "[REDACTED]"
+    assert line["body"]["email"] == "a@example.com"
+    assert set(line["headers"].values()) == {"[REDACTED]"}
+    assert line["iban"] == "[REDACTED]" and line["client_secret"] == "[REDACTED]"
+
+
+def test_registered_secret_values_are_masked_anywhere(capture):
+    register_secrets(["sk_live_veryverysecret"])
+    logging.getLogger("t").warning("calling with key sk_live_veryverysecret now")
+    log_event("t", "x", note="the key is sk_live_veryverysecret")
+    raw = json.dumps(capture())
+    assert "sk_live_veryverysecret" not in raw
+    assert "[REDACTED]" in raw
+
+
+def test_long_payloads_are_truncated_to_two_kib(capture):
+    log_event("t", "big", payload="é" * 5000)
+    value = capture()[-1]["payload"]
+    assert len(value.split("...[truncated")[0].encode()) <= 2048
+    assert "truncated" in value
+
+
+def test_redact_leaves_plain_values_alone():
+    assert redact({"count": 3, "ok": True, "name": None}) == {"count": 3, "ok": True, "name": None}
