@@ -112,3 +112,39 @@ def test_enqueue_outside_a_transaction_is_refused():
             outbox.enqueue("record_probe", "x")
     finally:
         _levels().extend(saved)
+
+
+class _RecordsFollowUp:
+    """A route whose service records follow-up work, as every business route will."""
+
+    def on_post(self, req, resp) -> None:
+        from api.responses import send
+
+        with transaction():
+            row = outbox.enqueue("record_probe", "from-http")
+        send(resp, {"outboxId": row.id}, status=201)
+
+
+def test_work_recorded_during_a_request_carries_its_request_id(app):
+    import falcon.testing
+
+    app.add_route("/api/test/follow-up", _RecordsFollowUp())
+    resp = falcon.testing.TestClient(app).simulate_post("/api/test/follow-up", headers={"x-request-id": "http-77"})
+    assert resp.status_code == 201
+    assert outbox.OutboxMessage.get_by_id(resp.json["data"]["outboxId"]).request_id == "http-77"
+
+
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=10_000, throws=())
+def always_fails() -> None:
+    raise RuntimeError("a poison message")
+
+
+def test_dead_letters_are_counted_per_queue(broker, worker):
+    from actors.broker import queue_sizes
+
+    always_fails.send()
+    _drain(broker, worker)
+    sizes = {row["queue"]: row for row in queue_sizes(broker)}
+    assert sizes["default"]["dead"] == 1
+    assert sizes["default"]["messages"] == 0
+    assert set(sizes) >= {"default", "webhooks", "documents", "einvoicing", "printing", "email"}
