@@ -8,17 +8,28 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Access:
     """Who may call a route: `public`, `signature` (HMAC-verified webhook), `session` (any signed-in
-    user), or `roles` (one of `roles`, optionally holding `permission`)."""
+    user), or `roles` (one of `roles`, optionally holding `permission`).
+
+    `kyb_required`: a business route of an industrial or distributor workspace, refused (403,
+    `details.reason = "kyb_not_approved"`) while the active organization's KYB is not approved.
+    `membership_roles`: the caller's role in its active organization must be one of them
+    (admins pass)."""
 
     kind: str
     roles: tuple[str, ...] = ()
     permission: str | None = None
+    kyb_required: bool = False
+    membership_roles: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        if self.kind != "roles":
-            return self.kind
-        text = " or ".join(self.roles)
-        return f"{text} + {self.permission}" if self.permission else text
+        text = self.kind if self.kind != "roles" else " or ".join(self.roles)
+        if self.permission:
+            text += f" + {self.permission}"
+        if self.membership_roles:
+            text += " + membership " + " or ".join(self.membership_roles)
+        if self.kyb_required:
+            text += " + KYB approved"
+        return text
 
 
 PUBLIC = Access("public")
@@ -26,8 +37,13 @@ SIGNATURE = Access("signature")
 SESSION = Access("session")
 
 
-def roles(*names: str, permission: str | None = None) -> Access:
-    return Access("roles", tuple(names), permission)
+def roles(
+    *names: str,
+    permission: str | None = None,
+    kyb_required: bool = False,
+    membership_roles: tuple[str, ...] = (),
+) -> Access:
+    return Access("roles", tuple(names), permission, kyb_required, tuple(membership_roles))
 
 
 def admin(permission: str | None = None) -> Access:

@@ -9,6 +9,7 @@ import swagger_ui_bundle
 
 from api import errors
 from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RequestId
+from api.policy import Policy
 from api.ratelimit import RateLimiter
 from api.routes import Route, all_routes
 from api.telemetry import Telemetry
@@ -51,6 +52,7 @@ def create_app(config: Config | None = None) -> App:
             RateLimit(deps.limiter, deps.config.trusted_proxy_count),
             BodyLimit(),
             DatabaseSession(),
+            Policy(lambda: deps.routes, deps.config.public_base_url),
         ]
     )
     app.req_options.strip_url_path_trailing_slash = True

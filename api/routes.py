@@ -38,5 +38,27 @@ def operations_routes(deps) -> list[Route]:
     ]
 
 
+def identity_routes(deps) -> list[Route]:
+    from api import admin_identity, auth, identity_organizations
+
+    return [*auth.routes(deps), *identity_organizations.routes(deps), *admin_identity.routes(deps)]
+
+
+def onboarding_routes(deps) -> list[Route]:
+    from api import onboarding, webhooks
+
+    return [*webhooks.routes(deps), *onboarding.routes(deps)]
+
+
+def marketplace_routes(deps) -> list[Route]:
+    from api import marketplace_catalog, marketplace_reservations, store_zones
+
+    return [*store_zones.routes(deps), *marketplace_catalog.routes(deps), *marketplace_reservations.routes(deps)]
+
+
 def all_routes(deps) -> list[Route]:
-    return [*operations_routes(deps)]
+    from api import document_templates, print_assets
+
+    return [*operations_routes(deps), *onboarding_routes(deps),
+            *identity_routes(deps), *document_templates.routes(deps), *print_assets.routes(deps),
+            *marketplace_routes(deps)]

@@ -38,6 +38,10 @@ class Config:
     trusted_proxy_count: int = 0
     cookie_secure: bool = True
     session_ttl_days: int = 7
+    # Argon2id cost (OWASP: 19 MiB, 2 passes, 1 lane); tests lower it through the environment.
+    argon2_time_cost: int = 2
+    argon2_memory_cost_kib: int = 19_456
+    argon2_parallelism: int = 1
     max_json_body_bytes: int = 1024 * 1024
 
     storage_backend: str = "local"
@@ -46,11 +50,15 @@ class Config:
 
     smtp_url: str | None = None
     mail_from: str = "Vitrine <no-reply@vitrine.example>"
+    platform_name: str = "Vitrine"  # named in e-mails
 
     esign_api_key: str | None = None
     esign_base_url: str = "https://api.esign.example/v3"
     esign_webhook_secret: str | None = None
     esign_contract_threshold_cents: int = 1_000_000
+    # Envelopes pending longer than this are asked of the provider by the reconciliation schedule.
+    esign_reconcile_after_seconds: int = 3600
+    platform_sepa_creditor_id: str | None = None  # ICS printed on the SEPA mandate
 
     platform_commission_rate_bps: int = 2000
     platform_vat_rate_percent: int = 20
@@ -228,15 +236,21 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         trusted_proxy_count=_int(env, "TRUSTED_PROXY_COUNT", 0, minimum=0),
         cookie_secure=_bool(env, "COOKIE_SECURE", True),
         session_ttl_days=_int(env, "SESSION_TTL_DAYS", 7, minimum=1),
+        argon2_time_cost=_int(env, "ARGON2_TIME_COST", 2, minimum=1),
+        argon2_memory_cost_kib=_int(env, "ARGON2_MEMORY_COST_KIB", 19_456, minimum=8),
+        argon2_parallelism=_int(env, "ARGON2_PARALLELISM", 1, minimum=1),
         storage_backend=storage_backend,
         gcs_bucket=_str(env, "GCS_BUCKET"),
         storage_emulator_host=_str(env, "STORAGE_EMULATOR_HOST"),
         smtp_url=_str(env, "SMTP_URL"),
         mail_from=_str(env, "MAIL_FROM", Config.mail_from),
+        platform_name=_str(env, "PLATFORM_NAME", Config.platform_name),
         esign_api_key=_str(env, "ESIGN_API_KEY"),
         esign_base_url=(_str(env, "ESIGN_BASE_URL", Config.esign_base_url) or "").rstrip("/"),
         esign_webhook_secret=_str(env, "ESIGN_WEBHOOK_SECRET"),
         esign_contract_threshold_cents=_int(env, "ESIGN_CONTRACT_THRESHOLD_CENTS", 1_000_000, minimum=0),
+        esign_reconcile_after_seconds=_int(env, "ESIGN_RECONCILE_AFTER_SECONDS", 3600, minimum=60),
+        platform_sepa_creditor_id=_str(env, "PLATFORM_SEPA_CREDITOR_ID"),
         platform_commission_rate_bps=_commission_rate(env, warnings),
         platform_vat_rate_percent=_int(env, "PLATFORM_VAT_RATE_PERCENT", 20, minimum=0),
         platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),

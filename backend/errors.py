@@ -20,6 +20,16 @@ class Unauthenticated(DomainError):
     code = "UNAUTHENTICATED"
 
 
+class InvalidCredentials(DomainError):
+    """Wrong e-mail or password, or a blocked account: one answer for all three."""
+
+    code = "AUTH_INVALID_CREDENTIALS"
+
+
+class WebhookSignatureInvalid(DomainError):
+    code = "AUTH_SIGNATURE_WEBHOOK_INVALID"
+
+
 class Forbidden(DomainError):
     code = "FORBIDDEN"
 
@@ -30,6 +40,10 @@ class NotFound(DomainError):
 
 class Conflict(DomainError):
     code = "CONFLICT"
+
+
+class TemplateLastActiveVersion(Conflict):
+    code = "TEMPLATE_LAST_ACTIVE_VERSION"
 
 
 class PayloadTooLarge(DomainError):

@@ -31,10 +31,15 @@ def cmd_migrate(args) -> int:
     from backend.db import database
     from backend.migrate import apply_migrations
 
-    _boot("release")
+    runtime = _boot("release")
     with database.connection_context():
         done = apply_migrations()
+        from backend.documents.seeding import seed_default_versions  # first published versions
+
+        seeded = seed_default_versions(runtime.storage)
     print(f"migrations applied: {len(done)}" + (f" ({', '.join(done)})" if done else ""))
+    if seeded:
+        print(f"document templates seeded: {', '.join(seeded)}")
     return 0
 
 
@@ -46,6 +51,22 @@ def cmd_seed_demo(args) -> int:
     with database.connection_context():
         report = seed_demo(only_if_empty=args.if_empty)
     print(report)
+    return 0
+
+
+def cmd_create_admin(args) -> int:
+    from backend.db import database
+    from backend.errors import DomainError
+    from backend.identity.admin_users import ensure_admin
+
+    _boot("cli")
+    try:
+        with database.connection_context():
+            user, created = ensure_admin(email=args.email, password=args.password)
+    except DomainError as exc:
+        print(f"vitrine: {exc.message}", file=sys.stderr)
+        return 1
+    print(f"admin {'created' if created else 'promoted (password unchanged)'}: {user.email}")
     return 0
 
 
@@ -91,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     seed = sub.add_parser("seed-demo", help="demo organizations, catalog and reservations")
     seed.add_argument("--if-empty", action="store_true", help="only when the database holds no demo data")
     seed.set_defaults(func=cmd_seed_demo)
+
+    create_admin = sub.add_parser("create-admin", help="create the first admin (an existing user is promoted)")
+    create_admin.add_argument("--email", required=True)
+    create_admin.add_argument("--password", required=True)
+    create_admin.set_defaults(func=cmd_create_admin)
 
     queues = sub.add_parser("queues", help="queue, delayed and dead-letter sizes, unsent outbox rows")
     queues.add_argument("--json", action="store_true")

@@ -39,6 +39,10 @@ class Supervisor:
         env.setdefault("PUBLIC_BASE_URL", f"http://127.0.0.1:{self.port}")
         env.setdefault("COOKIE_SECURE", "false")
         env.setdefault("ENVIRONMENT", "development")
+        # Unset e-signature settings point at the provider simulator that `start` runs on port + 1.
+        for name, value in (("ESIGN_BASE_URL", f"http://127.0.0.1:{self.port + 1}/v3"),
+                            ("ESIGN_API_KEY", "esk_dev_simulator"), ("ESIGN_WEBHOOK_SECRET", "whsec_dev_simulator")):
+            env[name] = env.get(name) or value
         if not env.get("DATABASE_URL"):
             self.started_postgres = not (self.data_dir / "postgres" / "postmaster.pid").exists()
             env["DATABASE_URL"] = embedded.ensure_postgres(self.data_dir)
@@ -65,6 +69,9 @@ class Supervisor:
         self.spawn("worker", [sys.executable, "-m", "dramatiq", "actors", "--processes", "1", "--threads", "4"], env)
         self.spawn("clock", [str(bin_dir / "periodiq"), "actors"], env)
         self.wait_ready()
+        # Started once the web answers, so that its start does not slow the web's boot down.
+        self.spawn("esign", [sys.executable, "-m", "ops.simulators.esign", "--port", str(self.port + 1),
+                             "--callback", f"http://127.0.0.1:{self.port}"], env)
         print(
             f"\nVitrine is running at http://127.0.0.1:{self.port}\n"
             f"  API docs      http://127.0.0.1:{self.port}/api/docs\n"

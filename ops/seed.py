@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from backend.db import transaction
+from backend.identity.demo import seed_demo_identity
+from backend.marketplace.demo import seed_demo_marketplace
 
 # (name, seeder) in dependency order; a seeder returns a one-line report.
-SEEDERS: list[tuple[str, Callable[[], str]]] = []
+SEEDERS: list[tuple[str, Callable[[], str]]] = [("identity", seed_demo_identity)]
+SEEDERS.append(("marketplace", seed_demo_marketplace))
 
 
 def seed_demo(*, only_if_empty: bool = False) -> str:

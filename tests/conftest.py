@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.identity_fixtures"]
 TEST_WEBHOOK_SECRET = "whsec_test_0123456789abcdef"
 
 

@@ -1,0 +1,105 @@
+"""The one place where access rules are enforced: every route's rule from the route table.
+
+Installed last in `create_app` (after `DatabaseSession`, so the connection is open). For each
+request it resolves the session cookie into `req.context.principal` (None when anonymous),
+binds the audit request context (IP, user agent), refuses cookie-authenticated writes from a
+foreign `Origin`, then applies the matched route's `Access` rule: 401 without a session, 403
+`FORBIDDEN` for a role, permission, membership role or KYB gate refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import falcon
+
+from api.access import Access
+from api.routes import Route
+from backend.audit import bind_request_context, reset_request_context
+from backend.errors import Forbidden, Unauthenticated
+from backend.identity.organizations import business_open
+from backend.identity.principal import Principal
+from backend.identity.sessions import resolve_session
+
+SESSION_COOKIE = "auth.session_token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class Policy:
+    def __init__(self, routes_provider: Callable[[], list[Route]], public_base_url: str) -> None:
+        self._routes_provider = routes_provider
+        self._routes: dict[str, Route] | None = None
+        self._public_origin = public_base_url.rstrip("/").lower()
+
+    def _route(self, template: str | None) -> Route | None:
+        if self._routes is None:  # the table is complete only once create_app has built it
+            self._routes = {route.path: route for route in self._routes_provider()}
+        return self._routes.get(template or "")
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.principal = None
+        req.context.session_id = None
+        req.context.audit_token = bind_request_context(
+            getattr(req.context, "client_ip", None) or req.remote_addr, req.user_agent
+        )
+
+    def process_resource(self, req, resp, resource, params) -> None:
+        if resource is None:
+            return  # no route: Falcon answers 404 (static files are public)
+        route = self._route(req.uri_template)
+        if route is None:
+            # Only a route added by hand beside the table (a test's probe resource) gets here:
+            # `create_app` registers the table alone, and a test checks the router against it.
+            return
+        rule = self._rule(route, resource, req.method)
+        if rule is None:
+            return  # no responder for this method: Falcon answers 405
+        token = req.cookies.get(SESSION_COOKIE)
+        if token and req.method not in SAFE_METHODS:
+            self._refuse_foreign_origin(req)
+        if token and getattr(resource, "uses_database", True):
+            resolved = resolve_session(token)
+            if resolved is not None:
+                req.context.principal = resolved.principal
+                req.context.session_id = resolved.session_id
+        enforce(rule, req.context.principal)
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        token = getattr(req.context, "audit_token", None)
+        if token is not None:
+            reset_request_context(token)
+            req.context.audit_token = None
+
+    @staticmethod
+    def _rule(route: Route, resource: object, method: str) -> Access | None:
+        try:
+            return route.access_for(method)
+        except KeyError:
+            suffix = f"_{route.suffix}" if route.suffix else ""
+            if getattr(resource, f"on_{method.lower()}{suffix}", None) is None:
+                return None
+            raise Forbidden("this method declares no access rule") from None
+
+    def _refuse_foreign_origin(self, req: falcon.Request) -> None:
+        origin = req.get_header("Origin")
+        if origin is not None and origin.rstrip("/").lower() != self._public_origin:
+            raise Forbidden("cross-origin request refused", reason="origin_not_allowed")
+
+
+def enforce(rule: Access, principal: Principal | None) -> None:
+    """Apply one access rule to the caller (signature routes verify their own HMAC)."""
+    if rule.kind in ("public", "signature"):
+        return
+    if principal is None:
+        raise Unauthenticated("sign in first")
+    if rule.kind == "roles" and not principal.roles & set(rule.roles):
+        raise Forbidden("your role does not allow this", requiredRoles=list(rule.roles))
+    if rule.permission and not principal.has_permission(rule.permission):
+        raise Forbidden("a permission is missing", requiredPermission=rule.permission)
+    if principal.is_admin:
+        return
+    if rule.membership_roles and principal.membership_role not in rule.membership_roles:
+        raise Forbidden("your role in the organization does not allow this",
+                        requiredMembershipRoles=list(rule.membership_roles))
+    if rule.kyb_required and not business_open(principal.active_organization_id):
+        raise Forbidden("the organization's KYB is not approved", reason="kyb_not_approved")

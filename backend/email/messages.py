@@ -1,0 +1,139 @@
+"""Queue e-mails with the change that causes them, deliver them from the `email` queue.
+
+`queue_email` renders the message, stores it and records an outbox row in the caller's
+transaction: the request never waits for SMTP and a rolled-back change sends nothing.
+`deliver_email` (the actor's service) sends by SMTP when `SMTP_URL` is set, else writes an
+`.eml` file under `<data dir>/mail/`. A failure is counted and raised so Dramatiq retries it.
+Once delivered the body is erased: it may hold a single-use link, which must not outlive its
+purpose in the database.
+"""
+
+from __future__ import annotations
+
+import smtplib
+import ssl
+from email.message import EmailMessage as MimeMessage
+from email.utils import formatdate, make_msgid
+from pathlib import Path
+from urllib.parse import unquote, urlencode, urlsplit
+
+from peewee import CharField, IntegerField, TextField
+from playhouse.postgres_ext import DateTimeTZField
+
+from backend import clock, outbox
+from backend.config import Config
+from backend.db import transaction
+from backend.email.templates import render
+from backend.identity.models import new_id, timestamp_field
+from backend.logs import get_logger
+from backend.model import BaseModel
+from backend.runtime import current_runtime
+
+log = get_logger("email")
+SMTP_TIMEOUT_SECONDS = 20
+
+
+class EmailNotSent(Exception):
+    """Delivery failed; the actor raises it so Dramatiq retries with backoff."""
+
+
+class EmailMessage(BaseModel):
+    id = CharField(primary_key=True, max_length=36, default=new_id)
+    template = CharField(max_length=60)
+    to_address = CharField(max_length=320)
+    subject = CharField(max_length=300)
+    body_text = TextField(null=True)
+    status = CharField(max_length=40, default="queued")
+    attempts = IntegerField(default=0)
+    last_error = TextField(null=True)
+    created_at = timestamp_field()
+    sent_at = DateTimeTZField(null=True)
+
+    class Meta:
+        table_name = "email_message"
+
+
+def _config() -> Config:
+    runtime = current_runtime()
+    return runtime.config if runtime else Config()
+
+
+def public_link(path: str, **query: str) -> str:
+    """An absolute link to the platform (`PUBLIC_BASE_URL`) for an e-mail."""
+    url = _config().public_base_url + path
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def queue_email(template: str, *, to: str, **context: str) -> EmailMessage:
+    """Store the message and hand it to the `deliver_email` actor once the transaction commits."""
+    subject, body = render(template, platform=_config().platform_name, **context)
+    with transaction():
+        message = EmailMessage.create(template=template, to_address=to, subject=subject, body_text=body)
+        outbox.enqueue("deliver_email", message.id)
+    return message
+
+
+def deliver_email(email_id: str, *, config: Config) -> bool:
+    """Send a queued message; False when already sent (or being sent by another worker)."""
+    failure: Exception | None = None
+    with transaction():
+        message = (
+            EmailMessage.select()
+            .where(EmailMessage.id == email_id, EmailMessage.status == "queued")
+            .for_update("FOR UPDATE SKIP LOCKED")
+            .first()
+        )
+        if message is None:
+            return False
+        try:
+            _send(_mime(message, config), message, config)
+        except (OSError, smtplib.SMTPException) as exc:
+            failure = exc
+            message.attempts += 1
+            message.last_error = f"{type(exc).__name__}: {exc}"[:2000]
+        else:
+            message.attempts += 1
+            message.status, message.sent_at, message.body_text = "sent", clock.now(), None
+        message.save()
+    if failure is not None:
+        log.warning("e-mail not sent; it will be retried",
+                    extra={"fields": {"emailId": email_id, "template": message.template, "error": str(failure)}})
+        raise EmailNotSent(str(failure)) from failure
+    log.info("e-mail sent", extra={"fields": {"emailId": email_id, "template": message.template}})
+    return True
+
+
+def _mime(message: EmailMessage, config: Config) -> MimeMessage:
+    mime = MimeMessage()
+    mime["From"] = config.mail_from
+    mime["To"] = message.to_address
+    mime["Subject"] = message.subject
+    mime["Date"] = formatdate(usegmt=True)
+    mime["Message-ID"] = make_msgid(idstring=message.id)
+    mime.set_content(message.body_text or "")
+    return mime
+
+
+def _send(mime: MimeMessage, message: EmailMessage, config: Config) -> None:
+    if not config.smtp_url:
+        folder = Path(config.data_dir) / "mail"
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = clock.now().strftime("%Y%m%dT%H%M%S")
+        (folder / f"{stamp}-{message.id}.eml").write_bytes(bytes(mime))
+        return
+    url = urlsplit(config.smtp_url)
+    host, user, password = url.hostname or "localhost", url.username, url.password
+    if url.scheme == "smtps":
+        server: smtplib.SMTP = smtplib.SMTP_SSL(
+            host, url.port or 465, timeout=SMTP_TIMEOUT_SECONDS, context=ssl.create_default_context()
+        )
+    else:
+        server = smtplib.SMTP(host, url.port or 587, timeout=SMTP_TIMEOUT_SECONDS)
+    with server:
+        server.ehlo()
+        if url.scheme != "smtps" and server.has_extn("starttls"):
+            server.starttls(context=ssl.create_default_context())
+            server.ehlo()
+        if user:
+            server.login(unquote(user), unquote(password or ""))
+        server.send_message(mime)

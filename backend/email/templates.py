@@ -1,0 +1,51 @@
+"""The e-mails the platform sends, in French, each naming the platform."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Template:
+    subject: str
+    body: str
+
+
+_SIGNATURE = "\n\nL'équipe {platform}\n"
+
+TEMPLATES: dict[str, Template] = {
+    "email_verification": Template(
+        "Confirmez votre adresse e-mail sur {platform}",
+        "Bonjour {name},\n\nBienvenue sur {platform}. Pour confirmer votre adresse e-mail, ouvrez ce "
+        "lien (valable 48 heures) :\n\n{link}\n\nSi vous n'avez pas créé de compte, ignorez ce message.",
+    ),
+    "magic_link": Template(
+        "Votre lien de connexion à {platform}",
+        "Bonjour {name},\n\nPour vous connecter à {platform}, ouvrez ce lien. Il est valable 15 minutes "
+        "et ne peut servir qu'une fois :\n\n{link}\n\nSi vous n'avez rien demandé, ignorez ce message.",
+    ),
+    "password_reset": Template(
+        "Réinitialisation de votre mot de passe {platform}",
+        "Bonjour {name},\n\nPour choisir un nouveau mot de passe, ouvrez ce lien. Il est valable une "
+        "heure et ne peut servir qu'une fois :\n\n{link}\n\nSi vous n'avez rien demandé, ignorez ce "
+        "message : votre mot de passe actuel reste valable.",
+    ),
+    "invitation": Template(
+        "Invitation à rejoindre {organization} sur {platform}",
+        "Bonjour,\n\n{inviter} vous invite à rejoindre l'organisation {organization} sur {platform} "
+        "avec le rôle « {role} ». Pour accepter, connectez-vous avec cette adresse e-mail puis ouvrez "
+        "ce lien (valable 7 jours) :\n\n{link}",
+    ),
+    "smoke_test": Template(
+        "Test d'envoi d'e-mail {platform}",
+        "Bonjour,\n\nCeci est un e-mail de test envoyé depuis {platform} à la demande de {requester}. "
+        "Si vous le lisez, l'envoi d'e-mails fonctionne.",
+    ),
+}
+
+
+def render(template: str, *, platform: str, **context: str) -> tuple[str, str]:
+    """(subject, body) of `template` with the platform name and `context` filled in."""
+    chosen = TEMPLATES[template]
+    values = {"platform": platform, **context}
+    return chosen.subject.format(**values), (chosen.body + _SIGNATURE).format(**values)

@@ -1,0 +1,1 @@
+"""Identity and access: accounts, sessions, roles and permissions, organizations, KYB status."""

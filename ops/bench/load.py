@@ -1,0 +1,144 @@
+"""A closed-loop HTTP load generator: N keep-alive connections, each sending its next request as
+soon as the previous answer has been read.
+
+The connections are spread over a few client processes (spawned, not forked: the caller may hold
+database connections and threads) so the client is not bound by one interpreter's GIL; each
+process runs one thread per connection with `http.client`. Every process first warms up (new
+connections, server caches), then all of them record the same wall-clock window: a request counts
+when it starts inside the window. The client shares the machine's cores with the server, so
+compare the figures with a reference measured by the same client and settings, not in absolute.
+"""
+
+from __future__ import annotations
+
+import http.client
+import math
+import multiprocessing
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+# Time for the spawned interpreters to start before their warm-up begins.
+_SPAWN_MARGIN_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    requests: int  # answers to requests started in the measured window
+    seconds: float
+    non_2xx: int
+    errors: int
+    answered: int  # every answer, warm-up included: the work the server did during the run
+    latencies_ms: tuple[float, ...] = field(repr=False)
+
+    @property
+    def throughput(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    @property
+    def p50_ms(self) -> float:
+        return percentile(self.latencies_ms, 0.50)
+
+    @property
+    def p99_ms(self) -> float:
+        return percentile(self.latencies_ms, 0.99)
+
+    @classmethod
+    def combine(cls, results: list[LoadResult]) -> LoadResult:
+        """Several windows (rounds) as one: counts and durations add up, latencies pool."""
+        return cls(
+            requests=sum(r.requests for r in results),
+            seconds=sum(r.seconds for r in results),
+            non_2xx=sum(r.non_2xx for r in results),
+            errors=sum(r.errors for r in results),
+            answered=sum(r.answered for r in results),
+            latencies_ms=tuple(sorted(x for r in results for x in r.latencies_ms)),
+        )
+
+
+def percentile(ordered: tuple[float, ...], fraction: float) -> float:
+    """Nearest-rank percentile of already sorted values (0 when there are none)."""
+    if not ordered:
+        return 0.0
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def run_load(
+    url: str, *, connections: int = 32, duration: float = 5.0, warmup: float = 1.0, processes: int = 2
+) -> LoadResult:
+    """GET `url` over `connections` keep-alive connections for `duration` seconds after `warmup`."""
+    where = urlsplit(url)
+    target = (where.hostname or "127.0.0.1", where.port or 80, where.path or "/")
+    processes = max(1, min(processes, connections))
+    shares = [connections // processes + (i < connections % processes) for i in range(processes)]
+    start_at = time.time() + _SPAWN_MARGIN_SECONDS + warmup
+    end_at = start_at + duration
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes) as pool:
+        parts = pool.starmap(_client_process, [(*target, share, start_at, end_at) for share in shares])
+    total = _Tally()
+    for part in parts:
+        total.add(part)
+    return LoadResult(
+        requests=len(total.latencies),
+        seconds=duration,
+        non_2xx=total.non_2xx,
+        errors=total.errors,
+        answered=total.answered,
+        latencies_ms=tuple(sorted(total.latencies)),
+    )
+
+
+@dataclass
+class _Tally:
+    """What one connection (or one client process, summed) saw."""
+
+    latencies: list[float] = field(default_factory=list)  # ms, measured window only
+    non_2xx: int = 0
+    errors: int = 0
+    answered: int = 0
+
+    def add(self, other: _Tally) -> None:
+        self.latencies.extend(other.latencies)
+        self.non_2xx += other.non_2xx
+        self.errors += other.errors
+        self.answered += other.answered
+
+
+def _client_process(host: str, port: int, path: str, connections: int, start_at: float, end_at: float) -> _Tally:
+    """One client process: a thread per connection, their tallies summed."""
+    tallies = [_Tally() for _ in range(connections)]
+    threads = [
+        threading.Thread(target=_connection_loop, args=(tally, host, port, path, start_at, end_at))
+        for tally in tallies
+    ]
+    for thread in threads:
+        thread.start()
+    total = _Tally()
+    for thread, tally in zip(threads, tallies, strict=True):
+        thread.join()
+        total.add(tally)
+    return total
+
+
+def _connection_loop(tally: _Tally, host: str, port: int, path: str, start_at: float, end_at: float) -> None:
+    conn = http.client.HTTPConnection(host, port, timeout=10)
+    while (now := time.time()) < end_at:
+        measured = now >= start_at
+        began = time.perf_counter()
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            response.read()
+        except (OSError, http.client.HTTPException):
+            # A dropped keep-alive connection is counted, then replaced, as a real client would.
+            tally.errors += measured
+            conn.close()
+            conn = http.client.HTTPConnection(host, port, timeout=10)
+            continue
+        tally.answered += 1
+        if measured:
+            tally.latencies.append((time.perf_counter() - began) * 1000)
+            tally.non_2xx += not 200 <= response.status < 300
+    conn.close()

@@ -1,0 +1,108 @@
+"""Accounts, sessions and workspace routing: request and response shapes."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from backend import clock
+from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
+
+PASSWORD = validate.Length(min=8, max=128)
+
+
+def envelope(name: str, data: fields.Field) -> type[Schema]:
+    """A named `{ok: true, data}` schema for the OpenAPI document."""
+    return type(name, (Schema,), {"ok": fields.Boolean(required=True), "data": data, "__module__": __name__})
+
+
+class SignUpIn(Schema):
+    email = fields.Email(required=True, validate=validate.Length(max=320))
+    password = fields.String(required=True, validate=PASSWORD)
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+
+
+class SignInIn(Schema):
+    email = fields.String(required=True, validate=validate.Length(min=1, max=320))
+    password = fields.String(required=True, validate=validate.Length(min=1, max=1024))
+
+
+class EmailIn(Schema):
+    email = fields.Email(required=True, validate=validate.Length(max=320))
+
+
+class TokenIn(Schema):
+    token = fields.String(required=True, validate=validate.Length(min=1, max=200))
+
+
+class PasswordResetConfirmIn(TokenIn):
+    newPassword = fields.String(required=True, validate=PASSWORD)
+
+
+class ChangePasswordIn(Schema):
+    currentPassword = fields.String(required=True, validate=validate.Length(min=1, max=1024))
+    newPassword = fields.String(required=True, validate=PASSWORD)
+
+
+class ActiveOrganizationIn(Schema):
+    organizationId = fields.String(required=True, validate=validate.Length(min=1, max=60))
+
+
+class AssignRoleIn(Schema):
+    userId = fields.String(required=True)
+    role = fields.String(required=True, validate=validate.OneOf(sorted(ROLES)))
+    permissions = fields.List(fields.String(validate=validate.OneOf(sorted(PERMISSIONS))), load_default=None)
+
+
+class WorkspaceQuery(Schema):
+    path = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class UserOut(Schema):
+    id = fields.String(required=True)
+    email = fields.String(required=True)
+    name = fields.String(required=True)
+    emailVerified = fields.Function(lambda user: user.email_verified_at is not None, required=True)
+    roles = fields.Function(lambda user: sorted(user.roles), required=True)
+    createdAt = fields.Function(lambda user: clock.iso(user.created_at), required=True)
+
+
+class UserData(Schema):
+    user = fields.Nested(UserOut, required=True)
+
+
+class MembershipOrganizationOut(Schema):
+    id = fields.String(required=True)
+    actorType = fields.String(required=True)
+    legalName = fields.String(required=True)
+    kybStatus = fields.String(allow_none=True)
+    membershipRole = fields.String(required=True, validate=validate.OneOf(sorted(MEMBERSHIP_ROLES)))
+
+
+class WorkspaceOut(Schema):
+    home = fields.String(allow_none=True, metadata={"description": "/admin, /industrial, /distributor, /printer; "
+                                                                   "null before the user has a role"})
+    redirectTo = fields.String(allow_none=True)
+
+
+class SessionOut(Schema):
+    user = fields.Nested(UserOut, required=True)
+    roles = fields.List(fields.String(), required=True)
+    permissions = fields.List(fields.String(), required=True)
+    activeOrganizationId = fields.String(allow_none=True)
+    organizations = fields.List(fields.Nested(MembershipOrganizationOut), required=True)
+    workspace = fields.Nested(WorkspaceOut, required=True)
+
+
+class WorkspaceResolveOut(Schema):
+    allowed = fields.Boolean(required=True)
+    redirectTo = fields.String(allow_none=True)
+
+
+class DoneOut(Schema):
+    done = fields.Boolean(required=True)
+
+
+UserEnvelope = envelope("UserEnvelope", fields.Nested(UserData))
+SessionEnvelope = envelope("SessionEnvelope", fields.Nested(SessionOut))
+WorkspaceResolveEnvelope = envelope("WorkspaceResolveEnvelope", fields.Nested(WorkspaceResolveOut))
+DoneEnvelope = envelope("DoneEnvelope", fields.Nested(DoneOut))

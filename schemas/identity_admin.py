@@ -1,0 +1,143 @@
+"""Admin identity routes: users, organizations list, security audit list, e-mail smoke test."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+from marshmallow import Schema, fields, validate
+
+from backend import clock
+from backend.identity.models import KYB_REVIEW_STATUSES
+from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
+from schemas.common import PageQuery
+from schemas.identity import UserOut, envelope
+from schemas.identity_organizations import OrganizationDetailOut
+
+
+def _page_of(name: str, item: type[Schema]) -> type[Schema]:
+    return type(name, (Schema,), {
+        "items": fields.List(fields.Nested(item), required=True),
+        "total": fields.Integer(required=True),
+        "page": fields.Integer(required=True),
+        "pageSize": fields.Integer(required=True),
+        "__module__": __name__,
+    })
+
+
+class AdminUserCreateIn(Schema):
+    email = fields.Email(required=True, validate=validate.Length(max=320))
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    password = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=8, max=128),
+                             metadata={"description": "omitted: the user signs in by magic link"})
+    role = fields.String(required=True, validate=validate.OneOf(sorted(ROLES)))
+    organizationId = fields.String(load_default=None, allow_none=True)
+    membershipRole = fields.String(load_default=None, allow_none=True,
+                                   validate=validate.OneOf(sorted(MEMBERSHIP_ROLES)),
+                                   metadata={"description": "default member"})
+
+
+class AdminUserUpdateIn(Schema):
+    name = fields.String(validate=validate.Length(min=1, max=200))
+    roles = fields.List(fields.String(validate=validate.OneOf(sorted(ROLES))))
+    permissions = fields.List(fields.String(validate=validate.OneOf(sorted(PERMISSIONS))))
+    blocked = fields.Boolean(metadata={"description": "true blocks the user and revokes all its sessions"})
+
+
+class AdminUserOut(UserOut):
+    permissions = fields.Function(lambda user: sorted(user.permissions), required=True)
+    blocked = fields.Function(lambda user: user.blocked_at is not None, required=True)
+
+
+class AdminUserData(Schema):
+    user = fields.Nested(AdminUserOut, required=True)
+
+
+class AdminUsersQuery(PageQuery):
+    role = fields.String(validate=validate.OneOf(sorted(ROLES)))
+    blocked = fields.Boolean()
+
+
+class AdminOrganizationsQuery(PageQuery):
+    kybStatus = fields.String(validate=validate.OneOf([*KYB_REVIEW_STATUSES, "none"]),
+                              metadata={"description": "`none`: never submitted"})
+    actorType = fields.String(validate=validate.OneOf(["industrial", "distributor", "printer"]))
+    siretConflict = fields.Boolean(metadata={"description": "true: only organizations sharing a SIRET"})
+
+
+class AdminOrganizationItem(Schema):
+    id = fields.String(required=True)
+    actorType = fields.String(attribute="actor_type", required=True)
+    siren = fields.String(required=True)
+    legalName = fields.String(attribute="legal_name", required=True)
+    kybStatus = fields.String(attribute="kyb_status", allow_none=True)
+    siret = fields.String(allow_none=True)
+    siretConflict = fields.Boolean(attribute="siret_conflict", required=True)
+    createdAt = fields.Function(lambda o: clock.iso(o.created_at))
+
+
+class OrganizationMemberOut(Schema):
+    userId = fields.String(attribute="id", required=True)
+    email = fields.String(required=True)
+    name = fields.String(required=True)
+    membershipRole = fields.String(attribute="membership_role", required=True)
+
+
+class SiretConflictOut(Schema):
+    id = fields.String(required=True)
+    actorType = fields.String(attribute="actor_type", required=True)
+    legalName = fields.String(attribute="legal_name", required=True)
+    kybStatus = fields.String(attribute="kyb_status", allow_none=True)
+
+
+class AdminOrganizationDetailOut(OrganizationDetailOut):
+    members = fields.List(fields.Nested(OrganizationMemberOut), required=True)
+    siretConflicts = fields.List(fields.Nested(SiretConflictOut), attribute="siret_conflicts", required=True,
+                                 metadata={"description": "other organizations declaring the same SIRET"})
+
+
+class AdminOrganizationData(Schema):
+    organization = fields.Nested(AdminOrganizationDetailOut, required=True)
+
+
+class SecurityAuditQuery(PageQuery):
+    sortDir = fields.String(load_default="desc", validate=validate.OneOf(["asc", "desc"]))
+    event = fields.String(validate=validate.Length(min=1, max=80),
+                          metadata={"description": "an event or a family: `auth.sign_in` matches auth.sign_in.*"})
+    actorUserId = fields.String()
+    targetId = fields.String()
+    since = fields.AwareDateTime(data_key="from", default_timezone=UTC, metadata={"description": "inclusive"})
+    until = fields.AwareDateTime(data_key="to", default_timezone=UTC, metadata={"description": "exclusive"})
+
+
+class SecurityEventOut(Schema):
+    id = fields.Integer(required=True)
+    occurredAt = fields.Function(lambda e: clock.iso(e.occurred_at), required=True)
+    event = fields.String(required=True)
+    actorUserId = fields.String(attribute="actor_user_id", allow_none=True)
+    targetType = fields.String(attribute="target_type", allow_none=True)
+    targetId = fields.String(attribute="target_id", allow_none=True)
+    ip = fields.String(allow_none=True)
+    userAgent = fields.String(attribute="user_agent", allow_none=True)
+    requestId = fields.String(attribute="request_id", allow_none=True)
+    details = fields.Dict()
+
+
+class EmailSmokeIn(Schema):
+    to = fields.Email(load_default=None, allow_none=True, metadata={"description": "default: the caller"})
+
+
+class EmailSmokeOut(Schema):
+    emailId = fields.String(required=True)
+    to = fields.String(required=True)
+
+
+AdminUserEnvelope = envelope("AdminUserEnvelope", fields.Nested(AdminUserData))
+AdminUsersEnvelope = envelope("AdminUsersEnvelope", fields.Nested(_page_of("AdminUsersPage", AdminUserOut)))
+AdminOrganizationsEnvelope = envelope(
+    "AdminOrganizationsEnvelope", fields.Nested(_page_of("AdminOrganizationsPage", AdminOrganizationItem))
+)
+SecurityAuditEnvelope = envelope(
+    "SecurityAuditEnvelope", fields.Nested(_page_of("SecurityAuditPage", SecurityEventOut))
+)
+AdminOrganizationEnvelope = envelope("AdminOrganizationEnvelope", fields.Nested(AdminOrganizationData))
+EmailSmokeEnvelope = envelope("EmailSmokeEnvelope", fields.Nested(EmailSmokeOut))

@@ -1,0 +1,120 @@
+"""Organizations, billing profiles, KYB submission and invitations: request and response shapes."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from backend import clock
+from backend.identity.permissions import MEMBERSHIP_ROLES
+from schemas.identity import envelope
+
+SIREN = validate.Regexp(r"^\d{9}$", error="must be 9 digits")
+NAME = validate.Length(min=1, max=200)
+
+
+class OrganizationCreateIn(Schema):
+    actorType = fields.String(required=True, validate=validate.OneOf(["industrial", "distributor"]))
+    siren = fields.String(required=True, validate=SIREN)
+    legalName = fields.String(required=True, validate=NAME)
+
+
+class PrinterCreateIn(Schema):
+    actorType = fields.String(required=True, validate=validate.OneOf(["printer"]))
+    siren = fields.String(required=True, validate=SIREN)
+    legalName = fields.String(required=True, validate=NAME)
+
+
+class AddressIn(Schema):
+    street = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    postalCode = fields.String(required=True, validate=validate.Length(min=1, max=20))
+    city = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    country = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z]{2}$", error="ISO 3166 alpha-2"))
+
+
+class SignerIn(Schema):
+    firstName = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    lastName = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    email = fields.Email(required=True, validate=validate.Length(max=320))
+    phone = fields.String(required=True, validate=validate.Length(min=1, max=40),
+                          metadata={"description": "kept in E.164; a national number is read as French"})
+    onRegistryExtract = fields.Boolean(required=True)
+
+
+class BillingProfileIn(Schema):
+    legalName = fields.String(required=True, validate=NAME)
+    siret = fields.String(required=True, validate=validate.Regexp(r"^\d{14}$", error="must be 14 digits"),
+                          metadata={"description": "Luhn key checked; starts with the organization's SIREN"})
+    vatNumber = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=20),
+                              metadata={"description": "French VAT number of the SIREN (key checked)"})
+    address = fields.Nested(AddressIn, required=True)
+    iban = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=42))
+    signer = fields.Nested(SignerIn, required=True)
+
+
+class InvitationIn(Schema):
+    email = fields.Email(required=True, validate=validate.Length(max=320))
+    role = fields.String(required=True, validate=validate.OneOf(sorted(MEMBERSHIP_ROLES)))
+
+
+def _address(profile) -> dict:
+    return {"street": profile.street, "postalCode": profile.postal_code, "city": profile.city,
+            "country": profile.country}
+
+
+def _signer(profile) -> dict:
+    return {"firstName": profile.signer_first_name, "lastName": profile.signer_last_name,
+            "email": profile.signer_email, "phone": profile.signer_phone,
+            "onRegistryExtract": profile.signer_on_registry_extract}
+
+
+class BillingProfileOut(Schema):
+    legalName = fields.String(attribute="legal_name", required=True)
+    siret = fields.String(required=True)
+    vatNumber = fields.String(attribute="vat_number", allow_none=True)
+    address = fields.Function(_address, required=True)
+    iban = fields.String(allow_none=True)
+    signer = fields.Function(_signer, required=True)
+    updatedAt = fields.Function(lambda p: clock.iso(p.updated_at))
+
+
+class OrganizationOut(Schema):
+    id = fields.String(required=True, metadata={"example": "industrial:552100554"})
+    actorType = fields.String(attribute="actor_type", required=True)
+    siren = fields.String(required=True)
+    legalName = fields.String(attribute="legal_name", required=True)
+    kybStatus = fields.String(
+        attribute="kyb_status", allow_none=True,
+        metadata={"description": "null until submitted; submitted, in_review, approved, rejected"},
+    )
+    kybNote = fields.String(attribute="kyb_note", allow_none=True)
+    createdAt = fields.Function(lambda o: clock.iso(o.created_at))
+
+
+class OrganizationDetailOut(OrganizationOut):
+    billingProfile = fields.Nested(BillingProfileOut, attribute="billing", allow_none=True)
+
+
+class OrganizationData(Schema):
+    organization = fields.Nested(OrganizationDetailOut, required=True)
+
+
+class BillingProfileData(Schema):
+    billingProfile = fields.Nested(BillingProfileOut, required=True)
+
+
+class InvitationOut(Schema):
+    id = fields.String(required=True)
+    organizationId = fields.String(attribute="organization_id", required=True)
+    email = fields.String(required=True)
+    role = fields.String(required=True)
+    createdAt = fields.Function(lambda i: clock.iso(i.created_at))
+    expiresAt = fields.Function(lambda i: clock.iso(i.expires_at))
+
+
+class InvitationData(Schema):
+    invitation = fields.Nested(InvitationOut, required=True)
+
+
+OrganizationEnvelope = envelope("OrganizationEnvelope", fields.Nested(OrganizationData))
+BillingProfileEnvelope = envelope("BillingProfileEnvelope", fields.Nested(BillingProfileData))
+InvitationEnvelope = envelope("InvitationEnvelope", fields.Nested(InvitationData))

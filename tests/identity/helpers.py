@@ -1,0 +1,28 @@
+"""Identity test helpers: the e-mails a request queued, the tokens they carry, session cookies."""
+
+from __future__ import annotations
+
+import re
+
+from backend.email.messages import EmailMessage
+
+TOKEN_IN_LINK = re.compile(r"(?:token=|/invitations/)([A-Za-z0-9_-]{40,})")
+
+
+def last_email(to: str, template: str | None = None) -> EmailMessage:
+    query = EmailMessage.select().where(EmailMessage.to_address == to.lower())
+    if template:
+        query = query.where(EmailMessage.template == template)
+    return query.order_by(EmailMessage.created_at.desc(), EmailMessage.id).first()
+
+
+def token_in(message: EmailMessage) -> str:
+    return TOKEN_IN_LINK.search(message.body_text).group(1)
+
+
+def cookie_of(answer) -> str:
+    return answer.cookies["auth.session_token"].value
+
+
+def cookie_header(token: str) -> dict[str, str]:
+    return {"Cookie": f"auth.session_token={token}"}
