@@ -1,0 +1,255 @@
+"""Marketplace catalog schemas: store zones, furniture types, stores, ad spaces (one per use case)."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+from marshmallow import EXCLUDE, Schema, fields, validate
+
+from backend import clock
+from schemas.common import PageQuery
+
+LABEL = validate.Length(min=1, max=120)
+NAME = validate.Length(min=1, max=160)
+
+
+class UtcDateTime(fields.AwareDateTime):
+    """Read as ISO 8601 (no offset means UTC), written as ISO 8601 UTC with `Z` (API.md)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(default_timezone=UTC, **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return clock.iso(value)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        return super()._deserialize(value, attr, data, **kwargs).astimezone(UTC)
+
+
+class ListQuery(PageQuery):
+    """Page query tolerant of unknown parameters (cache busters)."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+
+def enveloped(data_schema: type[Schema]) -> type[Schema]:
+    """`{ok: true, data: <data_schema>}`, registered as `<Name>Envelope` for the OpenAPI document."""
+    return type(
+        f"{data_schema.__name__}Envelope",
+        (Schema,),
+        {"ok": fields.Boolean(required=True), "data": fields.Nested(data_schema, required=True)},
+    )
+
+
+def page_of(item_schema: type[Schema]) -> type[Schema]:
+    """The `{items, total, page, pageSize}` answer of a list of `item_schema` (API.md, Lists)."""
+    return type(
+        f"{item_schema.__name__.removesuffix('Out')}Page",
+        (Schema,),
+        {
+            "items": fields.List(fields.Nested(item_schema), required=True),
+            "total": fields.Integer(required=True),
+            "page": fields.Integer(required=True),
+            "pageSize": fields.Integer(required=True),
+        },
+    )
+
+
+# --- Store zones (Specification A) ---
+
+
+class UniverseIn(Schema):
+    label = fields.String(required=True, validate=LABEL)
+    isTransversal = fields.Boolean(load_default=False)
+
+
+class UniversePatch(Schema):
+    label = fields.String(validate=LABEL)
+    isTransversal = fields.Boolean()
+    sortOrder = fields.Integer(validate=validate.Range(min=-1_000_000, max=1_000_000))
+    archived = fields.Boolean()
+
+
+class RayonIn(Schema):
+    universeId = fields.String(required=True, validate=validate.Length(min=1, max=36))
+    label = fields.String(required=True, validate=LABEL)
+
+
+class RayonPatch(Schema):
+    label = fields.String(validate=LABEL)
+    universeId = fields.String(validate=validate.Length(min=1, max=36))
+    sortOrder = fields.Integer(validate=validate.Range(min=-1_000_000, max=1_000_000))
+    archived = fields.Boolean()
+
+
+class RayonOut(Schema):
+    id = fields.String(required=True)
+    universeId = fields.String(attribute="universe_id", required=True)
+    code = fields.String(required=True, metadata={"example": "RAYON_CONSERVES"})
+    label = fields.String(required=True)
+    normalizedLabel = fields.String(attribute="normalized_label", required=True)
+    sortOrder = fields.Integer(attribute="sort_order", required=True)
+    archivedAt = UtcDateTime(attribute="archived_at", allow_none=True)
+
+
+class UniverseOut(Schema):
+    id = fields.String(required=True)
+    code = fields.String(required=True, metadata={"example": "UNIV_EPICERIE_SALEE"})
+    label = fields.String(required=True)
+    normalizedLabel = fields.String(attribute="normalized_label", required=True)
+    sortOrder = fields.Integer(attribute="sort_order", required=True)
+    isTransversal = fields.Boolean(attribute="is_transversal", required=True)
+    archivedAt = UtcDateTime(attribute="archived_at", allow_none=True)
+
+
+class UniverseTreeOut(UniverseOut):
+    rayons = fields.List(fields.Nested(RayonOut), attribute="rayon_list", required=True)
+
+
+class StoreZoneTreeOut(Schema):
+    universes = fields.List(fields.Nested(UniverseTreeOut), required=True)
+
+
+class UniverseAnswer(Schema):
+    universe = fields.Nested(UniverseOut, required=True)
+
+
+class RayonAnswer(Schema):
+    rayon = fields.Nested(RayonOut, required=True)
+
+
+class MarketplaceDeletedOut(Schema):
+    id = fields.String(required=True)
+    deleted = fields.Boolean(required=True)
+
+
+# --- Furniture types ---
+
+
+class FurnitureZoneIn(Schema):
+    code = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z0-9_.-]{1,60}$"))
+    label = fields.String(required=True, validate=LABEL)
+    faceQuantity = fields.Integer(required=True, validate=validate.Range(min=1, max=1000))
+    printable = fields.Boolean(required=True)
+    widthMm = fields.Integer(required=True, validate=validate.Range(min=1, max=100_000))
+    heightMm = fields.Integer(required=True, validate=validate.Range(min=1, max=100_000))
+
+
+class FurnitureTypeIn(Schema):
+    name = fields.String(required=True, validate=LABEL)
+    printerOrganizationId = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=60))
+    zones = fields.List(fields.Nested(FurnitureZoneIn), required=True, validate=validate.Length(min=1, max=100))
+
+
+class FurnitureZoneOut(Schema):
+    id = fields.String(required=True)
+    code = fields.String(required=True)
+    label = fields.String(required=True)
+    faceQuantity = fields.Integer(attribute="face_quantity", required=True)
+    printable = fields.Boolean(required=True)
+    widthMm = fields.Integer(attribute="width_mm", required=True)
+    heightMm = fields.Integer(attribute="height_mm", required=True)
+
+
+class FurnitureTypeOut(Schema):
+    id = fields.String(attribute="furniture_type_id", required=True)
+    version = fields.Integer(required=True, metadata={"description": "increases at every edit"})
+    versionId = fields.String(attribute="id", required=True,
+                              metadata={"description": "the configuration reservations freeze"})
+    name = fields.String(required=True)
+    printerOrganizationId = fields.String(attribute="printer_organization_id", allow_none=True)
+    zones = fields.List(fields.Nested(FurnitureZoneOut), attribute="zone_list", required=True)
+    createdAt = UtcDateTime(attribute="created_at")
+
+
+class FurnitureTypeAnswer(Schema):
+    furnitureType = fields.Nested(FurnitureTypeOut, required=True)
+
+
+FurnitureTypePage = page_of(FurnitureTypeOut)
+
+
+# --- Stores and ad spaces ---
+
+
+class StoreAddressIn(Schema):
+    street = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    postalCode = fields.String(required=True, validate=validate.Length(min=1, max=20))
+    city = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    country = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z]{2}$"))
+
+
+class StoreIn(Schema):
+    name = fields.String(required=True, validate=NAME)
+    address = fields.Nested(StoreAddressIn, required=True)
+
+
+class StoreAddressOut(Schema):
+    street = fields.String(required=True)
+    postalCode = fields.String(attribute="postal_code", required=True)
+    city = fields.String(required=True)
+    country = fields.String(required=True)
+
+
+class StoreOut(Schema):
+    id = fields.String(required=True)
+    organizationId = fields.String(attribute="organization_id", required=True)
+    name = fields.String(required=True)
+    address = fields.Function(lambda store: StoreAddressOut().dump(store), metadata={"type": "object"})
+    createdAt = UtcDateTime(attribute="created_at")
+
+
+class StoreAnswer(Schema):
+    store = fields.Nested(StoreOut, required=True)
+
+
+StorePage = page_of(StoreOut)
+
+
+class AdSpaceIn(Schema):
+    storeId = fields.String(required=True, validate=validate.Length(min=1, max=36))
+    name = fields.String(required=True, validate=NAME)
+    promoFurnitureTypeId = fields.String(required=True, validate=validate.Length(min=1, max=36))
+    placementUniverseId = fields.String(required=True, validate=validate.Length(min=1, max=36))
+    placementRayonId = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=36))
+    priceCents = fields.Integer(required=True, strict=True, validate=validate.Range(min=0, max=1_000_000_000))
+
+
+class AdSpaceQuery(ListQuery):
+    universeId = fields.String(load_default=None)
+    rayonId = fields.String(load_default=None)
+    city = fields.String(load_default=None)
+
+
+class AdSpaceOut(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    storeId = fields.String(attribute="store_id", required=True)
+    store = fields.Nested(StoreOut, required=True)
+    promoFurnitureTypeId = fields.String(attribute="promo_furniture_type_id", required=True)
+    placementUniverseId = fields.String(attribute="placement_universe_id", required=True)
+    placementRayonId = fields.String(attribute="placement_rayon_id", allow_none=True)
+    priceCents = fields.Integer(attribute="price_cents", required=True,
+                                metadata={"description": "store rent excluding tax, before commission"})
+    createdAt = UtcDateTime(attribute="created_at")
+
+
+class AdSpaceAnswer(Schema):
+    adSpace = fields.Nested(AdSpaceOut, required=True)
+
+
+AdSpacePage = page_of(AdSpaceOut)
+
+
+# The enveloped answers the responders' docstrings name.
+UniverseAnswerEnvelope = enveloped(UniverseAnswer)
+RayonAnswerEnvelope = enveloped(RayonAnswer)
+StoreZoneTreeOutEnvelope = enveloped(StoreZoneTreeOut)
+MarketplaceDeletedOutEnvelope = enveloped(MarketplaceDeletedOut)
+FurnitureTypeAnswerEnvelope = enveloped(FurnitureTypeAnswer)
+FurnitureTypePageEnvelope = enveloped(FurnitureTypePage)
+StoreAnswerEnvelope = enveloped(StoreAnswer)
+StorePageEnvelope = enveloped(StorePage)
+AdSpaceAnswerEnvelope = enveloped(AdSpaceAnswer)
+AdSpacePageEnvelope = enveloped(AdSpacePage)

@@ -1,0 +1,161 @@
+"""Campaign, cart and reservation schemas (API.md "Marketplace core", Specification C breakdown)."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from backend.marketplace.models import ReservationStatus
+from backend.marketplace.pricing import resolve_billing_model
+from backend.marketplace.reservations import Review
+from schemas.marketplace import NAME, AdSpaceOut, ListQuery, UtcDateTime, enveloped, page_of
+
+ZONE_IDS = fields.List(fields.String(validate=validate.Length(min=1, max=64)), load_default=list,
+                       validate=validate.Length(max=200))
+
+
+class CampaignIn(Schema):
+    name = fields.String(required=True, validate=NAME)
+    startsAt = UtcDateTime(required=True)
+    endsAt = UtcDateTime(required=True)
+    universeIds = ZONE_IDS
+    rayonIds = ZONE_IDS
+
+
+class CampaignOut(Schema):
+    id = fields.String(required=True)
+    organizationId = fields.String(attribute="organization_id", required=True)
+    name = fields.String(required=True)
+    startsAt = UtcDateTime(attribute="starts_at", required=True)
+    endsAt = UtcDateTime(attribute="ends_at", required=True)
+    universeIds = fields.List(fields.String(), attribute="universe_ids", required=True)
+    rayonIds = fields.List(fields.String(), attribute="rayon_ids", required=True)
+    createdAt = UtcDateTime(attribute="created_at")
+
+
+class CampaignAnswer(Schema):
+    campaign = fields.Nested(CampaignOut, required=True)
+
+
+CampaignPage = page_of(CampaignOut)
+
+
+class PricingOut(Schema):
+    """Specification C names; `reservationTotalCents` keeps its older meaning (store base)."""
+
+    netDistributorAmountCents = fields.Integer(required=True)
+    platformCommissionAmountCents = fields.Integer(required=True)
+    industrialTotalPayableCents = fields.Integer(required=True)
+    reservationTotalCents = fields.Integer(required=True)
+    commissionRateBps = fields.Integer(required=True)
+
+
+class CartItemIn(Schema):
+    campaignId = fields.String(required=True, validate=validate.Length(min=1, max=36))
+    adSpaceId = fields.String(required=True, validate=validate.Length(min=1, max=36))
+
+
+class CartItemOut(PricingOut):
+    id = fields.String(required=True)
+    campaignId = fields.String(required=True)
+    campaignName = fields.String(required=True)
+    startsAt = UtcDateTime(required=True)
+    endsAt = UtcDateTime(required=True)
+    adSpace = fields.Nested(AdSpaceOut, required=True)
+    createdAt = UtcDateTime()
+
+
+class CartItemAnswer(Schema):
+    item = fields.Nested(CartItemOut, required=True)
+
+
+class CartOut(Schema):
+    items = fields.List(fields.Nested(CartItemOut), required=True)
+    totalNetDistributorCents = fields.Integer(required=True)
+    totalPlatformCommissionCents = fields.Integer(required=True)
+    totalIndustrialPayableCents = fields.Integer(required=True)
+    commissionRateBps = fields.Integer(required=True)
+
+
+def cart_line(line) -> dict:
+    """The CartItemOut fields of a cart line (item with campaign, ad space and store loaded, and
+    its pricing), ready to dump."""
+    item = line.item
+    return {
+        "id": item.id,
+        "campaignId": item.campaign_id,
+        "campaignName": item.campaign.name,
+        "startsAt": item.campaign.starts_at,
+        "endsAt": item.campaign.ends_at,
+        "adSpace": item.ad_space,
+        "createdAt": item.created_at,
+        **line.pricing.as_api(),
+    }
+
+
+class ReviewIn(Schema):
+    status = fields.Enum(Review, by_value=True, required=True)
+    priceCents = fields.Integer(load_default=None, allow_none=True, strict=True,
+                                validate=validate.Range(min=0, max=1_000_000_000),
+                                metadata={"description": "the counter-proposed store price (counter_proposal)"})
+    note = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=2000))
+
+
+class ReservationQuery(ListQuery):
+    status = fields.String(load_default=None, validate=validate.OneOf([s.value for s in ReservationStatus]))
+
+
+class ReservationOut(Schema):
+    """A reservation with its frozen pricing under the Specification C names."""
+
+    id = fields.String(required=True)
+    status = fields.String(required=True, metadata={"enum": [s.value for s in ReservationStatus]})
+    billingModel = fields.Function(lambda r: resolve_billing_model(r.billing_model).value, required=True)
+    industrialOrganizationId = fields.String(attribute="industrial_organization_id", required=True)
+    distributorOrganizationId = fields.String(attribute="distributor_organization_id", required=True)
+    campaignId = fields.String(attribute="campaign_id", required=True)
+    campaignName = fields.String(attribute="campaign.name", required=True)
+    adSpace = fields.Nested(AdSpaceOut, attribute="ad_space", required=True)
+    promoFurnitureTypeId = fields.String(attribute="ad_space.promo_furniture_type_id", required=True)
+    furnitureTypeVersionId = fields.String(attribute="furniture_type_version_id", required=True,
+                                           metadata={"description": "the furniture configuration frozen at checkout"})
+    startsAt = UtcDateTime(attribute="starts_at", required=True)
+    endsAt = UtcDateTime(attribute="ends_at", required=True)
+    netDistributorAmountCents = fields.Integer(attribute="base_amount_cents", required=True)
+    platformCommissionAmountCents = fields.Integer(attribute="commission_amount_cents", required=True)
+    industrialTotalPayableCents = fields.Integer(attribute="total_amount_cents", required=True)
+    reservationTotalCents = fields.Function(lambda r: r.base_amount_cents, required=True,
+                                            metadata={"type": "integer", "description": "the store base"})
+    commissionRateBps = fields.Integer(attribute="commission_rate_bps", required=True)
+    counterProposalPriceCents = fields.Integer(attribute="counter_price_cents", allow_none=True)
+    reviewNote = fields.String(attribute="review_note", allow_none=True)
+    impressionStatus = fields.String(attribute="impression_status", allow_none=True,
+                                     metadata={"description": "Specification B deposit status; null until printing"})
+    batchCode = fields.Constant(None, allow_none=True, metadata={"description": "Specification B; null for now"})
+    printOrderStatus = fields.Constant(None, allow_none=True, metadata={"description": "Specification B; null for now"})
+    createdAt = UtcDateTime(attribute="created_at")
+    updatedAt = UtcDateTime(attribute="updated_at")
+    approvedAt = UtcDateTime(attribute="approved_at", allow_none=True)
+
+
+class ReservationDetailOut(ReservationOut):
+    printOrder = fields.Constant(None, allow_none=True,
+                                 metadata={"description": "{code, status} of the latest non-cancelled print order"})
+
+
+class ReservationAnswer(Schema):
+    reservation = fields.Nested(ReservationDetailOut, required=True)
+
+
+class CheckoutOut(Schema):
+    reservations = fields.List(fields.Nested(ReservationOut), required=True)
+
+
+ReservationPage = page_of(ReservationOut)
+
+CampaignAnswerEnvelope = enveloped(CampaignAnswer)
+CampaignPageEnvelope = enveloped(CampaignPage)
+CartItemAnswerEnvelope = enveloped(CartItemAnswer)
+CartOutEnvelope = enveloped(CartOut)
+CheckoutOutEnvelope = enveloped(CheckoutOut)
+ReservationAnswerEnvelope = enveloped(ReservationAnswer)
+ReservationPageEnvelope = enveloped(ReservationPage)

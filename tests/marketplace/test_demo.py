@@ -1,0 +1,19 @@
+"""`vitrine seed-demo`: the marketplace demo data, seeded twice without duplicates."""
+
+from backend.marketplace.models import AdSpace, Campaign, Rayon, Reservation, Store, Universe
+from ops.seed import seed_demo
+
+
+def _counts():
+    return [m.select().count() for m in (Universe, Rayon, Store, AdSpace, Campaign, Reservation)]
+
+
+def test_demo_marketplace_is_seeded_once_with_reservations_in_several_statuses():
+    seed_demo()
+    first = _counts()
+    seed_demo()
+    assert _counts() == first
+    assert first[:4] == [13, 24, 20, 40]
+    statuses = sorted(r.status for r in Reservation.select())
+    assert statuses == ["approved", "approved", "counter_proposed", "pending_review", "rejected"]
+    assert Universe.get(Universe.code == "UNIV_EPICERIE_SALEE").label == "Épicerie salée"
