@@ -1,0 +1,227 @@
+"""The onboarding envelope of an organization: start, creation at the provider, state.
+
+`start_onboarding` records the envelope (`pending_creation`) and its documents and queues
+`create_signature_envelope`, which talks to the provider: create the request (its id saved at
+once: events cannot update a record that lacks it), render and upload each document, add the
+signer, activate. Any failure leaves the envelope in `error` with its reason; a relaunch (or a new
+start by the manager) opens a new envelope. At most one envelope per organization is pending: a
+partial unique index refuses the second (409 `CONFLICT`, `details.reason = onboarding_pending`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from peewee import IntegrityError
+
+from backend import clock, outbox
+from backend.audit import record_security_event
+from backend.config import Config
+from backend.db import database, transaction
+from backend.documents.rendering import render_document
+from backend.errors import Conflict, Forbidden, ValidationError
+from backend.identity.french_ids import to_e164
+from backend.identity.models import ActorType, BillingProfile, Organization
+from backend.identity.organizations import MANAGERS, billing_profile_of, organization_for
+from backend.identity.principal import Principal
+from backend.logs import get_logger
+from backend.onboarding.documents import document_context, document_types
+from backend.onboarding.events import apply_status
+from backend.onboarding.models import DeliveryMode, SignatureDocument, SignatureRequest
+from backend.onboarding.provider import ProviderError, SignatureProvider, SignerInfo, current_provider
+from backend.onboarding.reconciliation import reconcile_envelope
+from backend.onboarding.status import PENDING, ESignStatus, from_provider_status, next_status
+from backend.onboarding.verification import ONBOARDING_POLICY, verification_for
+from storage import Storage
+
+log = get_logger("onboarding")
+
+CREATION_ACTOR = "create_signature_envelope"
+# The provider sends the invitation itself to industrial and distributor signers (spec A).
+EMAIL_DELIVERY = frozenset({ActorType.INDUSTRIAL, ActorType.DISTRIBUTOR})
+
+
+def start_onboarding(*, principal: Principal, organization_id: str, delegator: dict | None,
+                     policy: str | None = None) -> SignatureRequest:
+    """Open the organization's onboarding envelope (a manager, or an admin). `policy` overrides
+    the `qualified` onboarding policy: an admin only, and traced in the security audit log."""
+    organization = organization_for(principal, organization_id, membership_roles=MANAGERS)
+    if policy is not None and not principal.is_admin:
+        raise Forbidden("only an admin may override the verification policy")
+    profile = signable_profile(organization.id)
+    if not profile.signer_on_registry_extract and not delegator:
+        raise ValidationError("the signer is not on the registry extract: name the delegating representative",
+                              fields={"delegator": ["required when the signer is not on the registry extract"]})
+    return open_envelope(organization, profile, delegator=delegator, created_by_user_id=principal.user_id,
+                         policy=policy or ONBOARDING_POLICY)
+
+
+def signable_profile(organization_id: str) -> BillingProfile:
+    """The billing profile an envelope is built from (Conflict when it cannot be)."""
+    profile = billing_profile_of(organization_id)
+    if profile is None:
+        raise Conflict("the organization has no billing profile yet", reason="billing_profile_missing")
+    if not profile.iban:
+        raise Conflict("the SEPA mandate needs the billing profile's IBAN", reason="iban_missing")
+    return profile
+
+
+def open_envelope(organization: Organization, profile: BillingProfile, *, delegator: dict | None,
+                  created_by_user_id: str | None, policy: str) -> SignatureRequest:
+    """Record a `pending_creation` envelope with its documents and queue its creation; a policy
+    other than the onboarding one is recorded in the audit log with the envelope."""
+    verification = verification_for(policy)
+    on_registry = profile.signer_on_registry_extract
+    try:
+        with transaction():
+            request = SignatureRequest.create(
+                organization=organization.id,
+                status=ESignStatus.PENDING_CREATION,
+                delivery_mode=DeliveryMode.EMAIL if organization.actor_type in EMAIL_DELIVERY else DeliveryMode.NONE,
+                identity_verification_policy=verification.policy,
+                signature_level=verification.signature_level,
+                authentication_mode=verification.authentication_mode,
+                signer_on_registry_extract=on_registry,
+                delegator=None if on_registry else delegator,
+                created_by_user_id=created_by_user_id,
+            )
+            SignatureDocument.insert_many([
+                {"signature_request": request.id, "document_type": document_type,
+                 "identity_verification_policy": verification.policy,
+                 "signature_level": verification.signature_level,
+                 "authentication_mode": verification.authentication_mode}
+                for document_type in document_types(signer_on_registry_extract=on_registry)
+            ]).execute()
+            outbox.enqueue(CREATION_ACTOR, request.id)
+            if verification.policy != ONBOARDING_POLICY:
+                record_security_event("onboarding.verification_policy.overridden", actor_user_id=created_by_user_id,
+                                      target_type="organization", target_id=organization.id,
+                                      details={"signatureRequestId": request.id, "policy": verification.policy,
+                                               "defaultPolicy": ONBOARDING_POLICY})
+    except IntegrityError:  # the partial unique index on pending envelopes
+        raise Conflict("an onboarding signature request is already pending", reason="onboarding_pending") from None
+    log.info("onboarding envelope opened", extra={"fields": {
+        "signatureRequestId": request.id, "organizationId": organization.id}})
+    return request
+
+
+class CreationInProgress(Exception):
+    """Another delivery holds the envelope's creation lock: the actor retries later (and then
+    finds the work done, or does it)."""
+
+
+@contextmanager
+def _creation_lock(request_id: str) -> Iterator[bool]:
+    """A session advisory lock: two deliveries of the creation message never talk to the
+    provider for the same envelope at once (and no transaction stays open during the calls)."""
+    key = f"onboarding-envelope:{request_id}"
+    acquired = database.execute_sql("SELECT pg_try_advisory_lock(hashtext(%s))", (key,)).fetchone()[0]
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            database.execute_sql("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+
+
+def create_signature_envelope(request_id: str, *, provider: SignatureProvider, storage: Storage,
+                              config: Config) -> str | None:
+    """Create, fill and activate the envelope at the provider; returns its status, None when
+    there was nothing to do. Resumes after a partial run: saved ids are not created again."""
+    with _creation_lock(request_id) as acquired:
+        if not acquired:
+            raise CreationInProgress(request_id)
+        request = SignatureRequest.get_or_none(SignatureRequest.id == request_id)
+        if request is None or request.status != ESignStatus.PENDING_CREATION:
+            return None
+        try:
+            _create_at_provider(request, provider, storage, config)
+        except Exception as exc:  # any failure leaves a relaunchable envelope that says why
+            log.error("onboarding envelope creation failed", exc_info=True, extra={"fields": {
+                "signatureRequestId": request_id, "error": str(exc)}})
+            with transaction():
+                locked = _locked(request_id)
+                if locked.status == ESignStatus.PENDING_CREATION:
+                    apply_status(locked, ESignStatus.ERROR, reason=f"{type(exc).__name__}: {exc}"[:1000])
+        return SignatureRequest.get_by_id(request_id).status
+
+
+def _locked(request_id: str) -> SignatureRequest:
+    return SignatureRequest.select().where(SignatureRequest.id == request_id).for_update().first()
+
+
+def _save(request_id: str, **changes) -> None:
+    SignatureRequest.update(**changes, updated_at=clock.now()).where(SignatureRequest.id == request_id).execute()
+
+
+def _create_at_provider(request: SignatureRequest, provider: SignatureProvider, storage: Storage,
+                        config: Config) -> None:
+    organization = Organization.get_by_id(request.organization_id)
+    profile = signable_profile(organization.id)
+    pid = request.provider_signature_request_id
+    if pid is None:
+        pid = provider.create_request(name=f"Onboarding {profile.legal_name}", external_id=request.id,
+                                      delivery_mode=request.delivery_mode, ordered_signers=True, locale="fr")
+        _save(request.id, provider_signature_request_id=pid)
+    today = clock.now().date()
+    documents = list(SignatureDocument.select().where(SignatureDocument.signature_request == request.id)
+                     .order_by(SignatureDocument.id))
+    for document in documents:
+        if document.provider_document_id is None:
+            context = document_context(document.document_type, request=request, organization=organization,
+                                       profile=profile, config=config, today=today)
+            pdf = render_document(document.document_type, context, storage=storage, config=config)
+            document.provider_document_id = provider.upload_document(
+                pid, filename=f"{document.document_type}.pdf", content=pdf)
+            SignatureDocument.update(provider_document_id=document.provider_document_id).where(
+                SignatureDocument.id == document.id).execute()
+    if request.provider_signer_id is None:
+        signer = SignerInfo(profile.signer_first_name, profile.signer_last_name, profile.signer_email,
+                            to_e164(profile.signer_phone))
+        signer_id = provider.add_signer(pid, signer=signer, signature_level=request.signature_level,
+                                        authentication_mode=request.authentication_mode,
+                                        document_ids=[d.provider_document_id for d in documents])
+        _save(request.id, provider_signer_id=signer_id)
+    activated = provider.activate(pid)
+    with transaction():
+        locked = _locked(request.id)
+        _save(request.id, signature_link=activated.signature_link)
+        moved = next_status(locked.status, from_provider_status(activated.status))
+        if moved is not None:
+            apply_status(locked, moved)
+    log.info("onboarding envelope activated", extra={"fields": {
+        "signatureRequestId": request.id, "providerSignatureRequestId": pid}})
+
+
+def onboarding_state(*, principal: Principal, organization_id: str, reconcile: bool = False,
+                     provider: SignatureProvider | None = None
+                     ) -> tuple[Organization, SignatureRequest | None, list[SignatureDocument]]:
+    """The organization (member or admin), its latest envelope and that envelope's documents;
+    `reconcile` asks the provider first (a provider failure is logged, the stored state answered)."""
+    organization = organization_for(principal, organization_id)
+    envelope = latest_envelope(organization.id)
+    if envelope is not None and reconcile:
+        try:
+            reconcile_envelope(envelope.id, provider=provider or current_provider())
+        except ProviderError as exc:
+            log.warning("on-demand reconciliation failed", extra={"fields": {
+                "signatureRequestId": envelope.id, "error": str(exc)}})
+        envelope = SignatureRequest.get_by_id(envelope.id)
+    return organization, envelope, envelope_documents(envelope.id) if envelope else []
+
+
+def has_pending_envelope(organization_id: str) -> bool:
+    """Whether workspace access must go to `/onboarding-signature-pending` (spec A, point 4)."""
+    return SignatureRequest.select().where(
+        SignatureRequest.organization == organization_id, SignatureRequest.status.in_(list(PENDING))
+    ).exists()
+
+
+def latest_envelope(organization_id: str) -> SignatureRequest | None:
+    return (SignatureRequest.select().where(SignatureRequest.organization == organization_id)
+            .order_by(SignatureRequest.created_at.desc(), SignatureRequest.id.desc()).first())
+
+
+def envelope_documents(request_id: str) -> list[SignatureDocument]:
+    return list(SignatureDocument.select().where(SignatureDocument.signature_request == request_id)
+                .order_by(SignatureDocument.id))

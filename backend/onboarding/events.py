@@ -1,0 +1,158 @@
+"""Processing of stored provider events (actor `process_signature_event`, queue `webhooks`).
+
+For one event: the onboarding envelope with its provider id moves by `status.next_status`; an
+event claiming a terminal status is confirmed first by asking the provider (a webhook body is
+never trusted for a final state); the event becomes `processed` (or `unknown_request` /
+`ignored`), then it is offered to every registered handler (the self-billing mandate handler of
+Specification C registers itself here). Each handler runs in a savepoint of its own: its failure
+is logged and rolled back alone, never breaking onboarding processing.
+
+Safe to run twice: the event row is locked and only a `received` event is processed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from backend import clock, outbox
+from backend.db import transaction
+from backend.logs import get_logger
+from backend.onboarding.models import ProcessingStatus, SignatureEvent, SignatureRequest
+from backend.onboarding.provider import ProviderRequest, SignatureProvider, current_provider
+from backend.onboarding.status import (
+    EVENT_TARGETS,
+    SUBSCRIBED_EVENTS,
+    ESignStatus,
+    asks_for_terminal,
+    from_provider_status,
+    next_status,
+)
+
+log = get_logger("esign.events")
+STORE_SIGNED_ACTOR = "store_signed_documents"
+
+
+@dataclass(frozen=True)
+class ReceivedEvent:
+    """What a further handler is given: the event as stored, and the provider's confirmed status
+    of the request when onboarding asked for it (terminal events of onboarding envelopes)."""
+
+    event_id: str
+    event_name: str
+    provider_signature_request_id: str | None
+    payload: dict
+    confirmed_provider_status: str | None
+
+
+EventHandler = Callable[[ReceivedEvent], None]
+_handlers: dict[str, EventHandler] = {}
+
+
+def register_event_handler(name: str, handler: EventHandler) -> None:
+    """Offer every processed event to `handler` (after onboarding); registering a name again replaces it."""
+    _handlers[name] = handler
+
+
+def unregister_event_handler(name: str) -> None:
+    _handlers.pop(name, None)
+
+
+class ConfirmationMissing(Exception):
+    """A terminal event met an envelope that was unknown a moment before: process it again."""
+
+
+def event_time(payload: dict) -> datetime | None:
+    """`event_time` as Unix seconds (number or digits) or ISO 8601; None when absent or unreadable."""
+    raw = payload.get("event_time")
+    try:
+        if isinstance(raw, int | float) or (isinstance(raw, str) and raw.strip().isdigit()):
+            return datetime.fromtimestamp(int(raw), UTC)
+        if isinstance(raw, str):
+            parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def process_signature_event(event_id: str, *, provider: SignatureProvider | None = None) -> str | None:
+    """Process one stored event; returns its processing status, None when it was already done."""
+    event = SignatureEvent.get_or_none(SignatureEvent.event_id == event_id)
+    if event is None or event.processing_status != ProcessingStatus.RECEIVED:
+        return None
+    confirmed = _confirm(event, provider or current_provider())
+    with transaction():
+        event = SignatureEvent.select().where(SignatureEvent.event_id == event_id).for_update().first()
+        if event.processing_status != ProcessingStatus.RECEIVED:
+            return None  # another delivery of the message processed it meanwhile
+        status, note = _apply(event, confirmed)
+        SignatureEvent.update(processing_status=status, processing_note=note, processed_at=clock.now()).where(
+            SignatureEvent.id == event.id
+        ).execute()
+        log.info("signature event processed", extra={"fields": {
+            "eventId": event.event_id, "eventName": event.event_name, "processingStatus": status, "note": note,
+            "providerSignatureRequestId": event.provider_signature_request_id}})
+        _offer(ReceivedEvent(event.event_id, event.event_name, event.provider_signature_request_id, event.payload,
+                             confirmed.status if confirmed else None))
+    return status
+
+
+def _confirm(event: SignatureEvent, provider: SignatureProvider) -> ProviderRequest | None:
+    """The provider's view of the request, for a terminal event of a known onboarding envelope."""
+    pid = event.provider_signature_request_id
+    if not pid or not asks_for_terminal(event.event_name):
+        return None
+    if not SignatureRequest.select().where(SignatureRequest.provider_signature_request_id == pid).exists():
+        return None
+    return provider.get_request(pid)
+
+
+def _apply(event: SignatureEvent, confirmed: ProviderRequest | None) -> tuple[str, str]:
+    pid = event.provider_signature_request_id
+    if event.event_name not in SUBSCRIBED_EVENTS:
+        return ProcessingStatus.IGNORED, "not a subscribed event"
+    if not pid:
+        return ProcessingStatus.IGNORED, "no provider signature request id in the event"
+    request = (SignatureRequest.select()
+               .where(SignatureRequest.provider_signature_request_id == pid).for_update().first())
+    if request is None:
+        return ProcessingStatus.UNKNOWN_REQUEST, "no onboarding envelope has this provider id"
+    target = EVENT_TARGETS[event.event_name]
+    if asks_for_terminal(event.event_name):
+        if confirmed is None:
+            raise ConfirmationMissing(event.event_id)
+        target = from_provider_status(confirmed.status)
+    when = event_time(event.payload)
+    newer = when is None or request.last_event_at is None or when >= request.last_event_at
+    moved = next_status(request.status, target, newer=newer)
+    if moved is None:
+        return ProcessingStatus.PROCESSED, f"stays {request.status}"
+    apply_status(request, moved, reason=event.event_name if moved == ESignStatus.ERROR else None,
+                 event_at=when)
+    return ProcessingStatus.PROCESSED, f"{request.status} -> {moved}"
+
+
+def apply_status(request: SignatureRequest, status: ESignStatus, *, reason: str | None = None,
+                 event_at: datetime | None = None) -> None:
+    """Write a status move of a locked envelope (shared by events, reconciliation and creation);
+    a move to `signed` queues the download of the signed files."""
+    now = clock.now()
+    changes = {SignatureRequest.status: status, SignatureRequest.status_changed_at: now,
+               SignatureRequest.updated_at: now, SignatureRequest.error_reason: reason}
+    if event_at is not None:
+        changes[SignatureRequest.last_event_at] = max(event_at, request.last_event_at or event_at)
+    SignatureRequest.update(changes).where(SignatureRequest.id == request.id).execute()
+    if status == ESignStatus.SIGNED:
+        outbox.enqueue(STORE_SIGNED_ACTOR, request.id)
+
+
+def _offer(received: ReceivedEvent) -> None:
+    for name, handler in list(_handlers.items()):
+        try:
+            with transaction():
+                handler(received)
+        except Exception:
+            log.error("signature event handler failed", exc_info=True, extra={"fields": {
+                "handler": name, "eventId": received.event_id, "eventName": received.event_name}})

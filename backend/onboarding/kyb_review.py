@@ -1,0 +1,80 @@
+"""KYB review by an admin (`kyb.review`), its approval gate, and the pending approvals list.
+
+Approval gate (Specification A, point 5): the organization's latest envelope must be `signed`;
+when its signer is not on the registry extract, the three delegation documents must be present.
+Otherwise 409 `CONFLICT` with `details.reason` `onboarding_not_signed` or
+`delegation_documents_missing` (with `details.missing`). A rejection is always possible.
+"""
+
+from __future__ import annotations
+
+from peewee import JOIN
+
+from backend import clock
+from backend.audit import record_security_event
+from backend.db import transaction
+from backend.errors import Conflict, NotFound
+from backend.identity.models import KybStatus, Organization
+from backend.listing import ListParams, Page, paginate
+from backend.onboarding.models import KybDocument, KybDocumentType, SignatureRequest
+from backend.onboarding.status import ESignStatus
+
+AWAITING_APPROVAL = (KybStatus.SUBMITTED, KybStatus.IN_REVIEW)
+
+
+def approval_blocker(organization_id: str) -> dict | None:
+    """Why the organization cannot be approved yet (`{reason, ...}`), None when it can."""
+    envelope = (SignatureRequest.select().where(SignatureRequest.organization == organization_id,
+                                                SignatureRequest.status != ESignStatus.INVALIDATED)
+                .order_by(SignatureRequest.created_at.desc()).first())
+    if envelope is None or envelope.status != ESignStatus.SIGNED:
+        return {"reason": "onboarding_not_signed", "onboardingStatus": envelope.status if envelope else None}
+    if envelope.signer_on_registry_extract:
+        return None
+    present = {d.document_type for d in KybDocument.select(KybDocument.document_type)
+               .where(KybDocument.organization == organization_id)}
+    missing = [t.value for t in KybDocumentType if t not in present]
+    return {"reason": "delegation_documents_missing", "missing": missing} if missing else None
+
+
+def review_organization(*, organization_id: str, status: str, note: str | None, actor_user_id: str) -> Organization:
+    """Approve or reject the organization's KYB; audited as `kyb.company.reviewed`."""
+    with transaction():
+        organization = Organization.select().where(Organization.id == organization_id).for_update().first()
+        if organization is None:
+            raise NotFound("no such organization")
+        if status == KybStatus.APPROVED:
+            blocker = approval_blocker(organization_id)
+            if blocker is not None:
+                raise Conflict("the organization cannot be approved yet", **blocker)
+        now = clock.now()
+        Organization.update(kyb_status=status, kyb_note=note, kyb_reviewed_at=now, updated_at=now).where(
+            Organization.id == organization_id).execute()
+        record_security_event("kyb.company.reviewed", actor_user_id=actor_user_id, target_type="organization",
+                              target_id=organization_id,
+                              details={"status": status, "note": note, "previousStatus": organization.kyb_status})
+    return Organization.get_by_id(organization_id)
+
+
+def list_pending_approvals(params: ListParams, *, actor_type: str | None = None) -> Page:
+    """Organizations whose KYB awaits a decision, with their latest envelope's status."""
+    latest = SignatureRequest.alias("latest")
+    newest = SignatureRequest.alias("newest")
+    query = (
+        Organization.select(Organization, latest.status.alias("onboarding_status"))
+        .join(latest, JOIN.LEFT_OUTER, on=(
+            (latest.organization == Organization.id)
+            & (latest.created_at == newest.select(newest.created_at).where(newest.organization == Organization.id)
+               .order_by(newest.created_at.desc()).limit(1))))
+        .where(Organization.kyb_status.in_(list(AWAITING_APPROVAL)))
+        .objects()
+    )
+    if actor_type:
+        query = query.where(Organization.actor_type == actor_type)
+    return paginate(
+        query, params,
+        sorts={"kybSubmittedAt": Organization.kyb_submitted_at, "legalName": Organization.legal_name,
+               "createdAt": Organization.created_at},
+        default_sort="kybSubmittedAt", tiebreaker=Organization.id,
+        search_columns=(Organization.legal_name, Organization.siren),
+    )

@@ -1,0 +1,109 @@
+"""Ingest of the provider's webhook: authenticate, store once, hand over.
+
+`POST /api/webhooks/esign` calls `receive_signature_webhook` with the raw body and headers. The
+HMAC-SHA256 of the raw bytes, keyed with `ESIGN_WEBHOOK_SECRET`, must equal
+`X-Esign-Signature-256` (`sha256=<hex>`, compared in constant time) and `X-Esign-Issued-At`
+(Unix seconds) must lie within 300 s of now; anything else is 401
+`AUTH_SIGNATURE_WEBHOOK_INVALID`. The event row and its outbox row commit together; a replayed
+`event_id` inserts nothing (`ON CONFLICT (event_id) DO NOTHING`) and queues nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+from backend import clock, outbox
+from backend.db import transaction
+from backend.errors import ValidationError, WebhookSignatureInvalid
+from backend.logs import log_event
+from backend.onboarding.models import SignatureEvent
+
+SCOPE = "esign.webhook"
+MAX_CLOCK_SKEW_SECONDS = 300
+PROCESSING_ACTOR = "process_signature_event"
+
+
+def verify_signature(*, body: bytes, signature: str | None, issued_at: str | None, secret: str | None) -> None:
+    """Raise WebhookSignatureInvalid unless the body is signed with `secret` and recently issued."""
+    reason = _refusal(body, signature, issued_at, secret)
+    if reason is not None:
+        log_event(SCOPE, "webhook refused", "warn", reason=reason, bodyBytes=len(body))
+        raise WebhookSignatureInvalid("the webhook signature is invalid", reason=reason)
+
+
+def _refusal(body: bytes, signature: str | None, issued_at: str | None, secret: str | None) -> str | None:
+    if not secret:
+        return "secret_not_configured"
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected.encode(), (signature or "").strip().encode()):
+        return "signature_mismatch"
+    try:
+        issued = int((issued_at or "").strip())
+    except ValueError:
+        return "issued_at_missing" if not (issued_at or "").strip() else "issued_at_invalid"
+    if abs(clock.now().timestamp() - issued) > MAX_CLOCK_SKEW_SECONDS:
+        return "issued_at_out_of_window"
+    return None
+
+
+def parse_event(body: bytes) -> dict:
+    """The event object; ValidationError when it lacks a string `event_id` or `event_name`."""
+    try:
+        event = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise ValidationError("the webhook body is not valid JSON") from None
+    if not isinstance(event, dict):
+        raise ValidationError("the webhook body must be a JSON object")
+    problems = {
+        name: [f"required, a non-empty string of at most {limit} characters"]
+        for name, limit in (("event_id", 200), ("event_name", 80))
+        if not isinstance(event.get(name), str) or not event[name].strip() or len(event[name]) > limit
+    }
+    if problems:
+        raise ValidationError("the webhook event is malformed", fields=problems)
+    return event
+
+
+def provider_request_id(event: dict) -> str | None:
+    """`data.signature_request.id`, the provider's identifier of the request, when present."""
+    data = event.get("data")
+    request = data.get("signature_request") if isinstance(data, dict) else None
+    value = request.get("id") if isinstance(request, dict) else None
+    return value[:120] if isinstance(value, str) and value else None
+
+
+def record_signature_event(*, event: dict, retry_attempt: int | None) -> bool:
+    """Store the event once with its processing queued; False when `event_id` was already stored."""
+    with transaction():
+        inserted = (
+            SignatureEvent.insert(
+                event_id=event["event_id"],
+                event_name=event["event_name"],
+                provider_signature_request_id=provider_request_id(event),
+                payload=event,
+                retry_attempt=retry_attempt,
+                received_at=clock.now(),
+            )
+            .on_conflict(conflict_target=[SignatureEvent.event_id], action="IGNORE")
+            .execute()
+        )
+        if inserted:
+            outbox.enqueue(PROCESSING_ACTOR, event["event_id"])
+    return bool(inserted)
+
+
+def receive_signature_webhook(*, body: bytes, signature: str | None, issued_at: str | None,
+                              retry: str | None, secret: str | None) -> dict:
+    """Verify, store and acknowledge one delivery: `{received: true, duplicate: bool}`."""
+    verify_signature(body=body, signature=signature, issued_at=issued_at, secret=secret)
+    event = parse_event(body)
+    try:
+        retry_attempt = int(retry) if retry is not None else None
+    except ValueError:
+        retry_attempt = None
+    duplicate = not record_signature_event(event=event, retry_attempt=retry_attempt)
+    log_event(SCOPE, "webhook received", eventId=event["event_id"], eventName=event["event_name"],
+              providerSignatureRequestId=provider_request_id(event), retry=retry_attempt, duplicate=duplicate)
+    return {"received": True, "duplicate": duplicate}

@@ -1,0 +1,203 @@
+"""Onboarding schemas: the provider's webhook, the organization's onboarding envelope, the admin
+back-office (envelopes, relaunch, pending approvals, KYB review, reset)."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from backend import clock
+from backend.onboarding.status import ESignStatus
+from backend.onboarding.verification import VerificationPolicy
+from schemas.common import PageQuery
+from schemas.identity import envelope
+
+
+class EsignSignatureRequestRef(Schema):
+    id = fields.String(required=True, metadata={"description": "the provider's signature request id"})
+    status = fields.String(metadata={"description": "provider status: draft, approval, ongoing, done, declined, "
+                                                    "expired, canceled"})
+    external_id = fields.String(allow_none=True)
+
+
+class EsignSignerRef(Schema):
+    id = fields.String(required=True)
+    status = fields.String()
+
+
+class EsignEventData(Schema):
+    signature_request = fields.Nested(EsignSignatureRequestRef, required=True)
+    signer = fields.Nested(EsignSignerRef)
+
+
+class EsignWebhookEventIn(Schema):
+    """The provider's event, authenticated by `X-Esign-Signature-256` over the raw body."""
+
+    event_id = fields.String(required=True, metadata={"description": "deduplication key"})
+    event_name = fields.String(required=True, metadata={"example": "signature_request.done"})
+    event_time = fields.String(metadata={"description": "Unix seconds"})
+    sandbox = fields.Boolean()
+    data = fields.Nested(EsignEventData, required=True)
+
+
+class WebhookAckOut(Schema):
+    received = fields.Boolean(required=True, metadata={"example": True})
+    duplicate = fields.Boolean(required=True, metadata={"description": "true when event_id was already stored"})
+
+
+class WebhookAckEnvelope(Schema):
+    ok = fields.Boolean(required=True)
+    data = fields.Nested(WebhookAckOut, required=True)
+
+
+class DelegatorIn(Schema):
+    firstName = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    lastName = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    role = fields.String(required=True, validate=validate.Length(min=1, max=120),
+                         metadata={"example": "Président"})
+
+
+class OnboardingStartIn(Schema):
+    delegator = fields.Nested(DelegatorIn, load_default=None, allow_none=True, metadata={
+        "description": "the representative listed on the registry extract who delegates to the signer; "
+                       "required when the billing profile's signer is not on the extract (delegation proof)"})
+    identityVerificationPolicy = fields.String(
+        load_default=None, validate=validate.OneOf([p.value for p in VerificationPolicy]),
+        metadata={"description": "admin override of the `qualified` onboarding policy (traced in the audit log)"})
+
+
+class SignatureDocumentOut(Schema):
+    type = fields.String(attribute="document_type", required=True)
+    signatureLevel = fields.String(attribute="signature_level", required=True)
+    authenticationMode = fields.String(attribute="authentication_mode", allow_none=True,
+                                       metadata={"description": "null for the qualified level"})
+
+
+class SignatureRequestOut(Schema):
+    id = fields.String(required=True)
+    status = fields.String(required=True, metadata={"description": "ESignStatus"})
+    providerSignatureRequestId = fields.String(attribute="provider_signature_request_id", allow_none=True)
+    signatureLink = fields.String(attribute="signature_link", allow_none=True)
+    documents = fields.List(fields.Nested(SignatureDocumentOut), required=True)
+
+
+class OnboardingOut(Schema):
+    signatureRequest = fields.Nested(SignatureRequestOut, allow_none=True, required=True)
+    kybStatus = fields.String(allow_none=True, required=True)
+
+
+class OnboardingQuery(Schema):
+    reconcile = fields.Boolean(load_default=False, metadata={"description": "ask the provider first"})
+
+
+def _iso(name: str) -> fields.Function:
+    return fields.Function(lambda o: clock.iso(getattr(o, name)))
+
+
+class SignatureRequestItem(Schema):
+    id = fields.String(required=True)
+    organizationId = fields.String(attribute="organization_id", required=True)
+    organizationName = fields.String(attribute="organization_name")
+    status = fields.String(required=True)
+    providerSignatureRequestId = fields.String(attribute="provider_signature_request_id", allow_none=True)
+    signatureLink = fields.String(attribute="signature_link", allow_none=True)
+    deliveryMode = fields.String(attribute="delivery_mode")
+    identityVerificationPolicy = fields.String(attribute="identity_verification_policy")
+    signerOnRegistryExtract = fields.Boolean(attribute="signer_on_registry_extract")
+    errorReason = fields.String(attribute="error_reason", allow_none=True)
+    createdAt = _iso("created_at")
+    statusChangedAt = _iso("status_changed_at")
+
+
+class SignatureRequestsQuery(PageQuery):
+    status = fields.String(load_default=None, validate=validate.OneOf([s.value for s in ESignStatus]))
+    organizationId = fields.String(load_default=None)
+
+
+class _Page(Schema):
+    """A page of a server-paginated list (API.md, Lists); subclasses declare `items`."""
+
+    total = fields.Integer(required=True)
+    page = fields.Integer(required=True)
+    pageSize = fields.Integer(required=True)
+
+
+class SignatureRequestsPage(_Page):
+    items = fields.List(fields.Nested(SignatureRequestItem), required=True)
+
+
+class RelaunchIn(Schema):
+    signatureRequestIds = fields.List(fields.String(), load_default=None, validate=validate.Length(max=500))
+    statuses = fields.List(fields.String(validate=validate.OneOf([s.value for s in ESignStatus])),
+                           load_default=None)
+
+
+class RelaunchedOut(Schema):
+    id = fields.String(required=True)
+    newSignatureRequestId = fields.String(required=True)
+
+
+class RelaunchSkippedOut(Schema):
+    id = fields.String(required=True)
+    reason = fields.String(required=True)
+
+
+class RelaunchOut(Schema):
+    relaunched = fields.List(fields.Nested(RelaunchedOut), required=True)
+    skipped = fields.List(fields.Nested(RelaunchSkippedOut), required=True)
+    failed = fields.List(fields.Nested(RelaunchSkippedOut), required=True)
+
+
+class PendingApprovalItem(Schema):
+    id = fields.String(required=True)
+    actorType = fields.String(attribute="actor_type")
+    legalName = fields.String(attribute="legal_name")
+    kybStatus = fields.String(attribute="kyb_status")
+    kybSubmittedAt = _iso("kyb_submitted_at")
+    onboardingStatus = fields.String(attribute="onboarding_status", allow_none=True)
+
+
+class PendingApprovalsPage(_Page):
+    items = fields.List(fields.Nested(PendingApprovalItem), required=True)
+
+
+class PendingApprovalsQuery(PageQuery):
+    actorType = fields.String(load_default=None, validate=validate.OneOf(["industrial", "distributor", "printer"]))
+
+
+class KybReviewIn(Schema):
+    status = fields.String(required=True, validate=validate.OneOf(["approved", "rejected"]))
+    note = fields.String(required=True, validate=validate.Length(max=2000))
+
+
+class KybReviewOut(Schema):
+    id = fields.String(required=True)
+    kybStatus = fields.String(attribute="kyb_status", required=True)
+    kybNote = fields.String(attribute="kyb_note", allow_none=True)
+    kybReviewedAt = _iso("kyb_reviewed_at")
+
+
+class KybDocumentOut(Schema):
+    type = fields.String(attribute="document_type", required=True)
+    contentType = fields.String(attribute="content_type", required=True)
+    sizeBytes = fields.Integer(attribute="size_bytes", required=True)
+    uploadedAt = _iso("uploaded_at")
+
+
+class ResetOnboardingOut(Schema):
+    organizationId = fields.String(required=True)
+    invalidated = fields.Integer(required=True)
+    kybStatus = fields.String(allow_none=True, required=True)
+
+
+OnboardingEnvelope = envelope("OnboardingEnvelope", fields.Nested(OnboardingOut))
+SignatureRequestStartEnvelope = envelope("SignatureRequestStartEnvelope", fields.Nested(
+    type("SignatureRequestStartOut", (Schema,), {"signatureRequest": fields.Nested(SignatureRequestOut),
+                                                 "__module__": __name__})))
+SignatureRequestsEnvelope = envelope("SignatureRequestsEnvelope", fields.Nested(SignatureRequestsPage))
+PendingApprovalsEnvelope = envelope("PendingApprovalsEnvelope", fields.Nested(PendingApprovalsPage))
+RelaunchEnvelope = envelope("RelaunchEnvelope", fields.Nested(RelaunchOut))
+KybReviewEnvelope = envelope("KybReviewEnvelope", fields.Nested(
+    type("KybReviewData", (Schema,), {"organization": fields.Nested(KybReviewOut), "__module__": __name__})))
+KybDocumentEnvelope = envelope("KybDocumentEnvelope", fields.Nested(
+    type("KybDocumentData", (Schema,), {"document": fields.Nested(KybDocumentOut), "__module__": __name__})))
+ResetOnboardingEnvelope = envelope("ResetOnboardingEnvelope", fields.Nested(ResetOnboardingOut))

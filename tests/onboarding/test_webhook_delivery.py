@@ -1,0 +1,135 @@
+"""Webhooks over real HTTP with a real worker: concurrent replays, and the simulator driving an
+envelope to `signed` through duplicated, reversed deliveries."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import requests
+
+from backend.db import database
+from backend.documents.seeding import seed_default_versions
+from backend.identity.models import Organization
+from backend.onboarding import events
+from backend.onboarding.documents import SIGNED_CONTEXT
+from backend.onboarding.models import ProcessingStatus, SignatureDocument, SignatureEvent, SignatureRequest
+from backend.onboarding.provider import use_provider
+from backend.outbox import OutboxMessage
+from tests.factories import make_admin, make_organization, signed_in
+from tests.onboarding.conftest import event_body, fast_client, prepared_request, signed_headers, wait_until
+
+pytestmark = pytest.mark.committed
+
+
+@pytest.fixture
+def connection():
+    with database.connection_context():
+        yield
+
+
+@pytest.fixture
+def processed():
+    """Event ids as the further-handler registry sees them (one entry per processing)."""
+    seen: list[str] = []
+    events.register_event_handler("test-recorder", lambda received: seen.append(received.event_id))
+    yield seen
+    events.unregister_event_handler("test-recorder")
+
+
+def _envelope(pid: str, status: str = "pending_signature") -> SignatureRequest:
+    return SignatureRequest.create(
+        organization=make_organization().id, status=status, provider_signature_request_id=pid,
+        identity_verification_policy="qualified", signature_level="qualified_electronic_signature",
+        signer_on_registry_extract=True)
+
+
+def test_the_same_event_delivered_20_times_concurrently_is_stored_and_processed_once(
+        api_server, provider, broker, worker, connection, processed):
+    envelope = _envelope("prov-concurrent", status="signer_notified")
+    body = event_body("signer.link_opened", "prov-concurrent", event_id="evt-concurrent")
+    start = threading.Barrier(20)
+    answers: list[dict] = []
+
+    def deliver(attempt: int) -> None:
+        start.wait()
+        answer = requests.post(f"{api_server}/api/webhooks/esign", data=body,
+                               headers=signed_headers(body, retry=attempt), timeout=30)
+        answers.append({"status": answer.status_code, **answer.json()["data"]})
+
+    threads = [threading.Thread(target=deliver, args=(n,)) for n in range(1, 21)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(answers) == 20 and {a["status"] for a in answers} == {200}
+    assert sorted(a["duplicate"] for a in answers) == [False] + [True] * 19
+    wait_until(lambda: processed)
+    broker.join("webhooks", timeout=10_000)
+    worker.join()
+    assert processed == ["evt-concurrent"]
+    assert SignatureEvent.select().count() == 1
+    assert OutboxMessage.select().where(OutboxMessage.actor_name == "process_signature_event").count() == 1
+    event = SignatureEvent.get(SignatureEvent.event_id == "evt-concurrent")
+    assert event.processing_status == ProcessingStatus.PROCESSED and event.processed_at is not None
+    assert SignatureRequest.get_by_id(envelope.id).status == "signer_opened"
+
+
+def test_the_simulator_drives_an_envelope_to_signed_through_duplicated_reversed_webhooks(
+        api_server, make_simulator, broker, worker, connection, processed):
+    simulator = make_simulator(callback_url=api_server)
+    client = fast_client(simulator.api_url)
+    use_provider(client)
+    try:
+        pid = prepared_request(client)
+        envelope = _envelope(pid, status="draft")
+        client.activate(pid)
+        wait_until(lambda: _status(envelope) == "pending_signature")
+        control = f"{simulator.url}/_control"
+        requests.post(f"{control}/faults", json={"duplicate_webhooks": True, "reverse_webhooks": True}, timeout=5)
+        requests.post(f"{control}/signature_requests/{pid}/sign", timeout=5).raise_for_status()
+        wait_until(lambda: _status(envelope) == "signed")
+        requests.post(f"{control}/signature_requests/{pid}/emit", json={"event_name": "signer.link_opened"},
+                      timeout=5)
+        wait_until(lambda: SignatureEvent.select().count() == 4 and simulator.sender.idle())
+        wait_until(lambda: len(processed) == 4)
+    finally:
+        use_provider(None)
+    assert _status(envelope) == "signed"
+    names = [e.event_name for e in SignatureEvent.select().order_by(SignatureEvent.id)]
+    assert names == ["signature_request.activated", "signature_request.done", "signer.done", "signer.link_opened"]
+    assert sorted(processed) == sorted(e.event_id for e in SignatureEvent.select())
+    deliveries = requests.get(f"{control}/deliveries", timeout=5).json()["deliveries"]
+    assert len(deliveries) == 7 and {d["status"] for d in deliveries} == {200}  # 1 + 2 x 2 + 2 x 1
+
+
+def _status(envelope: SignatureRequest) -> str:
+    return SignatureRequest.get_by_id(envelope.id).status
+
+
+def test_onboarding_end_to_end_through_the_worker_the_simulator_and_its_webhooks(
+        api_server, make_simulator, broker, worker, connection, onboarding_org, runtime):
+    seed_default_versions(runtime.storage)  # committed: the worker renders with them
+    simulator = make_simulator(callback_url=api_server)
+    use_provider(fast_client(simulator.api_url))
+    try:
+        organization, manager = onboarding_org()
+        start = requests.post(f"{api_server}/api/organizations/{organization.id}/onboarding/start", json={},
+                              headers=signed_in(manager, organization), timeout=30)
+        assert start.status_code == 201
+        envelope = SignatureRequest.get_by_id(start.json()["data"]["signatureRequest"]["id"])
+        wait_until(lambda: _status(envelope) == "signer_notified", timeout=30)
+        pid = SignatureRequest.get_by_id(envelope.id).provider_signature_request_id
+        requests.post(f"{simulator.url}/sign/{pid}/sign", timeout=5).raise_for_status()  # the signer page
+        wait_until(lambda: _status(envelope) == "signed")
+        wait_until(lambda: SignatureRequest.get_by_id(envelope.id).audit_trail_storage_key)
+    finally:
+        use_provider(None)
+    keys = [d.signed_storage_key for d in SignatureDocument.select().where(
+        SignatureDocument.signature_request == envelope.id)]
+    assert len(keys) == 3 and all(runtime.storage.exists(SIGNED_CONTEXT, key) for key in keys)
+    admin = make_admin()
+    Organization.update(kyb_status="submitted").where(Organization.id == organization.id).execute()
+    review = requests.post(f"{api_server}/api/admin/organizations/{organization.id}/review",
+                           json={"status": "approved", "note": "ok"}, headers=signed_in(admin), timeout=30)
+    assert review.status_code == 200 and review.json()["data"]["organization"]["kybStatus"] == "approved"
