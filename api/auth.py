@@ -106,7 +106,7 @@ class Session:
         responses:
           200: {description: the session, content: {application/json: {schema: SessionEnvelope}}}
         """
-        send(resp, SessionOut().dump(describe_session(req.context.principal)))
+        send(resp, SessionOut().dump(describe_session(req.context.principal, user=req.context.user)))
 
 
 class ActiveOrganization:
@@ -125,7 +125,7 @@ class ActiveOrganization:
         sessions.set_active_organization(session_id=req.context.session_id, user_id=principal.user_id,
                                          organization_id=body["organizationId"])
         resolved = sessions.resolve_session(req.cookies.get(SESSION_COOKIE))
-        send(resp, SessionOut().dump(describe_session(resolved.principal)))
+        send(resp, SessionOut().dump(describe_session(resolved.principal, user=resolved.user)))
 
 
 class MagicLink(AuthResource):

@@ -50,7 +50,7 @@ def build_openapi(routes) -> dict:
                 "default",
                 {"description": "error envelope", "content": {"application/json": {"schema": "ErrorOut"}}},
             )
-            operation["x-access"] = route.access.describe()
+            operation["x-access"] = route.access_for(method).describe()
             operations[method] = operation
         spec.path(path=route.path, operations=operations)
     return spec.to_dict()

@@ -39,6 +39,7 @@ class Policy:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.principal = None
         req.context.session_id = None
+        req.context.user = None
         req.context.audit_token = bind_request_context(
             getattr(req.context, "client_ip", None) or req.remote_addr, req.user_agent
         )
@@ -62,6 +63,7 @@ class Policy:
             if resolved is not None:
                 req.context.principal = resolved.principal
                 req.context.session_id = resolved.session_id
+                req.context.user = resolved.user
         enforce(rule, req.context.principal)
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:

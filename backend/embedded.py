@@ -11,6 +11,7 @@ import contextlib
 import os
 import subprocess
 import time
+import warnings
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,10 +20,18 @@ import redis
 from psycopg2 import sql
 
 
+def _pgserver():
+    # Importing pgserver asks platformdirs for a runtime directory it never uses here; without
+    # XDG_RUNTIME_DIR (containers, CI) that warns on every command.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+        import pgserver
+    return pgserver
+
+
 def postgres_server(data_dir: Path):
     """The pgserver handle for `data_dir/postgres`, starting the server if it is not running."""
-    import pgserver
-
+    pgserver = _pgserver()
     pgdata = (data_dir / "postgres").resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     return pgserver.get_server(pgdata, cleanup_mode=None)
@@ -40,9 +49,7 @@ def stop_postgres(data_dir: Path) -> None:
     pgdata = (data_dir / "postgres").resolve()
     if not (pgdata / "postmaster.pid").exists():
         return
-    import pgserver
-
-    pg_ctl = Path(pgserver.__file__).parent / "pginstall" / "bin" / "pg_ctl"
+    pg_ctl = Path(_pgserver().__file__).parent / "pginstall" / "bin" / "pg_ctl"
     cmd = [str(pg_ctl), "-D", str(pgdata), "-m", "fast", "-w", "stop"]
     if os.geteuid() == 0:  # pgserver runs the server as the `pgserver` user when started by root
         cmd = ["su", "-s", "/bin/sh", "pgserver", "-c", " ".join(cmd)]

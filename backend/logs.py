@@ -96,6 +96,13 @@ class JsonFormatter(logging.Formatter):
 _configured = False
 
 
+def _is_runner_handler(handler: logging.Handler) -> bool:
+    """The text handler a process runner's `logging.basicConfig` installed before our code was
+    imported (`dramatiq` and `periodiq` do): left in place, every record of a worker or of the
+    clock would be written twice, once not as JSON."""
+    return type(handler) is logging.StreamHandler and not isinstance(handler.formatter, JsonFormatter)
+
+
 def configure_logging(level: str = "info", stream=None) -> None:
     """Install the JSON handler on the root logger (idempotent; the level may change)."""
     global _configured
@@ -104,7 +111,7 @@ def configure_logging(level: str = "info", stream=None) -> None:
     if _configured and stream is None:
         return
     for handler in list(root.handlers):
-        if getattr(handler, "_vitrine", False):
+        if getattr(handler, "_vitrine", False) or _is_runner_handler(handler):
             root.removeHandler(handler)
     handler = logging.StreamHandler(stream or sys.stdout)
     handler.setFormatter(JsonFormatter())

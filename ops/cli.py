@@ -133,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     data_dir = getattr(args, "data_dir_sub", None) or args.data_dir or os.environ.get("VITRINE_DATA_DIR") or "var"
     os.environ["VITRINE_DATA_DIR"] = str(Path(data_dir).resolve())
+    if args.command != "dev":  # `dev` only supervises: its children log to stdout as the Procfile's do
+        from backend.logs import configure_logging
+
+        # A command's own output is its stdout (`vitrine queues --json | jq`); its log lines go to stderr.
+        configure_logging(os.environ.get("LOG_LEVEL") or "info", stream=sys.stderr)
     try:
         return args.func(args) or 0
     except ConfigError as exc:

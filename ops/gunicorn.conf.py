@@ -14,3 +14,16 @@ errorlog = "-"
 loglevel = "warning"
 limit_request_line = 8190
 forwarded_allow_ips = "*" if int(os.environ.get("TRUSTED_PROXY_COUNT", "0") or 0) > 0 else "127.0.0.1"
+# No control socket (recent gunicorn opens one under $HOME, shared by every gunicorn of the user; unused here;
+# older versions ignore the setting).
+control_socket_disable = True
+# gunicorn's own lines (worker timeouts, crashes) as JSON log lines too, on stdout like the app's.
+logconfig_dict = {
+    "root": {"level": "WARNING", "handlers": []},
+    "loggers": {
+        "gunicorn.error": {"level": loglevel.upper(), "handlers": ["json"], "propagate": False},
+        "gunicorn.access": {"level": "WARNING", "handlers": [], "propagate": False},
+    },
+    "handlers": {"json": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stdout"}},
+    "formatters": {"json": {"()": "backend.logs.JsonFormatter"}},
+}

@@ -5,7 +5,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
+import threading
 import uuid
 
 import psutil
@@ -23,15 +23,28 @@ def data_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _wait_for(url: str, process: subprocess.Popen, timeout: float = 120) -> requests.Response:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "vitrine dev exited early"
-        try:
-            return requests.get(url, timeout=1)
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    raise AssertionError(f"{url} did not answer within {timeout} s")
+class Output:
+    """Reads the supervisor's output as it comes (a full pipe would block the children that
+    write to it) and says when the ready line, printed once the web answers, has appeared."""
+
+    READY = "Vitrine is running at"
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        self._thread = threading.Thread(target=self._read, args=(process.stdout,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.lines.append(line)
+            if self.READY in line:
+                self.ready.set()
+        self.ready.set()  # the process ended: stop waiting
+
+    def text(self) -> str:
+        self._thread.join(timeout=30)
+        return "".join(self.lines)
 
 
 def test_vitrine_dev_starts_answers_health_and_stops_cleanly(free_port, data_dir):
@@ -44,8 +57,11 @@ def test_vitrine_dev_starts_answers_health_and_stops_cleanly(free_port, data_dir
         stderr=subprocess.STDOUT,
         text=True,
     )
+    output, children = Output(process), []
     try:
-        health = _wait_for(f"http://127.0.0.1:{port}/api/health", process)
+        assert output.ready.wait(timeout=180), "vitrine dev did not print its URL within 180 s"
+        assert process.poll() is None, "vitrine dev exited early:\n" + output.text()[-3000:]
+        health = requests.get(f"http://127.0.0.1:{port}/api/health", timeout=10)
         assert health.status_code == 200
         assert health.json()["data"]["status"] == "ok"
         children = psutil.Process(process.pid).children(recursive=True)
@@ -54,9 +70,10 @@ def test_vitrine_dev_starts_answers_health_and_stops_cleanly(free_port, data_dir
         assert (data_dir / "redis" / "redis.sock").exists()
     finally:
         process.send_signal(signal.SIGTERM)
-        output, _ = process.communicate(timeout=60)
-    assert process.returncode == 0, output[-3000:]
-    assert f"http://127.0.0.1:{port}" in output
+        process.wait(timeout=60)
+    text = output.text()
+    assert process.returncode == 0, text[-3000:]
+    assert f"http://127.0.0.1:{port}" in text
     assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     assert not (data_dir / "redis" / "redis.sock").exists()
     assert not (data_dir / "postgres" / "postmaster.pid").exists()

@@ -98,3 +98,26 @@ def test_long_payloads_are_truncated_to_two_kib(capture):
 
 def test_redact_leaves_plain_values_alone():
     assert redact({"count": 3, "ok": True, "name": None}) == {"count": 3, "ok": True, "name": None}
+
+
+def test_a_process_runners_text_handler_gives_way_to_the_json_one():
+    # `dramatiq` and `periodiq` call logging.basicConfig before importing our actors: without
+    # this, every line of a worker or of the clock would also be written as plain text.
+    import sys
+
+    root = logging.getLogger()
+    previous = root.level
+    text, json_stream = io.StringIO(), io.StringIO()
+    runner = logging.StreamHandler(text)
+    runner.setFormatter(logging.Formatter("[%(asctime)s] [PID %(process)d] [%(name)s] %(message)s"))
+    root.addHandler(runner)
+    try:
+        configure_logging("info", stream=json_stream)
+        log_event("worker", "message processed", messageId="m-1")
+    finally:
+        root.removeHandler(runner)
+        root.setLevel(previous)
+        configure_logging("info", stream=sys.__stdout__)
+    assert text.getvalue() == ""
+    line = json.loads(json_stream.getvalue().splitlines()[-1])
+    assert (line["scope"], line["message"], line["messageId"]) == ("worker", "message processed", "m-1")

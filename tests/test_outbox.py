@@ -134,6 +134,33 @@ def test_work_recorded_during_a_request_carries_its_request_id(app):
     assert outbox.OutboxMessage.get_by_id(resp.json["data"]["outboxId"]).request_id == "http-77"
 
 
+class _RecordsAndSends:
+    """A route that records follow-up work in the outbox and also sends a message directly."""
+
+    def on_post(self, req, resp) -> None:
+        from api.responses import send
+
+        with transaction():
+            outbox.enqueue("record_probe", "from-outbox")
+        record_probe.send("sent-directly")
+        send(resp, {}, status=201)
+
+
+@pytest.mark.committed
+def test_the_request_id_reaches_the_workers_log_lines_by_outbox_and_by_direct_send(app, broker, worker, log_lines):
+    import falcon.testing
+
+    app.add_route("/api/test/follow-up-sent", _RecordsAndSends())
+    resp = falcon.testing.TestClient(app).simulate_post("/api/test/follow-up-sent",
+                                                        headers={"x-request-id": "http-e2e-9"})
+    assert resp.status_code == 201
+    _drain(broker, worker)
+    assert _runs(broker, "from-outbox") == ["http-e2e-9"]
+    assert _runs(broker, "sent-directly") == ["http-e2e-9"]
+    worker_lines = [line["requestId"] for line in log_lines() if line["scope"] == "tests.probe"]
+    assert worker_lines == ["http-e2e-9", "http-e2e-9"]
+
+
 @dramatiq.actor(queue_name="default", max_retries=0, time_limit=10_000, throws=())
 def always_fails() -> None:
     raise RuntimeError("a poison message")

@@ -42,6 +42,7 @@ def test_auth_sensitive_allows_ten_per_minute_with_headers_then_429(client, log_
         "/api/auth/password-reset",
         "/api/auth/password-reset/confirm",
         "/api/auth/email-verification/confirm",
+        "/api/auth/magic-link",
     ],
 )
 def test_every_auth_sensitive_route_is_limited_to_ten(client, path):

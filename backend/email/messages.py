@@ -24,9 +24,8 @@ from backend import clock, outbox
 from backend.config import Config
 from backend.db import transaction
 from backend.email.templates import render
-from backend.identity.models import new_id, timestamp_field
 from backend.logs import get_logger
-from backend.model import BaseModel
+from backend.model import BaseModel, created_at_field, new_id
 from backend.runtime import current_runtime
 
 log = get_logger("email")
@@ -46,7 +45,7 @@ class EmailMessage(BaseModel):
     status = CharField(max_length=40, default="queued")
     attempts = IntegerField(default=0)
     last_error = TextField(null=True)
-    created_at = timestamp_field()
+    created_at = created_at_field()
     sent_at = DateTimeTZField(null=True)
 
     class Meta:
@@ -110,7 +109,9 @@ def _mime(message: EmailMessage, config: Config) -> MimeMessage:
     mime["Subject"] = message.subject
     mime["Date"] = formatdate(usegmt=True)
     mime["Message-ID"] = make_msgid(idstring=message.id)
-    mime.set_content(message.body_text or "")
+    # An .eml file is read by a developer: 8-bit UTF-8 keeps its links whole and copyable, where
+    # quoted-printable would cut them (`=` soft breaks, `=3D`). SMTP keeps the safe default.
+    mime.set_content(message.body_text or "", **({} if config.smtp_url else {"cte": "8bit"}))
     return mime
 
 

@@ -9,6 +9,7 @@ from backend import clock
 from backend.audit import record_security_event
 from backend.db import transaction
 from backend.email.messages import public_link, queue_email
+from backend.email.templates import membership_role_label
 from backend.errors import Forbidden, NotFound
 from backend.identity.memberships import add_membership
 from backend.identity.models import Invitation, Organization, User
@@ -36,7 +37,7 @@ def create_invitation(*, principal: Principal, organization_id: str, email: str,
         )
         inviter = User.get_by_id(principal.user_id)
         queue_email("invitation", to=email, inviter=inviter.name, organization=organization.legal_name,
-                    role=role, link=public_link(f"/invitations/{token}"))
+                    role=membership_role_label(role), link=public_link(f"/invitations/{token}"))
         record_security_event("organization.invitation.created", actor_user_id=principal.user_id,
                               target_type="organization", target_id=organization.id,
                               details={"invitationId": invitation.id, "email": email, "role": role})

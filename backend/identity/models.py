@@ -3,24 +3,13 @@ profiles and invitations. Migration `010_identity` creates them with their const
 
 from __future__ import annotations
 
-import uuid
 from enum import StrEnum
 
 from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, TextField
 from playhouse.postgres_ext import ArrayField, DateTimeTZField
 
-from backend import clock
 from backend.identity.permissions import MembershipRole
-from backend.model import BaseModel, status_field
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
-
-
-def timestamp_field() -> DateTimeTZField:
-    """Set by the application clock (tests move it), so a created row carries its time at once."""
-    return DateTimeTZField(default=clock.now)
+from backend.model import BaseModel, created_at_field, new_id, status_field
 
 
 class ActorType(StrEnum):
@@ -58,8 +47,8 @@ class User(BaseModel):
     roles = ArrayField(TextField, default=list)
     permissions = ArrayField(TextField, default=list)  # granted beyond the roles' own
     blocked_at = DateTimeTZField(null=True)
-    created_at = timestamp_field()
-    updated_at = timestamp_field()
+    created_at = created_at_field()
+    updated_at = created_at_field()
 
     class Meta:
         table_name = "app_user"
@@ -74,8 +63,8 @@ class Organization(BaseModel):
     kyb_note = TextField(null=True)
     kyb_submitted_at = DateTimeTZField(null=True)
     kyb_reviewed_at = DateTimeTZField(null=True)
-    created_at = timestamp_field()
-    updated_at = timestamp_field()
+    created_at = created_at_field()
+    updated_at = created_at_field()
 
     class Meta:
         table_name = "organization"
@@ -90,7 +79,7 @@ class Membership(BaseModel):
     user = ForeignKeyField(User, backref="memberships", on_delete="CASCADE")
     organization = ForeignKeyField(Organization, backref="memberships", on_delete="CASCADE")
     role = status_field(MembershipRole)
-    created_at = timestamp_field()
+    created_at = created_at_field()
 
     class Meta:
         table_name = "membership"
@@ -103,7 +92,7 @@ class AuthSession(BaseModel):
     active_organization = ForeignKeyField(Organization, null=True, on_delete="SET NULL")
     ip = CharField(max_length=64, null=True)
     user_agent = CharField(max_length=400, null=True)
-    created_at = timestamp_field()
+    created_at = created_at_field()
     expires_at = DateTimeTZField()
     revoked_at = DateTimeTZField(null=True)
 
@@ -118,7 +107,7 @@ class AuthToken(BaseModel):
     user = ForeignKeyField(User, on_delete="CASCADE")
     purpose = status_field(TokenPurpose)
     token_hash = CharField(max_length=64)
-    created_at = timestamp_field()
+    created_at = created_at_field()
     expires_at = DateTimeTZField()
     used_at = DateTimeTZField(null=True)
 
@@ -141,7 +130,7 @@ class BillingProfile(BaseModel):
     signer_email = CharField(max_length=320)
     signer_phone = CharField(max_length=20)  # E.164
     signer_on_registry_extract = BooleanField()
-    updated_at = timestamp_field()
+    updated_at = created_at_field()
 
     class Meta:
         table_name = "billing_profile"
@@ -154,7 +143,7 @@ class Invitation(BaseModel):
     role = status_field(MembershipRole)
     token_hash = CharField(max_length=64)
     invited_by = ForeignKeyField(User, null=True, on_delete="SET NULL", column_name="invited_by_id")
-    created_at = timestamp_field()
+    created_at = created_at_field()
     expires_at = DateTimeTZField()
     accepted_at = DateTimeTZField(null=True)
     accepted_by = ForeignKeyField(

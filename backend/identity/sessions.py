@@ -19,6 +19,7 @@ from backend.identity.secrets import new_token, token_digest
 class ResolvedSession:
     session_id: str
     principal: Principal
+    user: User  # the row the principal was built from (the session route answers it)
 
 
 def open_session(
@@ -47,17 +48,19 @@ def open_session(
 
 
 def resolve_session(token: str | None) -> ResolvedSession | None:
-    """The live session of a cookie value: not revoked, not expired, user not blocked."""
+    """The live session of a cookie value: not revoked, not expired, user not blocked. One SQL
+    statement: the session, its user and the membership in the active organization."""
     if not token:
         return None
     row = (
         AuthSession.select(AuthSession, User, Membership.role.alias("membership_role"))
-        .join(User)
+        .join(User)  # a model graph (not `.objects()`): `row.user` is this row, not a lazy query
         .switch(AuthSession)
         .join(
             Membership,
             JOIN.LEFT_OUTER,
             on=(Membership.user == AuthSession.user) & (Membership.organization == AuthSession.active_organization),
+            attr="active_membership",
         )
         .where(
             AuthSession.token_hash == token_digest(token),
@@ -65,22 +68,23 @@ def resolve_session(token: str | None) -> ResolvedSession | None:
             AuthSession.expires_at > clock.now(),
             User.blocked_at.is_null(),
         )
-        .objects()
         .first()
     )
     if row is None:
         return None
     user = row.user
+    membership = getattr(row, "active_membership", None)
     roles = frozenset(user.roles)
     return ResolvedSession(
         session_id=row.id,
+        user=user,
         principal=Principal(
             user_id=user.id,
             email=user.email,
             roles=roles,
             permissions=permissions_for(roles, user.permissions),
             active_organization_id=row.active_organization_id,
-            membership_role=row.membership_role,
+            membership_role=getattr(membership, "membership_role", None),
         ),
     )
 

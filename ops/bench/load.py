@@ -7,6 +7,10 @@ process runs one thread per connection with `http.client`. Every process first w
 connections, server caches), then all of them record the same wall-clock window: a request counts
 when it starts inside the window. The client shares the machine's cores with the server, so
 compare the figures with a reference measured by the same client and settings, not in absolute.
+
+`run_load` GETs one URL for a time window; `run_plan` sends a fixed list of `PlannedRequest`s
+(method, path, body, headers each of its own, e.g. signed webhook deliveries), shared out over
+the connections, and measures from the common start to the last answer.
 """
 
 from __future__ import annotations
@@ -65,18 +69,23 @@ def percentile(ordered: tuple[float, ...], fraction: float) -> float:
 
 
 def run_load(
-    url: str, *, connections: int = 32, duration: float = 5.0, warmup: float = 1.0, processes: int = 2
+    url: str, *, connections: int = 32, duration: float = 5.0, warmup: float = 1.0, processes: int = 2,
+    headers: dict[str, str] | None = None,
 ) -> LoadResult:
-    """GET `url` over `connections` keep-alive connections for `duration` seconds after `warmup`."""
+    """GET `url` over `connections` keep-alive connections for `duration` seconds after `warmup`,
+    each request carrying `headers` (a session cookie, for instance)."""
     where = urlsplit(url)
-    target = (where.hostname or "127.0.0.1", where.port or 80, where.path or "/")
+    path = where.path or "/"
+    target = (where.hostname or "127.0.0.1", where.port or 80, f"{path}?{where.query}" if where.query else path)
     processes = max(1, min(processes, connections))
     shares = [connections // processes + (i < connections % processes) for i in range(processes)]
     start_at = time.time() + _SPAWN_MARGIN_SECONDS + warmup
     end_at = start_at + duration
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes) as pool:
-        parts = pool.starmap(_client_process, [(*target, share, start_at, end_at) for share in shares])
+        parts = pool.starmap(
+            _client_process, [(*target, share, start_at, end_at, dict(headers or {})) for share in shares]
+        )
     total = _Tally()
     for part in parts:
         total.add(part)
@@ -106,11 +115,13 @@ class _Tally:
         self.answered += other.answered
 
 
-def _client_process(host: str, port: int, path: str, connections: int, start_at: float, end_at: float) -> _Tally:
+def _client_process(
+    host: str, port: int, path: str, connections: int, start_at: float, end_at: float, headers: dict[str, str]
+) -> _Tally:
     """One client process: a thread per connection, their tallies summed."""
     tallies = [_Tally() for _ in range(connections)]
     threads = [
-        threading.Thread(target=_connection_loop, args=(tally, host, port, path, start_at, end_at))
+        threading.Thread(target=_connection_loop, args=(tally, host, port, path, start_at, end_at, headers))
         for tally in tallies
     ]
     for thread in threads:
@@ -122,13 +133,15 @@ def _client_process(host: str, port: int, path: str, connections: int, start_at:
     return total
 
 
-def _connection_loop(tally: _Tally, host: str, port: int, path: str, start_at: float, end_at: float) -> None:
+def _connection_loop(
+    tally: _Tally, host: str, port: int, path: str, start_at: float, end_at: float, headers: dict[str, str]
+) -> None:
     conn = http.client.HTTPConnection(host, port, timeout=10)
     while (now := time.time()) < end_at:
         measured = now >= start_at
         began = time.perf_counter()
         try:
-            conn.request("GET", path)
+            conn.request("GET", path, headers=headers)
             response = conn.getresponse()
             response.read()
         except (OSError, http.client.HTTPException):
@@ -141,4 +154,76 @@ def _connection_loop(tally: _Tally, host: str, port: int, path: str, start_at: f
         if measured:
             tally.latencies.append((time.perf_counter() - began) * 1000)
             tally.non_2xx += not 200 <= response.status < 300
+    conn.close()
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    """One request of a plan: its own method, path, body and headers."""
+
+    method: str
+    path: str
+    body: bytes | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def run_plan(base_url: str, plan: list[PlannedRequest], *, connections: int = 32, processes: int = 2) -> LoadResult:
+    """Send every request of `plan` once over `connections` keep-alive connections (connection i
+    sends `plan[i::connections]` back to back, all starting together); `seconds` is the time from
+    the common start to the last answer, so `throughput` is the plan's rate."""
+    where = urlsplit(base_url)
+    host, port = where.hostname or "127.0.0.1", where.port or 80
+    connections = max(1, min(connections, len(plan)))
+    processes = max(1, min(processes, connections))
+    start_at = time.time() + _SPAWN_MARGIN_SECONDS
+    lanes = [plan[i::connections] for i in range(connections)]
+    groups = [lanes[i::processes] for i in range(processes)]
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes) as pool:
+        parts = pool.starmap(_plan_process, [(host, port, group, start_at) for group in groups])
+    total = _Tally()
+    for tally, _ in parts:
+        total.add(tally)
+    return LoadResult(
+        requests=len(total.latencies),
+        seconds=max(finished for _, finished in parts) - start_at,
+        non_2xx=total.non_2xx,
+        errors=total.errors,
+        answered=total.answered,
+        latencies_ms=tuple(sorted(total.latencies)),
+    )
+
+
+def _plan_process(host: str, port: int, lanes: list[list[PlannedRequest]], start_at: float) -> tuple[_Tally, float]:
+    """One client process: a thread per lane; the tallies summed, and when the last answer came."""
+    tallies = [_Tally() for _ in lanes]
+    threads = [threading.Thread(target=_plan_loop, args=(tally, host, port, lane, start_at))
+               for tally, lane in zip(tallies, lanes, strict=True)]
+    for thread in threads:
+        thread.start()
+    total = _Tally()
+    for thread, tally in zip(threads, tallies, strict=True):
+        thread.join()
+        total.add(tally)
+    return total, time.time()
+
+
+def _plan_loop(tally: _Tally, host: str, port: int, lane: list[PlannedRequest], start_at: float) -> None:
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    time.sleep(max(0.0, start_at - time.time()))
+    for planned in lane:
+        began = time.perf_counter()
+        try:
+            conn.request(planned.method, planned.path, body=planned.body, headers=dict(planned.headers))
+            response = conn.getresponse()
+            response.read()
+        except (OSError, http.client.HTTPException):
+            # Counted and not resent (a plan's request may not be idempotent); a new connection follows.
+            tally.errors += 1
+            conn.close()
+            conn = http.client.HTTPConnection(host, port, timeout=30)
+            continue
+        tally.answered += 1
+        tally.latencies.append((time.perf_counter() - began) * 1000)
+        tally.non_2xx += not 200 <= response.status < 300
     conn.close()

@@ -1,13 +1,13 @@
-"""`vitrine bench session`: what a signed-in request costs, in process (WSGI, no network).
+"""`vitrine bench session`: what a signed-in request costs.
 
-Three pairs, measured alternately so the shared machine's load hits both sides alike:
-
-- an authenticated request, `GET /api/workspace/resolve` with a session cookie (the policy
-  resolves the cookie: one SQL query for session, user and membership, then the workspace's
-  organization), against `GET /api/health` of the same app (no session, no database);
-- the session lookup alone (`resolve_session`) against a bare `SELECT 1` round trip;
-- a whole sign-in (`POST /api/auth/sign-in`: Argon2id at the configured cost, the session row
-  and the audit row) against the Argon2id verification alone at the same cost.
+- On gunicorn (the production settings of `stack.serve`), the authenticated
+  `GET /api/auth/session` (the policy resolves the cookie: one SQL query for session, user and
+  membership; then the user, its organizations and the workspace's organization) against
+  `GET /api/health` of the same server (no session, no database), with the same load client and
+  rounds alternated. Throughput, latency and the server CPU per answer, as in `bench health`.
+- In process (no network): the session lookup alone (`resolve_session`) against a bare
+  `SELECT 1` round trip, and a whole sign-in (`POST /api/auth/sign-in`: Argon2id at the
+  configured cost, the session row and the audit row) against the Argon2id verification alone.
 """
 
 from __future__ import annotations
@@ -16,12 +16,18 @@ import statistics
 import time
 from collections.abc import Callable
 
-from ops.bench.report import Figure, Result
+from ops.bench.load import LoadResult, run_load
+from ops.bench.report import SHARED_CORES_NOTE, Figure, Result
 
 NAME = "session"
-DESCRIPTION = ("signed-in request, session lookup and sign-in, in process; references: /api/health, "
-               "SELECT 1, Argon2id verify alone")
+DESCRIPTION = ("authenticated GET /api/auth/session on gunicorn, session lookup and sign-in; references: "
+               "GET /api/health on the same server, SELECT 1, Argon2id verify alone")
 PASSWORD = "bench-password-123"  # noqa: S105 (a throwaway account of the bench database)
+EMAIL = "bench-session@example.com"
+ORGANIZATION_ID = "industrial:552100554"
+VITRINE_APP = "api.app:create_app()"
+CONNECTIONS = 32
+CLIENT_PROCESSES = 2
 
 
 def _p50_ms(action: Callable[[], object], times: int) -> float:
@@ -33,62 +39,109 @@ def _p50_ms(action: Callable[[], object], times: int) -> float:
     return statistics.median(samples)
 
 
+def _bench_account() -> tuple[str, str]:
+    """A KYB-approved industrial manager with an open session: (session token, password hash)."""
+    from backend.db import transaction
+    from backend.identity.models import Membership, Organization, User
+    from backend.identity.secrets import hash_password
+    from backend.identity.sessions import open_session
+
+    with transaction():
+        user = User.create(email=EMAIL, name="Bench", password_hash=hash_password(PASSWORD), roles=["industrial"])
+        Organization.create(id=ORGANIZATION_ID, actor_type="industrial", siren="552100554", legal_name="Bench SA",
+                            kyb_status="approved")
+        Membership.create(user=user.id, organization=ORGANIZATION_ID, role="manager")
+        return open_session(user, ttl_days=1), user.password_hash
+
+
+def _server_plan(quick: bool) -> tuple[int, float, float]:
+    """Rounds per route, seconds measured per round, warm-up seconds."""
+    return (1, 2.0, 0.5) if quick else (2, 4.0, 1.0)
+
+
+def _on_gunicorn(stack, cookie: dict[str, str], quick: bool) -> tuple[LoadResult, LoadResult, dict[str, float]]:
+    """Session and health windows, alternated on one server; CPU seconds the server spent on each."""
+    rounds, seconds, warmup = _server_plan(quick)
+    windows: dict[str, list[LoadResult]] = {"session": [], "health": []}
+    cpu = {"session": 0.0, "health": 0.0}
+    with stack.serve(VITRINE_APP, "web") as server:
+        for _ in range(rounds):
+            for name, path, headers in (("session", "/api/auth/session", cookie), ("health", "/api/health", None)):
+                before = server.cpu_seconds()
+                windows[name].append(run_load(server.url + path, connections=CONNECTIONS, duration=seconds,
+                                              warmup=warmup, processes=CLIENT_PROCESSES, headers=headers))
+                cpu[name] += server.cpu_seconds() - before
+    session, health = (LoadResult.combine(windows[name]) for name in ("session", "health"))
+    return session, health, cpu
+
+
 def run(stack, quick: bool) -> Result:
     import falcon.testing
 
     from api.app import create_app
-    from backend.db import database, transaction
-    from backend.identity.models import Membership, Organization, User
-    from backend.identity.secrets import hash_password, verify_password
-    from backend.identity.sessions import open_session, resolve_session
+    from backend.db import database
+    from backend.identity.secrets import verify_password
+    from backend.identity.sessions import resolve_session
 
-    requests, sign_ins, rounds = (300, 6, 1) if quick else (2_000, 20, 3)
-    client = falcon.testing.TestClient(create_app(stack.config))
+    lookups, sign_ins, rounds = (300, 6, 1) if quick else (1_000, 20, 3)
     with database.connection_context():
-        with transaction():
-            user = User.create(email="bench-session@example.com", name="Bench", password_hash=hash_password(PASSWORD),
-                               roles=["industrial"])
-            Organization.create(id="industrial:552100554", actor_type="industrial", siren="552100554",
-                                legal_name="Bench SA", kyb_status="approved")
-            Membership.create(user=user.id, organization="industrial:552100554", role="manager")
-            token = open_session(user, ttl_days=1)
-        password_hash = user.password_hash
-        headers = {"Cookie": f"auth.session_token={token}"}
-        addresses = iter(f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}" for n in range(1, 10**7))
+        token, password_hash = _bench_account()
+    cookie = {"Cookie": f"auth.session_token={token}"}
+    session, health, cpu = _on_gunicorn(stack, cookie, quick)
 
-        def sign_in() -> None:  # a new address each time: sign-in is rate limited per IP
-            answer = client.simulate_post("/api/auth/sign-in", remote_addr=next(addresses),
-                                          json={"email": "bench-session@example.com", "password": PASSWORD})
-            assert answer.status_code == 200, answer.text
+    client = falcon.testing.TestClient(create_app(stack.config))
+    addresses = iter(f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}" for n in range(1, 10**7))
 
+    def sign_in() -> None:  # a new address each time: sign-in is rate limited per IP
+        answer = client.simulate_post("/api/auth/sign-in", remote_addr=next(addresses),
+                                      json={"email": EMAIL, "password": PASSWORD})
+        assert answer.status_code == 200, answer.text
+
+    with database.connection_context():
         pairs = {
-            "authenticated request p50 (ms)": (
-                lambda: client.simulate_get("/api/workspace/resolve", params={"path": "/industrial"}, headers=headers),
-                lambda: client.simulate_get("/api/health"), requests),
             "session lookup p50 (ms)": (
-                lambda: resolve_session(token), lambda: database.execute_sql("SELECT 1").fetchone(), requests),
-            "sign-in p50 (ms)": (
-                sign_in, lambda: verify_password(password_hash, PASSWORD), sign_ins),
+                lambda: resolve_session(token), lambda: database.execute_sql("SELECT 1").fetchone(), lookups),
+            "sign-in p50 (ms)": (sign_in, lambda: verify_password(password_hash, PASSWORD), sign_ins),
         }
-        figures = []
+        in_process = []
         for label, (ours, reference, times) in pairs.items():
             ours(), reference()  # warm-up
             mine = [_p50_ms(ours, times) for _ in range(rounds)]
             theirs = [_p50_ms(reference, times) for _ in range(rounds)]
-            figures.append(Figure(label, statistics.median(mine), statistics.median(theirs)))
+            in_process.append(Figure(label, statistics.median(mine), statistics.median(theirs)))
         principal = resolve_session(token)
     config = stack.config
+    server_rounds, seconds, warmup = _server_plan(quick)
+    failures = session.non_2xx + session.errors + health.non_2xx + health.errors
     return Result(
-        title="cost of a session: per authenticated request and per sign-in",
-        reference="GET /api/health (no session, no database); SELECT 1; Argon2id verify alone",
+        title=f"authenticated GET /api/auth/session next to GET /api/health, {CONNECTIONS} keep-alive connections",
+        reference="GET /api/health on the same server (no session, no database); SELECT 1; Argon2id verify alone",
         settings=[
-            "in process, falcon.testing client (no network), one PostgreSQL connection",
+            stack.web_settings,
+            f"client: {CLIENT_PROCESSES} processes x {CONNECTIONS // CLIENT_PROCESSES} connections, closed loop, "
+            f"{server_rounds} alternating round(s) of {seconds:g} s per route after {warmup:g} s warm-up",
+            "session lookup and sign-in: in process, falcon.testing client, one PostgreSQL connection, "
+            f"{lookups} lookups and {sign_ins} sign-ins x {rounds} round(s) per side",
             f"Argon2id time_cost={config.argon2_time_cost}, memory_cost={config.argon2_memory_cost_kib} KiB, "
             f"parallelism={config.argon2_parallelism}",
-            f"{requests} requests x {rounds} round(s) per side, {sign_ins} sign-ins x {rounds} round(s)",
         ],
-        figures=figures,
-        checks=[f"session resolved to the bench user: {principal is not None} (expected True)"],
-        notes=["the sign-in ratio is its overhead beyond the password hash, which dominates by design"],
-        ok=principal is not None,
+        figures=[
+            Figure("throughput (req/s)", session.throughput, health.throughput),
+            Figure("server CPU per answer (ms)", 1000 * cpu["session"] / max(session.answered, 1),
+                   1000 * cpu["health"] / max(health.answered, 1)),
+            Figure("latency p50 (ms)", session.p50_ms, health.p50_ms),
+            Figure("latency p99 (ms)", session.p99_ms, health.p99_ms),
+            Figure("requests measured", session.requests, health.requests, summary=False),
+            *in_process,
+        ],
+        checks=[
+            f"non-2xx answers: {session.non_2xx} session, {health.non_2xx} health (expected 0)",
+            f"connection errors: {session.errors} session, {health.errors} health (expected 0)",
+            f"session resolved to the bench user: {principal is not None} (expected True)",
+        ],
+        notes=[
+            SHARED_CORES_NOTE,
+            "the sign-in ratio is its overhead beyond the password hash, which dominates by design",
+        ],
+        ok=failures == 0 and principal is not None,
     )

@@ -37,6 +37,37 @@ def test_sign_up_creates_a_user_without_role_sets_the_cookie_and_queues_a_verifi
     assert "Vitrine" in message.subject and "Bienvenue" in message.body_text
 
 
+@pytest.mark.parametrize(
+    ("path", "caller", "body", "field"),
+    [
+        ("/api/auth/sign-in", None, {"email": "a@example.com"}, "password"),
+        ("/api/auth/magic-link", None, {"email": "pas-un-email"}, "email"),
+        ("/api/auth/password-reset", None, {}, "email"),
+        ("/api/auth/password-reset/confirm", None, {"token": "t", "newPassword": "court"}, "newPassword"),
+        ("/api/auth/email-verification/confirm", None, {"token": ""}, "token"),
+        ("/api/auth/active-organization", "user", {}, "organizationId"),
+        ("/api/auth/change-password", "user", {"currentPassword": "x"}, "newPassword"),
+        ("/api/auth/assign-role", "admin", {"userId": "u", "role": "superuser"}, "role"),
+        ("/api/auth/assign-role", "admin", {"userId": "u", "role": "printer", "permissions": ["all"]},
+         "permissions"),
+    ],
+)
+def test_every_auth_route_refuses_a_bad_body_with_field_errors(client, path, caller, body, field):
+    headers = {"user": lambda: signed_in(make_user()), "admin": lambda: signed_in(make_user(roles=["admin"]))}
+    answer = client.simulate_post(path, json=body, headers=headers[caller]() if caller else {})
+    assert answer.status_code == 400, answer.json
+    assert answer.json["error"]["code"] == "VALIDATION_ERROR"
+    assert field in answer.json["error"]["details"]["fields"]
+    not_json = client.simulate_post(path, body=b"[1, 2]", headers={"content-type": "application/json",
+                                                                    **(headers[caller]() if caller else {})})
+    assert not_json.status_code == 400 and not_json.json["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_magic_link_verify_needs_a_token(client):
+    answer = client.simulate_get("/api/auth/magic-link/verify")
+    assert answer.status_code == 400 and "token" in answer.json["error"]["details"]["fields"]
+
+
 def test_session_cookie_is_secure_unless_cookie_secure_is_false(make_app):
     import falcon.testing
 
@@ -176,8 +207,11 @@ def test_magic_link_expires_after_15_minutes(client):
 def test_password_reset_sets_the_password_once_and_revokes_other_sessions(client):
     user = make_user()
     old_session = signed_in(user)
-    for email in (user.email, "personne@example.com"):
-        assert client.simulate_post("/api/auth/password-reset", json={"email": email}).status_code == 200
+    blocked = make_user(blocked_at=clock.now())
+    for email in (user.email, "personne@example.com", blocked.email):  # one answer: no enumeration
+        answer = client.simulate_post("/api/auth/password-reset", json={"email": email})
+        assert (answer.status_code, answer.json) == (200, {"ok": True, "data": {"done": True}})
+    assert last_email("personne@example.com") is None and last_email(blocked.email) is None
     token = token_in(last_email(user.email, "password_reset"))
     body = {"token": token, "newPassword": "nouveau-mot-de-passe"}
     assert client.simulate_post("/api/auth/password-reset/confirm", json=body).status_code == 200
@@ -274,3 +308,42 @@ def test_active_organization_must_be_a_membership(client):
     refused = client.simulate_post("/api/auth/active-organization", json={"organizationId": foreign.id},
                                    headers=headers)
     assert refused.status_code == 403 and refused.json["error"]["code"] == "FORBIDDEN"
+
+
+def test_the_session_route_costs_three_sql_statements(client):
+    """The policy's session lookup (session, user, membership), the user's organizations, and the
+    onboarding check of the active one: the user and the active organization are not read again."""
+    from backend.db import database
+    from tests.factories import add_member, make_organization
+
+    user = make_user()
+    add_member(user, make_organization(kyb_status="approved"))
+    headers = signed_in(user)
+    statements = []
+    original = database.obj.execute_sql
+
+    def counting(sql, params=None, *args, **kwargs):
+        statements.append(sql)
+        return original(sql, params, *args, **kwargs)
+
+    database.obj.execute_sql = counting
+    try:
+        answer = client.simulate_get(SESSION, headers=headers)
+    finally:
+        del database.obj.execute_sql
+    assert answer.status_code == 200 and answer.json["data"]["workspace"] == {"home": "/industrial", "redirectTo": None}
+    assert len(statements) == 3, [statement[:80] for statement in statements]
+
+
+def test_a_resolved_session_carries_its_user_and_role_in_the_active_organization():
+    from backend.identity.sessions import resolve_session
+    from tests.factories import add_member, make_organization, session_cookie
+
+    user = make_user()
+    organization = make_organization()
+    add_member(user, organization, "billing")
+    resolved = resolve_session(session_cookie(user))
+    assert (resolved.user.id, resolved.user.email) == (user.id, user.email)
+    assert (resolved.principal.active_organization_id, resolved.principal.membership_role) == (
+        organization.id, "billing")
+    assert resolve_session(session_cookie(make_user())).principal.membership_role is None

@@ -41,6 +41,15 @@ def test_without_smtp_the_message_is_written_as_an_eml_file_once(config):
     assert deliver_email(message.id, config=config) is False  # a redelivered message is not sent twice
 
 
+def test_an_eml_file_keeps_links_whole_and_text_readable(config):
+    link = "http://127.0.0.1:8000/verify-email?token=" + "T0k-en_" * 8
+    message = queue_email("email_verification", to="ines@example.com", name="Inès Martin", link=link)
+    deliver_email(message.id, config=config)
+    text = _eml(config, message.id).read_text(encoding="utf-8")
+    assert link in text.splitlines()  # on a line of its own, not cut by quoted-printable
+    assert "Bonjour Inès Martin" in text
+
+
 class FakeSMTP:
     sent: list = []
     fail = False

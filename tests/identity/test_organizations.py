@@ -175,6 +175,7 @@ def test_invitation_is_mailed_accepted_once_by_the_invited_address(client):
     assert invitation["email"] == "collegue@example.com" and invitation["role"] == "billing"
     message = last_email("collegue@example.com", "invitation")
     assert organization.legal_name in message.body_text and "7 jours" in message.body_text
+    assert "« facturation »" in message.body_text  # the role as the French e-mail names it
     token = token_in(message)
     stranger = make_user()
     refused = client.simulate_post(f"/api/invitations/{token}/accept", headers=signed_in(stranger))
