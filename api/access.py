@@ -35,6 +35,9 @@ class Access:
 PUBLIC = Access("public")
 SIGNATURE = Access("signature")
 SESSION = Access("session")
+# Reference data of the business workspaces (ad spaces, furniture types, store zones): any signed-in
+# user whose active organization is open for business (industrial and distributor: KYB approved).
+BUSINESS_SESSION = Access("session", kyb_required=True)
 
 
 def roles(

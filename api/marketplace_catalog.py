@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.access import SESSION, admin, roles
+from api.access import BUSINESS_SESSION, admin, roles
 from api.responses import load, send
 from api.routes import Route
 from backend.errors import Forbidden
@@ -20,7 +20,7 @@ from schemas.marketplace import (
     StoreOut,
 )
 
-DISTRIBUTOR = roles("distributor")
+DISTRIBUTOR = roles("distributor", kyb_required=True)
 
 
 def acting_organization(req, *actor_types: str) -> str:
@@ -188,8 +188,9 @@ class AdSpaces:
 
 class AdSpaceSearch:
     def on_get(self, req, resp) -> None:
-        """Search ad spaces by `universeId`, `rayonId`, store `city` (case-insensitive), `search` in the
-        ad-space and store names; sortBy `createdAt` (default), `name`, `priceCents`, `city`.
+        """Search ad spaces by `universeId`, `rayonId`, store `city` (case-insensitive), the store's
+        distributor `organizationId`, `search` in the ad-space and store names; sortBy `createdAt`
+        (default), `name`, `priceCents`, `city`.
         ---
         summary: Search ad spaces
         tags: [catalog]
@@ -204,7 +205,8 @@ class AdSpaceSearch:
         """
         params, query = list_params(req, AdSpaceQuery())
         page = catalog.search_ad_spaces(
-            params=params, universe_id=query["universeId"], rayon_id=query["rayonId"], city=query["city"]
+            params=params, universe_id=query["universeId"], rayon_id=query["rayonId"], city=query["city"],
+            organization_id=query["organizationId"],
         )
         send(resp, page.as_dict(AdSpaceOut().dump))
 
@@ -214,8 +216,8 @@ def routes(deps) -> list[Route]:
     return [
         Route("/api/admin/furniture-types", FurnitureTypes(), catalog_admin),
         Route("/api/admin/furniture-types/{furniture_type_id}", FurnitureType(), catalog_admin),
-        Route("/api/furniture-types", FurnitureTypeList(), SESSION),
+        Route("/api/furniture-types", FurnitureTypeList(), BUSINESS_SESSION),
         Route("/api/distributor/stores", Stores(), DISTRIBUTOR),
-        Route("/api/distributor/ad-spaces", AdSpaces(), roles("distributor", kyb_required=True)),
-        Route("/api/ad-spaces", AdSpaceSearch(), SESSION),
+        Route("/api/distributor/ad-spaces", AdSpaces(), DISTRIBUTOR),
+        Route("/api/ad-spaces", AdSpaceSearch(), BUSINESS_SESSION),
     ]

@@ -1,8 +1,9 @@
-"""Admin store zones (Specification A, permission `catalog.manage.all`): the universe and rayon tree."""
+"""Store zones (Specification A): the admin universe and rayon tree (permission `catalog.manage.all`),
+and its active part, readable by every signed-in user."""
 
 from __future__ import annotations
 
-from api.access import admin
+from api.access import BUSINESS_SESSION, admin
 from api.responses import load, send
 from api.routes import Route
 from backend.marketplace import store_zones
@@ -34,6 +35,23 @@ class StoreZoneTree:
                 schema: StoreZoneTreeOutEnvelope
         """
         send(resp, StoreZoneTreeOut().dump({"universes": store_zones.zone_tree()}))
+
+
+class ActiveStoreZoneTree:
+    def on_get(self, req, resp) -> None:
+        """The active universes and rayons (archived ones left out), ordered by sortOrder: the ids a
+        distributor places its ad spaces on and an industrial targets and searches by.
+        ---
+        summary: Store zones (read, any signed-in user)
+        tags: [store zones]
+        responses:
+          200:
+            description: active universes with their active rayons
+            content:
+              application/json:
+                schema: StoreZoneTreeOutEnvelope
+        """
+        send(resp, StoreZoneTreeOut().dump({"universes": store_zones.zone_tree(active_only=True)}))
 
 
 class Universes:
@@ -168,4 +186,5 @@ def routes(deps) -> list[Route]:
         Route("/api/admin/store-zones/universes/{universe_id}", Universe(), CATALOG),
         Route("/api/admin/store-zones/rayons", Rayons(), CATALOG),
         Route("/api/admin/store-zones/rayons/{rayon_id}", Rayon(), CATALOG),
+        Route("/api/store-zones", ActiveStoreZoneTree(), BUSINESS_SESSION),
     ]

@@ -220,6 +220,8 @@ class AdSpaceQuery(ListQuery):
     universeId = fields.String(load_default=None)
     rayonId = fields.String(load_default=None)
     city = fields.String(load_default=None)
+    organizationId = fields.String(load_default=None, metadata={
+        "description": "the distributor organization owning the store (a distributor lists its own)"})
 
 
 class AdSpaceOut(Schema):

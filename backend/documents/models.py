@@ -3,13 +3,12 @@ is only ever written by one SQL upsert (`versions.next_version_number`, seeding)
 
 from __future__ import annotations
 
-import uuid
 from enum import StrEnum
 
 from peewee import CharField, IntegerField
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
-from backend.model import BaseModel, created_at_field, status_field
+from backend.model import BaseModel, created_at_field, id_field, status_field
 
 
 class Kind(StrEnum):
@@ -26,7 +25,7 @@ class Status(StrEnum):
 class TemplateVersion(BaseModel):
     """A draft (no number) or a published version (immutable); the content lives in storage."""
 
-    id = CharField(primary_key=True, max_length=36, default=lambda: str(uuid.uuid4()))
+    id = id_field()
     template_key = CharField(max_length=64)
     kind = status_field(Kind)
     status = status_field(Status)

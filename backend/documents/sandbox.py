@@ -1,9 +1,23 @@
 """Admin-written template content, rendered in a locked-down Jinja2 sandbox.
 
 Template content comes from the back-office, so it is untrusted: it runs in an immutable
-sandbox (no attribute starting with `_`, no mutation of context values, no globals, bounded
-`range`, `*` and `**`), every undefined name is an error, and every printed value is escaped for
-markdown so a value can neither inject markup nor forge a signature anchor.
+sandbox (no attribute starting with `_`, no mutation of context values, no globals), every
+undefined name is an error, and every printed value is escaped for markdown so a value can
+neither inject markup nor forge a signature anchor.
+
+Jinja's sandbox keeps templates away from Python objects but does not bound what they build
+(`'x'.ljust(10**9)`, `s|join(s)`, a macro doubling a string at each call). So every way a
+template builds text is bounded by `MAX_TEXT` characters, checked before the text is built:
+
+- filters and methods are whitelists (`SAFE_FILTERS`, `SAFE_METHODS`): no padding, `format`,
+  `tojson`..., and their integer arguments and arguments' sizes are bounded;
+- `join`, `replace`, `~`, every buffer and the rendered document itself are joined through
+  `environment.concat`, which stops at `MAX_TEXT`; `+`, `*`, `%`, `**` check their operands;
+- macros, call, filter and set blocks, template blocks and recursive loops are refused (they
+  allow recursion, hence exponential growth).
+
+Loops still run over the data they are given: a template can waste CPU time (bounded by the
+web worker's timeout), not memory.
 
 Signature anchors `{{<signer_key>|signature|<width>|<height>}}` look like Jinja expressions.
 They are swapped for private-use placeholders before Jinja sees the content and put back by the
@@ -12,11 +26,16 @@ renderer once the HTML exists, so they reach the PDF text layer exactly as writt
 
 from __future__ import annotations
 
+import functools
 import re
+from datetime import date
 from functools import lru_cache
 
-from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, meta
+from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, meta, nodes
+from jinja2.compiler import CodeGenerator, optimizeconst
+from jinja2.filters import make_attrgetter
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.utils import pass_environment
 
 from backend.documents import formatting
 from backend.documents.catalog import FRAME_KEYS
@@ -29,27 +48,183 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 _MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
-MAX_SEQUENCE = 100_000
+MAX_SEQUENCE = 100_000  # items or characters of one `*` repetition
 MAX_EXPONENT = 64
+MAX_TEXT = 1_000_000  # characters of any text a template builds, the rendered document included
+MAX_INT_BITS = 1024
+_PRINTF_WIDTH = re.compile(r"%[-#0 +]*(\*|\d{4,})|%[-#0 +]*\d*\.(\*|\d{4,})")
+
+SAFE_FILTERS = frozenset({
+    "abs", "attr", "batch", "capitalize", "count", "d", "default", "dictsort", "first", "float", "groupby",
+    "int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr",
+    "replace", "reverse", "round", "select", "selectattr", "slice", "sort", "sum", "title", "trim", "truncate",
+    "unique", "upper", "wordcount",
+})
+SAFE_METHODS = frozenset({
+    # str (none of them pads, repeats or formats)
+    "capitalize", "casefold", "count", "endswith", "find", "index", "isalnum", "isalpha", "isdecimal",
+    "isdigit", "islower", "isnumeric", "isspace", "istitle", "isupper", "lower", "lstrip", "partition",
+    "removeprefix", "removesuffix", "rfind", "rindex", "rpartition", "rsplit", "rstrip", "split", "splitlines",
+    "startswith", "strip", "swapcase", "title", "upper",
+    # dict, and the loop helpers
+    "get", "items", "keys", "values", "cycle", "changed",
+})
+_REFUSED_NODES = {
+    nodes.Macro: "macros", nodes.CallBlock: "call blocks", nodes.FilterBlock: "filter blocks",
+    nodes.AssignBlock: "set blocks", nodes.Block: "blocks", nodes.Extends: "extends",
+    nodes.Include: "include", nodes.Import: "import", nodes.FromImport: "import",
+}
+
+
+def _too_large(what: str) -> SecurityError:
+    return SecurityError(f"{what} exceeds the limit of {MAX_TEXT} characters")
+
+
+def text_size(value: object, budget: int = MAX_TEXT) -> int:
+    """About how many characters `value` prints as; stops counting once past `budget`."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, bool) or value is None:
+        return 5
+    if isinstance(value, int):
+        return value.bit_length() // 3 + 2
+    if isinstance(value, float | date):
+        return 32
+    if isinstance(value, dict):
+        value = [item for pair in value.items() for item in pair]
+    if isinstance(value, list | tuple | set | frozenset):
+        size = 0
+        for item in value:
+            size += text_size(item, budget - size) + 2
+            if size > budget:
+                break
+        return size
+    return 64  # the loop, Undefined... print short
+
+
+def _check_size(value: object, what: str = "a value") -> object:
+    if text_size(value) > MAX_TEXT:
+        raise _too_large(what)
+    return value
+
+
+def _check_arguments(values, *, bound_numbers: bool = False) -> None:
+    """Arguments whose text would exceed the limit are refused (a filter or method may turn them
+    into text); with `bound_numbers`, so are integers above it (widths, counts, fills)."""
+    for value in values:
+        if bound_numbers and isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_TEXT:
+            raise SecurityError(f"an argument above {MAX_TEXT} is not allowed")
+        if isinstance(value, str | list | tuple | set | frozenset | dict):
+            _check_size(value, "an argument")
+
+
+def _text(value: object) -> str:
+    """`str(value)`, refused before a container's text could exceed the limit."""
+    return value if isinstance(value, str) else str(_check_size(value))
+
+
+def bounded_concat(parts) -> str:
+    """`"".join`, stopping before the text exceeds `MAX_TEXT` (Jinja joins buffers and the whole
+    document with `environment.concat`)."""
+    joined, size = [], 0
+    for part in parts:
+        part = _text(part)
+        size += len(part)
+        if size > MAX_TEXT:
+            raise _too_large("the text")
+        joined.append(part)
+    return "".join(joined)
+
+
+@pass_environment
+def _join(environment, value, d="", attribute=None) -> str:
+    if attribute is not None:
+        value = map(make_attrgetter(environment, attribute), value)
+    separator = _text(d)
+
+    def interleaved():
+        for index, item in enumerate(value):
+            if index:
+                yield separator
+            yield item
+
+    return bounded_concat(interleaved())
+
+
+def _replace(value, old, new, count=None) -> str:
+    text, old, new = _text(value), _text(old), _text(new)
+    found = len(text) + 1 if old == "" else text.count(old)
+    if count is not None:
+        found = min(found, max(count, 0))
+    if len(text) + found * (len(new) - len(old)) > MAX_TEXT:
+        raise _too_large("the replaced text")
+    return text.replace(old, new, -1 if count is None else count)
+
+
+def _bounded(function):
+    # The filtered value comes after the environment or context Jinja passes to marked filters;
+    # only the arguments after it are widths and counts.
+    value_index = 1 if hasattr(function, "jinja_pass_arg") else 0
+
+    @functools.wraps(function)  # keeps Jinja's pass_environment / pass_context marks
+    def bounded(*args, **kwargs):
+        _check_arguments(args[value_index:value_index + 1])
+        _check_arguments((*args[value_index + 1:], *kwargs.values()), bound_numbers=True)
+        return _check_size(function(*args, **kwargs), "a filter result")
+
+    return bounded
+
+
+class _CodeGenerator(CodeGenerator):
+    @optimizeconst
+    def visit_Concat(self, node: nodes.Concat, frame) -> None:
+        # `a ~ b` joins through environment.concat (bounded) instead of Jinja's str_join.
+        self.write("environment.concat((")
+        for argument in node.nodes:
+            self.visit(argument, frame)
+            self.write(", ")
+        self.write("))")
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"+", "*", "%", "**"})
+    code_generator_class = _CodeGenerator
+    concat = staticmethod(bounded_concat)
+
+    def is_safe_attribute(self, obj, attr, value) -> bool:
+        return super().is_safe_attribute(obj, attr, value) and (not callable(value) or attr in SAFE_METHODS)
+
+    def wrap_str_format(self, value):
+        return None  # `str.format` is not offered wrapped: like every method, it must be in SAFE_METHODS
+
+    def call(self, context, obj, /, *args, **kwargs):
+        _check_arguments((*args, *kwargs.values()))
+        return _check_size(super().call(context, obj, *args, **kwargs), "a method result")
 
     def call_binop(self, context, operator, left, right):
-        # Refuse the arithmetic that would exhaust memory or CPU (`'a' * 10**9`, `9 ** 9 ** 9`).
+        # Refuse what would exhaust memory or CPU (`'a' * 10**9`, `9 ** 9 ** 9`, `'%999999999d' % 1`).
         if operator == "**" and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
             raise SecurityError("exponent too large")
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
                 if isinstance(seq, str | list | tuple) and isinstance(times, int) and len(seq) * times > MAX_SEQUENCE:
                     raise SecurityError("sequence repetition too large")
-        return super().call_binop(context, operator, left, right)
+        sequences = isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple)
+        if operator == "+" and sequences and len(left) + len(right) > MAX_TEXT:
+            raise _too_large("the sum")
+        if operator == "%" and isinstance(left, str):
+            if _PRINTF_WIDTH.search(left):
+                raise SecurityError("printf widths and precisions above 999 are not allowed")
+            _check_arguments(right if isinstance(right, tuple) else (right,))
+        result = super().call_binop(context, operator, left, right)
+        if isinstance(result, int) and result.bit_length() > MAX_INT_BITS:
+            raise SecurityError("number too large")
+        return _check_size(result, "the result")
 
 
 def _finalize(value: object) -> str:
     """Every `{{ value }}`: French display, then markdown-escaped and defused."""
-    text = _PRIVATE_USE.sub("", formatting.display(value))
+    text = _PRIVATE_USE.sub("", formatting.display(_check_size(value, "a printed value")))
     text = text.replace("{{", "{ {").replace("}}", "} }")  # never a signature anchor
     text = re.sub(r"\s*[\r\n]+\s*", " ", text)  # one value never opens a new markdown block
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
@@ -65,8 +240,9 @@ def _build_environment() -> _Sandbox:
         finalize=_finalize,
     )
     env.globals.clear()
-    env.filters["euros"] = formatting.euros_filter
-    env.filters["date_fr"] = formatting.date_filter
+    filters = {name: env.filters[name] for name in SAFE_FILTERS} | {"join": _join, "replace": _replace}
+    filters |= {"euros": formatting.euros_filter, "date_fr": formatting.date_filter}
+    env.filters = {name: _bounded(function) for name, function in filters.items()}
     return env
 
 
@@ -88,26 +264,40 @@ def restore_anchors(text: str, anchors: list[str], wrap=lambda anchor: anchor) -
     return PLACEHOLDER.sub(lambda m: wrap(anchors[int(m.group(1))]), text)
 
 
-@lru_cache(maxsize=128)
-def _compile(source: str):
-    try:
-        return _ENV.from_string(source)
-    except TemplateSyntaxError as exc:
-        raise ValidationError(
-            f"template syntax error line {exc.lineno}: {exc.message}", line=exc.lineno
-        ) from None
+def _syntax_error(exc: TemplateSyntaxError) -> ValidationError:
+    return ValidationError(f"template syntax error line {exc.lineno}: {exc.message}", line=exc.lineno)
 
 
-def check_template(content: str, *, declared: list[str]) -> None:
-    """Refuse content that does not parse or names a variable the catalog does not declare."""
-    source, _ = protect_anchors(content)
+def _parse(source: str) -> nodes.Template:
+    """The syntax tree, with the constructs that allow recursion refused."""
     try:
         ast = _ENV.parse(source)
     except TemplateSyntaxError as exc:
-        raise ValidationError(
-            f"template syntax error line {exc.lineno}: {exc.message}", line=exc.lineno
-        ) from None
-    unknown = sorted(meta.find_undeclared_variables(ast) - set(declared) - set(FRAME_KEYS))
+        raise _syntax_error(exc) from None
+    for node in ast.find_all((*_REFUSED_NODES, nodes.For)):
+        if isinstance(node, nodes.For) and not node.recursive:
+            continue
+        construct = "recursive loops" if isinstance(node, nodes.For) else _REFUSED_NODES[type(node)]
+        raise ValidationError(f"{construct} are not allowed in document templates (line {node.lineno})",
+                              line=node.lineno)
+    return ast
+
+
+@lru_cache(maxsize=128)
+def _compile(source: str):
+    ast = _parse(source)
+    try:
+        return _ENV.from_string(ast)
+    except TemplateSyntaxError as exc:  # an unknown filter or test is found when compiling
+        raise _syntax_error(exc) from None
+
+
+def check_template(content: str, *, declared: list[str]) -> None:
+    """Refuse content that does not parse, uses a refused construct, or names a variable the
+    catalog does not declare."""
+    source, _ = protect_anchors(content)
+    _compile(source)
+    unknown = sorted(meta.find_undeclared_variables(_parse(source)) - set(declared) - set(FRAME_KEYS))
     if unknown:
         raise ValidationError(f"the template uses undeclared variables: {', '.join(unknown)}", unknown=unknown)
 
@@ -124,5 +314,7 @@ def render_markdown_source(content: str, variables: dict) -> tuple[str, list[str
         raise
     except TemplateError as exc:
         raise ValidationError(f"the template could not be rendered: {exc.message}") from None
+    except RecursionError:
+        raise ValidationError("the template could not be rendered: it nests too deeply") from None
     except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
         raise ValidationError(f"the template could not be rendered: {exc}") from None

@@ -10,15 +10,18 @@ import unicodedata
 _NOT_ALNUM = re.compile(r"[^A-Z0-9]+")
 _SPACES = re.compile(r"\s+")
 CODE_MAX_LENGTH = 60
+LABEL_MAX_LENGTH = 120  # the label and its normalized form (their columns)
+# Ligatures Unicode does not decompose: "Œufs" and "Oeufs" are one label (and one code).
+_LIGATURES = str.maketrans({"Œ": "OE", "œ": "oe", "Æ": "AE", "æ": "ae"})
 
 
 def strip_diacritics(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
+    decomposed = unicodedata.normalize("NFKD", text.translate(_LIGATURES))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def normalize_label(label: str) -> str:
-    """Case, accents and runs of spaces ignored: the key of label uniqueness."""
+    """Case, accents, ligatures and runs of spaces ignored: the key of label uniqueness."""
     return _SPACES.sub(" ", strip_diacritics(label).casefold()).strip()
 
 
@@ -32,7 +35,7 @@ def base_code(prefix: str, label: str) -> str:
 
     "Œufs & crèmerie" gives `UNIV_OEUFS_CREMERIE`; a label with nothing alphanumeric gives
     `<prefix>ZONE` so a code is never just the prefix."""
-    core = _NOT_ALNUM.sub("_", strip_diacritics(label).upper().replace("Œ", "OE").replace("Æ", "AE"))
+    core = _NOT_ALNUM.sub("_", strip_diacritics(label).upper())
     core = core.strip("_") or "ZONE"
     return (prefix + core)[:CODE_MAX_LENGTH].rstrip("_")
 

@@ -15,21 +15,28 @@ from backend import clock
 from backend.db import transaction
 from backend.errors import Conflict, NotFound, ValidationError
 from backend.marketplace.models import AdSpace, Campaign, Rayon, Universe, violated_constraint
-from backend.marketplace.naming import base_code, clean_label, code_candidates, normalize_label
+from backend.marketplace.naming import LABEL_MAX_LENGTH, base_code, clean_label, code_candidates, normalize_label
 
 UNIVERSE_PREFIX = "UNIV_"
 RAYON_PREFIX = "RAYON_"
 _LABEL_CONSTRAINTS = {"universe_normalized_label_key", "rayon_universe_label_key"}
 
 
-def zone_tree() -> list[Universe]:
-    """Every universe with its rayons (`universe.rayon_list`), both ordered by sortOrder, then label."""
-    universes = list(Universe.select().order_by(Universe.sort_order, Universe.normalized_label))
+def zone_tree(*, active_only: bool = False) -> list[Universe]:
+    """Every universe with its rayons (`universe.rayon_list`), both ordered by sortOrder, then
+    label; `active_only` leaves archived zones out (what ad spaces may be placed on)."""
+    universes = Universe.select().order_by(Universe.sort_order, Universe.normalized_label)
+    rayons = Rayon.select().order_by(Rayon.sort_order, Rayon.normalized_label)
+    if active_only:
+        universes = universes.where(Universe.archived_at.is_null())
+        rayons = rayons.where(Rayon.archived_at.is_null())
+    universes = list(universes)
     by_id = {u.id: u for u in universes}
     for universe in universes:
         universe.rayon_list = []
-    for rayon in Rayon.select().order_by(Rayon.sort_order, Rayon.normalized_label):
-        by_id[rayon.universe_id].rayon_list.append(rayon)
+    for rayon in rayons:
+        if rayon.universe_id in by_id:
+            by_id[rayon.universe_id].rayon_list.append(rayon)
     return universes
 
 
@@ -187,8 +194,13 @@ def check_placement(universe_id: str, rayon_id: str | None) -> None:
 
 def _valid_label(label: str) -> str:
     label = clean_label(label)
-    if not normalize_label(label):
+    normalized = normalize_label(label)
+    if not normalized:
         raise ValidationError("the label is empty", fields={"label": ["must not be blank"]})
+    if len(label) > LABEL_MAX_LENGTH or len(normalized) > LABEL_MAX_LENGTH:
+        # Case folding can lengthen a label ("ß" gives "ss"): both forms must fit their column.
+        raise ValidationError("the label is too long",
+                              fields={"label": [f"at most {LABEL_MAX_LENGTH} characters once normalized"]})
     return label
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from backend.audit import SecurityEvent
+from backend.documents.catalog import load_catalog
 from tests.documents.conftest import pdf_pages
 from tests.factories import make_admin, make_user, signed_in
 
@@ -36,7 +37,7 @@ def test_catalog_and_template_list(client, seeded, as_admin):
     assert "headerLines" in catalog["frameKeys"]
 
     listing = client.simulate_get(BASE, headers=as_admin).json["data"]
-    assert len(listing["templates"]) == 7
+    assert [t["templateKey"] for t in listing["templates"]] == list(load_catalog())
     contract = next(t for t in listing["templates"] if t["templateKey"] == "framework_contract")
     assert (contract["status"], contract["currentVersion"], contract["hasDraft"]) == ("published", 1, False)
     assert listing["pdfStyle"]["templateKey"] == "pdf_style" and listing["pdfStyle"]["currentVersion"] == 1
@@ -92,6 +93,19 @@ def test_draft_validation_errors(client, seeded, as_admin):
         answer = client.simulate_post(f"{BASE}/{KEY}/draft", json=body, headers=as_admin)
         assert (answer.status_code, answer.json["error"]["code"]) == (400, "VALIDATION_ERROR"), body
     assert client.simulate_delete(f"{BASE}/{KEY}/draft", headers=as_admin).status_code == 404
+
+
+def test_sandbox_refusals_are_validation_errors_over_http(client, seeded, as_admin):
+    macro = client.simulate_post(f"{BASE}/{KEY}/draft", headers=as_admin,
+                                 json={"content": "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}"})
+    assert (macro.status_code, macro.json["error"]["code"]) == (400, "VALIDATION_ERROR")
+    assert "macros are not allowed" in macro.json["error"]["message"]
+    saved = client.simulate_post(f"{BASE}/{KEY}/draft", headers=as_admin,
+                                 json={"content": "# CGU\n\n{{ organizationName.__class__.__mro__ }}\n"})
+    assert saved.status_code == 201  # the names are declared; the attribute is refused when rendering
+    preview = client.simulate_post(f"{BASE}/{KEY}/preview", headers=as_admin)
+    assert (preview.status_code, preview.json["error"]["code"]) == (400, "VALIDATION_ERROR")
+    assert "<class" not in preview.json["error"]["message"]
 
 
 def test_version_deletion_rules_and_journal(client, seeded, as_admin, admin_user):

@@ -1,4 +1,5 @@
-"""Admin-written content cannot reach Python objects, files or the network, nor exhaust memory."""
+"""Admin-written content cannot reach Python objects, files or the network, nor exhaust memory
+(every way a template builds text is bounded, constructs that recurse are refused)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from backend.documents.catalog import load_catalog
 from backend.documents.rendering import html_to_pdf, render_html
-from backend.documents.sandbox import render_markdown_source
+from backend.documents.sandbox import check_template, render_markdown_source
 from backend.errors import ValidationError
 from tests.documents.conftest import pdf_pages
 
@@ -30,13 +31,59 @@ ESCAPES = [
 ]
 
 
-@pytest.mark.parametrize("source", ESCAPES)
+# Each would allocate hundreds of megabytes (or recurse without end) in an unbounded sandbox.
+BIG = "{% set s = 'a' * 100000 %}"
+EXHAUSTION = [
+    "{{ organizationName.ljust(300000000) }}",
+    "{{ organizationName|center(300000000) }}",
+    "{{ '{:>300000000}'.format(1) }}",
+    "{{ '%300000000d' % 1 }}",
+    "{{ (1).to_bytes(300000000, 'big') }}",
+    "{{ organizationName|batch(300000000, 'x')|list }}",
+    "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",
+    "{% macro f(s) %}{{ f(s ~ s) }}{% endmacro %}{{ f('ab') }}",
+    "{% for x in lines recursive %}{{ loop(lines) }}{% endfor %}",
+    "{% set x %}{% for a in lines %}{{ a }}{% endfor %}{% endset %}{{ x }}",
+    BIG + "{{ s|replace('', s) }}",
+    BIG + "{{ s|join(s) }}",
+    BIG + "{{ s.replace('', s) }}",
+    BIG + "".join("{% set s = s ~ s %}" for _ in range(12)) + "{{ s|length }}",
+    BIG + "".join("{% set s = s + s %}" for _ in range(12)) + "{{ s|length }}",
+    BIG + "{{ ([s] * 100000)|upper }}",
+    BIG + "{{ [s] * 100000 }}",
+    BIG + "{% for a in s %}{% for b in s %}{{ s }}{% endfor %}{% endfor %}",
+    "{% set n = 10 ** 60 %}" + "".join("{% set n = n * n %}" for _ in range(12)) + "{{ n }}",
+]
+
+
+@pytest.mark.parametrize("source", ESCAPES + EXHAUSTION)
 def test_sandbox_escape_attempts_fail_with_a_validation_error(source):
     variables = {"organizationName": "ACME", "lines": [1, 2]}
     with pytest.raises(ValidationError) as caught:
         render_markdown_source(source, variables)
     assert caught.value.code == "VALIDATION_ERROR"
     assert "<class" not in caught.value.message and "<function" not in caught.value.message
+
+
+@pytest.mark.parametrize("source", ["{% macro m() %}x{% endmacro %}", "{{ organizationName|center(80) }}",
+                                    "{% for x in lines recursive %}{% endfor %}"])
+def test_refused_constructs_are_refused_when_the_draft_is_saved(source):
+    with pytest.raises(ValidationError, match=r"not allowed|No filter named"):
+        check_template(source, declared=["organizationName", "lines"])
+
+
+def test_what_documents_need_still_works():
+    source = ("{% for line in lines %}{{ loop.index }}. {{ line.label|upper }} {{ line.amountCents|euros }}"
+              "{{ loop.cycle(' ;', '') }}\n{% endfor %}"
+              "{{ lines|join(' / ', attribute='label') }} {{ total }} {{ total|euros }} {{ '%d' % total }} "
+              "{{ 'a-b'|replace('-', ' ') }} {{ (lines|map(attribute='amountCents')|sum)|euros }} "
+              "{{ organizationName ~ ' SA' }} {{ organizationName.split('C')|length }}")
+    lines = [{"label": "Pose", "amountCents": 120_000}, {"label": "Dépose", "amountCents": 5}]
+    text, _ = render_markdown_source(source, {"lines": lines, "total": 5_000_000_000, "organizationName": "ACME"})
+    # Printed values are markdown-escaped (backslashes) and use French spaces.
+    flat = " ".join(text.replace("\\", "").replace("\u202f", " ").replace("\xa0", " ").split())
+    assert "1. POSE 1 200,00 € ;" in flat and "2. DÉPOSE 0,05 €" in flat
+    assert "Pose / Dépose 5 000 000 000 50 000 000,00 € 5000000000 a b 1 200,05 € ACME SA 2" in flat
 
 
 def test_external_resources_are_never_fetched(tmp_path):

@@ -50,12 +50,19 @@ def _catalog(client, admin_headers):
 
 def test_marketplace_journey(client, party, admin_headers):
     universe, rayon, furniture = _catalog(client, admin_headers)
-    _, distributor = party("distributor")
     industrial_org, industrial = party("industrial")
+
+    distributor_org, distributor = party("distributor")
+    # The distributor finds the zone and furniture ids without admin rights.
+    tree = {u["id"]: u for u in _ok(client.simulate_get("/api/store-zones", headers=distributor))["universes"]}
+    assert rayon["id"] in [r["id"] for r in tree[universe["id"]]["rayons"]]
+    types = _ok(client.simulate_get("/api/furniture-types", headers=distributor))["items"]
+    assert furniture["id"] in [t["id"] for t in types]
 
     store = _ok(client.simulate_post("/api/distributor/stores", headers=distributor, json={
         "name": "Hyper Lyon", "address": {"street": "1 rue Neuve", "postalCode": "69001", "city": "Lyon",
                                           "country": "FR"}}), 201)["store"]
+    assert store["createdAt"].endswith("Z")
     spaces = [
         _ok(client.simulate_post("/api/distributor/ad-spaces", headers=distributor, json={
             "storeId": store["id"], "name": f"Gondole {n}", "promoFurnitureTypeId": furniture["id"],
@@ -63,6 +70,10 @@ def test_marketplace_journey(client, party, admin_headers):
         }), 201)["adSpace"]
         for n, price in ((1, 12_345), (2, 333))
     ]
+    assert all(space["createdAt"].endswith("Z") for space in spaces)
+    mine = _ok(client.simulate_get("/api/ad-spaces", headers=distributor,
+                                   params={"organizationId": distributor_org.id, "sortBy": "name"}))
+    assert [s["id"] for s in mine["items"]] == [spaces[0]["id"], spaces[1]["id"]]
     found = _ok(client.simulate_get("/api/ad-spaces", headers=industrial,
                                     params={"rayonId": rayon["id"], "city": "LYON", "sortBy": "priceCents"}))
     assert [s["id"] for s in found["items"]] == [spaces[1]["id"], spaces[0]["id"]] and found["total"] == 2
@@ -70,10 +81,11 @@ def test_marketplace_journey(client, party, admin_headers):
     campaign = _ok(client.simulate_post("/api/campaigns", headers=industrial, json={
         "name": "Été", "startsAt": "2026-06-01T00:00:00Z", "endsAt": "2026-06-30T00:00:00Z",
         "universeIds": [universe["id"]]}), 201)["campaign"]
-    assert campaign["startsAt"] == "2026-06-01T00:00:00.000Z"
+    assert campaign["startsAt"] == "2026-06-01T00:00:00.000Z" and campaign["createdAt"].endswith("Z")
     for space in spaces:
-        _ok(client.simulate_post("/api/campaigns/cart/items", headers=industrial,
-                                 json={"campaignId": campaign["id"], "adSpaceId": space["id"]}), 201)
+        item = _ok(client.simulate_post("/api/campaigns/cart/items", headers=industrial,
+                                        json={"campaignId": campaign["id"], "adSpaceId": space["id"]}), 201)["item"]
+        assert item["createdAt"].endswith("Z") and item["industrialTotalPayableCents"] > space["priceCents"]
     cart = _ok(client.simulate_get("/api/campaigns/cart", headers=industrial))
     assert {k: cart[k] for k in ("totalNetDistributorCents", "totalPlatformCommissionCents",
                                  "totalIndustrialPayableCents", "commissionRateBps")} == {
@@ -118,21 +130,35 @@ def test_marketplace_journey(client, party, admin_headers):
     assert again.status_code == 409 and again.json["error"]["code"] == "CONFLICT"
 
 
-def test_checkout_and_publication_are_refused_until_kyb_is_approved(client, party, admin_headers):
+def test_the_business_workspace_is_blocked_until_kyb_is_approved(client, party, admin_headers):
+    """Specification A: every business route of an industrial or distributor refuses (403,
+    `kyb_not_approved`) until KYB approval; session, organization and KYB routes stay open."""
     universe, _, furniture = _catalog(client, admin_headers)
     _, distributor = party("distributor", kyb_status="submitted")
     _, industrial = party("industrial", kyb_status=None)
-    store = _ok(client.simulate_post("/api/distributor/stores", headers=distributor, json={
-        "name": "Super", "address": {"street": "2 rue", "postalCode": "75001", "city": "Paris",
-                                     "country": "FR"}}), 201)["store"]
-    published = client.simulate_post("/api/distributor/ad-spaces", headers=distributor, json={
-        "storeId": store["id"], "name": "G", "promoFurnitureTypeId": furniture["id"],
-        "placementUniverseId": universe["id"], "priceCents": 100})
-    checkout = client.simulate_post("/api/campaigns/cart/checkout", headers=industrial)
-    for refused in (published, checkout):
-        assert refused.status_code == 403
-        assert refused.json["error"]["code"] == "FORBIDDEN"
-        assert refused.json["error"]["details"]["reason"] == "kyb_not_approved"
+    store_body = {"name": "Super", "address": {"street": "2 rue", "postalCode": "75001", "city": "Paris",
+                                               "country": "FR"}}
+    refused = [
+        client.simulate_post("/api/distributor/stores", headers=distributor, json=store_body),
+        client.simulate_get("/api/distributor/stores", headers=distributor),
+        client.simulate_post("/api/distributor/ad-spaces", headers=distributor, json={
+            "storeId": "x", "name": "G", "promoFurnitureTypeId": furniture["id"],
+            "placementUniverseId": universe["id"], "priceCents": 100}),
+        client.simulate_get("/api/reservations", headers=distributor),
+        client.simulate_get("/api/ad-spaces", headers=industrial),
+        client.simulate_get("/api/furniture-types", headers=industrial),
+        client.simulate_get("/api/store-zones", headers=industrial),
+        client.simulate_post("/api/campaigns", headers=industrial, json={
+            "name": "Printemps", "startsAt": "2027-03-01T00:00:00Z", "endsAt": "2027-03-31T00:00:00Z"}),
+        client.simulate_get("/api/campaigns/cart", headers=industrial),
+        client.simulate_post("/api/campaigns/cart/checkout", headers=industrial),
+    ]
+    for answer in refused:
+        assert answer.status_code == 403, answer.json
+        assert answer.json["error"]["code"] == "FORBIDDEN"
+        assert answer.json["error"]["details"]["reason"] == "kyb_not_approved"
+    for headers in (distributor, industrial):
+        assert client.simulate_get("/api/auth/session", headers=headers).status_code == 200
 
 
 def test_other_organizations_see_nothing(client, party, admin_headers):

@@ -3,7 +3,10 @@
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from backend.db import transaction
 from backend.errors import Conflict, Forbidden, NotFound, ValidationError
 from backend.marketplace import cart
 from backend.marketplace.models import CartItem, Reservation
@@ -87,3 +90,42 @@ def test_a_campaign_must_end_after_it_starts(make_org, make_campaign):
     moment = datetime(2026, 6, 1, tzinfo=UTC)
     with pytest.raises(ValidationError):
         make_campaign(make_org("industrial"), dates=(moment, moment))
+
+
+class _Undo(Exception):
+    """Rolls one hypothesis example back (the test's own transaction stays open)."""
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prices=st.lists(st.integers(min_value=0, max_value=1_000_000_000), min_size=1, max_size=5),
+       rate=st.integers(min_value=0, max_value=10_000))
+def test_cart_and_checkout_arithmetic_on_awkward_amounts(make_org, make_ad_space, make_campaign, prices, rate):
+    """Through the real cart and checkout: every line and every frozen reservation keeps
+    gross = commission + net with the half-up commission, and the totals are the sums of the lines."""
+    try:
+        with transaction():
+            industrial = make_org("industrial")
+            campaign = make_campaign(industrial)
+            for price in prices:
+                add_to_cart(industrial.id, campaign.id, make_ad_space(price).id)
+            current = cart.current_cart(organization_id=industrial.id, rate_bps=rate)
+            lines = [line.pricing for line in current.lines]
+            assert sorted(p.base_cents for p in lines) == sorted(prices)
+            for p in lines:
+                assert p.total_cents == p.commission_cents + p.base_cents
+                assert p.commission_cents == (p.base_cents * rate + 5_000) // 10_000
+            totals = current.totals
+            assert (totals.net_cents, totals.commission_cents, totals.total_cents) == (
+                sum(p.base_cents for p in lines), sum(p.commission_cents for p in lines),
+                sum(p.total_cents for p in lines))
+            assert totals.total_cents == totals.commission_cents + totals.net_cents
+
+            created = cart.checkout(organization_id=industrial.id, user_id=None, rate_bps=rate)
+            stored = list(Reservation.select().where(Reservation.id.in_([r.id for r in created])))
+            assert sorted((r.base_amount_cents, r.commission_amount_cents, r.total_amount_cents) for r in stored) == \
+                sorted((p.base_cents, p.commission_cents, p.total_cents) for p in lines)
+            assert sum(r.total_amount_cents for r in stored) == totals.total_cents
+            assert {r.commission_rate_bps for r in stored} == {rate}
+            raise _Undo
+    except _Undo:
+        pass

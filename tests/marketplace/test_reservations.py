@@ -144,6 +144,12 @@ def test_overlapping_approvals_of_one_ad_space_are_refused(book, make_ad_space):
     assert _events(overlapping.id) == []
     assert _review(adjacent, Review.APPROVED).status == "approved"
     assert _review(book(), Review.APPROVED).status == "approved"  # another ad space, same dates
+    _review(overlapping, Review.COUNTER_PROPOSAL, price_cents=1_000)
+    with pytest.raises(Conflict):  # accepting is a passage to approved too
+        reservations.accept_counter_proposal(reservation_id=overlapping.id, rate_bps=RATE_BPS,
+                                             industrial_organization_id=overlapping.industrial_organization_id)
+    assert Reservation.get_by_id(overlapping.id).status == "counter_proposed"
+    assert _events(overlapping.id) == []
 
 
 def test_the_approval_consumer_logs_approved_reservations_only(book, log_lines):

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from backend import clock
-from backend.errors import Conflict, NotFound
+from backend.errors import Conflict, NotFound, ValidationError
 from backend.marketplace import store_zones
 from backend.marketplace.naming import base_code, normalize_label
 
@@ -26,6 +26,22 @@ def test_code_is_the_label_without_diacritics(prefix, label, code):
 
 def test_normalized_label_ignores_case_accents_and_spaces():
     assert normalize_label("  Épicerie   SALÉE ") == normalize_label("epicerie salee") == "epicerie salee"
+
+
+def test_ligatures_are_one_label_and_one_code():
+    assert normalize_label("Œufs") == normalize_label("oeufs") == "oeufs"
+    universe = store_zones.create_universe(label="Crémerie")
+    store_zones.create_rayon(universe_id=universe.id, label="Œufs")
+    with pytest.raises(Conflict):
+        store_zones.create_rayon(universe_id=universe.id, label="Oeufs")
+    assert store_zones.create_rayon(universe_id=universe.id, label="Bœuf").code == "RAYON_BOEUF"
+
+
+def test_a_label_too_long_once_normalized_is_a_validation_error():
+    with pytest.raises(ValidationError) as refused:
+        store_zones.create_universe(label="ß" * 70)  # 70 characters, 140 once case-folded
+    assert "label" in refused.value.details["fields"]
+    assert store_zones.create_universe(label="ß" * 60).normalized_label == "ss" * 60
 
 
 def test_colliding_codes_take_a_numeric_suffix():
@@ -84,6 +100,12 @@ def test_moving_a_rayon_checks_the_label_in_the_target_universe():
         store_zones.update_rayon(clash.id, universe_id=b.id)
 
 
+def test_transversal_flag_is_set_and_changed():
+    universe = store_zones.create_universe(label="Marque distributeur", is_transversal=True)
+    assert universe.is_transversal and universe.sort_order >= 1
+    assert store_zones.update_universe(universe.id, is_transversal=False).is_transversal is False
+
+
 def test_tree_is_ordered_by_sort_order():
     first = store_zones.create_universe(label="Premier")
     second = store_zones.create_universe(label="Second")
@@ -138,3 +160,24 @@ def test_unreferenced_zones_are_hard_deleted():
     store_zones.delete_universe(universe.id)
     with pytest.raises(NotFound):
         store_zones.delete_universe(universe.id)
+
+
+def test_migration_032_folds_the_ligatures_of_labels_stored_before():
+    import importlib
+
+    from backend.db import database
+    from backend.marketplace.models import Universe
+
+    migration = importlib.import_module("backend.migrations.032_zone_label_ligatures")
+    old = store_zones.create_universe(label="Œufs frais")
+    Universe.update(normalized_label="œufs frais").where(Universe.id == old.id).execute()  # the former rule
+
+    class Migrator:
+        @staticmethod
+        def sql(statement):
+            database.execute_sql(statement)
+
+    migration.migrate(Migrator, database)
+    assert Universe.get_by_id(old.id).normalized_label == "oeufs frais"
+    with pytest.raises(Conflict):
+        store_zones.create_universe(label="Oeufs frais")
