@@ -1,5 +1,6 @@
-"""Onboarding routes: the organization's envelope (start, state), its KYB delegation documents,
-and the admin back-office (envelopes list, relaunch, pending approvals, KYB review, reset)."""
+"""Onboarding routes: the organization's envelope (start, state, signed files), its KYB delegation
+documents, and the admin back-office (envelopes list, relaunch, pending approvals, KYB review,
+verification-policy overrides, reset)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from backend.errors import PayloadTooLarge
 from backend.identity import workspace
 from backend.identity.permissions import KYB_REVIEW
 from backend.listing import ListParams
-from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision
+from backend.onboarding import documents as signed_documents
+from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision, verification_overrides
 from backend.onboarding.provider import current_provider
 from schemas.onboarding import (
     KybDocumentOut,
@@ -27,6 +29,8 @@ from schemas.onboarding import (
     SignatureRequestItem,
     SignatureRequestOut,
     SignatureRequestsQuery,
+    VerificationOverrideIn,
+    VerificationOverrideOut,
 )
 
 
@@ -38,6 +42,9 @@ def _envelope_out(envelope, documents) -> dict | None:
 
 
 class Onboarding:
+    def __init__(self, storage) -> None:
+        self.storage = storage
+
     def on_get(self, req, resp, organization_id: str) -> None:
         """The organization's latest onboarding envelope and its KYB status (members and admins).
         ---
@@ -64,14 +71,35 @@ class Onboarding:
           201: {description: envelope recorded as pending_creation,
                 content: {application/json: {schema: SignatureRequestStartEnvelope}}}
           400: {description: VALIDATION_ERROR, delegator missing while the signer is not on the registry extract}
-          403: {description: "FORBIDDEN: not a manager, or a policy override by a non-admin"}
+          403: {description: "FORBIDDEN: not a manager of the organization"}
           409: {description: "CONFLICT: details.reason onboarding_pending, billing_profile_missing or iban_missing"}
         """
         body = load(req, OnboardingStartIn())
         envelope = envelopes.start_onboarding(principal=req.context.principal, organization_id=organization_id,
-                                              delegator=body["delegator"], policy=body["identityVerificationPolicy"])
+                                              delegator=body["delegator"])
         documents = envelopes.envelope_documents(envelope.id)
         send(resp, {"signatureRequest": _envelope_out(envelope, documents)}, 201)
+
+    def on_get_file(self, req, resp, organization_id: str, name: str) -> None:
+        """A signed PDF of the latest envelope (members and admins): a document type or audit_trail.
+        ---
+        summary: Download a signed onboarding document or the provider's audit trail
+        tags: [onboarding]
+        parameters:
+          - {in: path, name: name, required: true, schema: {type: string, enum: [framework_contract, cgu_acceptance,
+             sepa_mandate, delegation_proof, audit_trail]}}
+        responses:
+          200:
+            description: the signed PDF, raw
+            content: {application/pdf: {schema: {type: string, format: binary}}}
+          404: {description: "NOT_FOUND: not a member, or the file is not stored (not signed yet)"}
+        """
+        filename, chunks = signed_documents.open_signed_file(
+            principal=req.context.principal, organization_id=organization_id, name=name, storage=self.storage)
+        resp.content_type = "application/pdf"
+        resp.downloadable_as = filename
+        resp.set_header("Cache-Control", "private, no-store")
+        resp.stream = chunks
 
 
 class KybDocuments:
@@ -167,6 +195,54 @@ class AdminPendingApprovals:
         send(resp, page.as_dict(PendingApprovalItem().dump))
 
 
+class AdminVerificationOverrides:
+    def on_get(self, req, resp, organization_id: str) -> None:
+        """The organization's verification-policy overrides, by document type.
+        ---
+        summary: Verification-policy overrides
+        tags: [admin-onboarding]
+        responses:
+          200: {description: the overrides, content: {application/json: {schema: VerificationOverridesEnvelope}}}
+          404: {description: NOT_FOUND}
+        """
+        overrides = verification_overrides.verification_overrides(organization_id)
+        send(resp, {"organizationId": organization_id,
+                    "overrides": VerificationOverrideOut(many=True).dump(overrides)})
+
+    def on_put_item(self, req, resp, organization_id: str, document_type: str) -> None:
+        """Set the verification policy of one document type of the organization (audited).
+        ---
+        summary: Override a verification policy
+        description: Replaces the default policy (qualified for onboarding, Specification A's default per
+          document type elsewhere) from the next envelope on; recorded as onboarding.verification_policy.overridden.
+        tags: [admin-onboarding]
+        requestBody: {content: {application/json: {schema: VerificationOverrideIn}}}
+        responses:
+          200: {description: the override, content: {application/json: {schema: VerificationOverrideEnvelope}}}
+          400: {description: VALIDATION_ERROR, unknown document type or policy, missing note}
+          404: {description: NOT_FOUND}
+        """
+        body = load(req, VerificationOverrideIn())
+        override = verification_overrides.set_verification_override(
+            organization_id=organization_id, document_type=document_type, policy=body["policy"], note=body["note"],
+            actor_user_id=req.context.principal.user_id)
+        send(resp, {"override": VerificationOverrideOut().dump(override)})
+
+    def on_delete_item(self, req, resp, organization_id: str, document_type: str) -> None:
+        """Go back to the default policy for one document type (audited when an override existed).
+        ---
+        summary: Remove a verification-policy override
+        tags: [admin-onboarding]
+        responses:
+          200: {description: done, content: {application/json: {schema: VerificationOverrideRemovedEnvelope}}}
+          404: {description: NOT_FOUND}
+        """
+        removed = verification_overrides.remove_verification_override(
+            organization_id=organization_id, document_type=document_type,
+            actor_user_id=req.context.principal.user_id)
+        send(resp, {"documentType": document_type, "removed": removed})
+
+
 class AdminOrganizationOnboarding:
     def on_post_review(self, req, resp, organization_id: str) -> None:
         """Approve or reject the organization's KYB (audited as kyb.company.reviewed).
@@ -202,17 +278,20 @@ class AdminOrganizationOnboarding:
 def routes(deps) -> list[Route]:
     # The workspace routing of identity asks onboarding whether an envelope is pending.
     workspace.set_onboarding_pending_check(envelopes.has_pending_envelope)
-    organization, admin_envelopes = Onboarding(), AdminSignatureRequests()
-    admin_organization = AdminOrganizationOnboarding()
+    organization, admin_envelopes = Onboarding(deps.storage), AdminSignatureRequests()
+    admin_organization, overrides = AdminOrganizationOnboarding(), AdminVerificationOverrides()
     base = "/api/organizations/{organization_id}/onboarding"
     admin_base = "/api/admin/organizations/{organization_id}"
     return [
         Route(base, organization, SESSION),
         Route(f"{base}/start", organization, SESSION, suffix="start"),
+        Route(f"{base}/documents/{{name}}", organization, SESSION, suffix="file"),
         Route("/api/organizations/{organization_id}/kyb/documents", KybDocuments(deps.storage), SESSION),
         Route("/api/admin/onboarding/signature-requests", admin_envelopes, admin()),
         Route("/api/admin/onboarding/signature-requests/relaunch", admin_envelopes, admin(), suffix="relaunch"),
         Route("/api/admin/approvals/pending", AdminPendingApprovals(), admin()),
         Route(f"{admin_base}/review", admin_organization, admin(KYB_REVIEW), suffix="review"),
         Route(f"{admin_base}/reset-onboarding", admin_organization, admin(), suffix="reset"),
+        Route(f"{admin_base}/verification-policies", overrides, admin(KYB_REVIEW)),
+        Route(f"{admin_base}/verification-policies/{{document_type}}", overrides, admin(KYB_REVIEW), suffix="item"),
     ]

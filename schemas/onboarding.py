@@ -60,16 +60,19 @@ class OnboardingStartIn(Schema):
     delegator = fields.Nested(DelegatorIn, load_default=None, allow_none=True, metadata={
         "description": "the representative listed on the registry extract who delegates to the signer; "
                        "required when the billing profile's signer is not on the extract (delegation proof)"})
-    identityVerificationPolicy = fields.String(
-        load_default=None, validate=validate.OneOf([p.value for p in VerificationPolicy]),
-        metadata={"description": "admin override of the `qualified` onboarding policy (traced in the audit log)"})
 
 
 class SignatureDocumentOut(Schema):
     type = fields.String(attribute="document_type", required=True)
-    signatureLevel = fields.String(attribute="signature_level", required=True)
+    identityVerificationPolicy = fields.String(
+        attribute="identity_verification_policy", required=True,
+        metadata={"description": "the policy this document asks for (`qualified`, or the admin's override)"})
+    signatureLevel = fields.String(attribute="signature_level", required=True,
+                                   metadata={"description": "the signer's level: the strongest policy asked"})
     authenticationMode = fields.String(attribute="authentication_mode", allow_none=True,
                                        metadata={"description": "null for the qualified level"})
+    signedFileStored = fields.Function(lambda d: d.signed_storage_key is not None, required=True, metadata={
+        "description": "the signed PDF is in private storage (GET .../onboarding/documents/{type})"})
 
 
 class SignatureRequestOut(Schema):
@@ -77,6 +80,9 @@ class SignatureRequestOut(Schema):
     status = fields.String(required=True, metadata={"description": "ESignStatus"})
     providerSignatureRequestId = fields.String(attribute="provider_signature_request_id", allow_none=True)
     signatureLink = fields.String(attribute="signature_link", allow_none=True)
+    errorReason = fields.String(attribute="error_reason", allow_none=True)
+    auditTrailStored = fields.Function(lambda e: e.audit_trail_storage_key is not None, metadata={
+        "description": "the provider's audit trail is in private storage (GET .../onboarding/documents/audit_trail)"})
     documents = fields.List(fields.Nested(SignatureDocumentOut), required=True)
 
 
@@ -183,6 +189,30 @@ class KybDocumentOut(Schema):
     uploadedAt = _iso("uploaded_at")
 
 
+class VerificationOverrideIn(Schema):
+    policy = fields.String(required=True, validate=validate.OneOf([p.value for p in VerificationPolicy]))
+    note = fields.String(required=True, validate=validate.Length(min=1, max=2000),
+                         metadata={"description": "why the default policy does not fit (kept in the audit log)"})
+
+
+class VerificationOverrideOut(Schema):
+    documentType = fields.String(attribute="document_type", required=True)
+    policy = fields.String(required=True)
+    note = fields.String(required=True)
+    setByUserId = fields.String(attribute="set_by_user_id", allow_none=True)
+    setAt = _iso("set_at")
+
+
+class VerificationOverridesOut(Schema):
+    organizationId = fields.String(required=True)
+    overrides = fields.List(fields.Nested(VerificationOverrideOut), required=True)
+
+
+class VerificationOverrideRemovedOut(Schema):
+    documentType = fields.String(required=True)
+    removed = fields.Boolean(required=True, metadata={"description": "false when there was no override"})
+
+
 class ResetOnboardingOut(Schema):
     organizationId = fields.String(required=True)
     invalidated = fields.Integer(required=True)
@@ -201,3 +231,9 @@ KybReviewEnvelope = envelope("KybReviewEnvelope", fields.Nested(
 KybDocumentEnvelope = envelope("KybDocumentEnvelope", fields.Nested(
     type("KybDocumentData", (Schema,), {"document": fields.Nested(KybDocumentOut), "__module__": __name__})))
 ResetOnboardingEnvelope = envelope("ResetOnboardingEnvelope", fields.Nested(ResetOnboardingOut))
+VerificationOverridesEnvelope = envelope("VerificationOverridesEnvelope", fields.Nested(VerificationOverridesOut))
+VerificationOverrideEnvelope = envelope("VerificationOverrideEnvelope", fields.Nested(
+    type("VerificationOverrideData", (Schema,), {"override": fields.Nested(VerificationOverrideOut),
+                                                 "__module__": __name__})))
+VerificationOverrideRemovedEnvelope = envelope("VerificationOverrideRemovedEnvelope",
+                                               fields.Nested(VerificationOverrideRemovedOut))

@@ -8,13 +8,17 @@ Signer data come from the billing profile, platform data from `PLATFORM_LEGAL_*`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 
 from backend import clock
 from backend.config import Config
 from backend.db import transaction
 from backend.documents.catalog import catalog_entry
+from backend.errors import NotFound
 from backend.identity.models import BillingProfile, Organization
+from backend.identity.organizations import organization_for
+from backend.identity.principal import Principal
 from backend.logs import get_logger
 from backend.onboarding.models import SignatureDocument, SignatureRequest
 from backend.onboarding.provider import SignatureProvider
@@ -25,6 +29,7 @@ from storage import Storage
 log = get_logger("onboarding")
 
 SIGNED_CONTEXT = "onboarding-signed"
+AUDIT_TRAIL = "audit_trail"
 BASE_DOCUMENTS = (DocumentType.FRAMEWORK_CONTRACT, DocumentType.CGU_ACCEPTANCE, DocumentType.SEPA_MANDATE)
 ACTOR_TYPE_LABELS = {"industrial": "annonceur industriel", "distributor": "distributeur", "printer": "imprimeur"}
 NOT_PROVIDED = "non renseigné"
@@ -107,3 +112,23 @@ def store_signed_documents(request_id: str, *, provider: SignatureProvider, stor
         log.info("signed onboarding documents stored", extra={"fields": {
             "signatureRequestId": request.id, "organizationId": request.organization_id, "files": stored}})
     return stored
+
+
+def open_signed_file(*, principal: Principal, organization_id: str, name: str,
+                     storage: Storage) -> tuple[str, Iterator[bytes]]:
+    """A signed PDF (a document type, or `audit_trail`) of the organization's latest envelope, for a
+    member or an admin: `(filename, chunks)`. NotFound until the file is stored."""
+    organization = organization_for(principal, organization_id)
+    envelope = (SignatureRequest.select().where(SignatureRequest.organization == organization.id)
+                .order_by(SignatureRequest.created_at.desc(), SignatureRequest.id.desc()).first())
+    key = None
+    if envelope is not None and name == AUDIT_TRAIL:
+        key = envelope.audit_trail_storage_key
+    elif envelope is not None:
+        document = SignatureDocument.get_or_none(SignatureDocument.signature_request == envelope.id,
+                                                 SignatureDocument.document_type == name)
+        key = document.signed_storage_key if document else None
+    if key is None:
+        raise NotFound("no signed file of this name is stored for the organization's onboarding envelope",
+                       name=name)
+    return f"{name}.pdf", storage.open(SIGNED_CONTEXT, key)

@@ -16,11 +16,10 @@ from contextlib import contextmanager
 from peewee import IntegrityError
 
 from backend import clock, outbox
-from backend.audit import record_security_event
 from backend.config import Config
 from backend.db import database, transaction
 from backend.documents.rendering import render_document
-from backend.errors import Conflict, Forbidden, ValidationError
+from backend.errors import Conflict, ValidationError
 from backend.identity.french_ids import to_e164
 from backend.identity.models import ActorType, BillingProfile, Organization
 from backend.identity.organizations import MANAGERS, billing_profile_of, organization_for
@@ -29,10 +28,18 @@ from backend.logs import get_logger
 from backend.onboarding.documents import document_context, document_types
 from backend.onboarding.events import apply_status
 from backend.onboarding.models import DeliveryMode, SignatureDocument, SignatureRequest
-from backend.onboarding.provider import ProviderError, SignatureProvider, SignerInfo, current_provider
+from backend.onboarding.provider import (
+    ProviderError,
+    ProviderRejected,
+    ProviderRequest,
+    SignatureProvider,
+    SignerInfo,
+    current_provider,
+)
 from backend.onboarding.reconciliation import reconcile_envelope
 from backend.onboarding.status import PENDING, ESignStatus, from_provider_status, next_status
-from backend.onboarding.verification import ONBOARDING_POLICY, verification_for
+from backend.onboarding.verification import ONBOARDING_POLICY, strongest, verification_for
+from backend.onboarding.verification_overrides import overridden_policies
 from storage import Storage
 
 log = get_logger("onboarding")
@@ -42,19 +49,14 @@ CREATION_ACTOR = "create_signature_envelope"
 EMAIL_DELIVERY = frozenset({ActorType.INDUSTRIAL, ActorType.DISTRIBUTOR})
 
 
-def start_onboarding(*, principal: Principal, organization_id: str, delegator: dict | None,
-                     policy: str | None = None) -> SignatureRequest:
-    """Open the organization's onboarding envelope (a manager, or an admin). `policy` overrides
-    the `qualified` onboarding policy: an admin only, and traced in the security audit log."""
+def start_onboarding(*, principal: Principal, organization_id: str, delegator: dict | None) -> SignatureRequest:
+    """Open the organization's onboarding envelope (a manager, or an admin)."""
     organization = organization_for(principal, organization_id, membership_roles=MANAGERS)
-    if policy is not None and not principal.is_admin:
-        raise Forbidden("only an admin may override the verification policy")
     profile = signable_profile(organization.id)
     if not profile.signer_on_registry_extract and not delegator:
         raise ValidationError("the signer is not on the registry extract: name the delegating representative",
                               fields={"delegator": ["required when the signer is not on the registry extract"]})
-    return open_envelope(organization, profile, delegator=delegator, created_by_user_id=principal.user_id,
-                         policy=policy or ONBOARDING_POLICY)
+    return open_envelope(organization, profile, delegator=delegator, created_by_user_id=principal.user_id)
 
 
 def signable_profile(organization_id: str) -> BillingProfile:
@@ -68,11 +70,17 @@ def signable_profile(organization_id: str) -> BillingProfile:
 
 
 def open_envelope(organization: Organization, profile: BillingProfile, *, delegator: dict | None,
-                  created_by_user_id: str | None, policy: str) -> SignatureRequest:
-    """Record a `pending_creation` envelope with its documents and queue its creation; a policy
-    other than the onboarding one is recorded in the audit log with the envelope."""
-    verification = verification_for(policy)
+                  created_by_user_id: str | None) -> SignatureRequest:
+    """Record a `pending_creation` envelope with its documents and queue its creation.
+
+    Each document asks for the `qualified` onboarding policy unless an admin overrode its type for
+    the organization; the provider sets the level per signer, so the signer gets the strongest
+    policy the documents ask for (recorded on the envelope and as each document's level)."""
     on_registry = profile.signer_on_registry_extract
+    types = document_types(signer_on_registry_extract=on_registry)
+    overrides = overridden_policies(organization.id)
+    asked = {t: overrides.get(t, ONBOARDING_POLICY) for t in types}
+    verification = verification_for(strongest(asked.values()))
     try:
         with transaction():
             request = SignatureRequest.create(
@@ -88,21 +96,17 @@ def open_envelope(organization: Organization, profile: BillingProfile, *, delega
             )
             SignatureDocument.insert_many([
                 {"signature_request": request.id, "document_type": document_type,
-                 "identity_verification_policy": verification.policy,
+                 "identity_verification_policy": policy,
                  "signature_level": verification.signature_level,
                  "authentication_mode": verification.authentication_mode}
-                for document_type in document_types(signer_on_registry_extract=on_registry)
+                for document_type, policy in asked.items()
             ]).execute()
             outbox.enqueue(CREATION_ACTOR, request.id)
-            if verification.policy != ONBOARDING_POLICY:
-                record_security_event("onboarding.verification_policy.overridden", actor_user_id=created_by_user_id,
-                                      target_type="organization", target_id=organization.id,
-                                      details={"signatureRequestId": request.id, "policy": verification.policy,
-                                               "defaultPolicy": ONBOARDING_POLICY})
     except IntegrityError:  # the partial unique index on pending envelopes
         raise Conflict("an onboarding signature request is already pending", reason="onboarding_pending") from None
     log.info("onboarding envelope opened", extra={"fields": {
-        "signatureRequestId": request.id, "organizationId": organization.id}})
+        "signatureRequestId": request.id, "organizationId": organization.id, "policy": verification.policy,
+        "overriddenDocuments": sorted(t for t in asked if t in overrides)}})
     return request
 
 
@@ -182,7 +186,7 @@ def _create_at_provider(request: SignatureRequest, provider: SignatureProvider, 
                                         authentication_mode=request.authentication_mode,
                                         document_ids=[d.provider_document_id for d in documents])
         _save(request.id, provider_signer_id=signer_id)
-    activated = provider.activate(pid)
+    activated = _activate(provider, pid)
     with transaction():
         locked = _locked(request.id)
         _save(request.id, signature_link=activated.signature_link)
@@ -191,6 +195,18 @@ def _create_at_provider(request: SignatureRequest, provider: SignatureProvider, 
             apply_status(locked, moved)
     log.info("onboarding envelope activated", extra={"fields": {
         "signatureRequestId": request.id, "providerSignatureRequestId": pid}})
+
+
+def _activate(provider: SignatureProvider, pid: str) -> ProviderRequest:
+    """Activate the request; when the provider refuses because a previous run (whose answer was
+    lost) activated it already, its current state serves instead."""
+    try:
+        return provider.activate(pid)
+    except ProviderRejected:
+        remote = provider.get_request(pid)
+        if remote.status == "draft":
+            raise
+        return remote
 
 
 def onboarding_state(*, principal: Principal, organization_id: str, reconcile: bool = False,

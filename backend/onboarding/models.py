@@ -1,16 +1,16 @@
 """Onboarding tables (migration `040_onboarding_esign`): signature requests (envelopes), their
-documents, the provider's webhook events as received, and the KYB delegation documents."""
+documents, the provider's webhook events as received, the KYB delegation documents, and the
+admin's verification-policy overrides per organization and document type."""
 
 from __future__ import annotations
 
-import uuid
 from enum import StrEnum
 
 from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
 from backend.identity.models import Organization
-from backend.model import BaseModel, created_at_field, status_field
+from backend.model import BaseModel, created_at_field, id_field, status_field
 from backend.onboarding.status import ESignStatus
 from backend.onboarding.verification import AuthenticationMode, DocumentType, SignatureLevel, VerificationPolicy
 
@@ -36,7 +36,7 @@ class KybDocumentType(StrEnum):
 
 
 class SignatureRequest(BaseModel):
-    id = CharField(primary_key=True, max_length=36, default=lambda: str(uuid.uuid4()))
+    id = id_field()
     organization = ForeignKeyField(Organization, backref="signature_requests", on_delete="CASCADE")
     status = status_field(ESignStatus, default=ESignStatus.PENDING_CREATION)
     # Set as soon as the provider returns it: events cannot update a record that lacks it.
@@ -106,3 +106,19 @@ class KybDocument(BaseModel):
 
     class Meta:
         table_name = "kyb_document"
+
+
+class VerificationOverride(BaseModel):
+    """An admin's verification policy for one document type of one organization (Specification A:
+    "a manual admin override is allowed and must be traced"); it replaces the default policy."""
+
+    id = BigAutoField()
+    organization = ForeignKeyField(Organization, backref="verification_overrides", on_delete="CASCADE")
+    document_type = status_field(DocumentType)
+    policy = status_field(VerificationPolicy)
+    note = TextField()
+    set_by_user_id = CharField(max_length=36, null=True)
+    set_at = created_at_field()
+
+    class Meta:
+        table_name = "esign_verification_override"

@@ -3,7 +3,7 @@ or failed envelopes, and the reset of an organization's onboarding journey.
 
 A relaunch never revives an envelope: it cancels it at the provider when still pending, marks it
 `canceled` (reason `relaunched`) and opens a new one for the same organization, copying the
-delegator and the verification policy, and reading the signer from the billing profile again.
+delegator, and reading the signer from the billing profile and the verification overrides again.
 """
 
 from __future__ import annotations
@@ -85,15 +85,14 @@ def _cancel_at_provider(envelope: SignatureRequest, provider: SignatureProvider)
 
 
 def _relaunch(envelope: SignatureRequest, *, actor_user_id: str, provider: SignatureProvider) -> SignatureRequest:
-    _cancel_at_provider(envelope, provider)
     organization = Organization.get_by_id(envelope.organization_id)
-    profile = signable_profile(organization.id)
+    profile = signable_profile(organization.id)  # before the cancel: a relaunch that cannot happen changes nothing
+    _cancel_at_provider(envelope, provider)
     with transaction():
         locked = SignatureRequest.select().where(SignatureRequest.id == envelope.id).for_update().first()
         if locked.status in PENDING:
             apply_status(locked, ESignStatus.CANCELED, reason="relaunched")
-        new = open_envelope(organization, profile, delegator=envelope.delegator, created_by_user_id=actor_user_id,
-                            policy=envelope.identity_verification_policy)
+        new = open_envelope(organization, profile, delegator=envelope.delegator, created_by_user_id=actor_user_id)
         record_security_event("onboarding.signature_request.relaunched", actor_user_id=actor_user_id,
                               target_type="organization", target_id=organization.id,
                               details={"previousSignatureRequestId": envelope.id, "signatureRequestId": new.id})

@@ -1,7 +1,8 @@
 """Verification levels of Specification A: policy -> signature level and authentication mode.
 
 Onboarding envelopes use the policy `qualified` (API.md); the per-document defaults serve other
-signature requests (the self-billing mandate of Specification C) and admin overrides.
+signature requests (the self-billing mandate of Specification C). An admin override per
+organization and document type (`verification_overrides.py`) replaces either.
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ LEVEL_BY_POLICY = {
     VerificationPolicy.REQUIRED: SignatureLevel.ADVANCED,
     VerificationPolicy.QUALIFIED: SignatureLevel.QUALIFIED,
 }
+
+
+# From the weakest to the strongest: a signer signs every document of a request at one level.
+_STRENGTH = (VerificationPolicy.NONE, VerificationPolicy.REQUIRED, VerificationPolicy.QUALIFIED)
+
+
+def strongest(policies) -> VerificationPolicy:
+    """The strongest of `policies`: the provider sets the level per signer, so the signer of several
+    documents signs them all at the level the most demanding one asks for."""
+    return max((VerificationPolicy(p) for p in policies), key=_STRENGTH.index)
 
 
 @dataclass(frozen=True)

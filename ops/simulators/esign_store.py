@@ -217,9 +217,13 @@ class Store:
             request = self._draft(request_id)
             if level == "qualified_electronic_signature" and not request["ordered_signers"]:
                 raise ProviderError(400, "the qualified level requires ordered_signers=true")
-            known = {d["id"] for d in request["documents"]}
-            if any(f.get("document_id") not in known for f in signature_fields):
+            anchored = {d["id"]: d["parse_anchors"] for d in request["documents"]}
+            if any(f.get("document_id") not in anchored for f in signature_fields):
                 raise ProviderError(400, "a field names an unknown document")
+            # Like the provider: the anchors of a document uploaded with parse_anchors=true replace
+            # the field's X/Y; a document uploaded without anchor parsing keeps the explicit position.
+            signature_fields = [{**f, "placement": "anchor" if anchored[f["document_id"]] else "explicit"}
+                                for f in signature_fields]
             signer = {"id": str(uuid.uuid4()), "status": "initiated", "info": info, "signature_level": level,
                       "signature_authentication_mode": mode, "fields": signature_fields, "signature_link": None}
             request["signers"].append(signer)

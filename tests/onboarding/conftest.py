@@ -145,17 +145,17 @@ def runtime():
 
 @pytest.fixture
 def onboarding_org():
-    """An industrial organization with a manager and a complete billing profile."""
+    """An organization (industrial by default) with a manager and a complete billing profile."""
 
-    def make(*, on_registry: bool = True):
-        organization = make_organization("industrial")
+    def make(*, on_registry: bool = True, phone: str = "+33612345678", actor_type: str = "industrial"):
+        organization = make_organization(actor_type)
         manager = make_user()
         add_member(manager, organization, "manager")
         BillingProfile.create(
             organization=organization.id, legal_name=organization.legal_name, siret=siret_for(organization.siren),
             street="12 rue des Lilas", postal_code="74000", city="Annecy", country="FR",
             iban="FR7630006000011234567890189", signer_first_name="Camille", signer_last_name="Martin",
-            signer_email="camille.martin@example.com", signer_phone="+33612345678",
+            signer_email="camille.martin@example.com", signer_phone=phone,
             signer_on_registry_extract=on_registry)
         return organization, manager
 

@@ -42,9 +42,16 @@ def test_full_creation_flow_activates_an_envelope_with_a_signature_link(provider
 
 def test_upload_retries_without_anchor_parsing_after_a_400(provider, simulator, log_lines):
     request_id = _draft(provider)
+    anchored = provider.upload_document(request_id, filename="contract.pdf", content=PDF)
     _faults(simulator, reject_parse_anchors=True)
-    provider.upload_document(request_id, filename="contract.pdf", content=PDF)
-    assert simulator.store.requests[request_id]["documents"][0]["parse_anchors"] is False
+    explicit = provider.upload_document(request_id, filename="sepa.pdf", content=PDF)
+    assert [d["parse_anchors"] for d in simulator.store.requests[request_id]["documents"]] == [True, False]
+    provider.add_signer(request_id, signer=SIGNER, signature_level="qualified_electronic_signature",
+                        authentication_mode=None, document_ids=[anchored, explicit])
+    fields = simulator.store.requests[request_id]["signers"][0]["fields"]
+    # Every field carries the explicit page-1 position; the provider's anchors replace it where parsed.
+    assert [(f["document_id"], f["page"], f["x"], f["y"], f["placement"]) for f in fields] == [
+        (anchored, 1, 77, 600, "anchor"), (explicit, 1, 77, 600, "explicit")]
     fallbacks = [line for line in log_lines() if line["message"].startswith("document upload refused")]
     assert [line["encoding"] for line in fallbacks] == ["multipart"]
 
@@ -76,6 +83,15 @@ def test_retries_are_bounded(simulator):
         _draft(client)
     assert failed.value.status == 503
     assert simulator.store.faults.unavailable_calls == 10 - client.attempts
+
+
+def test_an_unreachable_provider_is_retried_then_reported(free_port, log_lines):
+    client = fast_client(f"http://127.0.0.1:{free_port()}/v3")  # nothing listens there
+    with pytest.raises(ProviderError, match="unavailable") as failed:
+        _draft(client)
+    assert failed.value.status is None
+    unreachable = [line for line in log_lines() if line["message"] == "e-signature provider unreachable"]
+    assert [line["error"] for line in unreachable] == ["ConnectionError"] * client.attempts
 
 
 @pytest.mark.parametrize("api_key", ["wrong-key-0000", None])

@@ -12,6 +12,7 @@ from backend.audit import SecurityEvent
 from backend.identity.models import Organization
 from backend.onboarding.models import KybDocument, SignatureRequest
 from tests.factories import add_member, make_admin, make_organization, make_user, signed_in
+from tests.onboarding.conftest import live_request
 
 
 def _envelope(organization_id: str, status: str, *, on_registry: bool = True, age=timedelta(0)) -> SignatureRequest:
@@ -176,3 +177,48 @@ def test_a_pending_envelope_redirects_the_workspace(client, onboarding_org):
                                 headers=headers).status_code == 201
     workspace = client.simulate_get("/api/auth/session", headers=headers).json["data"]["workspace"]
     assert workspace["redirectTo"] == "/onboarding-signature-pending"
+
+
+def test_relaunch_and_reset_cancel_pending_requests_at_the_provider(client, reviewer, onboarding_org, provider,
+                                                                    simulator):
+    _, headers = reviewer
+    relaunched_org, _ = onboarding_org()
+    relaunched_pid = live_request(provider)
+    pending = _envelope(relaunched_org.id, "signer_opened")
+    SignatureRequest.update(provider_signature_request_id=relaunched_pid).where(
+        SignatureRequest.id == pending.id).execute()
+    answer = client.simulate_post("/api/admin/onboarding/signature-requests/relaunch",
+                                  json={"signatureRequestIds": [pending.id]}, headers=headers).json["data"]
+    assert [r["id"] for r in answer["relaunched"]] == [pending.id]
+    assert simulator.store.requests[relaunched_pid]["status"] == "canceled"
+    assert SignatureRequest.get_by_id(pending.id).error_reason == "relaunched"
+
+    reset_org, _ = onboarding_org()
+    reset_pid = live_request(provider)
+    _envelope(reset_org.id, "signed")
+    live = _envelope(reset_org.id, "pending_signature")
+    SignatureRequest.update(provider_signature_request_id=reset_pid).where(SignatureRequest.id == live.id).execute()
+    reset = client.simulate_post(f"/api/admin/organizations/{reset_org.id}/reset-onboarding", headers=headers)
+    assert reset.json["data"]["invalidated"] == 2
+    assert simulator.store.requests[reset_pid]["status"] == "canceled"
+    assert {e.status for e in SignatureRequest.select().where(SignatureRequest.organization == reset_org.id)} == {
+        "invalidated"}
+
+
+def test_a_relaunch_that_cannot_open_a_new_envelope_leaves_the_provider_request_alone(client, reviewer,
+                                                                                       onboarding_org, provider,
+                                                                                       simulator):
+    from backend.identity.models import BillingProfile
+
+    _, headers = reviewer
+    organization, _ = onboarding_org()
+    pid = live_request(provider)
+    pending = _envelope(organization.id, "pending_signature")
+    SignatureRequest.update(provider_signature_request_id=pid).where(SignatureRequest.id == pending.id).execute()
+    BillingProfile.update(iban=None).where(BillingProfile.organization == organization.id).execute()
+    answer = client.simulate_post("/api/admin/onboarding/signature-requests/relaunch",
+                                  json={"signatureRequestIds": [pending.id]}, headers=headers).json["data"]
+    assert answer["relaunched"] == [] and [f["id"] for f in answer["failed"]] == [pending.id]
+    assert "IBAN" in answer["failed"][0]["reason"]
+    assert simulator.store.requests[pid]["status"] == "ongoing"
+    assert SignatureRequest.get_by_id(pending.id).status == "pending_signature"

@@ -10,13 +10,12 @@ import requests
 
 from backend.db import database
 from backend.documents.seeding import seed_default_versions
-from backend.identity.models import Organization
 from backend.onboarding import events
 from backend.onboarding.documents import SIGNED_CONTEXT
 from backend.onboarding.models import ProcessingStatus, SignatureDocument, SignatureEvent, SignatureRequest
 from backend.onboarding.provider import use_provider
 from backend.outbox import OutboxMessage
-from tests.factories import make_admin, make_organization, signed_in
+from tests.factories import make_admin, make_organization, random_siren, siret_for
 from tests.onboarding.conftest import event_body, fast_client, prepared_request, signed_headers, wait_until
 
 pytestmark = pytest.mark.committed
@@ -107,29 +106,86 @@ def _status(envelope: SignatureRequest) -> str:
     return SignatureRequest.get_by_id(envelope.id).status
 
 
-def test_onboarding_end_to_end_through_the_worker_the_simulator_and_its_webhooks(
-        api_server, make_simulator, broker, worker, connection, onboarding_org, runtime):
+def test_onboarding_end_to_end_over_http_from_sign_up_to_kyb_approval(
+        api_server, make_simulator, broker, worker, connection, runtime):
+    """Sign-up, organization, billing profile, start; the worker creates the envelope at the
+    simulator, whose webhooks move it; approval is refused before the signature and without the
+    delegation documents; the signer page signs; the signed files are stored; an admin approves."""
     seed_default_versions(runtime.storage)  # committed: the worker renders with them
     simulator = make_simulator(callback_url=api_server)
     use_provider(fast_client(simulator.api_url))
+    user, admin = requests.Session(), requests.Session()
     try:
-        organization, manager = onboarding_org()
-        start = requests.post(f"{api_server}/api/organizations/{organization.id}/onboarding/start", json={},
-                              headers=signed_in(manager, organization), timeout=30)
-        assert start.status_code == 201
+        assert user.post(f"{api_server}/api/auth/sign-up", timeout=30, json={
+            "email": "camille.e2e@example.com", "password": "signature-e2e-pass", "name": "Camille Martin",
+        }).status_code == 201
+        siren = random_siren()
+        created = user.post(f"{api_server}/api/organizations", timeout=30, json={
+            "actorType": "industrial", "siren": siren, "legalName": "Fromagerie du Lac SAS"})
+        assert created.status_code == 201
+        organization = created.json()["data"]["organization"]
+        base = f"{api_server}/api/organizations/{organization['id']}"
+        profile = user.put(f"{base}/billing-profile", timeout=30, json={
+            "legalName": "Fromagerie du Lac SAS", "siret": siret_for(siren),
+            "address": {"street": "3 rue du Lac", "postalCode": "74000", "city": "Annecy", "country": "FR"},
+            "iban": "FR7630006000011234567890189",
+            "signer": {"firstName": "Camille", "lastName": "Martin", "email": "camille.e2e@example.com",
+                       "phone": "06 12 34 56 78", "onRegistryExtract": False}})
+        assert profile.status_code == 200 and profile.json()["data"]["billingProfile"]["signer"]["phone"] == (
+            "+33612345678")
+        assert user.post(f"{base}/kyb/submit", timeout=30).status_code == 200
+        start = user.post(f"{base}/onboarding/start", timeout=30, json={
+            "delegator": {"firstName": "Paul", "lastName": "Durand", "role": "Président"}})
+        assert start.status_code == 201, start.text
         envelope = SignatureRequest.get_by_id(start.json()["data"]["signatureRequest"]["id"])
-        wait_until(lambda: _status(envelope) == "signer_notified", timeout=30)
-        pid = SignatureRequest.get_by_id(envelope.id).provider_signature_request_id
-        requests.post(f"{simulator.url}/sign/{pid}/sign", timeout=5).raise_for_status()  # the signer page
+        assert user.get(f"{api_server}/api/auth/session", timeout=30).json()["data"]["workspace"]["redirectTo"] == (
+            "/onboarding-signature-pending")
+        # The webhooks may move the envelope before the creation actor has saved the signer's link.
+        wait_until(lambda: _status(envelope) == "signer_notified" and SignatureRequest.get_by_id(
+            envelope.id).signature_link, timeout=30)
+        state = user.get(f"{base}/onboarding", timeout=30).json()["data"]["signatureRequest"]
+        pid = state["providerSignatureRequestId"]
+        assert [d["type"] for d in state["documents"]] == [
+            "framework_contract", "cgu_acceptance", "sepa_mandate", "delegation_proof"]
+        assert simulator.store.requests[pid]["signers"][0]["info"]["phone_number"] == "+33612345678"
+
+        admin_user = make_admin(password="admin-e2e-password")
+        assert admin.post(f"{api_server}/api/auth/sign-in", timeout=30, json={
+            "email": admin_user.email, "password": "admin-e2e-password"}).status_code == 200
+        review = f"{api_server}/api/admin/organizations/{organization['id']}/review"
+        early = admin.post(review, json={"status": "approved", "note": ""}, timeout=30)
+        assert early.status_code == 409
+        assert early.json()["error"]["details"] == {"reason": "onboarding_not_signed",
+                                                    "onboardingStatus": "signer_notified"}
+
+        page = requests.get(state["signatureLink"], timeout=5)  # the signer page the link opens
+        assert page.status_code == 200 and f'action="/sign/{pid}/sign"' in page.text
+        requests.post(f"{simulator.url}/sign/{pid}/open", timeout=5).raise_for_status()
+        wait_until(lambda: _status(envelope) == "signer_opened")
+        requests.post(f"{simulator.url}/sign/{pid}/sign", timeout=5).raise_for_status()
         wait_until(lambda: _status(envelope) == "signed")
         wait_until(lambda: SignatureRequest.get_by_id(envelope.id).audit_trail_storage_key)
+        signed = user.get(f"{base}/onboarding", timeout=30).json()["data"]["signatureRequest"]
+        assert signed["status"] == "signed" and all(d["signedFileStored"] for d in signed["documents"])
+        contract = user.get(f"{base}/onboarding/documents/framework_contract", timeout=30)
+        assert contract.headers["Content-Type"] == "application/pdf"
+        assert b"signed at esign simulator" in contract.content
+
+        missing = admin.post(review, json={"status": "approved", "note": ""}, timeout=30)
+        assert missing.status_code == 409 and missing.json()["error"]["details"]["reason"] == (
+            "delegation_documents_missing")
+        for document_type in ("delegation_letter", "delegator_id_document", "delegate_id_document"):
+            assert user.post(f"{base}/kyb/documents", timeout=30, data={"type": document_type},
+                             files={"file": ("piece.pdf", b"%PDF-1.4 piece", "application/pdf")}).status_code == 201
+        approved = admin.post(review, json={"status": "approved", "note": "dossier complet"}, timeout=30)
+        assert approved.status_code == 200 and approved.json()["data"]["organization"]["kybStatus"] == "approved"
+        assert user.get(f"{api_server}/api/auth/session", timeout=30).json()["data"]["workspace"]["redirectTo"] is None
     finally:
         use_provider(None)
     keys = [d.signed_storage_key for d in SignatureDocument.select().where(
         SignatureDocument.signature_request == envelope.id)]
-    assert len(keys) == 3 and all(runtime.storage.exists(SIGNED_CONTEXT, key) for key in keys)
-    admin = make_admin()
-    Organization.update(kyb_status="submitted").where(Organization.id == organization.id).execute()
-    review = requests.post(f"{api_server}/api/admin/organizations/{organization.id}/review",
-                           json={"status": "approved", "note": "ok"}, headers=signed_in(admin), timeout=30)
-    assert review.status_code == 200 and review.json()["data"]["organization"]["kybStatus"] == "approved"
+    assert len(keys) == 4 and all(runtime.storage.exists(SIGNED_CONTEXT, key) for key in keys)
+    names = [e.event_name for e in SignatureEvent.select().order_by(SignatureEvent.id)]
+    assert names == ["signature_request.activated", "signer.notified", "signer.link_opened", "signer.done",
+                     "signature_request.done"]
+    assert {e.processing_status for e in SignatureEvent.select()} == {ProcessingStatus.PROCESSED}
