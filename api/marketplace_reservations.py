@@ -18,13 +18,14 @@ from schemas.marketplace_reservations import (
     ReservationQuery,
     ReviewIn,
     cart_line,
+    with_print_orders,
 )
 
-INDUSTRIAL = roles("industrial")
-DISTRIBUTOR = roles("distributor")
-# Routes that make a reservation binding: the policy refuses them early while KYB is not
-# approved; the services check again under a lock (they also serve the CLI and the seeder).
-PAYING = roles("industrial", kyb_required=True)
+# Specification A: an industrial or distributor workspace is blocked until its KYB is approved, so
+# every route here refuses (403, `kyb_not_approved`) before it. The services that make a
+# reservation binding check again under a lock (they also serve the CLI and the seeder).
+INDUSTRIAL = roles("industrial", kyb_required=True)
+DISTRIBUTOR = roles("distributor", kyb_required=True)
 
 
 class Campaigns:
@@ -170,6 +171,7 @@ class Reservations:
             organization_id=acting_organization(req, "industrial", "distributor"), params=params,
             status=query["status"],
         )
+        with_print_orders(page.items)
         send(resp, page.as_dict(ReservationOut().dump))
 
 
@@ -193,7 +195,7 @@ class Reservation:
             reservation_id=reservation_id, organization_id=req.context.principal.active_organization_id,
             is_admin=req.context.principal.is_admin,
         )
-        send(resp, {"reservation": ReservationDetailOut().dump(reservation)})
+        send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
 
     def on_post_review(self, req, resp, reservation_id: str) -> None:
         """The distributor approves, rejects or counter-proposes (`priceCents` required) a
@@ -217,7 +219,7 @@ class Reservation:
             reservation_id=reservation_id, distributor_organization_id=acting_organization(req, "distributor"),
             decision=body["status"], price_cents=body["priceCents"], note=body["note"],
         )
-        send(resp, {"reservation": ReservationDetailOut().dump(reservation)})
+        send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
 
     def on_post_accept(self, req, resp, reservation_id: str) -> None:
         """The industrial accepts a counter-proposal: `approved`, pricing re-frozen at the current rate.
@@ -235,7 +237,7 @@ class Reservation:
             reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
             rate_bps=self.rate_bps,
         )
-        send(resp, {"reservation": ReservationDetailOut().dump(reservation)})
+        send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
 
     def on_post_decline(self, req, resp, reservation_id: str) -> None:
         """The industrial declines a counter-proposal: the reservation becomes `rejected`.
@@ -252,7 +254,7 @@ class Reservation:
         reservation = reservations.decline_counter_proposal(
             reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial")
         )
-        send(resp, {"reservation": ReservationDetailOut().dump(reservation)})
+        send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
 
 
 def routes(deps) -> list[Route]:
@@ -263,11 +265,12 @@ def routes(deps) -> list[Route]:
         Route("/api/campaigns/cart", shopping, INDUSTRIAL),
         Route("/api/campaigns/cart/items", shopping, INDUSTRIAL, suffix="items"),
         Route("/api/campaigns/cart/items/{item_id}", shopping, INDUSTRIAL, suffix="item"),
-        Route("/api/campaigns/cart/checkout", shopping, PAYING, suffix="checkout"),
-        Route("/api/reservations", Reservations(), roles("industrial", "distributor")),
-        Route("/api/reservations/{reservation_id}", reservation, roles("industrial", "distributor", "admin")),
+        Route("/api/campaigns/cart/checkout", shopping, INDUSTRIAL, suffix="checkout"),
+        Route("/api/reservations", Reservations(), roles("industrial", "distributor", kyb_required=True)),
+        Route("/api/reservations/{reservation_id}", reservation,
+              roles("industrial", "distributor", "admin", kyb_required=True)),
         Route("/api/distributor/reservations/{reservation_id}/review", reservation, DISTRIBUTOR, suffix="review"),
-        Route("/api/reservations/{reservation_id}/counter-proposal/accept", reservation, PAYING,
+        Route("/api/reservations/{reservation_id}/counter-proposal/accept", reservation, INDUSTRIAL,
               suffix="accept"),
         Route("/api/reservations/{reservation_id}/counter-proposal/decline", reservation, INDUSTRIAL,
               suffix="decline"),

@@ -12,11 +12,10 @@ import falcon
 from api.access import roles
 from api.responses import send
 from api.routes import Route
-from backend.clock import iso
 from backend.errors import Forbidden, ValidationError
 from backend.listing import ListParams
-from backend.printing import assets, models
-from schemas.printing import PrintAssetListQuery
+from backend.printing import assets
+from schemas.printing import PrintAssetListQuery, asset_out
 
 BASE = "/api/print-assets"
 ACCESS = roles("industrial", kyb_required=True)
@@ -26,7 +25,7 @@ ACCESS = roles("industrial", kyb_required=True)
 MULTIPART_ALLOWANCE = 64 * 1024
 
 
-def _organization(req) -> tuple[str, str]:
+def industrial_organization(req) -> tuple[str, str]:
     """(industrial organization id, user id) of the caller."""
     principal = req.context.principal
     organization_id = principal.active_organization_id
@@ -35,28 +34,28 @@ def _organization(req) -> tuple[str, str]:
     return organization_id, principal.user_id
 
 
-def asset_out(asset: models.PrintAsset) -> dict:
-    return {
-        "id": asset.id,
-        "originalName": asset.original_name,
-        "technicalName": asset.technical_name,
-        "contentType": asset.content_type,
-        "sizeBytes": asset.size_bytes,
-        "sha256": asset.sha256,
-        "uploadedByUserId": asset.uploaded_by_user_id,
-        "createdAt": iso(asset.created_at),
-        "contentUrl": f"{BASE}/{asset.id}/content",
-    }
+TEXT_PART_MAX_BYTES = 1024
 
 
-def _file_part(req: falcon.Request):
-    """The `file` part of a multipart body, its stream not read yet."""
+def multipart_file(req: falcon.Request, text_fields: tuple[str, ...] = ()) -> tuple[dict[str, str], object]:
+    """The text parts named in `text_fields` that come before the `file` part, and the `file`
+    part itself, its stream not read yet (the file is streamed to storage, so the fields that
+    decide where it goes must precede it). Other parts are ignored."""
     if not (req.content_type or "").lower().startswith(falcon.MEDIA_MULTIPART):
         raise falcon.HTTPUnsupportedMediaType(description="send multipart/form-data with a `file` part")
+    texts: dict[str, str] = {}
     for part in req.get_media():
         if part.name == "file":
-            return part
-    raise ValidationError("the file is missing", fields={"file": ["required"]})
+            return texts, part
+        if part.name in text_fields:
+            texts[part.name] = part.stream.read(TEXT_PART_MAX_BYTES).decode("utf-8", "replace").strip()
+    raise ValidationError("the file is missing (send it after the other fields)", fields={"file": ["required"]})
+
+
+def upload_part(deps_storage, *, organization_id: str, user_id: str, part, max_bytes: int):
+    """Store the uploaded `file` part in the organization's library."""
+    return assets.upload_asset(storage=deps_storage, organization_id=organization_id, user_id=user_id,
+                               original_name=part.filename, stream=part.stream, max_bytes=max_bytes)
 
 
 class PrintAssets:
@@ -92,16 +91,10 @@ class PrintAssets:
               application/json:
                 schema: PrintAssetEnvelope
         """
-        organization_id, user_id = _organization(req)
-        part = _file_part(req)
-        asset = assets.upload_asset(
-            storage=self.storage,
-            organization_id=organization_id,
-            user_id=user_id,
-            original_name=part.filename,
-            stream=part.stream,
-            max_bytes=self.max_file_bytes,
-        )
+        organization_id, user_id = industrial_organization(req)
+        _, part = multipart_file(req)
+        asset = upload_part(self.storage, organization_id=organization_id, user_id=user_id, part=part,
+                            max_bytes=self.max_file_bytes)
         send(resp, asset_out(asset), status=201)
 
     def on_get(self, req, resp) -> None:
@@ -119,7 +112,7 @@ class PrintAssets:
               application/json:
                 schema: PrintAssetPageEnvelope
         """
-        organization_id, _ = _organization(req)
+        organization_id, _ = industrial_organization(req)
         params = ListParams.from_query(PrintAssetListQuery().load(req.params))
         send(resp, assets.list_assets(organization_id=organization_id, params=params).as_dict(asset_out))
 
@@ -140,7 +133,7 @@ class PrintAsset:
               application/json:
                 schema: PrintAssetEnvelope
         """
-        organization_id, _ = _organization(req)
+        organization_id, _ = industrial_organization(req)
         send(resp, asset_out(assets.get_asset(organization_id=organization_id, asset_id=asset_id)))
 
     def on_delete(self, req, resp, asset_id: str) -> None:
@@ -156,7 +149,7 @@ class PrintAsset:
               application/json:
                 schema: PrintAssetDeletedEnvelope
         """
-        organization_id, _ = _organization(req)
+        organization_id, _ = industrial_organization(req)
         assets.delete_asset(storage=self.storage, organization_id=organization_id, asset_id=asset_id)
         send(resp, {"id": asset_id, "deleted": True})
 
@@ -174,7 +167,7 @@ class PrintAsset:
                   type: string
                   format: binary
         """
-        organization_id, _ = _organization(req)
+        organization_id, _ = industrial_organization(req)
         asset, chunks = assets.open_asset_content(
             storage=self.storage, organization_id=organization_id, asset_id=asset_id
         )

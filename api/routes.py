@@ -56,9 +56,16 @@ def marketplace_routes(deps) -> list[Route]:
     return [*store_zones.routes(deps), *marketplace_catalog.routes(deps), *marketplace_reservations.routes(deps)]
 
 
+def printing_routes(deps) -> list[Route]:
+    from api import admin_printing, print_assets, print_batches, print_deposits, printer_batches, printer_orders
+
+    return [*print_assets.routes(deps), *print_deposits.routes(deps), *print_batches.routes(deps),
+            *printer_orders.routes(deps), *printer_batches.routes(deps), *admin_printing.routes(deps)]
+
+
 def all_routes(deps) -> list[Route]:
-    from api import document_templates, print_assets
+    from api import document_templates
 
     return [*operations_routes(deps), *onboarding_routes(deps),
-            *identity_routes(deps), *document_templates.routes(deps), *print_assets.routes(deps),
+            *identity_routes(deps), *document_templates.routes(deps), *printing_routes(deps),
             *marketplace_routes(deps)]

@@ -10,7 +10,7 @@ never for a rolled-back one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from peewee import DatabaseProxy, InterfaceError, OperationalError
@@ -101,3 +101,14 @@ def on_commit(hook: Callable[[], None]) -> None:
     if not levels:
         raise RuntimeError("on_commit needs an enclosing transaction()")
     levels[-1].append(hook)
+
+
+def with_connection(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Iterate a response body that queries the database as it goes: the server reads a body after
+    the request's connection went back to the pool, so the body opens (and gives back) its own."""
+    opened = open_connection()
+    try:
+        yield from chunks
+    finally:
+        if opened:
+            close_connection()

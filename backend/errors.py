@@ -46,6 +46,12 @@ class TemplateLastActiveVersion(Conflict):
     code = "TEMPLATE_LAST_ACTIVE_VERSION"
 
 
+class PrintConfigurationUnavailable(Conflict):
+    """Spec B: a stock declaration on a reservation whose furniture has no printable zone."""
+
+    code = "PRINT_CONFIGURATION_UNAVAILABLE"
+
+
 class PayloadTooLarge(DomainError):
     code = "PAYLOAD_TOO_LARGE"
 

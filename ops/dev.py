@@ -20,6 +20,7 @@ import requests
 
 import ops
 from backend import embedded
+from backend.printing.demo import DEMO_PRINTER
 
 GUNICORN_CONF = Path(ops.__file__).parent / "gunicorn.conf.py"
 
@@ -43,6 +44,8 @@ class Supervisor:
         for name, value in (("ESIGN_BASE_URL", f"http://127.0.0.1:{self.port + 1}/v3"),
                             ("ESIGN_API_KEY", "esk_dev_simulator"), ("ESIGN_WEBHOOK_SECRET", "whsec_dev_simulator")):
             env[name] = env.get(name) or value
+        # The demo printer manufactures the furniture types that name no printer of their own.
+        env["DEFAULT_PRINTER_ORGANIZATION_ID"] = env.get("DEFAULT_PRINTER_ORGANIZATION_ID") or DEMO_PRINTER
         if not env.get("DATABASE_URL"):
             self.started_postgres = not (self.data_dir / "postgres" / "postmaster.pid").exists()
             env["DATABASE_URL"] = embedded.ensure_postgres(self.data_dir)
@@ -135,7 +138,7 @@ def run_dev(port: int, data_dir: Path) -> int:
             supervisor.check_children()
             time.sleep(0.2)
         print("Stopping Vitrine ...", flush=True)
-    except RuntimeError as exc:
+    except (RuntimeError, subprocess.CalledProcessError) as exc:  # a child died, or migrate / seed-demo failed
         print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
         status = 1
     finally:

@@ -8,10 +8,12 @@ from collections.abc import Callable
 from backend.db import transaction
 from backend.identity.demo import seed_demo_identity
 from backend.marketplace.demo import seed_demo_marketplace
+from backend.printing.demo import seed_demo_printing
 
 # (name, seeder) in dependency order; a seeder returns a one-line report.
 SEEDERS: list[tuple[str, Callable[[], str]]] = [("identity", seed_demo_identity)]
 SEEDERS.append(("marketplace", seed_demo_marketplace))
+SEEDERS.append(("printing", seed_demo_printing))
 
 
 def seed_demo(*, only_if_empty: bool = False) -> str:

@@ -7,6 +7,7 @@ from marshmallow import Schema, fields, validate
 from backend.marketplace.models import ReservationStatus
 from backend.marketplace.pricing import resolve_billing_model
 from backend.marketplace.reservations import Review
+from backend.printing.impressions import active_orders, shown_impression_status
 from schemas.marketplace import NAME, AdSpaceOut, ListQuery, UtcDateTime, enveloped, page_of
 
 ZONE_IDS = fields.List(fields.String(validate=validate.Length(min=1, max=64)), load_default=list,
@@ -104,6 +105,20 @@ class ReservationQuery(ListQuery):
     status = fields.String(load_default=None, validate=validate.OneOf([s.value for s in ReservationStatus]))
 
 
+def _print_order(reservation, name: str):
+    """An attribute of the reservation's active print order, set by `with_print_orders`."""
+    order = getattr(reservation, "print_order", None)
+    return getattr(order, name) if order else None
+
+
+def with_print_orders(reservations: list) -> list:
+    """Attach each reservation's active print order (one query for all): its code, status and batch."""
+    orders = active_orders([r.id for r in reservations])
+    for reservation in reservations:
+        reservation.print_order = orders.get(reservation.id)
+    return reservations
+
+
 class ReservationOut(Schema):
     """A reservation with its frozen pricing under the Specification C names."""
 
@@ -128,18 +143,26 @@ class ReservationOut(Schema):
     commissionRateBps = fields.Integer(attribute="commission_rate_bps", required=True)
     counterProposalPriceCents = fields.Integer(attribute="counter_price_cents", allow_none=True)
     reviewNote = fields.String(attribute="review_note", allow_none=True)
-    impressionStatus = fields.String(attribute="impression_status", allow_none=True,
-                                     metadata={"description": "Specification B deposit status; null until printing"})
-    batchCode = fields.Constant(None, allow_none=True, metadata={"description": "Specification B; null for now"})
-    printOrderStatus = fields.Constant(None, allow_none=True, metadata={"description": "Specification B; null for now"})
+    impressionStatus = fields.Function(
+        lambda r: shown_impression_status(r.impression_status, r.status), allow_none=True,
+        metadata={"type": "string", "description": "Specification B deposit status; null until approved"})
+    batchCode = fields.Function(lambda r: _print_order(r, "batch_code"), allow_none=True, metadata={
+        "type": "string", "description": "batch of the latest order that is not cancelled (Specification B)"})
+    printOrderStatus = fields.Function(lambda r: _print_order(r, "status"), allow_none=True, metadata={
+        "type": "string", "description": "status of the latest order that is not cancelled (Specification B)"})
     createdAt = UtcDateTime(attribute="created_at")
     updatedAt = UtcDateTime(attribute="updated_at")
     approvedAt = UtcDateTime(attribute="approved_at", allow_none=True)
 
 
+class PrintOrderRefOut(Schema):
+    code = fields.String(required=True)
+    status = fields.String(required=True)
+
+
 class ReservationDetailOut(ReservationOut):
-    printOrder = fields.Constant(None, allow_none=True,
-                                 metadata={"description": "{code, status} of the latest non-cancelled print order"})
+    printOrder = fields.Nested(PrintOrderRefOut, attribute="print_order", allow_none=True, metadata={
+        "description": "the latest print order that is not cancelled (drafts included), or null"})
 
 
 class ReservationAnswer(Schema):

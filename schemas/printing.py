@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from backend.clock import iso
 from backend.printing.assets import SORTS
 from backend.printing.files import ACCEPTED_TYPES
+from backend.printing.models import PrintAsset
 from schemas.common import PageQuery
 
 
@@ -58,3 +60,17 @@ class PrintAssetDeletedOut(Schema):
 class PrintAssetDeletedEnvelope(Schema):
     ok = fields.Boolean(required=True)
     data = fields.Nested(PrintAssetDeletedOut, required=True)
+
+
+def asset_out(asset: PrintAsset) -> dict:
+    return {
+        "id": asset.id,
+        "originalName": asset.original_name,
+        "technicalName": asset.technical_name,
+        "contentType": asset.content_type,
+        "sizeBytes": asset.size_bytes,
+        "sha256": asset.sha256,
+        "uploadedByUserId": asset.uploaded_by_user_id,
+        "createdAt": iso(asset.created_at),
+        "contentUrl": f"/api/print-assets/{asset.id}/content",
+    }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from marshmallow import Schema, fields, validate
 
 from api.responses import load, send
@@ -24,3 +26,22 @@ class Echo:
 
 def json_line_fields(line: dict) -> set[str]:
     return set(line)
+
+
+@contextmanager
+def sql_statements():
+    """The SQL statements run inside the block (for "one query per page" promises)."""
+    from backend.db import database
+
+    seen: list[str] = []
+    original = database.obj.execute_sql
+
+    def counting(sql, params=None, *args, **kwargs):
+        seen.append(sql)
+        return original(sql, params, *args, **kwargs)
+
+    database.obj.execute_sql = counting
+    try:
+        yield seen
+    finally:
+        del database.obj.execute_sql

@@ -13,6 +13,14 @@ class Template:
 
 _SIGNATURE = "\n\nL'équipe {platform}\n"
 
+# Membership roles as the French e-mails name them.
+MEMBERSHIP_ROLE_LABELS = {"manager": "responsable", "member": "membre", "billing": "facturation"}
+
+
+def membership_role_label(role: str) -> str:
+    return MEMBERSHIP_ROLE_LABELS.get(role, role)
+
+
 TEMPLATES: dict[str, Template] = {
     "email_verification": Template(
         "Confirmez votre adresse e-mail sur {platform}",
@@ -35,6 +43,13 @@ TEMPLATES: dict[str, Template] = {
         "Bonjour,\n\n{inviter} vous invite à rejoindre l'organisation {organization} sur {platform} "
         "avec le rôle « {role} ». Pour accepter, connectez-vous avec cette adresse e-mail puis ouvrez "
         "ce lien (valable 7 jours) :\n\n{link}",
+    ),
+    "print_order_delivery": Template(
+        "Livraison de votre commande d'impression {code}",
+        "Bonjour,\n\nL'imprimeur {printer} a mis à jour la livraison de la commande d'impression {code} "
+        "(campagne « {campaign} », magasin {store}).\n\nStatut de la commande : {status}\n"
+        "Livraison : {address}\nTransporteur : {carrier}\nNuméro de suivi : {tracking_number}\n"
+        "Suivi en ligne : {tracking_url}\n\nLe détail de la commande est dans votre espace :\n\n{link}",
     ),
     "smoke_test": Template(
         "Test d'envoi d'e-mail {platform}",

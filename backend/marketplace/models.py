@@ -7,7 +7,6 @@ queries as `WHERE organization_id = ...`.
 
 from __future__ import annotations
 
-import uuid
 from enum import StrEnum
 
 from peewee import (
@@ -20,15 +19,7 @@ from peewee import (
 )
 from playhouse.postgres_ext import ArrayField, DateTimeTZField
 
-from backend.model import BaseModel, created_at_field, status_field
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
-
-
-def id_field() -> CharField:
-    return CharField(primary_key=True, max_length=36, default=new_id)
+from backend.model import BaseModel, created_at_field, id_field, status_field
 
 
 def violated_constraint(exc: IntegrityError) -> str | None:
@@ -170,7 +161,8 @@ class Reservation(BaseModel):
     commission_rate_bps = IntegerField()
     counter_price_cents = IntegerField(null=True)
     review_note = TextField(null=True)
-    impression_status = CharField(max_length=40, null=True)
+    impression_status = CharField(max_length=40, null=True)  # spec B deposit status (printing area)
+    print_support_mode = CharField(max_length=20, null=True)  # print | hybrid | reuse_all (printing area)
     created_by_user_id = CharField(max_length=64, null=True)
     created_at = created_at_field()
     updated_at = created_at_field()

@@ -7,7 +7,7 @@ chunk into object storage (never whole in memory), the blob before the row: a fa
 the two leaves an orphan blob, never a row pointing at nothing.
 
 Deleting an asset is a soft delete (the row stays as the record of what was uploaded, by whom,
-with which checksum) refused while a print order line references it; the blob goes once the
+with which checksum) refused while a preflight or an order line references it; the blob goes once the
 deletion commits. Deposit code attaching an asset to a line must lock it `FOR SHARE` with
 `deleted_at IS NULL`, so a deletion and an attachment never both win.
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import uuid
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -27,8 +26,9 @@ from backend.db import on_commit, transaction
 from backend.errors import Conflict, NotFound, PayloadTooLarge
 from backend.listing import ListParams, Page, paginate
 from backend.logs import get_logger
+from backend.model import new_id
 from backend.printing.files import PRINT_ASSETS_CONTEXT, SNIFF_BYTES, detect_content_type, technical_name
-from backend.printing.models import PrintAsset, PrintOrderLine
+from backend.printing.models import PrintAsset, PrintOrderLine, PrintPreflight
 from storage import Storage, StorageError
 from storage.base import TooLarge
 
@@ -90,7 +90,7 @@ def upload_asset(
     TIFF), PAYLOAD_TOO_LARGE past `max_bytes` (nothing kept, no row)."""
     head = _read_full(stream, SNIFF_BYTES)
     content_type = detect_content_type(head)
-    asset_id = str(uuid.uuid4())
+    asset_id = new_id()
     name = technical_name(original_name or "", content_type)
     key = _storage_key(organization_id, asset_id)
     try:
@@ -151,13 +151,15 @@ def open_asset_content(*, storage: Storage, organization_id: str, asset_id: str)
 
 
 def delete_asset(*, storage: Storage, organization_id: str, asset_id: str) -> None:
-    """Soft-delete an unused asset (CONFLICT while a print order line references it)."""
+    """Soft-delete an unused asset (CONFLICT while a preflight or a print order line references it)."""
     with transaction():
         asset = _live(organization_id).where(PrintAsset.id == asset_id).for_update().first()
         if asset is None:
             raise NotFound("print asset not found")
-        if PrintOrderLine.select().where(PrintOrderLine.asset_id == asset.id).exists():
-            raise Conflict("the visual is used by a print order", reason="asset_in_use")
+        in_use = (PrintOrderLine.select().where(PrintOrderLine.asset_id == asset.id).exists()
+                  or PrintPreflight.select().where(PrintPreflight.asset_id == asset.id).exists())
+        if in_use:
+            raise Conflict("the visual is used by a deposit or a print order", reason="asset_in_use")
         asset.deleted_at = clock.now()
         asset.save(only=[PrintAsset.deleted_at])
         on_commit(lambda: _delete_blob(storage, asset.storage_key))

@@ -7,23 +7,35 @@ imports neither the identity nor the marketplace area; queries scope on them exp
 
 from __future__ import annotations
 
-import uuid
+from enum import StrEnum
 
 from peewee import BigAutoField, BigIntegerField, CharField, ForeignKeyField, IntegerField, TextField
 from playhouse.postgres_ext import ArrayField, DateTimeTZField
 
-from backend.model import BaseModel, created_at_field, status_field
+from backend.model import BaseModel, created_at_field, id_field, status_field
 from backend.printing.status import PrintOrderStatus
 
 
-def _id_field() -> CharField:
-    return CharField(primary_key=True, max_length=36, default=lambda: str(uuid.uuid4()))
+class ImpressionStatus(StrEnum):
+    """The deposit status of a reservation (`reservation.impression_status`)."""
+
+    TO_DEPOSIT = "to_deposit"
+    IN_REVIEW = "in_review"
+    VALIDATED = "validated"
+    IN_STOCK = "in_stock"
+    LOCKED = "locked"
+
+
+class DeliveryTarget(StrEnum):
+    STORE = "store"
+    SINGLE_ADDRESS = "single_address"
+    NONE = "none"
 
 
 class PrintAsset(BaseModel):
     """A visual of an organization's library: the blob lives in the `print-assets` context."""
 
-    id = _id_field()
+    id = id_field()
     organization_id = CharField(max_length=60)
     uploaded_by_user_id = CharField(max_length=36, null=True)
     original_name = CharField(max_length=255)
@@ -37,7 +49,7 @@ class PrintAsset(BaseModel):
 
 
 class PrintOrder(BaseModel):
-    id = _id_field()
+    id = id_field()
     code = CharField(max_length=20)
     reservation_id = CharField(max_length=36)
     printer_organization_id = CharField(max_length=60)
@@ -48,6 +60,12 @@ class PrintOrder(BaseModel):
     tracking_number = CharField(max_length=120, null=True)
     tracking_url = CharField(max_length=2000, null=True)
     cancel_reason = TextField(null=True)
+    delivery_target = status_field(DeliveryTarget, default=DeliveryTarget.STORE)
+    recipient_name = CharField(max_length=200, null=True)
+    recipient_street = CharField(max_length=200, null=True)
+    recipient_postal_code = CharField(max_length=20, null=True)
+    recipient_city = CharField(max_length=120, null=True)
+    recipient_country = CharField(max_length=2, null=True)
     created_at = created_at_field()
     updated_at = created_at_field()
 
@@ -72,3 +90,87 @@ class PrintOrderStatusChange(BaseModel):
     to_status = status_field(PrintOrderStatus)
     actor_user_id = CharField(max_length=36, null=True)
     changed_at = created_at_field()
+
+
+class PrintPreflight(BaseModel):
+    """A file attached to a deposit slot (zone, face; a null face is the whole zone) of a
+    reservation or of a batch, before the deposit is confirmed."""
+
+    id = id_field()
+    reservation_id = CharField(max_length=36, null=True)
+    batch_id = CharField(max_length=36, null=True)
+    zone_id = CharField(max_length=36)
+    face_index = IntegerField(null=True)
+    asset_id = CharField(max_length=36)
+    created_by_user_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+
+
+class PrintReusedFace(BaseModel):
+    """A face whose support is already in stock, one row per face."""
+
+    id = BigAutoField()
+    reservation_id = CharField(max_length=36)
+    zone_id = CharField(max_length=36)
+    face_index = IntegerField()
+    batch_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+
+
+class PrintOrderBatch(BaseModel):
+    """A batch deposit: many reservations of one campaign sharing a furniture type. Stored status
+    `draft` or `sent` only; what a reader sees is derived from the orders (`batches.derived_status`)."""
+
+    id = id_field()
+    code = CharField(max_length=20, null=True)
+    organization_id = CharField(max_length=60)
+    campaign_id = CharField(max_length=36)
+    promo_furniture_type_id = CharField(max_length=36)
+    furniture_type_version_id = CharField(max_length=36)
+    printer_organization_id = CharField(max_length=60, null=True)
+    status = CharField(max_length=20, default="draft")
+    delivery_target = status_field(DeliveryTarget, default=DeliveryTarget.STORE)
+    created_by_user_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+    updated_at = created_at_field()
+    sent_at = DateTimeTZField(null=True)
+
+    class Meta:
+        table_name = "print_order_batch"
+
+
+class PrintBatchStatusRun(BaseModel):
+    """One batch status advance; its counters are what the runs' messages wrote."""
+
+    id = id_field()
+    batch_id = CharField(max_length=36)
+    next_status = CharField(max_length=40)
+    actor_user_id = CharField(max_length=36, null=True)
+    group_size = IntegerField()
+    groups_total = IntegerField()
+    current_group = IntegerField(default=0)
+    status = CharField(max_length=20, default="running")
+    advanced = IntegerField(default=0)
+    skipped = IntegerField(default=0)
+    failed = IntegerField(default=0)
+    created_at = created_at_field()
+    finished_at = DateTimeTZField(null=True)
+
+    class Meta:
+        table_name = "print_batch_status_run"
+
+
+class PrintBatchStatusRunItem(BaseModel):
+    """One order of a run: its group and, once settled, its outcome."""
+
+    id = BigAutoField()
+    run_id = CharField(max_length=36)
+    order_id = CharField(max_length=36)
+    group_index = IntegerField()
+    outcome = CharField(max_length=20, null=True)
+    error_code = CharField(max_length=60, null=True)
+    error_message = TextField(null=True)
+    settled_at = DateTimeTZField(null=True)
+
+    class Meta:
+        table_name = "print_batch_status_run_item"

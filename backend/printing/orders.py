@@ -1,10 +1,12 @@
-"""Print orders: codes, the printer's status changes, and the metrics of an order's lines.
+"""Print orders: codes, status changes (printer steps, admin release and cancellation), and the
+metrics of an order's lines.
 
 A printer reaches an order through one query filtered on its own organization and on the
 statuses released to printers (a `draft` is not theirs yet): anything else is NOT_FOUND, never
 a hint that the order exists. Status changes lock the order row, so two concurrent PATCHes
 apply one after the other and the second is judged against the first one's result; each change
-is recorded (from, to, actor, time) in the same transaction.
+is recorded (from, to, actor, time) in the same transaction, and moves the deposit status of the
+order's reservation with it (`impression_for`): `record_status` is the only writer of both.
 """
 
 from __future__ import annotations
@@ -14,23 +16,52 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from backend import clock
+from backend.audit import record_security_event
 from backend.db import database, transaction
-from backend.errors import NotFound
+from backend.errors import NotFound, ValidationError
+from backend.marketplace.models import Reservation
 from backend.printing import status as machine
-from backend.printing.models import PrintOrder, PrintOrderStatusChange
+from backend.printing.models import ImpressionStatus, PrintOrder, PrintOrderStatusChange
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
 
 CODE_PREFIX = "PM-"
+CANCEL_REASON_MAX_LENGTH = 2000
+
+# The deposit status a reservation shows while its active order is in each status: the deposit
+# is reviewed while the order is a draft, validated once released to the printer, locked once the
+# printer has taken it; a cancelled order gives the deposit back to the industrial.
+_IMPRESSION_BY_ORDER_STATUS = {
+    PrintOrderStatus.DRAFT: ImpressionStatus.IN_REVIEW,
+    PrintOrderStatus.PENDING: ImpressionStatus.VALIDATED,
+    PrintOrderStatus.SENT: ImpressionStatus.LOCKED,
+    PrintOrderStatus.IN_PRODUCTION: ImpressionStatus.LOCKED,
+    PrintOrderStatus.PRODUCED: ImpressionStatus.LOCKED,
+    PrintOrderStatus.DELIVERED: ImpressionStatus.LOCKED,
+    PrintOrderStatus.CANCELLED: ImpressionStatus.TO_DEPOSIT,
+}
+
+
+def impression_for(order_status: str) -> ImpressionStatus:
+    return _IMPRESSION_BY_ORDER_STATUS[PrintOrderStatus(order_status)]
 
 
 def allocate_order_code() -> str:
     """The next `PM-0001` code from the sequence: at least four digits, more when it grows past
     9999; gaps (rolled-back transactions) are acceptable, duplicates impossible."""
-    number = database.execute_sql("SELECT nextval('print_order_code_seq')").fetchone()[0]
-    return f"{CODE_PREFIX}{number:04d}"
+    return allocate_order_codes(1)[0]
 
 
-def _printer_order_for_update(order_code: str, printer_organization_id: str) -> PrintOrder:
+def allocate_order_codes(count: int) -> list[str]:
+    """`count` codes from the sequence in one statement, in increasing order."""
+    if count == 0:
+        return []
+    rows = database.execute_sql(
+        "SELECT nextval('print_order_code_seq') AS n FROM generate_series(1, %s) ORDER BY n", (count,)
+    ).fetchall()
+    return [f"{CODE_PREFIX}{number:04d}" for (number,) in rows]
+
+
+def printer_order_for_update(order_code: str, printer_organization_id: str) -> PrintOrder:
     order = (
         PrintOrder.select()
         .where(
@@ -47,13 +78,17 @@ def _printer_order_for_update(order_code: str, printer_organization_id: str) -> 
 
 
 def record_status(order: PrintOrder, to_status: PrintOrderStatus, actor_user_id: str | None) -> None:
-    """Write `order`'s new status and the change row; the caller holds the row lock."""
+    """Write `order`'s new status, the change row and the reservation's deposit status; the
+    caller holds the order's row lock."""
     moment = clock.now()
     PrintOrderStatusChange.create(
         order=order, from_status=order.status, to_status=to_status, actor_user_id=actor_user_id, changed_at=moment
     )
     order.status, order.updated_at = to_status, moment
-    order.save(only=[PrintOrder.status, PrintOrder.updated_at])
+    order.save(only=[PrintOrder.status, PrintOrder.updated_at, PrintOrder.cancel_reason])
+    Reservation.update(impression_status=impression_for(to_status), updated_at=moment).where(
+        Reservation.id == order.reservation_id
+    ).execute()
 
 
 def _apply(
@@ -63,7 +98,7 @@ def _apply(
     transition: Callable[[str], PrintOrderStatus],
 ) -> PrintOrder:
     with transaction():
-        order = _printer_order_for_update(order_code, printer_organization_id)
+        order = printer_order_for_update(order_code, printer_organization_id)
         record_status(order, transition(order.status), actor_user_id)
     return order
 
@@ -80,6 +115,42 @@ def change_status(
 def rollback_status(*, order_code: str, printer_organization_id: str, actor_user_id: str) -> PrintOrder:
     """PATCH status-rollback: one step back along delivered, produced, in_production, sent, pending."""
     return _apply(order_code, printer_organization_id, actor_user_id, machine.rollback)
+
+
+def _order_for_update(order_code: str) -> PrintOrder:
+    order = PrintOrder.select().where(PrintOrder.code == order_code).for_update().first()
+    if order is None:
+        raise NotFound("print order not found")
+    return order
+
+
+def release_order(*, order_code: str, actor_user_id: str) -> PrintOrder:
+    """Admin: validate a deposit, its draft order goes to the printer (`pending`)."""
+    with transaction():
+        order = _order_for_update(order_code)
+        record_status(order, machine.release(order.status), actor_user_id)
+        record_security_event("print_order.released", actor_user_id=actor_user_id, target_type="print_order",
+                              target_id=order.code, details={"reservationId": order.reservation_id})
+    return order
+
+
+def cancel_order(*, order_code: str, reason: str, actor_user_id: str) -> PrintOrder:
+    """Admin: cancel an order in any status but `delivered`, with a reason (audited). The
+    reservation's deposit opens again (`to_deposit`)."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError("a reason is required", fields={"reason": ["required"]})
+    with transaction():
+        order = _order_for_update(order_code)
+        previous = order.status
+        to_status = machine.cancel(order.status)
+        order.cancel_reason = reason[:CANCEL_REASON_MAX_LENGTH]
+        record_status(order, to_status, actor_user_id)
+        record_security_event("print_order.cancelled", actor_user_id=actor_user_id, target_type="print_order",
+                              target_id=order.code,
+                              details={"reason": order.cancel_reason, "previousStatus": previous,
+                                       "reservationId": order.reservation_id})
+    return order
 
 
 class MeasuredLine(Protocol):

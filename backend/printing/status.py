@@ -78,6 +78,14 @@ def rollback(current: str) -> PrintOrderStatus:
     return CHAIN[CHAIN.index(current) - 1]
 
 
+def release(current: str) -> PrintOrderStatus:
+    """`pending`, from `draft` only: the admin validates the deposit and hands it to the printer."""
+    current = PrintOrderStatus(current)
+    if current is not PrintOrderStatus.DRAFT:
+        raise _refuse(current, PrintOrderStatus.PENDING.value, f"a {current.value} print order is not a draft")
+    return PrintOrderStatus.PENDING
+
+
 def cancel(current: str) -> PrintOrderStatus:
     """`cancelled`, from any status but `delivered` (already handed over) or `cancelled` itself."""
     current = PrintOrderStatus(current)

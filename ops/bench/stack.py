@@ -71,10 +71,12 @@ class Stack:
     worker_settings = f"dramatiq worker, {WORKER_PROCESSES} process x {WORKER_THREADS} threads"
 
     @contextmanager
-    def serve(self, app: str, name: str = "web", ready_path: str = "/api/health") -> Iterator[Server]:
-        """Run the WSGI `app` (gunicorn notation) under gunicorn until the block ends."""
+    def serve(self, app: str, name: str = "web", ready_path: str = "/api/health",
+              env: dict[str, str] | None = None) -> Iterator[Server]:
+        """Run the WSGI `app` (gunicorn notation) under gunicorn until the block ends; `env` adds
+        or replaces environment variables of this process only (e.g. a webhook secret)."""
         port = _free_port()
-        env = dict(self.env, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY=str(WEB_WORKERS),
+        env = dict(self.env, **(env or {}), HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY=str(WEB_WORKERS),
                    WEB_THREADS=str(WEB_THREADS))
         child = self._spawn(name, [sys.executable, "-m", "gunicorn", app, "-c", str(GUNICORN_CONF)], env)
         server = Server(url=f"http://127.0.0.1:{port}", pid=child.pid)
@@ -85,11 +87,11 @@ class Stack:
             self._stop(name, child)
 
     @contextmanager
-    def worker(self, name: str = "worker") -> Iterator[subprocess.Popen]:
+    def worker(self, name: str = "worker", env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
         """A Dramatiq worker on every queue; the caller checks it is ready (a probe message)."""
         argv = [sys.executable, "-m", "dramatiq", "actors", "--processes", str(WORKER_PROCESSES),
                 "--threads", str(WORKER_THREADS)]
-        child = self._spawn(name, argv, self.env)
+        child = self._spawn(name, argv, dict(self.env, **(env or {})))
         try:
             yield child
         finally:
@@ -246,12 +248,9 @@ def _release_database(admin_url: str) -> None:
     embedded.drop_database(admin_url, BENCH_DATABASE)
 
 
-def process_tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of `pid` and its live descendants (Linux /proc).
-
-    Unlike throughput, CPU per request hardly moves when other users load the shared machine.
-    """
-    stats: dict[int, tuple[int, float]] = {}
+def _process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, user + system clock ticks) of every live process (Linux /proc)."""
+    table: dict[int, tuple[int, int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -260,13 +259,41 @@ def process_tree_cpu_seconds(pid: int) -> float:
         except OSError:  # the process ended while the table was read
             continue
         # After the command name: state, ppid, ... utime and stime are the 12th and 13th.
-        stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
-    tree, total = [pid], 0.0
+        table[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    return table
+
+
+def process_tree(pid: int, table: dict[int, tuple[int, int]] | None = None) -> list[int]:
+    """`pid` and its live descendants (a gunicorn master and its workers)."""
+    table = _process_table() if table is None else table
+    tree, found = [pid], []
     while tree:
         current = tree.pop()
-        total += stats.get(current, (0, 0))[1]
-        tree.extend(child for child, (parent, _) in stats.items() if parent == current)
-    return total / os.sysconf("SC_CLK_TCK")
+        found.append(current)
+        tree.extend(child for child, (parent, _) in table.items() if parent == current)
+    return found
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of `pid` and its live descendants (Linux /proc).
+
+    Unlike throughput, CPU per request hardly moves when other users load the shared machine.
+    """
+    table = _process_table()
+    ticks = sum(table.get(member, (0, 0))[1] for member in process_tree(pid, table))
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def process_tree_peak_rss_mb(pid: int) -> float:
+    """The highest resident set (VmHWM) any process of the tree has reached, in MB."""
+    peak = 0
+    for member in process_tree(pid):
+        try:
+            lines = Path(f"/proc/{member}/status").read_text().splitlines()
+        except OSError:
+            continue
+        peak = max([peak, *(int(line.split()[1]) for line in lines if line.startswith("VmHWM:"))])
+    return peak / 1024
 
 
 def _free_port() -> int:

@@ -21,8 +21,10 @@ from backend.marketplace.models import (
 )
 from backend.printing.models import PrintOrder, PrintOrderLine
 from backend.printing.orders import allocate_order_code
+from backend.printing.plans import Recipient
 from storage.local import LocalStorage
-from tests.factories import add_member, make_organization, make_user
+from tests.factories import add_member, make_organization, make_user, signed_in
+from tests.printing.helpers import upload
 
 STARTS, ENDS = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 31, tzinfo=UTC)
 
@@ -109,6 +111,7 @@ def make_print_order(setting):
             printer_organization_id=printer_organization_id or setting.printer.id,
             industrial_organization_id=setting.industrial.id,
             status=status,
+            **Recipient.of_store(setting.store).columns(),
         )
         for position, line in enumerate(lines or [{"zone": setting.zones[0], "quantity": 2}]):
             PrintOrderLine.create(
@@ -128,3 +131,45 @@ def make_print_order(setting):
 @pytest.fixture
 def storage(tmp_path):
     return LocalStorage(tmp_path / "storage")
+
+
+@pytest.fixture
+def seeded_templates(config):
+    """Version 1 of every document template, as `vitrine migrate` seeds them (order forms)."""
+    from backend.documents.seeding import seed_default_versions
+    from storage import build_storage
+
+    return seed_default_versions(build_storage(config))
+
+
+@pytest.fixture
+def member(setting):
+    return signed_in(setting.industrial_user, setting.industrial)
+
+
+@pytest.fixture
+def printer(setting):
+    return signed_in(setting.printer_user, setting.printer)
+
+
+@pytest.fixture
+def group(client, member, setting):
+    """`group(n)`: n approved reservations of the campaign and the batch draft, with one visual
+    attached to each zone as a whole (same visual)."""
+
+    def make(n: int = 4, *, visual: bool = True):
+        reservations = [setting.reservation() for _ in range(n)]
+        resp = client.simulate_post("/api/print-batches", headers=member, json={
+            "campaignId": setting.campaign.id, "promoFurnitureTypeId": setting.version.furniture_type_id})
+        assert resp.status_code in (200, 201), resp.json
+        batch_id = resp.json["data"]["batch"]["id"]
+        if visual:
+            asset = upload(client, member)
+            for zone in setting.zones:
+                attach = client.simulate_post(f"/api/print-batches/{batch_id}/upload/preflight-from-asset",
+                                              headers=member, json={"zoneId": zone.id, "faceIndex": None,
+                                                                    "assetId": asset})
+                assert attach.status_code == 201, attach.json
+        return batch_id, [r.id for r in reservations]
+
+    return make

@@ -55,7 +55,7 @@ def test_the_status_column_refuses_unknown_values(make_print_order):
 def test_a_reservation_has_one_active_order_at_a_time(make_print_order):
     order = make_print_order()
     fields = dict(reservation_id=order.reservation_id, printer_organization_id=order.printer_organization_id,
-                  industrial_organization_id=order.industrial_organization_id)
+                  industrial_organization_id=order.industrial_organization_id, delivery_target="none")
     with pytest.raises(IntegrityError), database.atomic():
         PrintOrder.create(code=allocate_order_code(), status="draft", **fields)
     PrintOrder.update(status="cancelled").where(PrintOrder.id == order.id).execute()

@@ -1,0 +1,20 @@
+"""Printing actors: the deposit a reservation's approval opens, and the orders of a batch status advance."""
+
+from __future__ import annotations
+
+import dramatiq
+
+from backend.errors import DomainError
+from backend.printing import batch_advance, deposits
+
+
+@dramatiq.actor(queue_name="printing", max_retries=8, time_limit=60_000, throws=(DomainError,))
+def open_print_deposit(reservation_id: str) -> None:
+    """`reservation.approved`: the deposit of visuals becomes possible (`to_deposit`)."""
+    deposits.open_deposit(reservation_id)
+
+
+@dramatiq.actor(queue_name="printing", max_retries=8, time_limit=60_000, throws=(DomainError,))
+def advance_batch_order(run_id: str, order_id: str) -> None:
+    """One order of a batch status advance; a redelivery finds it settled and does nothing."""
+    batch_advance.advance_batch_order(run_id, order_id)

@@ -1,0 +1,278 @@
+"""Industrial routes of spec B for the single deposit: furniture templates, preflights, the
+confirmation, stock declarations, and the impressions list and page.
+
+Role `industrial`, KYB approved, an active `industrial:*` organization; every query is scoped to
+that organization (another organization's reservation is 404).
+"""
+
+from __future__ import annotations
+
+from api.access import roles
+from api.print_assets import MULTIPART_ALLOWANCE, industrial_organization, multipart_file, upload_part
+from api.responses import load, send
+from api.routes import Route
+from backend.errors import NotFound, ValidationError
+from backend.listing import ListParams
+from backend.printing import deposits, impressions
+from backend.printing.allocation import Slot
+from schemas.print_deposits import (
+    DepositConfirmIn,
+    ImpressionsQuery,
+    PreflightFromAssetIn,
+    PrintSupportIn,
+    deposit_out,
+    gabarits_out,
+    impression_item_out,
+    preflight_out,
+)
+
+INDUSTRIAL = roles("industrial", kyb_required=True)
+BASE = "/api/reservations/{reservation_id}"
+
+
+def slots(items: list[dict]) -> list[Slot]:
+    return [Slot(item["zoneId"], item["faceIndex"]) for item in items]
+
+
+def face_index_text(text: str | None) -> int | None:
+    if text in (None, "", "null"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValidationError("faceIndex must be a face number or empty",
+                              fields={"faceIndex": ["an integer from 0, or empty for the whole zone"]})
+    return value
+
+
+class Gabarits:
+    def on_get(self, req, resp, reservation_id: str) -> None:
+        """Furniture templates of a reservation.
+        ---
+        summary: The furniture of the reservation's ad space (version frozen at checkout) with its zones
+        tags: [deposit]
+        responses:
+          200:
+            description: zones with face quantity, printable flag and size; `printableZoneCount`
+            content:
+              application/json:
+                schema: GabaritsEnvelope
+        """
+        organization_id, _ = industrial_organization(req)
+        reservation, configuration = deposits.reservation_configuration(
+            reservation_id=reservation_id, organization_id=organization_id)
+        send(resp, gabarits_out(reservation.id, configuration))
+
+
+class Preflight:
+    """`POST .../upload/preflight`: a new file (multipart) or an asset of the library (JSON)."""
+
+    def __init__(self, deps) -> None:
+        self.storage = deps.storage
+        self.max_file_bytes = deps.config.print_asset_max_bytes
+        self.max_body_bytes = self.max_file_bytes + MULTIPART_ALLOWANCE
+
+    def on_post(self, req, resp, reservation_id: str) -> None:
+        """Attach a file to a deposit slot.
+        ---
+        summary: Attach a visual to (zoneId, faceIndex); a new file (multipart) or an existing asset (JSON)
+        description: >
+          multipart/form-data: parts `zoneId`, `faceIndex` (empty for the whole zone), then `file` (uploaded to the
+          library, same checks as POST /api/print-assets). application/json: PreflightFromAssetIn. A slot that
+          already holds a file gets the new one; a whole-zone file replaces the zone's per-face files and the other
+          way round. 409 CONFLICT when the deposit is closed.
+        tags: [deposit]
+        requestBody:
+          content:
+            application/json:
+              schema: PreflightFromAssetIn
+            multipart/form-data:
+              schema:
+                type: object
+                required: [zoneId, file]
+                properties:
+                  zoneId: {type: string}
+                  faceIndex: {type: string, description: "a face number, or empty for the whole zone"}
+                  file: {type: string, format: binary}
+        responses:
+          201:
+            description: the preflight
+            content:
+              application/json:
+                schema: PreflightAnswerEnvelope
+        """
+        organization_id, user_id = industrial_organization(req)
+        if (req.content_type or "").lower().startswith("application/json"):
+            body = load(req, PreflightFromAssetIn())
+            zone_id, face_index, asset_id = body["zoneId"], body["faceIndex"], body["assetId"]
+        else:
+            texts, part = multipart_file(req, ("zoneId", "faceIndex"))
+            zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))
+            if not zone_id:
+                raise ValidationError("zoneId is required before the file", fields={"zoneId": ["required"]})
+            deposits.check_preflight_slot(reservation_id=reservation_id, organization_id=organization_id,
+                                          zone_id=zone_id, face_index=face_index)
+            asset_id = upload_part(self.storage, organization_id=organization_id, user_id=user_id, part=part,
+                                   max_bytes=self.max_file_bytes).id
+        preflight = deposits.attach_preflight(
+            reservation_id=reservation_id, organization_id=organization_id, zone_id=zone_id,
+            face_index=face_index, asset_id=asset_id, user_id=user_id,
+        )
+        send(resp, {"preflight": preflight_out(preflight)}, status=201)
+
+
+class Deposit:
+    def __init__(self, deps) -> None:
+        self.default_printer = deps.config.default_printer_organization_id
+
+    def on_get_preflights(self, req, resp, reservation_id: str) -> None:
+        """Files attached to the slots.
+        ---
+        summary: The reservation's preflights, by zone and face
+        tags: [deposit]
+        responses:
+          200:
+            description: the preflights with their visual
+            content:
+              application/json:
+                schema: PreflightListEnvelope
+        """
+        organization_id, _ = industrial_organization(req)
+        rows = deposits.list_preflights(reservation_id=reservation_id, organization_id=organization_id)
+        send(resp, {"preflights": [preflight_out(row) for row in rows]})
+
+    def on_get(self, req, resp, reservation_id: str) -> None:
+        """The deposit as it stands.
+        ---
+        summary: Deposit status, support mode, the active order recap and the reused faces
+        tags: [deposit]
+        responses:
+          200:
+            description: the deposit
+            content:
+              application/json:
+                schema: DepositEnvelope
+        """
+        organization_id, _ = industrial_organization(req)
+        send(resp, deposit_out(deposits.deposit_state(reservation_id=reservation_id,
+                                                      organization_id=organization_id)))
+
+    def on_post_confirm(self, req, resp, reservation_id: str) -> None:
+        """Confirm the single deposit.
+        ---
+        summary: Confirm the files of the slots (preflights) and the faces reused; creates the draft order
+        description: >
+          Refused with 400 VALIDATION_ERROR (details `zoneId`, `faceIndex`) for a zone outside the configuration,
+          more files than faces, a reuse above the zone's capacity, or a face with neither a file nor a reuse.
+          Quantities come from the configuration. Everything reused: no order, deposit `in_stock`. Otherwise a
+          draft order and deposit `in_review`, until an admin releases it. Replaces a previous deposit still open.
+        tags: [deposit]
+        requestBody:
+          content:
+            application/json:
+              schema: DepositConfirmIn
+        responses:
+          200:
+            description: the deposit
+            content:
+              application/json:
+                schema: DepositEnvelope
+        """
+        organization_id, _ = industrial_organization(req)
+        body = load(req, DepositConfirmIn())
+        state = deposits.confirm_deposit(
+            reservation_id=reservation_id, organization_id=organization_id,
+            confirmed_files=slots(body["confirmedFiles"]), reuse=slots(body["reuse"]),
+            default_printer_organization_id=self.default_printer,
+        )
+        send(resp, deposit_out(state))
+
+    def on_patch_support(self, req, resp, reservation_id: str) -> None:
+        """Declare the supports in stock.
+        ---
+        summary: "`inStock: true`: every face of the furniture is already in stock (no order); false withdraws it"
+        description: >
+          The reused faces are derived from the furniture configuration. 409 PRINT_CONFIGURATION_UNAVAILABLE when
+          the furniture has no printable zone; 409 CONFLICT when the deposit is closed.
+        tags: [deposit]
+        requestBody:
+          content:
+            application/json:
+              schema: PrintSupportIn
+        responses:
+          200:
+            description: the deposit
+            content:
+              application/json:
+                schema: DepositEnvelope
+        """
+        organization_id, _ = industrial_organization(req)
+        body = load(req, PrintSupportIn())
+        state = deposits.declare_print_support(
+            reservation_id=reservation_id, organization_id=organization_id, in_stock=body["inStock"],
+            default_printer_organization_id=self.default_printer,
+        )
+        send(resp, deposit_out(state))
+
+
+class Impressions:
+    def on_get(self, req, resp) -> None:
+        """The industrial's impressions.
+        ---
+        summary: Approved reservations with their deposit status, active order and batch
+        description: >
+          `printOrderStatus` and `batchCode` come from the latest order that is not cancelled; `route` is the batch
+          wizard of the campaign for a reservation still to deposit with a printable furniture, else its own page;
+          `action` is view_order while the deposit is in review or validated, else manage_print. Filters `campaignId`,
+          `impressionStatus`; sortBy startsAt (default), createdAt, updatedAt, impressionStatus, storeName.
+        tags: [deposit]
+        parameters:
+          - in: query
+            schema: ImpressionsQuery
+        responses:
+          200:
+            description: a page of impressions
+            content:
+              application/json:
+                schema: ImpressionItemPageEnvelope
+        """
+        organization_id, _ = industrial_organization(req)
+        query = ImpressionsQuery().load(req.params)
+        page = impressions.impressions(organization_id=organization_id, params=ListParams.from_query(query),
+                                       campaign_id=query["campaignId"], impression_status=query["impressionStatus"])
+        send(resp, page.as_dict(impression_item_out))
+
+    def on_get_item(self, req, resp, reservation_id: str) -> None:
+        """One impression (the single deposit page).
+        ---
+        summary: The impression of one reservation with its deposit
+        tags: [deposit]
+        responses:
+          200:
+            description: the impression and its deposit
+            content:
+              application/json:
+                schema: ImpressionDetailEnvelope
+        """
+        organization_id, _ = industrial_organization(req)
+        item = impressions.impression(organization_id=organization_id, reservation_id=reservation_id)
+        if item is None:
+            raise NotFound("reservation not found")
+        state = deposits.deposit_state(reservation_id=reservation_id, organization_id=organization_id)
+        send(resp, {**impression_item_out(item), "deposit": deposit_out(state)})
+
+
+def routes(deps) -> list[Route]:
+    deposit, listing = Deposit(deps), Impressions()
+    return [
+        Route(f"{BASE}/gabarits", Gabarits(), INDUSTRIAL),
+        Route(f"{BASE}/upload/preflight", Preflight(deps), INDUSTRIAL),
+        Route(f"{BASE}/upload/preflights", deposit, INDUSTRIAL, suffix="preflights"),
+        Route(f"{BASE}/upload/confirm", deposit, INDUSTRIAL, suffix="confirm"),
+        Route(f"{BASE}/print-support", deposit, INDUSTRIAL, suffix="support"),
+        Route(f"{BASE}/print-deposit", deposit, INDUSTRIAL),
+        Route("/api/industrial/impressions", listing, INDUSTRIAL),
+        Route("/api/industrial/impressions/{reservation_id}", listing, INDUSTRIAL, suffix="item"),
+    ]

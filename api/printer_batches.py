@@ -1,0 +1,156 @@
+"""Printer routes of print batches (spec B): list, detail, aggregated ZIP, two-level order form,
+and the status advance of every order of a batch.
+
+Role `printer` and an active `printer:*` organization; a batch is resolved by code in one query
+filtered on that organization and on status `sent` (a draft or another printer's batch is 404).
+"""
+
+from __future__ import annotations
+
+from api.printer_orders import PRINTER, printer_organization, send_archive, send_pdf
+from api.responses import load, send
+from api.routes import Route
+from backend.printing import batch_advance, batch_views
+from backend.printing.archive import stream_archive
+from backend.printing.order_form import render_batch_order_form
+from schemas.print_batches import BatchStatusIn, batch_detail_out, batch_list_item_out, run_out
+
+BASE = "/api/printer/print-batches"
+
+
+class PrinterBatches:
+    def on_get(self, req, resp) -> None:
+        """The printer's batches.
+        ---
+        summary: Sent batches of the printer organization, most recently updated first, not paginated
+        description: "`ordersCount` and `totalPanels` (sum of every line's quantity) are aggregated in the database."
+        tags: [printer]
+        responses:
+          200:
+            description: "`{batches}`"
+            content:
+              application/json:
+                schema: BatchListEnvelope
+        """
+        rows = batch_views.printer_batches(printer_organization(req))
+        send(resp, {"batches": [batch_list_item_out(batch) for batch in rows]})
+
+
+class PrinterBatch:
+    def __init__(self, deps) -> None:
+        self.storage, self.config = deps.storage, deps.config
+
+    def _view(self, req, code: str):
+        return batch_views.printer_batch(batch_code=code, printer_organization_id=printer_organization(req))
+
+    def on_get(self, req, resp, code: str) -> None:
+        """Batch detail.
+        ---
+        summary: A batch with its distinct visuals, aggregated lines (as in the ZIP) and manifest
+        description: The manifest has one entry per order, cancelled ones included.
+        tags: [printer]
+        responses:
+          200:
+            description: the batch
+            content:
+              application/json:
+                schema: BatchDetailEnvelope
+        """
+        send(resp, batch_detail_out(self._view(req, code)))
+
+    def on_get_download(self, req, resp, code: str) -> None:
+        """Aggregated ZIP.
+        ---
+        summary: One file per distinct visual, named with the batch total (`_qte<N>`), by position, streamed
+        description: 404 when the batch has no file.
+        tags: [printer]
+        responses:
+          200:
+            description: the archive
+            content:
+              application/zip:
+                schema: {type: string, format: binary}
+        """
+        view = self._view(req, code)
+        send_archive(resp, stream_archive(self.storage, view.archive_files, filename=f"{code}.zip"))
+
+    def on_get_form(self, req, resp, code: str) -> None:
+        """Batch order form.
+        ---
+        summary: The batch's order form (aggregated recap, then the delivery manifest)
+        tags: [printer]
+        responses:
+          200:
+            description: the PDF
+            content:
+              application/pdf:
+                schema: {type: string, format: binary}
+        """
+        view = self._view(req, code)
+        send_pdf(resp, render_batch_order_form(view, storage=self.storage, config=self.config),
+                 f"bon-de-commande-{code}.pdf")
+
+    def on_patch_status(self, req, resp, code: str) -> None:
+        """Advance every order of the batch.
+        ---
+        summary: "`{nextStatus}` applied to every order, in groups; answers `{advanced, skipped, failed}`"
+        description: >
+          Each order goes through the single-order service, as messages in groups of ADVANCE_STATUS_CONCURRENCY (10),
+          each group settled before the next and none started after a group with a failure. `skipped`: the order
+          could not take that step (VALIDATION_ERROR: another step, cancelled); `failed`: a real anomaly. Never a
+          global error for a mixed batch. The request waits up to BATCH_ADVANCE_WAIT_SECONDS (20) for the run;
+          past it, 202 with the run (poll GET .../status-runs/{runId}).
+        tags: [printer]
+        requestBody:
+          content:
+            application/json:
+              schema: BatchStatusIn
+        responses:
+          200:
+            description: the counters
+            content:
+              application/json:
+                schema: AdvanceCountersEnvelope
+          202:
+            description: the run, still going
+            content:
+              application/json:
+                schema: StatusRunEnvelope
+        """
+        body = load(req, BatchStatusIn())
+        started = batch_advance.start_advance(
+            batch_code=code, printer_organization_id=printer_organization(req), next_status=body["nextStatus"],
+            actor_user_id=req.context.principal.user_id, group_size=self.config.advance_status_concurrency,
+        )
+        state = batch_advance.wait_for_run(started.id, timeout_seconds=self.config.batch_advance_wait_seconds)
+        if state.done:
+            send(resp, {"advanced": state.advanced, "skipped": state.skipped, "failed": state.failed})
+        else:
+            send(resp, run_out(state), status=202)
+
+    def on_get_run(self, req, resp, code: str, run_id: str) -> None:
+        """A status advance run.
+        ---
+        summary: The counters of a batch status advance, and whether it is done
+        tags: [printer]
+        responses:
+          200:
+            description: the run
+            content:
+              application/json:
+                schema: StatusRunEnvelope
+        """
+        send(resp, run_out(batch_advance.run_state(batch_code=code, printer_organization_id=printer_organization(req),
+                                                   run_id=run_id)))
+
+
+def routes(deps) -> list[Route]:
+    item = PrinterBatch(deps)
+    return [
+        Route(BASE, PrinterBatches(), PRINTER),
+        Route(f"{BASE}/{{code}}", item, PRINTER),
+        Route(f"{BASE}/{{code}}/download", item, PRINTER, suffix="download"),
+        Route(f"{BASE}/{{code}}/bon-de-commande", item, PRINTER, suffix="form"),
+        Route(f"{BASE}/{{code}}/status", item, PRINTER, suffix="status"),
+        Route(f"{BASE}/{{code}}/status-runs/{{run_id}}", item, PRINTER, suffix="run"),
+    ]

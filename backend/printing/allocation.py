@@ -1,0 +1,286 @@
+"""The shared calculation of spec B: what each reservation prints and reuses, from a furniture
+configuration, a population of reservations, the deposited files and the reuse declarations.
+
+Pure: no database, no clock, no I/O. The single deposit, the batch preview and the batch
+confirmation all call `plan_deposit`; a single deposit is the degenerate batch (one reservation,
+no stock total: reuse is a per-slot switch).
+
+A deposit slot is (zone, face): `face_index` None is the whole zone (one visual for every face,
+"same visual"), an integer is one face ("one visual per face"). Each printable zone is deposited
+in one of the two modes. What the plan gives per reservation:
+
+- lines: a same-visual zone gives one line whose quantity is the faces it prints there (the face
+  quantity, less the stock allocated to it); a per-face zone gives one line of quantity 1 per face
+  with a file. Quantities come from the configuration, never from the client.
+- reused faces, one per face, whatever path declared them, so persisted rows are identical
+  whether a zone was switched to reuse as a whole, face by face, or by the print-support
+  declaration.
+
+Stock (batch, same visual only) is a total for the whole population of a zone: allocated from the
+first reservations of the selection, a reservation taking as much as its furniture holds before
+the next one takes any; or split explicitly by `allocations` ({zoneId: {reservationId: printed}}).
+Either way the invariant sum(printed) + reused = face quantity x population holds, checked here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from backend.errors import ValidationError
+
+
+class SupportMode(StrEnum):
+    PRINT = "print"
+    HYBRID = "hybrid"
+    REUSE_ALL = "reuse_all"
+
+
+@dataclass(frozen=True)
+class Zone:
+    id: str
+    label: str
+    face_quantity: int
+    printable: bool
+
+
+@dataclass(frozen=True)
+class Slot:
+    zone_id: str
+    face_index: int | None = None
+
+
+@dataclass(frozen=True)
+class DepositedFile:
+    zone_id: str
+    face_index: int | None
+    asset_id: str
+
+
+@dataclass(frozen=True)
+class PlannedLine:
+    zone_id: str
+    face_index: int | None
+    asset_id: str
+    quantity: int
+    position: int
+    qualifiers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReservationPlan:
+    reservation_id: str
+    lines: tuple[PlannedLine, ...]
+    reused: tuple[Slot, ...]  # one per reused face
+
+    @property
+    def printed_panels(self) -> int:
+        return sum(line.quantity for line in self.lines)
+
+    @property
+    def support_mode(self) -> SupportMode:
+        if not self.reused:
+            return SupportMode.PRINT
+        return SupportMode.REUSE_ALL if not self.lines else SupportMode.HYBRID
+
+
+@dataclass(frozen=True)
+class ZoneTotal:
+    faces: int  # face quantity x population
+    printed: int
+    reused: int
+
+
+@dataclass(frozen=True)
+class DepositPlan:
+    reservations: tuple[ReservationPlan, ...]
+    zones: Mapping[str, ZoneTotal] = field(default_factory=dict)
+
+    @property
+    def with_lines(self) -> tuple[ReservationPlan, ...]:
+        """The reservations that get an order (rule 7: at least one printed panel)."""
+        return tuple(plan for plan in self.reservations if plan.lines)
+
+    @property
+    def panels_to_print(self) -> int:
+        return sum(plan.printed_panels for plan in self.reservations)
+
+
+class AllocationInvariantBroken(RuntimeError):
+    """sum(printed) + reused != faces: a bug, never a client error."""
+
+
+def face_label(face_index: int) -> str:
+    return f"face {face_index + 1}"
+
+
+def _refuse(message: str, *, zone: Zone | str, face_index: int | None = None, **details: object) -> ValidationError:
+    zone_id = zone.id if isinstance(zone, Zone) else zone
+    return ValidationError(message, zoneId=zone_id, faceIndex=face_index, **details)
+
+
+def _printable_zone(zones: Mapping[str, Zone], zone_id: str, face_index: int | None) -> Zone:
+    """Refusal 1: a zone outside the reservation's configuration (or not printable)."""
+    zone = zones.get(zone_id)
+    if zone is None:
+        raise _refuse(f"zone {zone_id} is not in the furniture configuration", zone=zone_id, face_index=face_index)
+    if not zone.printable:
+        raise _refuse(f"zone {zone.label} is not printable", zone=zone, face_index=face_index)
+    return zone
+
+
+def _mixes_modes(taken, face_index: int | None) -> bool:
+    """A whole-zone slot next to per-face slots of the same zone."""
+    return bool(taken) and ((None in taken) != (face_index is None))
+
+
+def _slots_by_zone(zones: Mapping[str, Zone], files: Sequence[DepositedFile], reused_slots: Iterable[Slot]):
+    """Files and reuse switches per zone, after refusals 1 to 3."""
+    files_by_zone: dict[str, dict[int | None, str]] = {}
+    reuse_by_zone: dict[str, set[int | None]] = {}
+    for file in files:
+        zone = _printable_zone(zones, file.zone_id, file.face_index)
+        taken = files_by_zone.setdefault(zone.id, {})
+        # Refusal 2: more files than faces (a face past the last, a slot given twice, or a
+        # visual for the whole zone next to visuals per face).
+        if file.face_index is not None and file.face_index >= zone.face_quantity:
+            raise _refuse(f"zone {zone.label} has {zone.face_quantity} face(s): no face {file.face_index}",
+                          zone=zone, face_index=file.face_index)
+        if file.face_index in taken or _mixes_modes(taken, file.face_index):
+            raise _refuse(f"zone {zone.label} has more files than faces", zone=zone, face_index=file.face_index)
+        taken[file.face_index] = file.asset_id
+    for slot in reused_slots:
+        zone = _printable_zone(zones, slot.zone_id, slot.face_index)
+        declared = reuse_by_zone.setdefault(zone.id, set())
+        # Refusal 3: a reuse declaration above the zone's capacity.
+        if slot.face_index is not None and slot.face_index >= zone.face_quantity:
+            raise _refuse(f"zone {zone.label} has {zone.face_quantity} face(s): face {slot.face_index} cannot be "
+                          "reused", zone=zone, face_index=slot.face_index)
+        if slot.face_index in declared or _mixes_modes(declared, slot.face_index):
+            raise _refuse(f"the reuse declared on zone {zone.label} exceeds its capacity", zone=zone,
+                          face_index=slot.face_index)
+        printed = files_by_zone.get(zone.id, {})
+        if slot.face_index in printed or (printed and (slot.face_index is None or None in printed)):
+            raise _refuse(f"zone {zone.label}: a face cannot be both printed and reused", zone=zone,
+                          face_index=slot.face_index)
+        declared.add(slot.face_index)
+    return files_by_zone, reuse_by_zone
+
+
+def _check_stock(zones: Mapping[str, Zone], stock: Mapping[str, int], files_by_zone, reuse_by_zone,
+                 population: int) -> None:
+    for zone_id, quantity in stock.items():
+        zone = _printable_zone(zones, zone_id, None)
+        if quantity < 0:
+            raise _refuse(f"zone {zone.label}: a stock cannot be negative", zone=zone)
+        if any(face is not None for face in files_by_zone.get(zone_id, {})) or zone_id in reuse_by_zone:
+            raise _refuse(f"zone {zone.label}: a stock total applies to a zone deposited with one visual", zone=zone)
+        capacity = zone.face_quantity * population
+        if quantity > capacity:
+            raise _refuse(f"the stock declared on zone {zone.label} ({quantity}) exceeds its capacity ({capacity})",
+                          zone=zone, capacity=capacity, declared=quantity)
+
+
+def _split_stock(zone: Zone, ids: Sequence[str], stock: int, explicit: Mapping[str, int] | None) -> dict[str, int]:
+    """Printed panels of a same-visual zone per reservation."""
+    faces = zone.face_quantity
+    if explicit is None:
+        printed, remaining = {}, stock
+        for reservation_id in ids:  # the first reservations of the selection take the stock
+            reused = min(faces, remaining)
+            remaining -= reused
+            printed[reservation_id] = faces - reused
+        return printed
+    missing = [r for r in ids if r not in explicit]
+    if missing:
+        raise _refuse(f"zone {zone.label}: the allocation leaves out retained reservations", zone=zone,
+                      reservationIds=missing)
+    unknown = sorted(set(explicit) - set(ids))
+    if unknown:
+        raise _refuse(f"zone {zone.label}: the allocation names reservations that are not retained", zone=zone,
+                      reservationIds=unknown)
+    for reservation_id, printed in explicit.items():
+        if not 0 <= printed <= faces:
+            raise _refuse(f"zone {zone.label}: a reservation prints between 0 and {faces} panel(s)", zone=zone,
+                          reservationId=reservation_id, printed=printed)
+    total = sum(explicit.values()) + stock
+    if total != faces * len(ids):
+        raise _refuse(f"zone {zone.label}: printed panels plus stock ({total}) must equal the faces of the "
+                      f"population ({faces * len(ids)})", zone=zone, expected=faces * len(ids), actual=total)
+    return {r: explicit[r] for r in ids}
+
+
+def plan_deposit(
+    zones: Sequence[Zone],
+    reservation_ids: Sequence[str],
+    files: Sequence[DepositedFile],
+    *,
+    reused_slots: Iterable[Slot] = (),
+    stock: Mapping[str, int] | None = None,
+    allocations: Mapping[str, Mapping[str, int]] | None = None,
+) -> DepositPlan:
+    """The plan of every reservation of `reservation_ids` (in selection order); VALIDATION_ERROR
+    (with `zoneId`, `faceIndex` in the details) for refusals 1 to 4 and bad allocations."""
+    by_id = {zone.id: zone for zone in zones}
+    stock, allocations = stock or {}, allocations or {}
+    ids = list(dict.fromkeys(reservation_ids))
+    files_by_zone, reuse_by_zone = _slots_by_zone(by_id, files, reused_slots)
+    _check_stock(by_id, stock, files_by_zone, reuse_by_zone, len(ids))
+    for zone_id in allocations:
+        zone = _printable_zone(by_id, zone_id, None)
+        if None not in files_by_zone.get(zone_id, {}):
+            raise _refuse(f"zone {zone.label}: an allocation applies to a zone printed with one visual", zone=zone)
+    lines: dict[str, list[PlannedLine]] = {r: [] for r in ids}
+    reused: dict[str, list[Slot]] = {r: [] for r in ids}
+    totals: dict[str, ZoneTotal] = {}
+    for zone in (z for z in zones if z.printable):
+        deposited, declared = files_by_zone.get(zone.id, {}), reuse_by_zone.get(zone.id, set())
+        faces = range(zone.face_quantity)
+        labels = tuple(face_label(f) for f in faces)
+        if not deposited and not declared and zone.id not in stock:
+            raise _refuse(f"zone {zone.label} has neither a file nor a reuse declaration", zone=zone)
+        if None in deposited or not (deposited or declared):
+            asset_id = deposited.get(None)
+            printed = _split_stock(zone, ids, stock.get(zone.id, 0), allocations.get(zone.id))
+            if asset_id is None and any(printed.values()):
+                raise _refuse(f"zone {zone.label} has faces with neither a file nor a reuse declaration", zone=zone)
+            for reservation_id, count in printed.items():
+                if count:
+                    lines[reservation_id].append(PlannedLine(zone.id, None, asset_id, count, 0, labels))
+                reused[reservation_id].extend(Slot(zone.id, f) for f in range(zone.face_quantity - count))
+        elif None in declared:
+            for reservation_id in ids:
+                reused[reservation_id].extend(Slot(zone.id, f) for f in faces)
+        else:
+            for face in faces:
+                asset_id = deposited.get(face)
+                if asset_id is None and face not in declared:
+                    raise _refuse(f"zone {zone.label}, {face_label(face)}: neither a file nor a reuse declaration",
+                                  zone=zone, face_index=face)
+                for reservation_id in ids:
+                    if asset_id is None:
+                        reused[reservation_id].append(Slot(zone.id, face))
+                    else:
+                        lines[reservation_id].append(PlannedLine(zone.id, face, asset_id, 1, 0, (labels[face],)))
+        totals[zone.id] = _zone_total(zone, ids, lines, reused)
+    plans = tuple(
+        ReservationPlan(r, tuple(_positioned(lines[r])), tuple(reused[r])) for r in ids
+    )
+    return DepositPlan(plans, totals)
+
+
+def _zone_total(zone: Zone, ids, lines, reused) -> ZoneTotal:
+    printed = sum(line.quantity for r in ids for line in lines[r] if line.zone_id == zone.id)
+    reused_count = sum(1 for r in ids for slot in reused[r] if slot.zone_id == zone.id)
+    total = ZoneTotal(zone.face_quantity * len(ids), printed, reused_count)
+    if total.printed + total.reused != total.faces:
+        raise AllocationInvariantBroken(f"zone {zone.id}: {printed} printed + {reused_count} reused != {total.faces}")
+    return total
+
+
+def _positioned(lines: list[PlannedLine]) -> list[PlannedLine]:
+    return [
+        PlannedLine(line.zone_id, line.face_index, line.asset_id, line.quantity, position, line.qualifiers)
+        for position, line in enumerate(lines)
+    ]

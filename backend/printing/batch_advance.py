@@ -1,0 +1,165 @@
+"""Advancing every order of a batch (`PATCH /api/printer/print-batches/{code}/status`).
+
+A run record holds the request and its counters; one item per order (sorted by code) holds the
+order's group (`ADVANCE_STATUS_CONCURRENCY` orders per group, default 10) and, once settled, its
+outcome. The orders of a group are Dramatiq messages processed in parallel, each through the
+single-order service (`orders.change_status`); the message that settles a group's last order
+starts the next group, unless the group had a failure, in which case the run ends there.
+
+Outcomes are disjoint (spec B): `advanced` (the order changed status), `skipped` (a
+VALIDATION_ERROR: another step, a cancelled order) and `failed` (anything else: NOT_FOUND, an
+unexpected error). Each message changes its order, settles its item and adds to the run's counters
+in one transaction, with the item row locked: a redelivered message finds the item settled and does
+nothing, so no order is ever advanced twice and the counters are exactly what was written. The
+run row is locked last and only for the counters, so a group's orders advance concurrently.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from backend import clock, outbox
+from backend.db import transaction
+from backend.errors import DomainError, NotFound, ValidationError
+from backend.logs import get_logger
+from backend.printing import orders
+from backend.printing.batches import SENT
+from backend.printing.models import PrintBatchStatusRun as StatusRun
+from backend.printing.models import PrintBatchStatusRunItem as StatusRunItem
+from backend.printing.models import PrintOrder, PrintOrderBatch
+from backend.printing.status import parse_status
+
+log = get_logger("printing.batch_advance")
+ADVANCE_ACTOR = "advance_batch_order"
+
+
+@dataclass(frozen=True)
+class RunState:
+    id: str
+    status: str
+    advanced: int
+    skipped: int
+    failed: int
+    groups_total: int
+    current_group: int
+    created_at: datetime
+    finished_at: datetime | None
+
+    @property
+    def done(self) -> bool:
+        return self.status == "done"
+
+
+def _state(run: StatusRun) -> RunState:
+    return RunState(run.id, run.status, run.advanced, run.skipped, run.failed, run.groups_total,
+                    run.current_group, run.created_at, run.finished_at)
+
+
+def printer_sent_batch(batch_code: str, printer_organization_id: str) -> PrintOrderBatch:
+    """The printer's sent batch of that code, in one query (404 otherwise)."""
+    batch = PrintOrderBatch.get_or_none(PrintOrderBatch.code == batch_code, PrintOrderBatch.status == SENT,
+                                        PrintOrderBatch.printer_organization_id == printer_organization_id)
+    if batch is None:
+        raise NotFound("print batch not found")
+    return batch
+
+
+def start_advance(*, batch_code: str, printer_organization_id: str, next_status: str, actor_user_id: str | None,
+                  group_size: int) -> RunState:
+    """Record the run and its items, and hand the first group to the workers."""
+    target = parse_status(next_status)
+    with transaction():
+        batch = printer_sent_batch(batch_code, printer_organization_id)
+        order_ids = [o.id for o in PrintOrder.select(PrintOrder.id).where(PrintOrder.batch_id == batch.id)
+                     .order_by(PrintOrder.code)]
+        run = StatusRun.create(batch_id=batch.id, next_status=target.value, actor_user_id=actor_user_id,
+                               group_size=group_size, groups_total=math.ceil(len(order_ids) / group_size),
+                               created_at=clock.now())
+        StatusRunItem.insert_many([{"run_id": run.id, "order_id": order_id, "group_index": n // group_size}
+                                   for n, order_id in enumerate(order_ids)]).execute()
+        if order_ids:
+            _send_group(run, 0)
+        else:
+            _finish(run)
+    return _state(run)
+
+
+def _send_group(run: StatusRun, group: int) -> None:
+    for (order_id,) in (StatusRunItem.select(StatusRunItem.order_id)
+                        .where(StatusRunItem.run_id == run.id, StatusRunItem.group_index == group).tuples()):
+        outbox.enqueue(ADVANCE_ACTOR, run.id, order_id)
+
+
+def _finish(run: StatusRun) -> None:
+    run.status, run.finished_at = "done", clock.now()
+
+
+def advance_batch_order(run_id: str, order_id: str) -> bool:
+    """Advance one order of a run and settle it; False when it was settled already."""
+    with transaction():
+        item = (StatusRunItem.select().where(StatusRunItem.run_id == run_id, StatusRunItem.order_id == order_id)
+                .for_update().first())
+        if item is None or item.outcome is not None:
+            return False
+        run = StatusRun.get_by_id(run_id)
+        batch = PrintOrderBatch.get_by_id(run.batch_id)
+        item.outcome, item.error_code, item.error_message = _advance_one(run, batch, order_id)
+        item.settled_at = clock.now()
+        item.save()
+        run = StatusRun.select().where(StatusRun.id == run_id).for_update().get()
+        setattr(run, item.outcome, getattr(run, item.outcome) + 1)
+        _settle_group(run)
+        run.save()
+    return True
+
+
+def _advance_one(run: StatusRun, batch: PrintOrderBatch, order_id: str) -> tuple[str, str | None, str | None]:
+    code = PrintOrder.select(PrintOrder.code).where(PrintOrder.id == order_id).scalar()
+    try:
+        with transaction():  # a savepoint: a refused or broken step leaves the item's transaction usable
+            orders.change_status(order_code=code, printer_organization_id=batch.printer_organization_id,
+                                 next_status=run.next_status, actor_user_id=run.actor_user_id)
+    except ValidationError as exc:
+        return "skipped", exc.code, exc.message
+    except DomainError as exc:
+        return "failed", exc.code, exc.message
+    except Exception as exc:  # a raw exception is a real anomaly: counted, never propagated (spec B)
+        log.exception("batch order not advanced", extra={"fields": {"runId": run.id, "orderId": order_id}})
+        return "failed", "INTERNAL_ERROR", type(exc).__name__
+    return "advanced", None, None
+
+
+def _settle_group(run: StatusRun) -> None:
+    """When the current group has no order left to settle: the next group, or the end."""
+    group = (StatusRunItem.select(StatusRunItem.outcome)
+             .where(StatusRunItem.run_id == run.id, StatusRunItem.group_index == run.current_group).tuples())
+    outcomes = [outcome for (outcome,) in group]
+    if None in outcomes:
+        return
+    if "failed" in outcomes or run.current_group + 1 >= run.groups_total:
+        _finish(run)
+        return
+    run.current_group += 1
+    _send_group(run, run.current_group)
+
+
+def run_state(*, batch_code: str, printer_organization_id: str, run_id: str) -> RunState:
+    batch = printer_sent_batch(batch_code, printer_organization_id)
+    run = StatusRun.get_or_none(StatusRun.id == run_id, StatusRun.batch_id == batch.id)
+    if run is None:
+        raise NotFound("status run not found")
+    return _state(run)
+
+
+def wait_for_run(run_id: str, *, timeout_seconds: float) -> RunState:
+    """The run's state once done, or as it stands when `timeout_seconds` have passed."""
+    deadline, pause = time.monotonic() + timeout_seconds, 0.02
+    while True:
+        state = _state(StatusRun.get_by_id(run_id))
+        if state.done or time.monotonic() >= deadline:
+            return state
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 2, 0.5)

@@ -1,0 +1,398 @@
+"""Print batches (spec B): one deposit for many reservations of a campaign sharing a furniture type.
+
+    groups -> open the draft (idempotent) -> preflights -> preview (no write) -> confirm
+    confirm: one `pending` order per retained reservation that prints anything, `LOT-` code,
+             status `sent`; no order at all: the batch is deleted and no code is drawn.
+
+Preview and confirmation share `_classify` (which reservations are retained, and why the others
+are not) and `_plan` (the pure allocation of `allocation.plan_deposit` on the retained
+population); the preview writes and locks nothing. The confirmation runs in one transaction with
+the batch row locked, so a double click or a retry finds the batch `sent` and answers its orders
+again instead of making a second set.
+
+The stored status is `draft` or `sent`; what readers see is `derived_status`, computed from the
+orders. A group's configuration is the furniture version its reservations were sold with (the
+newest one when the type was edited between checkouts; reservations on another version are
+excluded with `other_configuration` and go through the single deposit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from peewee import fn
+
+from backend import clock
+from backend.db import database, transaction
+from backend.errors import Conflict, NotFound, ValidationError
+from backend.marketplace.models import (
+    AdSpace,
+    Campaign,
+    FurnitureTypeVersion,
+    Reservation,
+    ReservationStatus,
+    Store,
+)
+from backend.model import new_id
+from backend.printing import allocation, preflights
+from backend.printing.allocation import DepositedFile, Slot
+from backend.printing.configuration import Configuration, configuration_of, printer_for
+from backend.printing.models import (
+    DeliveryTarget,
+    ImpressionStatus,
+    PrintOrder,
+    PrintOrderBatch,
+    PrintOrderLine,
+    PrintPreflight,
+)
+from backend.printing.plans import PlanWrite, Recipient, write_plans
+from backend.printing.status import PrintOrderStatus
+
+CODE_PREFIX = "LOT-"
+DRAFT, SENT = "draft", "sent"
+
+
+class Exclusion(StrEnum):
+    NOT_FOUND = "not_found"  # unknown, or another organization's: never said which
+    OTHER_GROUP = "other_group"  # another campaign or furniture type
+    NOT_APPROVED = "not_approved"
+    NOT_TO_DEPOSIT = "not_to_deposit"  # already deposited, in stock or with a printer
+    OTHER_CONFIGURATION = "other_configuration"
+    MISSING_ADDRESS = "missing_address"  # target `store` only
+
+
+def derived_status(order_statuses: Iterable[str]) -> str:
+    """Spec B: no order -> `draft`; every order cancelled -> `cancelled`; else, without the
+    cancelled ones, their common status, or `mixed`."""
+    statuses = list(order_statuses)
+    if not statuses:
+        return DRAFT
+    live = {s for s in statuses if s != PrintOrderStatus.CANCELLED}
+    if not live:
+        return PrintOrderStatus.CANCELLED.value
+    return live.pop() if len(live) == 1 else "mixed"
+
+
+def allocate_batch_code() -> str:
+    number = database.execute_sql("SELECT nextval('print_batch_code_seq')").fetchone()[0]
+    return f"{CODE_PREFIX}{number:04d}"
+
+
+# --- groups and drafts -------------------------------------------------------------------------------
+
+
+def _campaign(organization_id: str, campaign_id: str) -> Campaign:
+    campaign = Campaign.get_or_none(Campaign.id == campaign_id, Campaign.organization_id == organization_id)
+    if campaign is None:
+        raise NotFound("campaign not found")
+    return campaign
+
+
+def _group_reservations(organization_id: str, campaign_id: str):
+    return (
+        Reservation.select(Reservation, AdSpace, Store)
+        .join(AdSpace)
+        .join(Store)
+        .where(Reservation.industrial_organization_id == organization_id, Reservation.campaign == campaign_id,
+               Reservation.status == ReservationStatus.APPROVED)
+    )
+
+
+@dataclass(frozen=True)
+class Group:
+    furniture_type_id: str
+    configuration: Configuration
+    reservations: list[Reservation]
+    draft_batch_id: str | None
+
+    @property
+    def to_deposit_count(self) -> int:
+        return sum(1 for r in self.reservations if _open_to_batch(r)
+                   and r.furniture_type_version_id == self.configuration.version_id)
+
+
+def _open_to_batch(reservation: Reservation) -> bool:
+    return (reservation.impression_status or ImpressionStatus.TO_DEPOSIT) == ImpressionStatus.TO_DEPOSIT
+
+
+def _newest_versions(version_ids: set[str]) -> dict[str, str]:
+    """furniture type id -> its newest version among `version_ids`."""
+    newest: dict[str, FurnitureTypeVersion] = {}
+    for version in FurnitureTypeVersion.select().where(FurnitureTypeVersion.id.in_(list(version_ids))):
+        seen = newest.get(version.furniture_type_id)
+        if seen is None or version.version > seen.version:
+            newest[version.furniture_type_id] = version
+    return {type_id: version.id for type_id, version in newest.items()}
+
+
+def campaign_groups(*, organization_id: str, campaign_id: str) -> list[Group]:
+    """The campaign's approved reservations grouped by furniture type (the grouping key with the
+    campaign), each group with its configuration and its open draft."""
+    _campaign(organization_id, campaign_id)
+    by_type: dict[str, list[Reservation]] = {}
+    for reservation in _group_reservations(organization_id, campaign_id).order_by(Store.name, Reservation.id):
+        by_type.setdefault(reservation.ad_space.promo_furniture_type_id, []).append(reservation)
+    newest = _newest_versions({r.furniture_type_version_id for rs in by_type.values() for r in rs})
+    configurations = {}
+    for version_id in newest.values():
+        configurations[version_id] = configuration_of(version_id)
+    drafts = dict(
+        PrintOrderBatch.select(PrintOrderBatch.promo_furniture_type_id, PrintOrderBatch.id)
+        .where(PrintOrderBatch.organization_id == organization_id, PrintOrderBatch.campaign_id == campaign_id,
+               PrintOrderBatch.status == DRAFT)
+        .tuples()
+    )
+    return [Group(type_id, configurations[newest[type_id]], reservations, drafts.get(type_id))
+            for type_id, reservations in sorted(by_type.items(), key=lambda kv: configurations[newest[kv[0]]].name)]
+
+
+def campaign_group(*, organization_id: str, campaign_id: str, furniture_type_id: str) -> Group:
+    for group in campaign_groups(organization_id=organization_id, campaign_id=campaign_id):
+        if group.furniture_type_id == furniture_type_id:
+            return group
+    raise NotFound("no reservation of this furniture type in the campaign")
+
+
+def open_batch(*, organization_id: str, campaign_id: str, furniture_type_id: str,
+               user_id: str | None) -> tuple[PrintOrderBatch, bool]:
+    """The draft of (organization, campaign, furniture type), created if there is none: (batch,
+    created). The partial unique index on drafts decides between concurrent opens."""
+    group = campaign_group(organization_id=organization_id, campaign_id=campaign_id,
+                           furniture_type_id=furniture_type_id)
+    with transaction():
+        moment = clock.now()
+        inserted = (
+            PrintOrderBatch.insert(
+                id=new_id(), organization_id=organization_id, campaign_id=campaign_id,
+                promo_furniture_type_id=furniture_type_id, furniture_type_version_id=group.configuration.version_id,
+                status=DRAFT, created_by_user_id=user_id, created_at=moment, updated_at=moment,
+            )
+            .on_conflict_ignore()
+            .returning(PrintOrderBatch.id)
+            .execute()
+        )
+        created = bool(list(inserted))
+        batch = PrintOrderBatch.get(
+            PrintOrderBatch.organization_id == organization_id, PrintOrderBatch.campaign_id == campaign_id,
+            PrintOrderBatch.promo_furniture_type_id == furniture_type_id, PrintOrderBatch.status == DRAFT,
+        )
+    return batch, created
+
+
+def industrial_batch(*, organization_id: str, batch_id: str, lock: bool = False) -> PrintOrderBatch:
+    query = PrintOrderBatch.select().where(PrintOrderBatch.id == batch_id,
+                                           PrintOrderBatch.organization_id == organization_id)
+    batch = (query.for_update() if lock else query).first()
+    if batch is None:
+        raise NotFound("print batch not found")
+    return batch
+
+
+def _draft(batch: PrintOrderBatch) -> PrintOrderBatch:
+    if batch.status != DRAFT:
+        raise Conflict("the batch is already confirmed", reason="batch_sent", code=batch.code)
+    return batch
+
+
+def attach_batch_preflight(*, batch_id: str, organization_id: str, zone_id: str, face_index: int | None,
+                           asset_id: str, user_id: str | None) -> PrintPreflight:
+    with transaction():
+        batch = _draft(industrial_batch(organization_id=organization_id, batch_id=batch_id, lock=True))
+        return preflights.attach(
+            owner=preflights.Owner(batch_id=batch.id), configuration=configuration_of(batch.furniture_type_version_id),
+            organization_id=organization_id, zone_id=zone_id, face_index=face_index, asset_id=asset_id,
+            user_id=user_id,
+        )
+
+
+def check_batch_preflight_slot(*, batch_id: str, organization_id: str, zone_id: str, face_index: int | None) -> None:
+    batch = _draft(industrial_batch(organization_id=organization_id, batch_id=batch_id))
+    preflights.check_slot(configuration_of(batch.furniture_type_version_id), zone_id, face_index)
+
+
+def list_batch_preflights(*, batch_id: str, organization_id: str) -> list[PrintPreflight]:
+    batch = industrial_batch(organization_id=organization_id, batch_id=batch_id)
+    return preflights.preflights_of(preflights.Owner(batch_id=batch.id))
+
+
+# --- the deposit of a batch: classification, plan, preview, confirmation ----------------------------
+
+
+@dataclass(frozen=True)
+class Delivery:
+    target: DeliveryTarget
+    address: Recipient | None = None  # the snapshot of `single_address`
+    address_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Stock totals of same-visual zones ({zoneId: quantity}) and per-face switches."""
+
+    stock: Mapping[str, int] = field(default_factory=dict)
+    faces: tuple[Slot, ...] = ()
+
+
+@dataclass(frozen=True)
+class BatchDeposit:
+    reservation_ids: list[str]
+    delivery: Delivery
+    files: list[Slot] | None = None  # None: every preflight of the batch
+    reuse: Reuse = field(default_factory=Reuse)
+    allocations: Mapping[str, Mapping[str, int]] | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    reservation: Reservation
+    recipient: Recipient | None  # None: excluded
+    exclusion: Exclusion | None
+
+
+@dataclass(frozen=True)
+class Classification:
+    candidates: list[Candidate]  # in selection order, duplicates dropped
+
+    @property
+    def retained(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.exclusion is None]
+
+    def excluded(self) -> list[tuple[str, Exclusion]]:
+        return [(c.reservation.id, c.exclusion) for c in self.candidates if c.exclusion is not None]
+
+
+def _recipient(delivery: Delivery, store: Store) -> Recipient | None:
+    if delivery.target == DeliveryTarget.NONE:
+        return Recipient(DeliveryTarget.NONE)  # rule 6: no address is queried
+    if delivery.target == DeliveryTarget.SINGLE_ADDRESS:
+        return delivery.address
+    recipient = Recipient.of_store(store)
+    return recipient if recipient.has_address else None
+
+
+def _classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, *, lock: bool) -> tuple[
+        Classification, list[str]]:
+    """Who of the selection is retained, in selection order; unknown ids come back apart (they
+    are another organization's or do not exist: excluded as `not_found`)."""
+    ids = list(dict.fromkeys(selection))
+    query = (Reservation.select(Reservation, AdSpace, Store).join(AdSpace).join(Store)
+             .where(Reservation.id.in_(ids), Reservation.industrial_organization_id == batch.organization_id))
+    if lock:
+        query = query.for_update(of=Reservation)
+    found = {r.id: r for r in query}
+    candidates = []
+    for reservation_id in ids:
+        reservation = found.get(reservation_id)
+        if reservation is None:
+            continue
+        reason = _exclusion(batch, reservation)
+        recipient = None if reason else _recipient(delivery, reservation.ad_space.store)
+        if reason is None and recipient is None:
+            reason = Exclusion.MISSING_ADDRESS
+        candidates.append(Candidate(reservation, recipient, reason))
+    return Classification(candidates), [i for i in ids if i not in found]
+
+
+def _exclusion(batch: PrintOrderBatch, reservation: Reservation) -> Exclusion | None:
+    if (reservation.campaign_id != batch.campaign_id
+            or reservation.ad_space.promo_furniture_type_id != batch.promo_furniture_type_id):
+        return Exclusion.OTHER_GROUP
+    if reservation.status != ReservationStatus.APPROVED:
+        return Exclusion.NOT_APPROVED
+    if not _open_to_batch(reservation):
+        return Exclusion.NOT_TO_DEPOSIT
+    if reservation.furniture_type_version_id != batch.furniture_type_version_id:
+        return Exclusion.OTHER_CONFIGURATION
+    return None
+
+
+def _files(batch: PrintOrderBatch, configuration: Configuration, slots: list[Slot] | None) -> list[DepositedFile]:
+    attached = {(p.zone_id, p.face_index): p.asset_id
+                for p in PrintPreflight.select().where(PrintPreflight.batch_id == batch.id)}
+    if slots is None:
+        return [DepositedFile(zone, face, asset) for (zone, face), asset in attached.items()]
+    files = []
+    for slot in slots:
+        preflights.check_slot(configuration, slot.zone_id, slot.face_index)
+        asset_id = attached.get((slot.zone_id, slot.face_index))
+        if asset_id is None:
+            raise ValidationError("no file is attached to this slot of the batch", zoneId=slot.zone_id,
+                                  faceIndex=slot.face_index, fields={"files": ["a slot without a preflight"]})
+        files.append(DepositedFile(slot.zone_id, slot.face_index, asset_id))
+    return files
+
+
+def _plan(batch: PrintOrderBatch, configuration: Configuration, deposit: BatchDeposit,
+          retained: list[Candidate]) -> allocation.DepositPlan:
+    if not retained:
+        raise ValidationError("no reservation of the selection can be deposited in this batch",
+                              fields={"reservationIds": ["no retained reservation"]})
+    explicit = deposit.allocations if deposit.delivery.target == DeliveryTarget.STORE else None  # rule 5
+    files = _files(batch, configuration, deposit.files)
+    plan = allocation.plan_deposit(
+        configuration.allocation_zones, [c.reservation.id for c in retained], files,
+        reused_slots=deposit.reuse.faces, stock=deposit.reuse.stock, allocations=explicit,
+    )
+    if deposit.delivery.target == DeliveryTarget.NONE and plan.panels_to_print:  # rule 6
+        raise ValidationError("nothing is shipped with target none, yet the split still prints panels",
+                              panelsToPrint=plan.panels_to_print, fields={"delivery": ["target none prints nothing"]})
+    return plan
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A preview, or what a confirmation did."""
+
+    batch: PrintOrderBatch | None  # None once deleted (no order)
+    classification: Classification
+    unknown_ids: list[str]
+    plan: allocation.DepositPlan | None
+    selection_size: int
+    order_codes: dict[str, str] = field(default_factory=dict)  # reservation id -> order code
+    replayed: bool = False
+    replayed_panels: int = 0  # a replay's panels, read from its orders
+
+
+def preview_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit) -> Outcome:
+    """The confirmation's classification and split, written nowhere (no lock, no transaction)."""
+    batch = _draft(industrial_batch(organization_id=organization_id, batch_id=batch_id))
+    configuration = configuration_of(batch.furniture_type_version_id)
+    classification, unknown = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=False)
+    plan = _plan(batch, configuration, deposit, classification.retained)
+    return Outcome(batch, classification, unknown, plan, len(deposit.reservation_ids))
+
+
+def confirm_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit,
+                  default_printer_organization_id: str | None) -> Outcome:
+    """Confirm in one transaction; a batch already sent answers its orders again (`replayed`)."""
+    with transaction():
+        batch = industrial_batch(organization_id=organization_id, batch_id=batch_id, lock=True)
+        if batch.status == SENT:
+            return _replay(batch, deposit)
+        configuration = configuration_of(batch.furniture_type_version_id)
+        classification, unknown = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=True)
+        retained = classification.retained
+        plan = _plan(batch, configuration, deposit, retained)
+        printer = printer_for(configuration, default_printer_organization_id) if plan.with_lines else None
+        writes = [PlanWrite(c.reservation, p, c.recipient) for c, p in zip(retained, plan.reservations, strict=True)]
+        codes = write_plans(writes, printer_organization_id=printer, status=PrintOrderStatus.PENDING,
+                            batch_id=batch.id)
+        if not codes:  # rule 8: every zone reused, no order: no batch and no code
+            PrintOrderBatch.delete().where(PrintOrderBatch.id == batch.id).execute()
+            return Outcome(None, classification, unknown, plan, len(deposit.reservation_ids))
+        moment = clock.now()
+        batch.code, batch.status, batch.sent_at, batch.updated_at = allocate_batch_code(), SENT, moment, moment
+        batch.printer_organization_id, batch.delivery_target = printer, deposit.delivery.target
+        batch.save()
+    return Outcome(batch, classification, unknown, plan, len(deposit.reservation_ids), order_codes=codes)
+
+
+def _replay(batch: PrintOrderBatch, deposit: BatchDeposit) -> Outcome:
+    codes = dict(PrintOrder.select(PrintOrder.reservation_id, PrintOrder.code)
+                 .where(PrintOrder.batch_id == batch.id).tuples())
+    panels = (PrintOrderLine.select(fn.COALESCE(fn.SUM(PrintOrderLine.quantity), 0)).join(PrintOrder)
+              .where(PrintOrder.batch_id == batch.id).scalar())
+    return Outcome(batch, Classification([]), [], None, len(deposit.reservation_ids), order_codes=codes,
+                   replayed=True, replayed_panels=int(panels))

@@ -1,0 +1,259 @@
+"""Print orders as their readers see them: the printer's list and detail, the admin list, the
+counters and the CSV export.
+
+Every page is two queries whatever its size: the orders with their reservation, campaign,
+industrial, store and batch joined, then the lines of those orders with their zone and asset.
+An order's `batchCode` is its own batch's code, and null when the order is cancelled (spec B,
+listing rules 3 and 4). A line's `fileName` is its entry name in the order's ZIP, so the order
+form, the list and the archive name files alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from peewee import JOIN, Case, fn
+
+from backend.errors import NotFound
+from backend.identity.models import Organization
+from backend.listing import ListParams, Page, paginate
+from backend.marketplace.models import AdSpace, Campaign, FurnitureZone, Reservation, Store
+from backend.printing.archive import ArchiveFile, entry_names
+from backend.printing.models import PrintAsset, PrintOrder, PrintOrderBatch, PrintOrderLine
+from backend.printing.orders import OrderMetrics, order_metrics
+from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
+
+Industrial = Organization.alias("industrial")
+Printer = Organization.alias("printer")
+
+
+@dataclass(frozen=True)
+class LineView:
+    position: int
+    zone_id: str
+    zone_code: str
+    zone_label: str
+    width_mm: int
+    height_mm: int
+    face_index: int | None
+    quantity: int
+    qualifiers: list[str]
+    asset_id: str | None
+    file_name: str | None
+    archive_file: ArchiveFile | None
+
+
+@dataclass(frozen=True)
+class OrderView:
+    order: PrintOrder  # with the joined columns of `order_rows()` as attributes
+    lines: list[LineView]
+    metrics: OrderMetrics
+
+    @property
+    def batch_code(self) -> str | None:
+        return None if self.order.status == PrintOrderStatus.CANCELLED else self.order.batch_code
+
+    @property
+    def archive_files(self) -> list[ArchiveFile]:
+        return [line.archive_file for line in self.lines if line.archive_file is not None]
+
+
+def order_rows():
+    """Print orders with the columns every reader shows (as attributes of each order)."""
+    return (
+        PrintOrder.select(
+            PrintOrder,
+            PrintOrderBatch.code.alias("batch_code"),
+            PrintOrderBatch.campaign_id.alias("batch_campaign_id"),
+            Campaign.id.alias("campaign_id"),
+            Campaign.name.alias("campaign_name"),
+            Industrial.legal_name.alias("industrial_name"),
+            Printer.legal_name.alias("printer_name"),
+            Store.name.alias("store_name"),
+            Store.city.alias("store_city"),
+            AdSpace.name.alias("ad_space_name"),
+            Reservation.starts_at.alias("reservation_starts_at"),
+            Reservation.ends_at.alias("reservation_ends_at"),
+        )
+        .join(Reservation, on=PrintOrder.reservation_id == Reservation.id)
+        .join(Campaign, on=Reservation.campaign == Campaign.id)
+        .switch(Reservation)
+        .join(AdSpace, on=Reservation.ad_space == AdSpace.id)
+        .join(Store, on=AdSpace.store == Store.id)
+        .switch(PrintOrder)
+        .join(Industrial, on=PrintOrder.industrial_organization_id == Industrial.id)
+        .switch(PrintOrder)
+        .join(Printer, on=PrintOrder.printer_organization_id == Printer.id)
+        .switch(PrintOrder)
+        .join(PrintOrderBatch, JOIN.LEFT_OUTER, on=PrintOrder.batch_id == PrintOrderBatch.id)
+        .objects()
+    )
+
+
+def with_lines(orders: list[PrintOrder]) -> list[OrderView]:
+    """The views of `orders` with their lines, zones and assets: one query for all of them."""
+    if not orders:
+        return []
+    rows = (
+        PrintOrderLine.select(
+            PrintOrderLine,
+            FurnitureZone.code.alias("zone_code"),
+            FurnitureZone.label.alias("zone_label"),
+            FurnitureZone.width_mm,
+            FurnitureZone.height_mm,
+            PrintAsset.technical_name,
+            PrintAsset.storage_key,
+            PrintAsset.size_bytes,
+        )
+        .join(FurnitureZone, on=PrintOrderLine.zone_id == FurnitureZone.id)
+        .switch(PrintOrderLine)
+        .join(PrintAsset, JOIN.LEFT_OUTER, on=PrintOrderLine.asset_id == PrintAsset.id)
+        .where(PrintOrderLine.order.in_([o.id for o in orders]))
+        .order_by(PrintOrderLine.order, PrintOrderLine.position)
+        .objects()
+    )
+    by_order: dict[str, list] = {o.id: [] for o in orders}
+    for row in rows:
+        by_order[row.order_id].append(row)
+    return [_view(order, by_order[order.id]) for order in orders]
+
+
+def _view(order: PrintOrder, rows: list) -> OrderView:
+    files = {
+        row.id: ArchiveFile(row.technical_name, row.quantity, row.position, row.storage_key, row.size_bytes)
+        for row in rows if row.asset_id is not None
+    }
+    names = dict(zip(files, entry_names(list(files.values())), strict=True))
+    lines = [
+        LineView(row.position, row.zone_id, row.zone_code, row.zone_label, row.width_mm, row.height_mm,
+                 row.face_index, row.quantity, list(row.qualifiers), row.asset_id, names.get(row.id),
+                 files.get(row.id))
+        for row in rows
+    ]
+    sizes = {row.zone_id: (row.width_mm, row.height_mm) for row in rows}
+    return OrderView(order, lines, order_metrics(rows, sizes))
+
+
+# --- printer ---------------------------------------------------------------------------------------
+
+
+def _printer_orders(printer_organization_id: str):
+    return order_rows().where(
+        PrintOrder.printer_organization_id == printer_organization_id, PrintOrder.status.in_(PRINTER_VISIBLE)
+    )
+
+
+class Scope:
+    ALL = "all"
+    ISOLATED = "isolated"  # orders with no batch: the `/printer/commandes` order table
+    BATCH = "batch"
+
+
+def _scoped(query, scope: str):
+    if scope == Scope.ISOLATED:
+        return query.where(PrintOrder.batch_id.is_null())
+    if scope == Scope.BATCH:
+        return query.where(PrintOrder.batch_id.is_null(False))
+    return query
+
+
+def printer_orders(
+    *, printer_organization_id: str, statuses: list[str] | None = None, scope: str = Scope.ALL,
+    limit: int = 100, offset: int = 0,
+) -> tuple[list[OrderView], int]:
+    """The printer's orders (drafts never), most recently updated first, and their total count."""
+    query = _scoped(_printer_orders(printer_organization_id), scope)
+    if statuses:
+        query = query.where(PrintOrder.status.in_(statuses))
+    rows = list(
+        query.select_extend(fn.COUNT(PrintOrder.id).over().alias("total_rows"))
+        .order_by(PrintOrder.updated_at.desc(), PrintOrder.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    total = rows[0].total_rows if rows else (query.count() if offset else 0)
+    return with_lines(rows), total
+
+
+def printer_order(*, order_code: str, printer_organization_id: str) -> OrderView:
+    """One order of the printer: NOT_FOUND for another organization's, a draft, or an unknown code."""
+    order = _printer_orders(printer_organization_id).where(PrintOrder.code == order_code).first()
+    if order is None:
+        raise NotFound("print order not found")
+    return with_lines([order])[0]
+
+
+def printer_counters(printer_organization_id: str) -> dict[str, dict[str, int]]:
+    """Orders per status: `all` counts every order (the dashboard), `isolated` the orders with no
+    batch (the tab counters of `/printer/commandes`). One query."""
+    isolated = Case(None, [(PrintOrder.batch_id.is_null(), 1)], 0)
+    rows = (
+        PrintOrder.select(PrintOrder.status, fn.COUNT(PrintOrder.id).alias("n"), fn.SUM(isolated).alias("alone"))
+        .where(PrintOrder.printer_organization_id == printer_organization_id,
+               PrintOrder.status.in_(PRINTER_VISIBLE))
+        .group_by(PrintOrder.status)
+        .tuples()
+    )
+    counters = {"all": {s.value: 0 for s in PRINTER_VISIBLE}, "isolated": {s.value: 0 for s in PRINTER_VISIBLE}}
+    for status, count, alone in rows:
+        counters["all"][status], counters["isolated"][status] = count, int(alone or 0)
+    counters["all"]["total"] = sum(counters["all"].values())
+    counters["isolated"]["total"] = sum(counters["isolated"].values())
+    return counters
+
+
+def printer_workload(printer_organization_id: str, *, chunk: int = 500) -> Iterator[OrderView]:
+    """Every order of the printer (batch orders included), by code, read `chunk` at a time
+    (keyset pagination: the export never holds the whole workload)."""
+    last_id = ""
+    while True:
+        rows = list(_printer_orders(printer_organization_id).where(PrintOrder.id > last_id)
+                    .order_by(PrintOrder.id).limit(chunk))
+        if not rows:
+            return
+        yield from with_lines(rows)
+        last_id = rows[-1].id
+
+
+# --- admin -----------------------------------------------------------------------------------------
+
+ADMIN_SORTS = {
+    "createdAt": PrintOrder.created_at,
+    "updatedAt": PrintOrder.updated_at,
+    "code": PrintOrder.code,
+    "status": PrintOrder.status,
+}
+
+
+def admin_orders(
+    *, params: ListParams, statuses: Iterable[str] = (), printer_organization_id: str | None = None,
+    industrial_organization_id: str | None = None,
+) -> Page:
+    """Every order but drafts (`/admin/print-orders`), server-paginated, with their lines."""
+    query = order_rows().where(PrintOrder.status != PrintOrderStatus.DRAFT)
+    if statuses:
+        query = query.where(PrintOrder.status.in_(list(statuses)))
+    if printer_organization_id:
+        query = query.where(PrintOrder.printer_organization_id == printer_organization_id)
+    if industrial_organization_id:
+        query = query.where(PrintOrder.industrial_organization_id == industrial_organization_id)
+    page = paginate(query, params, sorts=ADMIN_SORTS, default_sort="createdAt", tiebreaker=PrintOrder.id,
+                    search_columns=(PrintOrder.code, Campaign.name, Industrial.legal_name, Store.name))
+    return Page(with_lines(page.items), page.total, page.page, page.page_size)
+
+
+def active_order_view(reservation_id: str) -> OrderView | None:
+    """The reservation's latest order that is not cancelled (drafts included), with its lines."""
+    order = (order_rows().where(PrintOrder.reservation_id == reservation_id,
+                             PrintOrder.status != PrintOrderStatus.CANCELLED)
+             .order_by(PrintOrder.created_at.desc(), PrintOrder.id.desc()).first())
+    return with_lines([order])[0] if order else None
+
+
+def order_by_code(order_code: str) -> OrderView:
+    """Any order, for admins."""
+    order = order_rows().where(PrintOrder.code == order_code).first()
+    if order is None:
+        raise NotFound("print order not found")
+    return with_lines([order])[0]

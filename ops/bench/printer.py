@@ -1,0 +1,240 @@
+"""`vitrine bench printer`: the printer's order list over 10,000 orders, and the ZIP download of an
+order with 50 visuals of 20 MB.
+
+1. Order list: the first page of 100, or a page further down (random offset), of a printer holding
+   10,000 orders of three lines each, most recently updated first. Three ways, alternated request by
+   request: through the API in process (`GET /api/printer/print-orders` with a session cookie,
+   falcon test client), the service alone (`order_views.printer_orders`: the page and its lines,
+   two statements, and the views), and the reference: the same two statements written by hand on
+   the same connection.
+2. ZIP: the order's archive downloaded over HTTP from gunicorn (production settings) by a
+   streaming client: MB/s, and the peak resident memory of the web processes (VmHWM), next to a
+   bare WSGI app under the same gunicorn streaming the same blobs back to back.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+from ops.bench import _printing
+from ops.bench.report import Figure, Result
+from ops.bench.stack import process_tree_peak_rss_mb
+
+NAME = "printer"
+DESCRIPTION = ("printer order list over 10,000 orders (reference: raw SQL) and ZIP download of 50 x 20 MB "
+               "(reference: bare gunicorn app streaming the same files)")
+PAGE_SQL = """
+SELECT o.id, o.code, o.status, o.reservation_id, o.batch_id, o.delivery_target, o.created_at, o.updated_at,
+       b.code, b.campaign_id, c.id, c.name, i.legal_name, p.legal_name, s.name, s.city, a.name, r.starts_at,
+       r.ends_at, COUNT(o.id) OVER ()
+FROM print_order o
+JOIN reservation r ON r.id = o.reservation_id
+JOIN campaign c ON c.id = r.campaign_id
+JOIN ad_space a ON a.id = r.ad_space_id
+JOIN store s ON s.id = a.store_id
+JOIN organization i ON i.id = o.industrial_organization_id
+JOIN organization p ON p.id = o.printer_organization_id
+LEFT JOIN print_order_batch b ON b.id = o.batch_id
+WHERE o.printer_organization_id = %s AND o.status <> 'draft'
+ORDER BY o.updated_at DESC, o.id DESC LIMIT 100 OFFSET %s
+"""
+LINES_SQL = """
+SELECT l.order_id, l.position, l.zone_id, l.face_index, l.quantity, l.asset_id, z.code, z.label, z.width_mm,
+       z.height_mm, a.technical_name, a.storage_key, a.size_bytes
+FROM print_order_line l
+JOIN furniture_zone z ON z.id = l.zone_id
+LEFT JOIN print_asset a ON a.id = l.asset_id
+WHERE l.order_id = ANY(%s) ORDER BY l.order_id, l.position
+"""
+STATUSES = ("pending", "sent", "in_production", "produced", "delivered", "cancelled")
+
+
+def _orders(world, reservation_ids: list[str], assets) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from backend.db import database
+    from backend.marketplace.models import new_id
+    from backend.printing.models import PrintOrder, PrintOrderLine
+
+    fronton, joue, _ = world.zones
+    began = datetime(2026, 11, 2, tzinfo=UTC)
+    orders, lines = [], []
+    for n, reservation_id in enumerate(reservation_ids):
+        order_id = new_id()
+        moment = began + timedelta(seconds=n)
+        orders.append({"id": order_id, "code": f"PM-{n + 1:05d}", "reservation_id": reservation_id,
+                       "printer_organization_id": _printing.PRINTER,
+                       "industrial_organization_id": _printing.INDUSTRIAL, "status": STATUSES[n % len(STATUSES)],
+                       "cancel_reason": "bench" if n % len(STATUSES) == len(STATUSES) - 1 else None,
+                       "delivery_target": "none", "created_at": moment, "updated_at": moment})
+        lines += [
+            {"order": order_id, "position": 0, "zone_id": fronton.id, "face_index": None, "quantity": 2,
+             "asset_id": assets[0].id, "qualifiers": ["face 1", "face 2"]},
+            {"order": order_id, "position": 1, "zone_id": joue.id, "face_index": 0, "quantity": 1,
+             "asset_id": assets[1].id, "qualifiers": ["face 1"]},
+            {"order": order_id, "position": 2, "zone_id": joue.id, "face_index": 1, "quantity": 1,
+             "asset_id": assets[2].id, "qualifiers": ["face 2"]},
+        ]
+    for start in range(0, len(orders), 1_000):
+        PrintOrder.insert_many(orders[start:start + 1_000]).execute()
+    for start in range(0, len(lines), 3_000):
+        PrintOrderLine.insert_many(lines[start:start + 3_000]).execute()
+    database.execute_sql("SELECT setval('print_order_code_seq', %s)", (len(orders) + 1,))
+
+
+def _list_figures(world, requests_count: int, total: int):
+    import falcon.testing
+
+    from api.app import create_app
+    from backend.db import database
+    from backend.printing import order_views
+    from backend.runtime import current_runtime
+
+    client = falcon.testing.TestClient(create_app(current_runtime().config))
+    headers = {"Cookie": f"auth.session_token={world.printer_token}"}
+    rng = random.Random(5)
+    offsets = [0 if n % 2 == 0 else rng.randrange(0, total // 100) * 100 for n in range(requests_count)]
+
+    def api(offset):
+        answer = client.simulate_get("/api/printer/print-orders", headers=headers,
+                                     params={"limit": 100, "offset": offset})
+        assert answer.status_code == 200, answer.text
+        return [o["code"] for o in answer.json["data"]["orders"]]
+
+    def service(offset):
+        views, _ = order_views.printer_orders(printer_organization_id=_printing.PRINTER, limit=100, offset=offset)
+        return [view.order.code for view in views]
+
+    def raw(offset):
+        rows = database.execute_sql(PAGE_SQL, (_printing.PRINTER, offset)).fetchall()
+        database.execute_sql(LINES_SQL, ([row[0] for row in rows],)).fetchall()
+        return [row[1] for row in rows]
+
+    timings: dict[str, list[float]] = {"api": [], "service": [], "raw": []}
+    mismatches = 0
+    for offset in offsets[:6]:  # warm-up
+        api(offset), service(offset), raw(offset)
+    for offset in offsets:
+        pages = []
+        for name, action in (("raw", raw), ("service", service), ("api", api)):
+            began = time.perf_counter()
+            pages.append(action(offset))
+            timings[name].append((time.perf_counter() - began) * 1000)
+        mismatches += not (pages[0] == pages[1] == pages[2])
+    p50 = {name: statistics.median(values) for name, values in timings.items()}
+    p99 = {name: sorted(values)[max(0, int(len(values) * 0.99) - 1)] for name, values in timings.items()}
+    figures = [
+        Figure("list API p50 (ms)", p50["api"], p50["raw"]),
+        Figure("list API p99 (ms)", p99["api"], p99["raw"]),
+        Figure("list service p50 (ms)", p50["service"], p50["raw"], summary=False),
+        Figure("list service p99 (ms)", p99["service"], p99["raw"], summary=False),
+    ]
+    return figures, mismatches
+
+
+def _zip_order(world, visuals) -> str:
+    """An order whose 50 lines each hold one of the visuals (one face each of a wide zone)."""
+    from backend.marketplace import furniture
+    from backend.marketplace.furniture import ZoneSpec
+    from backend.marketplace.models import FurnitureZone, Reservation
+    from backend.printing.models import PrintOrder, PrintOrderLine
+    from backend.printing.orders import allocate_order_code
+
+    wall = furniture.create_furniture_type(name="Mur d'images", printer_organization_id=_printing.PRINTER, zones=[
+        ZoneSpec("mur", "Mur", len(visuals), True, 800, 1200)])
+    zone = FurnitureZone.get(FurnitureZone.furniture_type_version == wall.id)
+    reservation_id = _printing.approved_reservations(world, 1, impression_status="locked")[0]
+    Reservation.update(furniture_type_version=wall.id).where(Reservation.id == reservation_id).execute()
+    order = PrintOrder.create(code=allocate_order_code(), reservation_id=reservation_id, status="sent",
+                              printer_organization_id=_printing.PRINTER, delivery_target="none",
+                              industrial_organization_id=_printing.INDUSTRIAL)
+    PrintOrderLine.insert_many([
+        {"order": order.id, "position": n, "zone_id": zone.id, "face_index": n, "quantity": 1, "asset_id": asset.id}
+        for n, asset in enumerate(visuals)
+    ]).execute()
+    return order.code
+
+
+def _download(url: str, headers: dict) -> tuple[int, float]:
+    began = time.perf_counter()
+    size = 0
+    with requests.get(url, headers=headers, stream=True, timeout=600) as answer:
+        answer.raise_for_status()
+        for chunk in answer.iter_content(chunk_size=1024 * 1024):
+            size += len(chunk)
+    return size, time.perf_counter() - began
+
+
+def run(stack, quick: bool) -> Result:
+    from backend.db import database, transaction
+    from backend.runtime import current_runtime
+
+    total_orders = 2_000 if quick else 10_000
+    visuals_count, visual_mb = (10, 5) if quick else (50, 20)
+    storage = current_runtime().storage
+    with database.connection_context():
+        with transaction():
+            world = _printing.build_world(stores=1_000, zones=_zones())
+            small = _printing.store_visuals(storage, 3, 64 * 1024)
+            _orders(world, _printing.approved_reservations(world, total_orders, impression_status="locked"), small)
+        database.execute_sql("ANALYZE")
+        figures, mismatches = _list_figures(world, 60 if quick else 400, total_orders)
+        with transaction():
+            visuals = _printing.store_visuals(storage, visuals_count, visual_mb * 1024 * 1024)
+            code = _zip_order(world, visuals)
+    listing = Path(tempfile.mkdtemp(prefix="bench-zip-")) / "keys.txt"
+    listing.write_text("\n".join(v.storage_key for v in visuals))
+    headers = {"Cookie": f"auth.session_token={world.printer_token}"}
+    rounds = 1 if quick else 2
+    speeds: dict[str, list[float]] = {"vitrine": [], "reference": []}
+    peaks: dict[str, float] = {}
+    growth: dict[str, float] = {}
+    sizes: dict[str, int] = {}
+    for _ in range(rounds):
+        for name, app in (("vitrine", "api.app:create_app()"), ("reference", "ops.bench._zip_reference:app()")):
+            with stack.serve(app, name=f"zip-{name}", env={"BENCH_ZIP_KEYS": str(listing)}) as server:
+                path = f"/api/printer/print-orders/{code}/download" if name == "vitrine" else "/blobs"
+                _download(server.url + path, headers)  # warm-up: first request, page cache
+                before = process_tree_peak_rss_mb(server.pid)
+                size, seconds = _download(server.url + path, headers)
+                speeds[name].append(size / seconds / 1e6)
+                sizes[name] = size
+                peak = process_tree_peak_rss_mb(server.pid)
+                peaks[name] = max(peaks.get(name, 0.0), peak)
+                growth[name] = max(growth.get(name, 0.0), peak - before)
+    payload = visuals_count * visual_mb * 1024 * 1024
+    figures += [
+        Figure("ZIP download (MB/s)", statistics.median(speeds["vitrine"]), statistics.median(speeds["reference"])),
+        Figure("web peak RSS (MB)", peaks["vitrine"], peaks["reference"]),
+        Figure("web peak RSS growth in the download (MB)", growth["vitrine"], growth["reference"], summary=False),
+    ]
+    zip_ok = sizes["vitrine"] > payload and sizes["reference"] == payload
+    return Result(
+        title=f"printer order list over {total_orders:,} orders; ZIP of {visuals_count} x {visual_mb} MB",
+        reference="list: the same two SELECTs by hand on the same connection; ZIP: a bare WSGI app streaming the "
+                  "same files (ops/bench/_zip_reference.py) under the same gunicorn",
+        settings=[
+            "list: in process, falcon.testing client, pages of 100 (half the first page, half a random page)",
+            f"ZIP: {stack.web_settings}, one streaming client, {rounds} round(s) alternated",
+            "peak RSS: the highest VmHWM of the gunicorn master and workers (the app's baseline included); growth: "
+            "its rise during the measured download, after a warm-up download",
+        ],
+        figures=figures,
+        checks=[f"list pages that differ between API, service and SQL: {mismatches} (expected 0)",
+                f"bytes downloaded: vitrine {sizes['vitrine']:,} (> {payload:,}: entries plus ZIP framing), "
+                f"reference {sizes['reference']:,}"],
+        ok=mismatches == 0 and zip_ok,
+    )
+
+
+def _zones():
+    from backend.marketplace.furniture import ZoneSpec
+
+    return [ZoneSpec("FRONTON", "Fronton", 2, True, 1000, 300), ZoneSpec("JOUE", "Joue", 2, True, 400, 1200),
+            ZoneSpec("SOCLE", "Socle", 1, False, 1000, 150)]

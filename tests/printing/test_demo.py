@@ -1,0 +1,22 @@
+"""`vitrine seed-demo`: the printing demo data (deposits and orders in every status), seeded once."""
+
+from collections import Counter
+
+from backend.marketplace.models import Campaign, Reservation
+from backend.printing.models import PrintAsset, PrintOrder
+from ops.seed import seed_demo
+
+
+def test_demo_printing_has_orders_in_every_status_and_is_seeded_once():
+    seed_demo()
+    orders_before = PrintOrder.select().count()
+    seed_demo()
+    assert PrintOrder.select().count() == orders_before == 6
+    statuses = Counter(o.status for o in PrintOrder.select())
+    assert statuses == Counter(["draft", "pending", "sent", "in_production", "produced", "delivered"])
+    delivered = PrintOrder.get(PrintOrder.status == "delivered")
+    assert delivered.carrier == "Geodis" and delivered.tracking_number
+    winter = Reservation.select().join(Campaign).where(Campaign.name == "Raclette d'hiver")
+    deposits = Counter(r.impression_status for r in winter)
+    assert deposits == Counter({"validated": 1, "locked": 4, "to_deposit": 1, "in_stock": 1, "in_review": 1})
+    assert PrintAsset.select().count() == 1
