@@ -1,8 +1,13 @@
-"""Printing demo data of `vitrine seed-demo`: a winter campaign of the demo industrial over eight
-stores, approved by the demo distributor, its deposits and the demo printer's orders in every
-status (to deposit, in stock, in review, pending, sent, in production, produced, delivered with
-tracking). Runs after the marketplace seeder, through the same services as the API; idempotent
-(nothing is done once the demo printer has an order)."""
+"""Printing demo data of `vitrine seed-demo`, through the same services as the API:
+
+- "Raclette d'hiver": the demo industrial's campaign over six stores, approved by the demo
+  distributor, with deposits and the demo printer's orders in every state (to deposit, in stock,
+  in review, pending, sent, in production, produced, delivered with tracking);
+- "Fête des fromages": one reservation per store (20) on the same furniture type, approved and
+  still to deposit, for a print batch built by hand.
+
+Runs after the marketplace seeder; idempotent (nothing is done once the demo printer has an order).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from datetime import UTC, datetime
 from backend.identity.models import User
 from backend.marketplace import campaigns, cart, reservations
 from backend.marketplace.demo import DISTRIBUTOR, INDUSTRIAL
-from backend.marketplace.models import AdSpace, Store
+from backend.marketplace.models import AdSpace, FurnitureTypeVersion, Store
 from backend.marketplace.reservations import Review
 from backend.printing import assets, deposits, orders
 from backend.printing.allocation import Slot
@@ -25,6 +30,8 @@ from backend.runtime import current_runtime
 
 DEMO_PRINTER = "printer:414217190"
 CAMPAIGN = "Raclette d'hiver"
+BATCH_CAMPAIGN = "Fête des fromages"
+BATCH_FURNITURE = "Tête de gondole"
 STEPS = ("sent", "in_production", "produced", "delivered")
 
 
@@ -49,20 +56,8 @@ def seed_demo_printing() -> str:
         return "demo print orders already present"
     storage, rate = current_runtime().storage, current_runtime().config.platform_commission_rate_bps
     industrial_user = _user_id("industriel@vitrine.example")
-    campaign = campaigns.create_campaign(
-        organization_id=INDUSTRIAL, name=CAMPAIGN, starts_at=datetime(2027, 1, 11, tzinfo=UTC),
-        ends_at=datetime(2027, 2, 7, tzinfo=UTC), universe_ids=[], rayon_ids=[], created_by_user_id=industrial_user,
-    )
-    spaces = (AdSpace.select().join(Store).where(Store.organization_id == DISTRIBUTOR)
-              .order_by(Store.name, AdSpace.name).limit(len(STEPS) + 4))
-    for space in spaces:
-        cart.add_cart_item(organization_id=INDUSTRIAL, campaign_id=campaign.id, ad_space_id=space.id,
-                           user_id=industrial_user, rate_bps=rate)
-    booked = cart.checkout(organization_id=INDUSTRIAL, user_id=industrial_user, rate_bps=rate)
-    for reservation in booked:
-        reservations.review_reservation(reservation_id=reservation.id, distributor_organization_id=DISTRIBUTOR,
-                                        decision=Review.APPROVED)
-        deposits.open_deposit(reservation.id)
+    booked = _approved_campaign(CAMPAIGN, datetime(2027, 1, 11, tzinfo=UTC), datetime(2027, 2, 7, tzinfo=UTC),
+                                industrial_user, rate, limit=len(STEPS) + 4)
     visual = assets.upload_asset(
         storage=storage, organization_id=INDUSTRIAL, user_id=industrial_user, original_name="Raclette hiver.png",
         stream=io.BytesIO(demo_png(600, 200, (196, 74, 36))), max_bytes=10 * 1024 * 1024,
@@ -83,8 +78,34 @@ def seed_demo_printing() -> str:
             update_delivery(order_code=code, printer_organization_id=printer, notify_industrial=False,
                             changes={"carrier": "Geodis", "trackingNumber": f"GX{n:06d}",
                                      "trackingUrl": f"https://suivi.example/GX{n:06d}"})
+    batch_ready = _approved_campaign(BATCH_CAMPAIGN, datetime(2027, 4, 5, tzinfo=UTC),
+                                     datetime(2027, 4, 30, tzinfo=UTC), industrial_user, rate,
+                                     furniture=BATCH_FURNITURE)
     return (f"campaign {CAMPAIGN!r}: {len(booked)} approved reservations (1 to deposit, 1 in stock, 1 in review), "
-            f"{len(released)} orders released to {DEMO_PRINTER} (pending to delivered)")
+            f"{len(released)} orders released to {DEMO_PRINTER} (pending to delivered); campaign {BATCH_CAMPAIGN!r}: "
+            f"{len(batch_ready)} reservations to deposit as a batch")
+
+
+def _approved_campaign(name: str, starts_at: datetime, ends_at: datetime, user_id: str, rate: int, *,
+                       limit: int | None = None, furniture: str | None = None) -> list:
+    """A campaign of the demo industrial over the demo distributor's ad spaces (those of one
+    furniture type when named), checked out and approved, each deposit opened."""
+    campaign = campaigns.create_campaign(organization_id=INDUSTRIAL, name=name, starts_at=starts_at,
+                                         ends_at=ends_at, universe_ids=[], rayon_ids=[], created_by_user_id=user_id)
+    spaces = AdSpace.select().join(Store).where(Store.organization_id == DISTRIBUTOR)
+    if furniture:
+        spaces = spaces.switch(AdSpace).join(FurnitureTypeVersion, on=(
+            AdSpace.promo_furniture_type == FurnitureTypeVersion.furniture_type)).where(
+            FurnitureTypeVersion.name == furniture, FurnitureTypeVersion.version == 1)
+    for space in spaces.order_by(Store.name, AdSpace.name).limit(limit):
+        cart.add_cart_item(organization_id=INDUSTRIAL, campaign_id=campaign.id, ad_space_id=space.id,
+                           user_id=user_id, rate_bps=rate)
+    booked = cart.checkout(organization_id=INDUSTRIAL, user_id=user_id, rate_bps=rate)
+    for reservation in booked:
+        reservations.review_reservation(reservation_id=reservation.id, distributor_organization_id=DISTRIBUTOR,
+                                        decision=Review.APPROVED)
+        deposits.open_deposit(reservation.id)
+    return booked
 
 
 def _deposit(reservation, asset_id: str, *, per_face: bool) -> str:

@@ -4,8 +4,19 @@ stores, ad spaces and approved reservations inserted in bulk, and visuals of a c
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+
+import requests
+
+from backend.identity.models import Membership, Organization, User
+from backend.identity.sessions import open_session
+from backend.marketplace import furniture, store_zones
+from backend.marketplace.models import AdSpace, Campaign, FurnitureTypeVersion, FurnitureZone, Reservation, Store
+from backend.model import new_id
+from backend.printing.files import PRINT_ASSETS_CONTEXT
+from backend.printing.models import PrintAsset
 
 INDUSTRIAL, DISTRIBUTOR, PRINTER = "industrial:552100554", "distributor:385347927", "printer:414217190"
 CHUNK = 1024 * 1024
@@ -16,6 +27,7 @@ class World:
     printer_token: str
     industrial_token: str
     version_id: str
+    furniture_type_id: str
     zones: list  # FurnitureZone rows of the version
     campaign_id: str
     store_ids: list[str]
@@ -24,10 +36,6 @@ class World:
 def build_world(*, stores: int, zones) -> World:
     """Organizations (KYB approved), users with sessions, a furniture type with `zones`, a campaign
     and `stores` stores of the distributor."""
-    from backend.identity.models import Membership, Organization, User
-    from backend.identity.sessions import open_session
-    from backend.marketplace import furniture
-    from backend.marketplace.models import Campaign, FurnitureZone, Store, new_id
 
     for org_id, legal_name in ((INDUSTRIAL, "Bench Industrie"), (DISTRIBUTOR, "Bench Distribution"),
                                (PRINTER, "Bench Imprimerie")):
@@ -49,14 +57,12 @@ def build_world(*, stores: int, zones) -> World:
         Store.insert_many(store_rows[start:start + 1_000]).execute()
     zone_rows = list(FurnitureZone.select().where(FurnitureZone.furniture_type_version == version.id)
                      .order_by(FurnitureZone.position))
-    return World(tokens["printer"], tokens["industrial"], version.id, zone_rows, campaign.id,
-                 [row["id"] for row in store_rows])
+    return World(tokens["printer"], tokens["industrial"], version.id, version.furniture_type_id, zone_rows,
+                 campaign.id, [row["id"] for row in store_rows])
 
 
 def approved_reservations(world: World, count: int, *, impression_status: str | None = "to_deposit") -> list[str]:
     """`count` approved reservations of the campaign, one ad space each, spread over the stores."""
-    from backend.marketplace import store_zones
-    from backend.marketplace.models import AdSpace, Campaign, FurnitureTypeVersion, Reservation, new_id
 
     universe = store_zones.create_universe(label=f"Univers bench {new_id()[:8]}")
     version = FurnitureTypeVersion.get_by_id(world.version_id)
@@ -85,9 +91,6 @@ def approved_reservations(world: World, count: int, *, impression_status: str | 
 
 def store_visuals(storage, count: int, size: int, *, organization_id: str = INDUSTRIAL) -> list:
     """`count` PDF-signed visuals of `size` bytes each in the library (written chunk by chunk)."""
-    from backend.marketplace.models import new_id
-    from backend.printing.files import PRINT_ASSETS_CONTEXT
-    from backend.printing.models import PrintAsset
 
     rows = []
     for n in range(count):
@@ -128,3 +131,15 @@ class _Reader:
         else:
             data, self.buffer = self.buffer[:n], self.buffer[n:]
         return data
+
+
+def download(url: str, headers: dict) -> tuple[int, float]:
+    """Stream `url` to nowhere: (bytes, seconds)."""
+
+    began = time.perf_counter()
+    size = 0
+    with requests.get(url, headers=headers, stream=True, timeout=600) as answer:
+        answer.raise_for_status()
+        for chunk in answer.iter_content(chunk_size=CHUNK):
+            size += len(chunk)
+    return size, time.perf_counter() - began

@@ -43,7 +43,8 @@ def _populate(stores: int, per_store: int):
     from backend.identity.sessions import open_session
     from backend.marketplace import furniture, store_zones
     from backend.marketplace.furniture import ZoneSpec
-    from backend.marketplace.models import AdSpace, Store, new_id
+    from backend.marketplace.models import AdSpace, Store
+    from backend.model import new_id
 
     rng = random.Random(7)
     with transaction():

@@ -18,10 +18,21 @@ import random
 import statistics
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import requests
+import falcon.testing
 
+from api.app import create_app
+from backend.db import database, transaction
+from backend.marketplace import furniture
+from backend.marketplace.furniture import ZoneSpec
+from backend.marketplace.models import FurnitureZone, Reservation
+from backend.model import new_id
+from backend.printing import order_views
+from backend.printing.models import PrintOrder, PrintOrderLine
+from backend.printing.orders import allocate_order_code
+from backend.runtime import current_runtime
 from ops.bench import _printing
 from ops.bench.report import Figure, Result
 from ops.bench.stack import process_tree_peak_rss_mb
@@ -56,11 +67,7 @@ STATUSES = ("pending", "sent", "in_production", "produced", "delivered", "cancel
 
 
 def _orders(world, reservation_ids: list[str], assets) -> None:
-    from datetime import UTC, datetime, timedelta
 
-    from backend.db import database
-    from backend.marketplace.models import new_id
-    from backend.printing.models import PrintOrder, PrintOrderLine
 
     fronton, joue, _ = world.zones
     began = datetime(2026, 11, 2, tzinfo=UTC)
@@ -89,12 +96,7 @@ def _orders(world, reservation_ids: list[str], assets) -> None:
 
 
 def _list_figures(world, requests_count: int, total: int):
-    import falcon.testing
 
-    from api.app import create_app
-    from backend.db import database
-    from backend.printing import order_views
-    from backend.runtime import current_runtime
 
     client = falcon.testing.TestClient(create_app(current_runtime().config))
     headers = {"Cookie": f"auth.session_token={world.printer_token}"}
@@ -140,11 +142,6 @@ def _list_figures(world, requests_count: int, total: int):
 
 def _zip_order(world, visuals) -> str:
     """An order whose 50 lines each hold one of the visuals (one face each of a wide zone)."""
-    from backend.marketplace import furniture
-    from backend.marketplace.furniture import ZoneSpec
-    from backend.marketplace.models import FurnitureZone, Reservation
-    from backend.printing.models import PrintOrder, PrintOrderLine
-    from backend.printing.orders import allocate_order_code
 
     wall = furniture.create_furniture_type(name="Mur d'images", printer_organization_id=_printing.PRINTER, zones=[
         ZoneSpec("mur", "Mur", len(visuals), True, 800, 1200)])
@@ -161,19 +158,7 @@ def _zip_order(world, visuals) -> str:
     return order.code
 
 
-def _download(url: str, headers: dict) -> tuple[int, float]:
-    began = time.perf_counter()
-    size = 0
-    with requests.get(url, headers=headers, stream=True, timeout=600) as answer:
-        answer.raise_for_status()
-        for chunk in answer.iter_content(chunk_size=1024 * 1024):
-            size += len(chunk)
-    return size, time.perf_counter() - began
-
-
 def run(stack, quick: bool) -> Result:
-    from backend.db import database, transaction
-    from backend.runtime import current_runtime
 
     total_orders = 2_000 if quick else 10_000
     visuals_count, visual_mb = (10, 5) if quick else (50, 20)
@@ -200,9 +185,9 @@ def run(stack, quick: bool) -> Result:
         for name, app in (("vitrine", "api.app:create_app()"), ("reference", "ops.bench._zip_reference:app()")):
             with stack.serve(app, name=f"zip-{name}", env={"BENCH_ZIP_KEYS": str(listing)}) as server:
                 path = f"/api/printer/print-orders/{code}/download" if name == "vitrine" else "/blobs"
-                _download(server.url + path, headers)  # warm-up: first request, page cache
+                _printing.download(server.url + path, headers)  # warm-up: first request, page cache
                 before = process_tree_peak_rss_mb(server.pid)
-                size, seconds = _download(server.url + path, headers)
+                size, seconds = _printing.download(server.url + path, headers)
                 speeds[name].append(size / seconds / 1e6)
                 sizes[name] = size
                 peak = process_tree_peak_rss_mb(server.pid)
@@ -234,7 +219,6 @@ def run(stack, quick: bool) -> Result:
 
 
 def _zones():
-    from backend.marketplace.furniture import ZoneSpec
 
     return [ZoneSpec("FRONTON", "Fronton", 2, True, 1000, 300), ZoneSpec("JOUE", "Joue", 2, True, 400, 1200),
             ZoneSpec("SOCLE", "Socle", 1, False, 1000, 150)]

@@ -20,3 +20,6 @@ def test_demo_printing_has_orders_in_every_status_and_is_seeded_once():
     deposits = Counter(r.impression_status for r in winter)
     assert deposits == Counter({"validated": 1, "locked": 4, "to_deposit": 1, "in_stock": 1, "in_review": 1})
     assert PrintAsset.select().count() == 1
+    cheese = Reservation.select().join(Campaign).where(Campaign.name == "Fête des fromages")
+    assert len(cheese) == 20 and {r.impression_status for r in cheese} == {"to_deposit"}
+    assert len({r.furniture_type_version_id for r in cheese}) == 1  # one furniture group: one batch
