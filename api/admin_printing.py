@@ -55,7 +55,7 @@ class AdminPrintOrder:
             description: the order
             content:
               application/json:
-                schema: AdminPrintOrderEnvelope
+                schema: AdminPrintOrderOutEnvelope
         """
         send(resp, admin_order_out(order_views.order_by_code(code)))
 
@@ -70,7 +70,7 @@ class AdminPrintOrder:
             description: the order
             content:
               application/json:
-                schema: AdminPrintOrderEnvelope
+                schema: AdminPrintOrderOutEnvelope
         """
         orders.release_order(order_code=code, actor_user_id=req.context.principal.user_id)
         send(resp, admin_order_out(order_views.order_by_code(code)))
@@ -90,7 +90,7 @@ class AdminPrintOrder:
             description: the order
             content:
               application/json:
-                schema: AdminPrintOrderEnvelope
+                schema: AdminPrintOrderOutEnvelope
         """
         body = load(req, CancelIn())
         orders.cancel_order(order_code=code, reason=body["reason"], actor_user_id=req.context.principal.user_id)

@@ -42,7 +42,7 @@ class CampaignGroups:
             description: "`{groups}`; `toDepositCount` counts what a batch can take, `draftBatchId` the open draft"
             content:
               application/json:
-                schema: GroupsEnvelope
+                schema: GroupsOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         groups = batches.campaign_groups(organization_id=organization_id, campaign_id=campaign_id)
@@ -58,7 +58,7 @@ class CampaignGroups:
             description: "`{reservations}`"
             content:
               application/json:
-                schema: GroupReservationsEnvelope
+                schema: GroupReservationsOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         group = batches.campaign_group(organization_id=organization_id, campaign_id=campaign_id,
@@ -75,7 +75,7 @@ class CampaignGroups:
             description: "`{batches}`"
             content:
               application/json:
-                schema: BatchListEnvelope
+                schema: BatchListOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         rows = batch_views.campaign_batches(organization_id=organization_id, campaign_id=campaign_id)
@@ -201,7 +201,7 @@ class Batch:
             description: "`{preflights}`"
             content:
               application/json:
-                schema: PreflightListEnvelope
+                schema: PreflightListOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         rows = batches.list_batch_preflights(batch_id=batch_id, organization_id=organization_id)
@@ -223,7 +223,7 @@ class Batch:
             description: per reservation, exclusions and the recap counters
             content:
               application/json:
-                schema: PreviewEnvelope
+                schema: PreviewOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         deposit = deposit_from(load(req, BatchDepositIn()))
@@ -249,7 +249,7 @@ class Batch:
             description: the orders made (200 when replayed or deleted)
             content:
               application/json:
-                schema: ConfirmEnvelope
+                schema: ConfirmOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         deposit = deposit_from(load(req, BatchDepositIn()))
@@ -269,7 +269,7 @@ class IndustrialBatch:
             description: the batch
             content:
               application/json:
-                schema: BatchDetailEnvelope
+                schema: BatchDetailOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         send(resp, batch_detail_out(batch_views.industrial_batch_view(batch_code=code,

@@ -58,7 +58,7 @@ class Gabarits:
             description: zones with face quantity, printable flag and size; `printableZoneCount`
             content:
               application/json:
-                schema: GabaritsEnvelope
+                schema: GabaritsOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         reservation, configuration = deposits.reservation_configuration(
@@ -137,7 +137,7 @@ class Deposit:
             description: the preflights with their visual
             content:
               application/json:
-                schema: PreflightListEnvelope
+                schema: PreflightListOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         rows = deposits.list_preflights(reservation_id=reservation_id, organization_id=organization_id)
@@ -153,7 +153,7 @@ class Deposit:
             description: the deposit
             content:
               application/json:
-                schema: DepositEnvelope
+                schema: DepositOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         send(resp, deposit_out(deposits.deposit_state(reservation_id=reservation_id,
@@ -178,7 +178,7 @@ class Deposit:
             description: the deposit
             content:
               application/json:
-                schema: DepositEnvelope
+                schema: DepositOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         body = load(req, DepositConfirmIn())
@@ -206,7 +206,7 @@ class Deposit:
             description: the deposit
             content:
               application/json:
-                schema: DepositEnvelope
+                schema: DepositOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         body = load(req, PrintSupportIn())
@@ -254,7 +254,7 @@ class Impressions:
             description: the impression and its deposit
             content:
               application/json:
-                schema: ImpressionDetailEnvelope
+                schema: ImpressionDetailOutEnvelope
         """
         organization_id, _ = industrial_organization(req)
         item = impressions.impression(organization_id=organization_id, reservation_id=reservation_id)

@@ -30,7 +30,7 @@ class PrinterBatches:
             description: "`{batches}`"
             content:
               application/json:
-                schema: BatchListEnvelope
+                schema: BatchListOutEnvelope
         """
         rows = batch_views.printer_batches(printer_organization(req))
         send(resp, {"batches": [batch_list_item_out(batch) for batch in rows]})
@@ -54,7 +54,7 @@ class PrinterBatch:
             description: the batch
             content:
               application/json:
-                schema: BatchDetailEnvelope
+                schema: BatchDetailOutEnvelope
         """
         send(resp, batch_detail_out(self._view(req, code)))
 
@@ -110,12 +110,12 @@ class PrinterBatch:
             description: the counters
             content:
               application/json:
-                schema: AdvanceCountersEnvelope
+                schema: AdvanceCountersOutEnvelope
           202:
             description: the run, still going
             content:
               application/json:
-                schema: StatusRunEnvelope
+                schema: StatusRunOutEnvelope
         """
         body = load(req, BatchStatusIn())
         started = batch_advance.start_advance(
@@ -138,7 +138,7 @@ class PrinterBatch:
             description: the run
             content:
               application/json:
-                schema: StatusRunEnvelope
+                schema: StatusRunOutEnvelope
         """
         send(resp, run_out(batch_advance.run_state(batch_code=code, printer_organization_id=printer_organization(req),
                                                    run_id=run_id)))

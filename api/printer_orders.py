@@ -64,7 +64,7 @@ class PrinterOrders:
             description: the orders with their lines (qualifiers hidden)
             content:
               application/json:
-                schema: PrinterPrintOrderListEnvelope
+                schema: PrinterPrintOrderListOutEnvelope
         """
         query = PrinterOrdersQuery().load(req.params)
         views, total = order_views.printer_orders(
@@ -84,7 +84,7 @@ class PrinterOrders:
             description: "`all` (dashboard, batch orders included) and `isolated` (orders without a batch)"
             content:
               application/json:
-                schema: PrinterCountersEnvelope
+                schema: PrinterCountersOutEnvelope
         """
         send(resp, order_views.printer_counters(printer_organization(req)))
 
@@ -126,7 +126,7 @@ class PrinterOrder:
             description: metadata, campaign, batch, lines, recipient and delivery information
             content:
               application/json:
-                schema: PrinterPrintOrderDetailEnvelope
+                schema: PrinterPrintOrderDetailOutEnvelope
         """
         send(resp, self._detail(req, code))
 
@@ -145,7 +145,7 @@ class PrinterOrder:
             description: the order
             content:
               application/json:
-                schema: PrinterPrintOrderDetailEnvelope
+                schema: PrinterPrintOrderDetailOutEnvelope
         """
         body = load(req, StatusIn())
         orders.change_status(order_code=code, printer_organization_id=printer_organization(req),
@@ -162,7 +162,7 @@ class PrinterOrder:
             description: the order
             content:
               application/json:
-                schema: PrinterPrintOrderDetailEnvelope
+                schema: PrinterPrintOrderDetailOutEnvelope
         """
         orders.rollback_status(order_code=code, printer_organization_id=printer_organization(req),
                                actor_user_id=req.context.principal.user_id)
@@ -183,7 +183,7 @@ class PrinterOrder:
             description: the order
             content:
               application/json:
-                schema: PrinterPrintOrderDetailEnvelope
+                schema: PrinterPrintOrderDetailOutEnvelope
         """
         body = load(req, DeliveryIn())
         notify = body.pop("notifyIndustrial")

@@ -21,7 +21,7 @@ from schemas.print_deposits import ZONE_ID, GabaritZoneOut, SlotIn, gabarits_out
 MAX_SELECTION = 2_000  # spec B targets batches of up to 1,000 stores
 
 
-class AddressIn(Schema):
+class DeliveryAddressIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=200))
     street = fields.String(required=True, validate=validate.Length(min=1, max=200))
     postalCode = fields.String(required=True, validate=validate.Length(min=1, max=20))
@@ -32,7 +32,7 @@ class AddressIn(Schema):
 class BatchDeliveryIn(Schema):
     target = fields.String(required=True, validate=validate.OneOf([t.value for t in DeliveryTarget]))
     addressId = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=64))
-    snapshot = fields.Nested(AddressIn, load_default=None, allow_none=True,
+    snapshot = fields.Nested(DeliveryAddressIn, load_default=None, allow_none=True,
                              metadata={"description": "the address of `single_address` (required there)"})
 
     @validates_schema
@@ -294,15 +294,15 @@ class StatusRunOut(AdvanceCountersOut):
     finishedAt = fields.String(required=True, allow_none=True)
 
 
-GroupsEnvelope = enveloped(GroupsOut)
-GroupReservationsEnvelope = enveloped(GroupReservationsOut)
+GroupsOutEnvelope = enveloped(GroupsOut)
+GroupReservationsOutEnvelope = enveloped(GroupReservationsOut)
 BatchAnswerEnvelope = enveloped(BatchAnswer)
-PreviewEnvelope = enveloped(PreviewOut)
-ConfirmEnvelope = enveloped(ConfirmOut)
-BatchListEnvelope = enveloped(BatchListOut)
-BatchDetailEnvelope = enveloped(BatchDetailOut)
-AdvanceCountersEnvelope = enveloped(AdvanceCountersOut)
-StatusRunEnvelope = enveloped(StatusRunOut)
+PreviewOutEnvelope = enveloped(PreviewOut)
+ConfirmOutEnvelope = enveloped(ConfirmOut)
+BatchListOutEnvelope = enveloped(BatchListOut)
+BatchDetailOutEnvelope = enveloped(BatchDetailOut)
+AdvanceCountersOutEnvelope = enveloped(AdvanceCountersOut)
+StatusRunOutEnvelope = enveloped(StatusRunOut)
 
 
 def group_out(group: Group) -> dict:

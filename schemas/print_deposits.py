@@ -148,12 +148,12 @@ class AdminDepositsQuery(PageQuery):
     impressionStatus = fields.String(load_default="in_review", validate=validate.OneOf(IMPRESSION_STATUSES))
 
 
-GabaritsEnvelope = enveloped(GabaritsOut)
+GabaritsOutEnvelope = enveloped(GabaritsOut)
 PreflightAnswerEnvelope = enveloped(PreflightAnswer)
-PreflightListEnvelope = enveloped(PreflightListOut)
-DepositEnvelope = enveloped(DepositOut)
+PreflightListOutEnvelope = enveloped(PreflightListOut)
+DepositOutEnvelope = enveloped(DepositOut)
 ImpressionItemPageEnvelope = enveloped(ImpressionItemPage)
-ImpressionDetailEnvelope = enveloped(ImpressionDetailOut)
+ImpressionDetailOutEnvelope = enveloped(ImpressionDetailOut)
 
 
 def gabarits_out(reservation_id: str, configuration: Configuration) -> dict:

@@ -159,10 +159,10 @@ class AdminPrintOrdersQuery(Schema):
     industrialOrganizationId = fields.String(load_default=None)
 
 
-PrinterPrintOrderListEnvelope = enveloped(PrinterPrintOrderListOut)
-PrinterPrintOrderDetailEnvelope = enveloped(PrinterPrintOrderDetailOut)
-PrinterCountersEnvelope = enveloped(PrinterCountersOut)
-AdminPrintOrderEnvelope = enveloped(AdminPrintOrderOut)
+PrinterPrintOrderListOutEnvelope = enveloped(PrinterPrintOrderListOut)
+PrinterPrintOrderDetailOutEnvelope = enveloped(PrinterPrintOrderDetailOut)
+PrinterCountersOutEnvelope = enveloped(PrinterCountersOut)
+AdminPrintOrderOutEnvelope = enveloped(AdminPrintOrderOut)
 AdminPrintOrderPageEnvelope = enveloped(AdminPrintOrderPage)
 
 
