@@ -3,6 +3,9 @@ size, database connection."""
 
 from __future__ import annotations
 
+import logging
+import time
+
 import falcon
 
 from api.clientip import client_ip
@@ -12,12 +15,18 @@ from api.telemetry import Telemetry
 from backend import db
 from backend.context import accept_request_id, bind_request_id, reset_request_id
 from backend.errors import PayloadTooLarge
+from backend.logs import get_logger
+
+access_log = get_logger("api.request")
 
 
 class RequestId:
-    """Accept the client's `x-request-id` when valid (else a UUID4) and echo it on every answer."""
+    """Accept the client's `x-request-id` when valid (else a UUID4), echo it on every answer, and
+    write one access line per request (`api.request`: method, path without the query, status,
+    duration) so a request id leads to its outcome."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.request_started = time.perf_counter()
         req.context.request_id = accept_request_id(req.get_header("x-request-id"))
         req.context.request_id_token = bind_request_id(req.context.request_id)
 
@@ -25,6 +34,11 @@ class RequestId:
         request_id = getattr(req.context, "request_id", None)
         if request_id:
             resp.set_header("x-request-id", request_id)
+        started = getattr(req.context, "request_started", None)
+        if started is not None and access_log.isEnabledFor(logging.INFO):
+            access_log.info("request", extra={"fields": {
+                "method": req.method, "path": req.path, "status": resp.status_code,
+                "durationMs": round((time.perf_counter() - started) * 1000, 2)}})
         token = getattr(req.context, "request_id_token", None)
         if token is not None:
             reset_request_id(token)

@@ -7,11 +7,10 @@ that organization (another organization's batch or campaign is 404).
 
 from __future__ import annotations
 
-from api.print_assets import MULTIPART_ALLOWANCE, industrial_organization, multipart_file, upload_part
-from api.print_deposits import INDUSTRIAL, face_index_text
+from api.print_assets import MULTIPART_ALLOWANCE, industrial_organization
+from api.print_deposits import INDUSTRIAL, read_preflight
 from api.responses import load, send
 from api.routes import Route
-from backend.errors import ValidationError
 from backend.printing import batch_views, batches
 from schemas.print_batches import (
     BatchDepositIn,
@@ -132,13 +131,18 @@ class Batch:
                                                                 batch_id=batch_id))})
 
     def on_post_preflight(self, req, resp, batch_id: str) -> None:
-        """Attach a new file to a slot of the batch.
+        """Attach a file to a slot of the batch.
         ---
-        summary: "multipart: `zoneId`, `faceIndex` (empty for the whole zone), then `file`"
-        description: The file goes to the library (same checks as POST /api/print-assets). 409 once the batch is sent.
+        summary: Attach a visual to (zoneId, faceIndex) of the batch; a new file (multipart) or an existing asset (JSON)
+        description: >
+          multipart/form-data: parts `zoneId`, `faceIndex` (empty for the whole zone), then `file` (uploaded to the
+          library, same checks as POST /api/print-assets). application/json: PreflightFromAssetIn. 409 once the
+          batch is sent.
         tags: [batches]
         requestBody:
           content:
+            application/json:
+              schema: PreflightFromAssetIn
             multipart/form-data:
               schema:
                 type: object
@@ -155,16 +159,15 @@ class Batch:
                 schema: PreflightAnswerEnvelope
         """
         organization_id, user_id = industrial_organization(req)
-        texts, part = multipart_file(req, ("zoneId", "faceIndex"))
-        zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))
-        if not zone_id:
-            raise ValidationError("zoneId is required before the file", fields={"zoneId": ["required"]})
-        batches.check_batch_preflight_slot(batch_id=batch_id, organization_id=organization_id, zone_id=zone_id,
-                                           face_index=face_index)
-        asset = upload_part(self.storage, organization_id=organization_id, user_id=user_id, part=part,
-                            max_bytes=self.max_file_bytes)
+
+        def check(zone_id, face_index):
+            batches.check_batch_preflight_slot(batch_id=batch_id, organization_id=organization_id, zone_id=zone_id,
+                                               face_index=face_index)
+
+        zone_id, face_index, asset_id = read_preflight(req, storage=self.storage, max_file_bytes=self.max_file_bytes,
+                                                       check_slot=check)
         preflight = batches.attach_batch_preflight(batch_id=batch_id, organization_id=organization_id,
-                                                   zone_id=zone_id, face_index=face_index, asset_id=asset.id,
+                                                   zone_id=zone_id, face_index=face_index, asset_id=asset_id,
                                                    user_id=user_id)
         send(resp, {"preflight": preflight_out(preflight)}, status=201)
 

@@ -66,8 +66,26 @@ class Gabarits:
         send(resp, gabarits_out(reservation.id, configuration))
 
 
+def read_preflight(req, *, storage, max_file_bytes: int, check_slot) -> tuple[str, int | None, str]:
+    """(zoneId, faceIndex, assetId) of a preflight request: JSON names a visual of the library;
+    multipart carries `zoneId`, `faceIndex`, then the `file`, which goes to the library once
+    `check_slot(zone_id, face_index)` has accepted the slot."""
+    organization_id, user_id = industrial_organization(req)
+    if (req.content_type or "").lower().startswith("application/json"):
+        body = load(req, PreflightFromAssetIn())
+        return body["zoneId"], body["faceIndex"], body["assetId"]
+    texts, part = multipart_file(req, ("zoneId", "faceIndex"))
+    zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))
+    if not zone_id:
+        raise ValidationError("zoneId is required before the file", fields={"zoneId": ["required"]})
+    check_slot(zone_id, face_index)
+    asset = upload_part(storage, organization_id=organization_id, user_id=user_id, part=part, max_bytes=max_file_bytes)
+    return zone_id, face_index, asset.id
+
+
 class Preflight:
-    """`POST .../upload/preflight`: a new file (multipart) or an asset of the library (JSON)."""
+    """`POST .../upload/preflight` (a new file, or an asset of the library) and
+    `POST .../upload/preflight-from-asset` (an asset of the library)."""
 
     def __init__(self, deps) -> None:
         self.storage = deps.storage
@@ -104,21 +122,40 @@ class Preflight:
                 schema: PreflightAnswerEnvelope
         """
         organization_id, user_id = industrial_organization(req)
-        if (req.content_type or "").lower().startswith("application/json"):
-            body = load(req, PreflightFromAssetIn())
-            zone_id, face_index, asset_id = body["zoneId"], body["faceIndex"], body["assetId"]
-        else:
-            texts, part = multipart_file(req, ("zoneId", "faceIndex"))
-            zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))
-            if not zone_id:
-                raise ValidationError("zoneId is required before the file", fields={"zoneId": ["required"]})
+
+        def check(zone_id, face_index):
             deposits.check_preflight_slot(reservation_id=reservation_id, organization_id=organization_id,
                                           zone_id=zone_id, face_index=face_index)
-            asset_id = upload_part(self.storage, organization_id=organization_id, user_id=user_id, part=part,
-                                   max_bytes=self.max_file_bytes).id
+
+        zone_id, face_index, asset_id = read_preflight(req, storage=self.storage, max_file_bytes=self.max_file_bytes,
+                                                       check_slot=check)
         preflight = deposits.attach_preflight(
             reservation_id=reservation_id, organization_id=organization_id, zone_id=zone_id,
             face_index=face_index, asset_id=asset_id, user_id=user_id,
+        )
+        send(resp, {"preflight": preflight_out(preflight)}, status=201)
+
+    def on_post_from_asset(self, req, resp, reservation_id: str) -> None:
+        """Attach a visual of the library to a slot.
+        ---
+        summary: Preflight from an existing asset (the JSON form of POST .../upload/preflight)
+        tags: [deposit]
+        requestBody:
+          content:
+            application/json:
+              schema: PreflightFromAssetIn
+        responses:
+          201:
+            description: the preflight
+            content:
+              application/json:
+                schema: PreflightAnswerEnvelope
+        """
+        organization_id, user_id = industrial_organization(req)
+        body = load(req, PreflightFromAssetIn())
+        preflight = deposits.attach_preflight(
+            reservation_id=reservation_id, organization_id=organization_id, zone_id=body["zoneId"],
+            face_index=body["faceIndex"], asset_id=body["assetId"], user_id=user_id,
         )
         send(resp, {"preflight": preflight_out(preflight)}, status=201)
 
@@ -265,10 +302,11 @@ class Impressions:
 
 
 def routes(deps) -> list[Route]:
-    deposit, listing = Deposit(deps), Impressions()
+    deposit, listing, preflight = Deposit(deps), Impressions(), Preflight(deps)
     return [
         Route(f"{BASE}/gabarits", Gabarits(), INDUSTRIAL),
-        Route(f"{BASE}/upload/preflight", Preflight(deps), INDUSTRIAL),
+        Route(f"{BASE}/upload/preflight", preflight, INDUSTRIAL),
+        Route(f"{BASE}/upload/preflight-from-asset", preflight, INDUSTRIAL, suffix="from_asset"),
         Route(f"{BASE}/upload/preflights", deposit, INDUSTRIAL, suffix="preflights"),
         Route(f"{BASE}/upload/confirm", deposit, INDUSTRIAL, suffix="confirm"),
         Route(f"{BASE}/print-support", deposit, INDUSTRIAL, suffix="support"),

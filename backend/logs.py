@@ -117,7 +117,7 @@ def configure_logging(level: str = "info", stream=None) -> None:
     handler.setFormatter(JsonFormatter())
     handler._vitrine = True  # type: ignore[attr-defined]
     root.addHandler(handler)
-    for noisy in ("urllib3", "google", "gunicorn.access", "pgserver", "peewee_migrate.logs"):
+    for noisy in ("urllib3", "google", "gunicorn.access", "pgserver", "peewee_migrate.logs", "fontTools"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     _configured = True
 

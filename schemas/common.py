@@ -18,6 +18,16 @@ class ErrorOut(Schema):
     data = fields.Dict(metadata={"description": "on 429: {retryAfterSeconds}"})
 
 
+class JsonBoolean(fields.Boolean):
+    """A boolean of a JSON body: `true` or `false` only (marshmallow's Boolean also takes "yes", 1,
+    "on"..., which a client sending the wrong type would never notice)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 class PageQuery(Schema):
     """Query of server-paginated lists (API.md, Lists)."""
 

@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.identity.models import KYB_REVIEW_STATUSES
 from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
-from schemas.common import PageQuery
+from schemas.common import JsonBoolean, PageQuery
 from schemas.identity import UserOut, envelope
 from schemas.identity_organizations import OrganizationDetailOut
 
@@ -40,7 +40,7 @@ class AdminUserUpdateIn(Schema):
     name = fields.String(validate=validate.Length(min=1, max=200))
     roles = fields.List(fields.String(validate=validate.OneOf(sorted(ROLES))))
     permissions = fields.List(fields.String(validate=validate.OneOf(sorted(PERMISSIONS))))
-    blocked = fields.Boolean(metadata={"description": "true blocks the user and revokes all its sessions"})
+    blocked = JsonBoolean(metadata={"description": "true blocks the user and revokes all its sessions"})
 
 
 class AdminUserOut(UserOut):

@@ -6,6 +6,7 @@ from marshmallow import Schema, fields, validate
 
 from backend import clock
 from backend.identity.permissions import MEMBERSHIP_ROLES
+from schemas.common import JsonBoolean
 from schemas.identity import envelope
 
 SIREN = validate.Regexp(r"^\d{9}$", error="must be 9 digits")
@@ -37,7 +38,7 @@ class SignerIn(Schema):
     email = fields.Email(required=True, validate=validate.Length(max=320))
     phone = fields.String(required=True, validate=validate.Length(min=1, max=40),
                           metadata={"description": "kept in E.164; a national number is read as French"})
-    onRegistryExtract = fields.Boolean(required=True)
+    onRegistryExtract = JsonBoolean(required=True)
 
 
 class BillingProfileIn(Schema):

@@ -7,7 +7,7 @@ from datetime import UTC
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from backend import clock
-from schemas.common import PageQuery
+from schemas.common import JsonBoolean, PageQuery
 
 LABEL = validate.Length(min=1, max=120)
 NAME = validate.Length(min=1, max=160)
@@ -61,14 +61,14 @@ def page_of(item_schema: type[Schema]) -> type[Schema]:
 
 class UniverseIn(Schema):
     label = fields.String(required=True, validate=LABEL)
-    isTransversal = fields.Boolean(load_default=False)
+    isTransversal = JsonBoolean(load_default=False)
 
 
 class UniversePatch(Schema):
     label = fields.String(validate=LABEL)
-    isTransversal = fields.Boolean()
+    isTransversal = JsonBoolean()
     sortOrder = fields.Integer(validate=validate.Range(min=-1_000_000, max=1_000_000))
-    archived = fields.Boolean()
+    archived = JsonBoolean()
 
 
 class RayonIn(Schema):
@@ -80,7 +80,7 @@ class RayonPatch(Schema):
     label = fields.String(validate=LABEL)
     universeId = fields.String(validate=validate.Length(min=1, max=36))
     sortOrder = fields.Integer(validate=validate.Range(min=-1_000_000, max=1_000_000))
-    archived = fields.Boolean()
+    archived = JsonBoolean()
 
 
 class RayonOut(Schema):

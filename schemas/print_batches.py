@@ -97,7 +97,9 @@ def deposit_from(body: dict) -> BatchDeposit:
     stock, faces = {}, []
     for item in body["reuse"]:
         if item["quantity"] is not None:
-            stock[item["zoneId"]] = stock.get(item["zoneId"], 0) + item["quantity"]
+            if item["zoneId"] in stock:
+                raise ValidationError({"reuse": [f"zone {item['zoneId']} has two stock totals; declare one"]})
+            stock[item["zoneId"]] = item["quantity"]
         else:
             faces.append(Slot(item["zoneId"], item["faceIndex"]))
     allocations = None
@@ -342,50 +344,16 @@ def batch_out(batch: PrintOrderBatch) -> dict:
     }
 
 
-def _recipient_text(recipient: Recipient | None) -> str | None:
-    if recipient is None or not recipient.has_address:
-        return None
-    return f"{recipient.street}, {recipient.postal_code} {recipient.city}"
-
-
 def preview_out(outcome: Outcome) -> dict:
-    plans = {p.reservation_id: p for p in outcome.plan.reservations} if outcome.plan else {}
-    candidates = []
-    for candidate in outcome.classification.candidates:
-        plan = plans.get(candidate.reservation.id)
-        candidates.append({
-            "reservationId": candidate.reservation.id, "storeName": candidate.reservation.ad_space.store.name,
-            "classification": "excluded" if candidate.exclusion else "retained",
-            "exclusionReason": candidate.exclusion.value if candidate.exclusion else None,
-            "recipient": _recipient_text(candidate.recipient),
-            "printedPanels": plan.printed_panels if plan else 0, "reusedFaces": len(plan.reused) if plan else 0,
-            "lines": [{"zoneId": line.zone_id, "faceIndex": line.face_index, "quantity": line.quantity}
-                      for line in plan.lines] if plan else [],
-        })
-    exclusions = [{"reservationId": rid, "reason": reason.value} for rid, reason in outcome.classification.excluded()]
-    exclusions += [{"reservationId": rid, "reason": Exclusion.NOT_FOUND.value} for rid in outcome.unknown_ids]
-    plan = outcome.plan
-    return {
-        "batchId": outcome.batch.id if outcome.batch else None,
-        "recap": {
-            "selectedPlacements": outcome.selection_size, "retained": len(outcome.classification.retained),
-            "excluded": len(exclusions),
-            "ordersToCreate": len(plan.with_lines) if plan else len(outcome.order_codes),
-            "panelsToPrint": plan.panels_to_print if plan else outcome.replayed_panels,
-            "reusedPanels": sum(len(p.reused) for p in plan.reservations) if plan else 0,
-        },
-        "zones": [{"zoneId": zone_id, "faces": t.faces, "printed": t.printed, "reused": t.reused}
-                  for zone_id, t in plan.zones.items()] if plan else [],
-        "reservations": candidates, "exclusions": exclusions,
-    }
+    return outcome.summary
 
 
 def confirm_out(outcome: Outcome) -> dict:
     return {
-        **preview_out(outcome), "batch": batch_out(outcome.batch) if outcome.batch else None,
+        **outcome.summary, "batch": batch_out(outcome.batch) if outcome.batch else None,
         "deleted": outcome.batch is None, "replayed": outcome.replayed,
-        "orders": [{"code": code, "reservationId": rid} for rid, code in sorted(outcome.order_codes.items(),
-                                                                                 key=lambda kv: kv[1])],
+        "orders": [{"code": code, "reservationId": rid}
+                   for rid, code in sorted(outcome.order_codes.items(), key=lambda kv: kv[1])],
     }
 
 

@@ -10,7 +10,7 @@ from backend.printing.configuration import Configuration
 from backend.printing.deposits import DepositState
 from backend.printing.impressions import ImpressionItem
 from backend.printing.models import ImpressionStatus, PrintPreflight
-from schemas.common import PageQuery
+from schemas.common import JsonBoolean, PageQuery
 from schemas.marketplace import enveloped, page_of
 from schemas.print_orders import DeliveryOut, PrintLineOut, line_out
 from schemas.printing import PrintAssetOut, asset_out
@@ -77,7 +77,7 @@ class DepositConfirmIn(Schema):
 
 
 class PrintSupportIn(Schema):
-    inStock = fields.Boolean(required=True, metadata={
+    inStock = JsonBoolean(required=True, metadata={
         "description": "true: every printable face of the furniture is in stock (no order); false: withdraw it"})
 
 

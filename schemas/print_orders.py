@@ -13,6 +13,7 @@ from backend.clock import iso
 from backend.printing.order_views import LineView, OrderView
 from backend.printing.plans import formatted_address
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
+from schemas.common import JsonBoolean
 from schemas.marketplace import enveloped, page_of
 
 STATUSES = [s.value for s in PrintOrderStatus]
@@ -140,7 +141,7 @@ class DeliveryIn(Schema):
     carrier = fields.String(validate=validate.Length(max=120), allow_none=True)
     trackingNumber = fields.String(validate=validate.Length(max=120), allow_none=True)
     trackingUrl = fields.Url(schemes={"http", "https"}, validate=validate.Length(max=2000), allow_none=True)
-    notifyIndustrial = fields.Boolean(load_default=False)
+    notifyIndustrial = JsonBoolean(load_default=False)
 
 
 class CancelIn(Schema):

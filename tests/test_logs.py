@@ -121,3 +121,12 @@ def test_a_process_runners_text_handler_gives_way_to_the_json_one():
     assert text.getvalue() == ""
     line = json.loads(json_stream.getvalue().splitlines()[-1])
     assert (line["scope"], line["message"], line["messageId"]) == ("worker", "message processed", "m-1")
+
+
+def test_every_request_writes_one_access_line_with_its_outcome(client, log_lines):
+    client.simulate_get("/api/health", headers={"x-request-id": "trace-me.1"}, params={"secret": "x"})
+    client.simulate_get("/api/nowhere", headers={"x-request-id": "trace-me.2"})
+    lines = {line["requestId"]: line for line in log_lines() if line["scope"] == "api.request"}
+    assert lines["trace-me.1"]["status"] == 200 and lines["trace-me.1"]["path"] == "/api/health"
+    assert lines["trace-me.2"]["status"] == 404 and lines["trace-me.2"]["method"] == "GET"
+    assert "secret" not in str(lines) and lines["trace-me.1"]["durationMs"] >= 0

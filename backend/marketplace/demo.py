@@ -40,9 +40,13 @@ FURNITURE = (
                        ZoneSpec("facade", "Façade", 4, True, 900, 450),
                        ZoneSpec("socle", "Socle", 1, False, 1800, 150))),
 )
-CITIES = ("Paris", "Lyon", "Marseille", "Toulouse", "Nice", "Nantes", "Strasbourg", "Montpellier", "Bordeaux",
-          "Lille", "Rennes", "Reims", "Le Havre", "Saint-Étienne", "Toulon", "Grenoble", "Dijon", "Angers",
-          "Nîmes", "Besançon")
+# (city, postal code)
+CITIES = (("Paris", "75011"), ("Lyon", "69003"), ("Marseille", "13008"), ("Toulouse", "31000"),
+          ("Nice", "06000"), ("Nantes", "44000"), ("Strasbourg", "67000"), ("Montpellier", "34000"),
+          ("Bordeaux", "33000"),
+          ("Lille", "59000"), ("Rennes", "35000"), ("Reims", "51100"), ("Le Havre", "76600"),
+          ("Saint-Étienne", "42000"), ("Toulon", "83000"), ("Grenoble", "38000"), ("Dijon", "21000"),
+          ("Angers", "49000"), ("Nîmes", "30000"), ("Besançon", "25000"))
 
 
 def seed_demo_marketplace() -> str:
@@ -52,9 +56,9 @@ def seed_demo_marketplace() -> str:
     if Store.select().where(Store.organization_id == DISTRIBUTOR).exists():
         return f"{len(universes)} universes and {len(types)} furniture types present; catalog already seeded"
     spaces = []
-    for n, city in enumerate(CITIES):
+    for n, (city, postal_code) in enumerate(CITIES):
         store = catalog.create_store(organization_id=DISTRIBUTOR, name=f"Hyper Démo {city}", street=f"{n + 1} avenue "
-                                     "de la République", postal_code=f"{(n * 4 + 10) % 96 + 1:02d}000", city=city,
+                                     "de la République", postal_code=postal_code, city=city,
                                      country="FR")
         for m, (universe, rayon) in enumerate(((universes[n % 10], 0), (universes[(n + 3) % 10], 1))):
             spaces.append(catalog.publish_ad_space(

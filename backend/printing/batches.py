@@ -22,8 +22,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from peewee import fn
-
 from backend import clock
 from backend.db import database, transaction
 from backend.errors import Conflict, NotFound, ValidationError
@@ -44,7 +42,6 @@ from backend.printing.models import (
     ImpressionStatus,
     PrintOrder,
     PrintOrderBatch,
-    PrintOrderLine,
     PrintPreflight,
 )
 from backend.printing.plans import PlanWrite, Recipient, write_plans
@@ -61,6 +58,7 @@ class Exclusion(StrEnum):
     NOT_TO_DEPOSIT = "not_to_deposit"  # already deposited, in stock or with a printer
     OTHER_CONFIGURATION = "other_configuration"
     MISSING_ADDRESS = "missing_address"  # target `store` only
+    DUPLICATE = "duplicate"  # the same id again in the selection (the first one counts)
 
 
 def derived_status(order_statuses: Iterable[str]) -> str:
@@ -253,14 +251,16 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Classification:
-    candidates: list[Candidate]  # in selection order, duplicates dropped
+    candidates: list[Candidate]  # the selection's reservations, in selection order
+    set_aside: list[tuple[str, Exclusion]] = field(default_factory=list)  # not found, duplicates
 
     @property
     def retained(self) -> list[Candidate]:
         return [c for c in self.candidates if c.exclusion is None]
 
     def excluded(self) -> list[tuple[str, Exclusion]]:
-        return [(c.reservation.id, c.exclusion) for c in self.candidates if c.exclusion is not None]
+        """Every selected id not retained, with its reason: retained + excluded = selection."""
+        return [(c.reservation.id, c.exclusion) for c in self.candidates if c.exclusion is not None] + self.set_aside
 
 
 def _recipient(delivery: Delivery, store: Store) -> Recipient | None:
@@ -272,27 +272,30 @@ def _recipient(delivery: Delivery, store: Store) -> Recipient | None:
     return recipient if recipient.has_address else None
 
 
-def _classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, *, lock: bool) -> tuple[
-        Classification, list[str]]:
-    """Who of the selection is retained, in selection order; unknown ids come back apart (they
-    are another organization's or do not exist: excluded as `not_found`)."""
+def _classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, *, lock: bool) -> Classification:
+    """Who of the selection is retained, in selection order, and why the others are not."""
     ids = list(dict.fromkeys(selection))
     query = (Reservation.select(Reservation, AdSpace, Store).join(AdSpace).join(Store)
              .where(Reservation.id.in_(ids), Reservation.industrial_organization_id == batch.organization_id))
     if lock:
         query = query.for_update(of=Reservation)
     found = {r.id: r for r in query}
-    candidates = []
-    for reservation_id in ids:
+    candidates, seen, set_aside = [], set(), []
+    for reservation_id in selection:
+        if reservation_id in seen:
+            set_aside.append((reservation_id, Exclusion.DUPLICATE))
+            continue
+        seen.add(reservation_id)
         reservation = found.get(reservation_id)
-        if reservation is None:
+        if reservation is None:  # unknown, or another organization's
+            set_aside.append((reservation_id, Exclusion.NOT_FOUND))
             continue
         reason = _exclusion(batch, reservation)
         recipient = None if reason else _recipient(delivery, reservation.ad_space.store)
         if reason is None and recipient is None:
             reason = Exclusion.MISSING_ADDRESS
         candidates.append(Candidate(reservation, recipient, reason))
-    return Classification(candidates), [i for i in ids if i not in found]
+    return Classification(candidates, set_aside)
 
 
 def _exclusion(batch: PrintOrderBatch, reservation: Reservation) -> Exclusion | None:
@@ -325,10 +328,14 @@ def _files(batch: PrintOrderBatch, configuration: Configuration, slots: list[Slo
 
 
 def _plan(batch: PrintOrderBatch, configuration: Configuration, deposit: BatchDeposit,
-          retained: list[Candidate]) -> allocation.DepositPlan:
+          classification: Classification) -> allocation.DepositPlan:
+    retained = classification.retained
     if not retained:
+        reasons: dict[str, int] = {}
+        for _, reason in classification.excluded():
+            reasons[reason.value] = reasons.get(reason.value, 0) + 1
         raise ValidationError("no reservation of the selection can be deposited in this batch",
-                              fields={"reservationIds": ["no retained reservation"]})
+                              fields={"reservationIds": ["no retained reservation"]}, excludedBy=reasons)
     explicit = deposit.allocations if deposit.delivery.target == DeliveryTarget.STORE else None  # rule 5
     files = _files(batch, configuration, deposit.files)
     plan = allocation.plan_deposit(
@@ -343,56 +350,83 @@ def _plan(batch: PrintOrderBatch, configuration: Configuration, deposit: BatchDe
 
 @dataclass(frozen=True)
 class Outcome:
-    """A preview, or what a confirmation did."""
+    """A preview, or what a confirmation did: `summary` is what both answer (recap, zones, the
+    classification of each reservation and its planned lines, exclusions)."""
 
     batch: PrintOrderBatch | None  # None once deleted (no order)
-    classification: Classification
-    unknown_ids: list[str]
-    plan: allocation.DepositPlan | None
-    selection_size: int
+    summary: dict
     order_codes: dict[str, str] = field(default_factory=dict)  # reservation id -> order code
     replayed: bool = False
-    replayed_panels: int = 0  # a replay's panels, read from its orders
+
+
+def summarize(batch_id: str, deposit: BatchDeposit, classification: Classification,
+              plan: allocation.DepositPlan) -> dict:
+    """The preview's and the confirmation's answer, as plain values under the API's names."""
+    plans = {p.reservation_id: p for p in plan.reservations}
+    reservations = []
+    for candidate in classification.candidates:
+        planned = plans.get(candidate.reservation.id)
+        recipient = candidate.recipient
+        reservations.append({
+            "reservationId": candidate.reservation.id, "storeName": candidate.reservation.ad_space.store.name,
+            "classification": "excluded" if candidate.exclusion else "retained",
+            "exclusionReason": candidate.exclusion.value if candidate.exclusion else None,
+            "recipient": (f"{recipient.street}, {recipient.postal_code} {recipient.city}"
+                          if recipient is not None and recipient.has_address else None),
+            "printedPanels": planned.printed_panels if planned else 0,
+            "reusedFaces": len(planned.reused) if planned else 0,
+            "lines": [{"zoneId": line.zone_id, "faceIndex": line.face_index, "quantity": line.quantity}
+                      for line in planned.lines] if planned else [],
+        })
+    excluded = classification.excluded()
+    return {
+        "batchId": batch_id,
+        "recap": {
+            "selectedPlacements": len(deposit.reservation_ids), "retained": len(classification.retained),
+            "excluded": len(excluded), "ordersToCreate": len(plan.with_lines), "panelsToPrint": plan.panels_to_print,
+            "reusedPanels": sum(len(p.reused) for p in plan.reservations),
+        },
+        "zones": [{"zoneId": zone_id, "faces": t.faces, "printed": t.printed, "reused": t.reused}
+                  for zone_id, t in plan.zones.items()],
+        "reservations": reservations,
+        "exclusions": [{"reservationId": rid, "reason": reason.value} for rid, reason in excluded],
+    }
 
 
 def preview_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit) -> Outcome:
     """The confirmation's classification and split, written nowhere (no lock, no transaction)."""
     batch = _draft(industrial_batch(organization_id=organization_id, batch_id=batch_id))
     configuration = configuration_of(batch.furniture_type_version_id)
-    classification, unknown = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=False)
-    plan = _plan(batch, configuration, deposit, classification.retained)
-    return Outcome(batch, classification, unknown, plan, len(deposit.reservation_ids))
+    classification = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=False)
+    plan = _plan(batch, configuration, deposit, classification)
+    return Outcome(batch, summarize(batch.id, deposit, classification, plan))
 
 
 def confirm_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit,
                   default_printer_organization_id: str | None) -> Outcome:
-    """Confirm in one transaction; a batch already sent answers its orders again (`replayed`)."""
+    """Confirm in one transaction. A batch already sent answers its first confirmation again
+    (`replayed`, whatever the body now says): never a second set of orders."""
     with transaction():
         batch = industrial_batch(organization_id=organization_id, batch_id=batch_id, lock=True)
         if batch.status == SENT:
-            return _replay(batch, deposit)
+            codes = dict(PrintOrder.select(PrintOrder.reservation_id, PrintOrder.code)
+                         .where(PrintOrder.batch_id == batch.id).tuples())
+            return Outcome(batch, batch.confirmation, order_codes=codes, replayed=True)
         configuration = configuration_of(batch.furniture_type_version_id)
-        classification, unknown = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=True)
+        classification = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=True)
         retained = classification.retained
-        plan = _plan(batch, configuration, deposit, retained)
+        plan = _plan(batch, configuration, deposit, classification)
+        summary = summarize(batch.id, deposit, classification, plan)
         printer = printer_for(configuration, default_printer_organization_id) if plan.with_lines else None
         writes = [PlanWrite(c.reservation, p, c.recipient) for c, p in zip(retained, plan.reservations, strict=True)]
         codes = write_plans(writes, printer_organization_id=printer, status=PrintOrderStatus.PENDING,
                             batch_id=batch.id)
         if not codes:  # rule 8: every zone reused, no order: no batch and no code
             PrintOrderBatch.delete().where(PrintOrderBatch.id == batch.id).execute()
-            return Outcome(None, classification, unknown, plan, len(deposit.reservation_ids))
+            return Outcome(None, summary)
         moment = clock.now()
         batch.code, batch.status, batch.sent_at, batch.updated_at = allocate_batch_code(), SENT, moment, moment
         batch.printer_organization_id, batch.delivery_target = printer, deposit.delivery.target
+        batch.confirmation = summary
         batch.save()
-    return Outcome(batch, classification, unknown, plan, len(deposit.reservation_ids), order_codes=codes)
-
-
-def _replay(batch: PrintOrderBatch, deposit: BatchDeposit) -> Outcome:
-    codes = dict(PrintOrder.select(PrintOrder.reservation_id, PrintOrder.code)
-                 .where(PrintOrder.batch_id == batch.id).tuples())
-    panels = (PrintOrderLine.select(fn.COALESCE(fn.SUM(PrintOrderLine.quantity), 0)).join(PrintOrder)
-              .where(PrintOrder.batch_id == batch.id).scalar())
-    return Outcome(batch, Classification([]), [], None, len(deposit.reservation_ids), order_codes=codes,
-                   replayed=True, replayed_panels=int(panels))
+    return Outcome(batch, summary, order_codes=codes)

@@ -1,5 +1,6 @@
 """The printer's workload as CSV (`GET /api/printer/print-orders/export.csv`): every order, batch
-orders included (spec B, listing rule 6), one row per order.
+orders included (spec B, listing rule 6), one row per order, oldest first; the status as its code
+(stable, for filters and imports) and as a French label.
 
 Written for French spreadsheets: UTF-8 with a byte-order mark, `;` between fields, decimal comma.
 A cell a spreadsheet would read as a formula (starting with `=`, `+`, `-`, `@`, a tab or a
@@ -14,13 +15,14 @@ import io
 from collections.abc import Iterable, Iterator
 
 from backend.clock import iso
+from backend.printing.delivery import STATUS_LABELS
 from backend.printing.order_views import OrderView
 from backend.printing.plans import formatted_address
 
 HEADER = (
-    "code", "statut", "lot", "campagne", "annonceur", "magasin", "ville", "livraison", "adresse de livraison",
-    "fichiers", "panneaux", "surface (m2)", "transporteur", "numero de suivi", "lien de suivi", "cree le",
-    "mis a jour le",
+    "code", "statut", "statut (libellé)", "lot", "campagne", "annonceur", "magasin", "ville", "livraison",
+    "adresse de livraison", "fichiers", "panneaux", "surface (m²)", "transporteur", "numéro de suivi",
+    "lien de suivi", "créée le", "mise à jour le",
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -37,8 +39,8 @@ def _cell(value: object) -> str:
 def _row(view: OrderView) -> list[str]:
     order = view.order
     return [_cell(v) for v in (
-        order.code, order.status, view.batch_code, order.campaign_name, order.industrial_name, order.store_name,
-        order.store_city, order.delivery_target, formatted_address(order), view.metrics.files_count,
+        order.code, order.status, STATUS_LABELS.get(order.status, order.status), view.batch_code,
+        order.campaign_name, order.industrial_name, order.store_name, order.store_city, order.delivery_target, formatted_address(order), view.metrics.files_count,
         view.metrics.panel_count, float(view.metrics.total_surface_m2), order.carrier, order.tracking_number,
         order.tracking_url, iso(order.created_at), iso(order.updated_at),
     )]

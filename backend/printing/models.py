@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from peewee import BigAutoField, BigIntegerField, CharField, ForeignKeyField, IntegerField, TextField
-from playhouse.postgres_ext import ArrayField, DateTimeTZField
+from playhouse.postgres_ext import ArrayField, BinaryJSONField, DateTimeTZField
 
 from backend.model import BaseModel, created_at_field, id_field, status_field
 from backend.printing.status import PrintOrderStatus
@@ -134,6 +134,7 @@ class PrintOrderBatch(BaseModel):
     created_at = created_at_field()
     updated_at = created_at_field()
     sent_at = DateTimeTZField(null=True)
+    confirmation = BinaryJSONField(null=True)  # the summary the confirmation answered
 
     class Meta:
         table_name = "print_order_batch"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from peewee import JOIN, Case, fn
+from peewee import JOIN, Case, Tuple, fn
 
 from backend.errors import NotFound
 from backend.identity.models import Organization
@@ -204,16 +204,14 @@ def printer_counters(printer_organization_id: str) -> dict[str, dict[str, int]]:
 
 
 def printer_workload(printer_organization_id: str, *, chunk: int = 500) -> Iterator[OrderView]:
-    """Every order of the printer (batch orders included), by code, read `chunk` at a time
-    (keyset pagination: the export never holds the whole workload)."""
-    last_id = ""
-    while True:
-        rows = list(_printer_orders(printer_organization_id).where(PrintOrder.id > last_id)
-                    .order_by(PrintOrder.id).limit(chunk))
-        if not rows:
-            return
+    """Every order of the printer (batch orders included), oldest first, read `chunk` at a time
+    (keyset pagination on creation time and id: the export never holds the whole workload)."""
+    query = _printer_orders(printer_organization_id).order_by(PrintOrder.created_at, PrintOrder.id).limit(chunk)
+    rows = list(query)
+    while rows:
         yield from with_lines(rows)
-        last_id = rows[-1].id
+        last = rows[-1]
+        rows = list(query.where(Tuple(PrintOrder.created_at, PrintOrder.id) > (last.created_at, last.id)))
 
 
 # --- admin -----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from backend import clock
 from backend.db import transaction
 from backend.errors import NotFound, ValidationError
+from backend.marketplace.models import FurnitureZone
 from backend.printing.configuration import Configuration
 from backend.printing.models import PrintAsset, PrintPreflight
 
@@ -92,11 +93,14 @@ def attach(
 
 
 def preflights_of(owner: Owner) -> list[PrintPreflight]:
-    """The owner's preflights with their asset (`.asset`), by zone then face: one query."""
+    """The owner's preflights with their asset (`.asset`), in the configuration's zone order then
+    by face: one query."""
     rows = (
         PrintPreflight.select(PrintPreflight, PrintAsset)
         .join(PrintAsset, on=PrintPreflight.asset_id == PrintAsset.id, attr="asset")
+        .switch(PrintPreflight)
+        .join(FurnitureZone, on=PrintPreflight.zone_id == FurnitureZone.id)
         .where(owner.condition())
-        .order_by(PrintPreflight.zone_id, PrintPreflight.face_index.asc(nulls="FIRST"))
+        .order_by(FurnitureZone.position, PrintPreflight.face_index.asc(nulls="FIRST"))
     )
     return list(rows)

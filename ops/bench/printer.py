@@ -169,7 +169,7 @@ def run(stack, quick: bool) -> Result:
             small = _printing.store_visuals(storage, 3, 64 * 1024)
             _orders(world, _printing.approved_reservations(world, total_orders, impression_status="locked"), small)
         database.execute_sql("ANALYZE")
-        figures, mismatches = _list_figures(world, 60 if quick else 400, total_orders)
+        figures, mismatches = _list_figures(world, 60 if quick else 200, total_orders)
         with transaction():
             visuals = _printing.store_visuals(storage, visuals_count, visual_mb * 1024 * 1024)
             code = _zip_order(world, visuals)

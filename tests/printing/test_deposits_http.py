@@ -268,3 +268,21 @@ def test_a_visual_attached_to_a_slot_cannot_be_deleted(client, member, setting, 
     attach(client, member, reservation.id, setting.zones[0].id, None, asset)
     resp = client.simulate_delete(f"/api/print-assets/{asset}", headers=member)
     assert resp.status_code == 409 and resp.json["error"]["details"]["reason"] == "asset_in_use"
+
+
+@pytest.mark.parametrize("value", ["yes", 1, "true", None])
+def test_stock_declarations_take_a_json_boolean_only(client, member, reservation, value):
+    resp = client.simulate_patch(f"/api/reservations/{reservation.id}/print-support", headers=member,
+                                 json={"inStock": value})
+    assert resp.status_code == 400 and "inStock" in resp.json["error"]["details"]["fields"]
+    assert Reservation.get_by_id(reservation.id).impression_status is None
+
+
+def test_a_preflight_names_a_library_visual_on_either_route(client, member, setting, reservation, group):
+    asset = upload(client, member)
+    body = {"zoneId": setting.zones[0].id, "faceIndex": None, "assetId": asset}
+    single = client.simulate_post(f"/api/reservations/{reservation.id}/upload/preflight-from-asset",
+                                  headers=member, json=body)
+    batch_id, _ = group(0, visual=False)
+    batch = client.simulate_post(f"/api/print-batches/{batch_id}/upload/preflight", headers=member, json=body)
+    assert (single.status_code, batch.status_code) == (201, 201)

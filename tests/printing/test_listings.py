@@ -165,3 +165,14 @@ def test_reservations_carry_their_active_print_order(client, member, setting, de
     plain = setting.reservation()
     detail = client.simulate_get(f"/api/reservations/{plain.id}", headers=member).json["data"]["reservation"]
     assert (detail["printOrder"], detail["impressionStatus"]) == (None, "to_deposit")
+
+
+def test_the_workload_export_reads_every_order_in_chunks_oldest_first(setting, deposited):
+    admin = make_admin()
+    from backend.printing.orders import release_order
+
+    codes = [deposited()[1] for _ in range(5)]
+    for code in codes:
+        release_order(order_code=code, actor_user_id=admin.id)
+    read = [view.order.code for view in order_views.printer_workload(setting.printer.id, chunk=2)]
+    assert read == codes

@@ -190,14 +190,15 @@ def test_counters_count_batch_orders_on_the_dashboard_and_not_in_tabs(client, pr
 
 
 def test_the_csv_export_has_one_row_per_order(client, printer, released):
-    codes = sorted([released(), released(per_face=True)])
+    codes = [released(), released(per_face=True)]
     resp = client.simulate_get(f"{BASE}/export.csv", headers=printer)
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/csv")
     text = resp.content.decode("utf-8")
     assert text.startswith("\ufeff")
     rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=";"))
-    assert rows[0][:3] == ["code", "statut", "lot"] and sorted(r[0] for r in rows[1:]) == codes
-    assert {r[10] for r in rows[1:]} == {"6"}
+    assert rows[0][:4] == ["code", "statut", "statut (libellé)", "lot"]
+    assert [r[0] for r in rows[1:]] == codes  # oldest first
+    assert {(r[1], r[2], r[11]) for r in rows[1:]} == {("pending", "en attente de prise en charge", "6")}
 
 
 def test_csv_cells_cannot_become_formulas(client, printer, setting, released):
