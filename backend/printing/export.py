@@ -37,12 +37,12 @@ def _cell(value: object) -> str:
 
 
 def _row(view: OrderView) -> list[str]:
-    order = view.order
+    order, metrics = view.order, view.metrics
     return [_cell(v) for v in (
         order.code, order.status, STATUS_LABELS.get(order.status, order.status), view.batch_code,
         order.campaign_name, order.industrial_name, order.store_name, order.store_city, order.delivery_target,
-        formatted_address(order), view.metrics.files_count, view.metrics.panel_count, float(view.metrics.total_surface_m2), order.carrier, order.tracking_number,
-        order.tracking_url, iso(order.created_at), iso(order.updated_at),
+        formatted_address(order), metrics.files_count, metrics.panel_count, float(metrics.total_surface_m2),
+        order.carrier, order.tracking_number, order.tracking_url, iso(order.created_at), iso(order.updated_at),
     )]
 
 
