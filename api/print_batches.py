@@ -8,7 +8,7 @@ that organization (another organization's batch or campaign is 404).
 from __future__ import annotations
 
 from api.print_assets import MULTIPART_ALLOWANCE, industrial_organization
-from api.print_deposits import INDUSTRIAL, read_preflight
+from api.print_deposits import INDUSTRIAL, answer_preflight
 from api.responses import load, send
 from api.routes import Route
 from backend.printing import batch_views, batches
@@ -24,7 +24,7 @@ from schemas.print_batches import (
     group_reservation_out,
     preview_out,
 )
-from schemas.print_deposits import PreflightFromAssetIn, preflight_out
+from schemas.print_deposits import preflight_out
 
 BATCH = "/api/print-batches/{batch_id}"
 GROUPS = "/api/campaigns/{campaign_id}/print-batches/groups"
@@ -158,18 +158,7 @@ class Batch:
               application/json:
                 schema: PreflightAnswerEnvelope
         """
-        organization_id, user_id = industrial_organization(req)
-
-        def check(zone_id, face_index):
-            batches.check_batch_preflight_slot(batch_id=batch_id, organization_id=organization_id, zone_id=zone_id,
-                                               face_index=face_index)
-
-        zone_id, face_index, asset_id = read_preflight(req, storage=self.storage, max_file_bytes=self.max_file_bytes,
-                                                       check_slot=check)
-        preflight = batches.attach_batch_preflight(batch_id=batch_id, organization_id=organization_id,
-                                                   zone_id=zone_id, face_index=face_index, asset_id=asset_id,
-                                                   user_id=user_id)
-        send(resp, {"preflight": preflight_out(preflight)}, status=201)
+        self._answer_preflight(req, resp, batch_id)
 
     def on_post_from_asset(self, req, resp, batch_id: str) -> None:
         """Attach a visual of the library to a slot of the batch.
@@ -187,12 +176,16 @@ class Batch:
               application/json:
                 schema: PreflightAnswerEnvelope
         """
-        organization_id, user_id = industrial_organization(req)
-        body = load(req, PreflightFromAssetIn())
-        preflight = batches.attach_batch_preflight(batch_id=batch_id, organization_id=organization_id,
-                                                   zone_id=body["zoneId"], face_index=body["faceIndex"],
-                                                   asset_id=body["assetId"], user_id=user_id)
-        send(resp, {"preflight": preflight_out(preflight)}, status=201)
+        self._answer_preflight(req, resp, batch_id)
+
+    def _answer_preflight(self, req, resp, batch_id: str) -> None:
+        answer_preflight(
+            req, resp, storage=self.storage, max_file_bytes=self.max_file_bytes,
+            check_slot=lambda org, zone, face: batches.check_batch_preflight_slot(
+                batch_id=batch_id, organization_id=org, zone_id=zone, face_index=face),
+            attach=lambda org, user, zone, face, asset: batches.attach_batch_preflight(
+                batch_id=batch_id, organization_id=org, zone_id=zone, face_index=face, asset_id=asset, user_id=user),
+        )
 
     def on_get_preflights(self, req, resp, batch_id: str) -> None:
         """Files attached to the batch.

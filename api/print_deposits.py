@@ -66,21 +66,25 @@ class Gabarits:
         send(resp, gabarits_out(reservation.id, configuration))
 
 
-def read_preflight(req, *, storage, max_file_bytes: int, check_slot) -> tuple[str, int | None, str]:
-    """(zoneId, faceIndex, assetId) of a preflight request: JSON names a visual of the library;
+def answer_preflight(req, resp, *, storage, max_file_bytes: int, check_slot, attach) -> None:
+    """Attach a visual to a slot and answer 201 `{preflight}`: JSON names a visual of the library;
     multipart carries `zoneId`, `faceIndex`, then the `file`, which goes to the library once
-    `check_slot(zone_id, face_index)` has accepted the slot."""
+    `check_slot(organization_id, zone_id, face_index)` has accepted the slot.
+    `attach(organization_id, user_id, zone_id, face_index, asset_id)` makes the preflight."""
     organization_id, user_id = industrial_organization(req)
     if (req.content_type or "").lower().startswith("application/json"):
         body = load(req, PreflightFromAssetIn())
-        return body["zoneId"], body["faceIndex"], body["assetId"]
-    texts, part = multipart_file(req, ("zoneId", "faceIndex"))
-    zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))
-    if not zone_id:
-        raise ValidationError("zoneId is required before the file", fields={"zoneId": ["required"]})
-    check_slot(zone_id, face_index)
-    asset = upload_part(storage, organization_id=organization_id, user_id=user_id, part=part, max_bytes=max_file_bytes)
-    return zone_id, face_index, asset.id
+        zone_id, face_index, asset_id = body["zoneId"], body["faceIndex"], body["assetId"]
+    else:
+        texts, part = multipart_file(req, ("zoneId", "faceIndex"))
+        zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))
+        if not zone_id:
+            raise ValidationError("zoneId is required before the file", fields={"zoneId": ["required"]})
+        check_slot(organization_id, zone_id, face_index)
+        asset_id = upload_part(storage, organization_id=organization_id, user_id=user_id, part=part,
+                               max_bytes=max_file_bytes).id
+    preflight = attach(organization_id, user_id, zone_id, face_index, asset_id)
+    send(resp, {"preflight": preflight_out(preflight)}, status=201)
 
 
 class Preflight:
@@ -121,19 +125,7 @@ class Preflight:
               application/json:
                 schema: PreflightAnswerEnvelope
         """
-        organization_id, user_id = industrial_organization(req)
-
-        def check(zone_id, face_index):
-            deposits.check_preflight_slot(reservation_id=reservation_id, organization_id=organization_id,
-                                          zone_id=zone_id, face_index=face_index)
-
-        zone_id, face_index, asset_id = read_preflight(req, storage=self.storage, max_file_bytes=self.max_file_bytes,
-                                                       check_slot=check)
-        preflight = deposits.attach_preflight(
-            reservation_id=reservation_id, organization_id=organization_id, zone_id=zone_id,
-            face_index=face_index, asset_id=asset_id, user_id=user_id,
-        )
-        send(resp, {"preflight": preflight_out(preflight)}, status=201)
+        self._answer(req, resp, reservation_id)
 
     def on_post_from_asset(self, req, resp, reservation_id: str) -> None:
         """Attach a visual of the library to a slot.
@@ -151,13 +143,17 @@ class Preflight:
               application/json:
                 schema: PreflightAnswerEnvelope
         """
-        organization_id, user_id = industrial_organization(req)
-        body = load(req, PreflightFromAssetIn())
-        preflight = deposits.attach_preflight(
-            reservation_id=reservation_id, organization_id=organization_id, zone_id=body["zoneId"],
-            face_index=body["faceIndex"], asset_id=body["assetId"], user_id=user_id,
+        self._answer(req, resp, reservation_id)
+
+    def _answer(self, req, resp, reservation_id: str) -> None:
+        answer_preflight(
+            req, resp, storage=self.storage, max_file_bytes=self.max_file_bytes,
+            check_slot=lambda org, zone, face: deposits.check_preflight_slot(
+                reservation_id=reservation_id, organization_id=org, zone_id=zone, face_index=face),
+            attach=lambda org, user, zone, face, asset: deposits.attach_preflight(
+                reservation_id=reservation_id, organization_id=org, zone_id=zone, face_index=face, asset_id=asset,
+                user_id=user),
         )
-        send(resp, {"preflight": preflight_out(preflight)}, status=201)
 
 
 class Deposit:

@@ -13,7 +13,7 @@ from backend.clock import iso
 from backend.printing.order_views import LineView, OrderView
 from backend.printing.plans import formatted_address
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
-from schemas.common import JsonBoolean
+from schemas.common import JsonBoolean, PageQuery
 from schemas.marketplace import enveloped, page_of
 
 STATUSES = [s.value for s in PrintOrderStatus]
@@ -148,12 +148,7 @@ class CancelIn(Schema):
     reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
 
 
-class AdminPrintOrdersQuery(Schema):
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
-    pageSize = fields.Integer(load_default=25, validate=validate.Range(min=1, max=100))
-    search = fields.String(load_default=None)
-    sortBy = fields.String(load_default=None)
-    sortDir = fields.String(load_default="asc", validate=validate.OneOf(["asc", "desc"]))
+class AdminPrintOrdersQuery(PageQuery):
     status = fields.List(fields.String(validate=validate.OneOf([s for s in STATUSES if s != "draft"])),
                          load_default=list)
     printerOrganizationId = fields.String(load_default=None)

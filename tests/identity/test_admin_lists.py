@@ -97,21 +97,11 @@ def test_unknown_sort_and_bad_parameters_are_validation_errors(client, headers, 
 
 
 def test_a_page_is_one_sql_statement(organizations):
-    from backend.db import database
     from backend.identity.admin_lists import list_organizations
+    from tests.support import sql_statements
 
-    statements = []
-    original = database.obj.execute_sql
-
-    def counting(sql, params=None, *args, **kwargs):
-        statements.append(sql)
-        return original(sql, params, *args, **kwargs)
-
-    database.obj.execute_sql = counting
-    try:
+    with sql_statements() as statements:
         page = list_organizations(ListParams(page_size=1, search="a"), siret_conflict=False)
-    finally:
-        del database.obj.execute_sql
     assert len(statements) == 1 and (len(page.items), page.total) == (1, 2)  # Gamma, Delta
 
 

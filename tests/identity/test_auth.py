@@ -313,24 +313,14 @@ def test_active_organization_must_be_a_membership(client):
 def test_the_session_route_costs_three_sql_statements(client):
     """The policy's session lookup (session, user, membership), the user's organizations, and the
     onboarding check of the active one: the user and the active organization are not read again."""
-    from backend.db import database
     from tests.factories import add_member, make_organization
+    from tests.support import sql_statements
 
     user = make_user()
     add_member(user, make_organization(kyb_status="approved"))
     headers = signed_in(user)
-    statements = []
-    original = database.obj.execute_sql
-
-    def counting(sql, params=None, *args, **kwargs):
-        statements.append(sql)
-        return original(sql, params, *args, **kwargs)
-
-    database.obj.execute_sql = counting
-    try:
+    with sql_statements() as statements:
         answer = client.simulate_get(SESSION, headers=headers)
-    finally:
-        del database.obj.execute_sql
     assert answer.status_code == 200 and answer.json["data"]["workspace"] == {"home": "/industrial", "redirectTo": None}
     assert len(statements) == 3, [statement[:80] for statement in statements]
 

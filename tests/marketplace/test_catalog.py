@@ -3,13 +3,11 @@ the store-zone tree every signed-in user reads."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import pytest
 
 from backend import clock
-from backend.db import database
 from backend.errors import Forbidden, NotFound, ValidationError
 from backend.identity.models import Organization
 from backend.listing import ListParams
@@ -19,23 +17,7 @@ from schemas.marketplace import AdSpaceOut
 from schemas.marketplace_reservations import ReservationOut
 from tests.factories import add_member, make_organization, make_user, signed_in
 from tests.marketplace.conftest import RATE_BPS, add_to_cart
-
-
-@contextmanager
-def statements():
-    """The SQL statements run inside the block."""
-    seen: list[str] = []
-    original = database.obj.execute_sql
-
-    def counting(sql, params=None, *args, **kwargs):
-        seen.append(sql)
-        return original(sql, params, *args, **kwargs)
-
-    database.obj.execute_sql = counting
-    try:
-        yield seen
-    finally:
-        del database.obj.execute_sql
+from tests.support import sql_statements
 
 
 def test_search_filters_by_universe_rayon_city_and_distributor(make_org, make_ad_space, zones):
@@ -64,13 +46,13 @@ def test_a_search_page_and_a_reservation_page_are_one_statement_each(make_org, m
         add_to_cart(industrial.id, campaign.id, make_ad_space(price).id)
     cart.checkout(organization_id=industrial.id, user_id=None, rate_bps=RATE_BPS)
 
-    with statements() as seen:
+    with sql_statements() as seen:
         page = catalog.search_ad_spaces(params=ListParams(page_size=2, search="gondole"))
         dumped = [AdSpaceOut().dump(item) for item in page.items]
     assert len(seen) == 1 and len(dumped) == 2 and page.total >= 3
     assert all(item["store"]["name"] for item in dumped)
 
-    with statements() as seen:
+    with sql_statements() as seen:
         page = reservations.list_reservations(organization_id=industrial.id,
                                               params=ListParams(page_size=2, sort_by="totalAmountCents"))
         dumped = ReservationOut(many=True).dump(page.items)
