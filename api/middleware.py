@@ -18,6 +18,8 @@ from backend.errors import PayloadTooLarge
 from backend.logs import get_logger
 
 access_log = get_logger("api.request")
+# Liveness probes hit it every few seconds: their lines would drown the others (counted on /api/health).
+QUIET_PATH = "/api/health"
 
 
 class RequestId:
@@ -35,7 +37,7 @@ class RequestId:
         if request_id:
             resp.set_header("x-request-id", request_id)
         started = getattr(req.context, "request_started", None)
-        if started is not None and access_log.isEnabledFor(logging.INFO):
+        if started is not None and req.path != QUIET_PATH and access_log.isEnabledFor(logging.INFO):
             access_log.info("request", extra={"fields": {
                 "method": req.method, "path": req.path, "status": resp.status_code,
                 "durationMs": round((time.perf_counter() - started) * 1000, 2)}})

@@ -124,9 +124,11 @@ def test_a_process_runners_text_handler_gives_way_to_the_json_one():
 
 
 def test_every_request_writes_one_access_line_with_its_outcome(client, log_lines):
-    client.simulate_get("/api/health", headers={"x-request-id": "trace-me.1"}, params={"secret": "x"})
+    client.simulate_get("/api/openapi.json", headers={"x-request-id": "trace-me.1"}, params={"secret": "x"})
     client.simulate_get("/api/nowhere", headers={"x-request-id": "trace-me.2"})
+    client.simulate_get("/api/health", headers={"x-request-id": "trace-me.3"})
     lines = {line["requestId"]: line for line in log_lines() if line["scope"] == "api.request"}
-    assert lines["trace-me.1"]["status"] == 200 and lines["trace-me.1"]["path"] == "/api/health"
+    assert lines["trace-me.1"]["status"] == 200 and lines["trace-me.1"]["path"] == "/api/openapi.json"
     assert lines["trace-me.2"]["status"] == 404 and lines["trace-me.2"]["method"] == "GET"
     assert "secret" not in str(lines) and lines["trace-me.1"]["durationMs"] >= 0
+    assert "trace-me.3" not in lines  # liveness probes stay out of the access log
