@@ -97,6 +97,18 @@ def cmd_bench(args) -> int:
     return run_bench(args.scenario, quick=args.quick)
 
 
+def cmd_stop_embedded(args) -> int:
+    """Stop the embedded PostgreSQL and Redis of the data directory (a no-op for servers that do
+    not run there, and for `DATABASE_URL` / `REDIS_URL` servers, which are never touched)."""
+    from backend import embedded
+
+    data_dir = Path(os.environ["VITRINE_DATA_DIR"])
+    embedded.stop_postgres(data_dir)
+    embedded.stop_redis(data_dir)
+    print(f"embedded servers of {data_dir} stopped")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vitrine", description="Vitrine back end")
     parser.add_argument("--data-dir", default=None, help="data directory (default $VITRINE_DATA_DIR or ./var)")
@@ -121,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     queues = sub.add_parser("queues", help="queue, delayed and dead-letter sizes, unsent outbox rows")
     queues.add_argument("--json", action="store_true")
     queues.set_defaults(func=cmd_queues)
+
+    sub.add_parser("stop-embedded", help="stop the embedded PostgreSQL and Redis of the data directory").set_defaults(
+        func=cmd_stop_embedded)
 
     bench = sub.add_parser("bench", help="run benchmark scenarios (ops/bench)")
     bench.add_argument("scenario", nargs="?", default=None)

@@ -43,3 +43,16 @@ def test_vitrine_queues_prints_queue_dead_letter_and_unsent_outbox_sizes():
     table = subprocess.run(command, cwd=ROOT, env=os.environ, capture_output=True, text=True, timeout=120)
     assert table.returncode == 0, table.stderr
     assert "dead" in table.stdout and "outbox rows not yet sent: 1" in table.stdout
+
+
+def test_stop_embedded_stops_the_data_directorys_servers(tmp_path):
+    from backend import embedded
+
+    url = embedded.ensure_redis(tmp_path)
+    assert embedded._answers(url)
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    done = subprocess.run([sys.executable, "-m", "ops.cli", "--data-dir", str(tmp_path), "stop-embedded"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not embedded._answers(url)  # PostgreSQL never ran there: nothing to stop, no error
+    assert "stopped" in done.stdout
