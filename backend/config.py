@@ -42,7 +42,6 @@ class Config:
     argon2_time_cost: int = 2
     argon2_memory_cost_kib: int = 19_456
     argon2_parallelism: int = 1
-    max_json_body_bytes: int = 1024 * 1024
 
     storage_backend: str = "local"
     gcs_bucket: str | None = None
