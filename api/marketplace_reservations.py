@@ -175,6 +175,11 @@ class Reservations:
         send(resp, page.as_dict(ReservationOut().dump))
 
 
+def send_reservation(resp, reservation) -> None:
+    """`{reservation}` with its active print order (API.md: `printOrder`, `batchCode`...)."""
+    send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
+
+
 class Reservation:
     def __init__(self, rate_bps: int) -> None:
         self.rate_bps = rate_bps
@@ -195,7 +200,7 @@ class Reservation:
             reservation_id=reservation_id, organization_id=req.context.principal.active_organization_id,
             is_admin=req.context.principal.is_admin,
         )
-        send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
+        send_reservation(resp, reservation)
 
     def on_post_review(self, req, resp, reservation_id: str) -> None:
         """The distributor approves, rejects or counter-proposes (`priceCents` required) a
@@ -219,7 +224,7 @@ class Reservation:
             reservation_id=reservation_id, distributor_organization_id=acting_organization(req, "distributor"),
             decision=body["status"], price_cents=body["priceCents"], note=body["note"],
         )
-        send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
+        send_reservation(resp, reservation)
 
     def on_post_accept(self, req, resp, reservation_id: str) -> None:
         """The industrial accepts a counter-proposal: `approved`, pricing re-frozen at the current rate.
@@ -237,7 +242,7 @@ class Reservation:
             reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
             rate_bps=self.rate_bps,
         )
-        send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
+        send_reservation(resp, reservation)
 
     def on_post_decline(self, req, resp, reservation_id: str) -> None:
         """The industrial declines a counter-proposal: the reservation becomes `rejected`.
@@ -254,7 +259,7 @@ class Reservation:
         reservation = reservations.decline_counter_proposal(
             reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial")
         )
-        send(resp, {"reservation": ReservationDetailOut().dump(with_print_orders([reservation])[0])})
+        send_reservation(resp, reservation)
 
 
 def routes(deps) -> list[Route]:
