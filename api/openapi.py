@@ -21,8 +21,8 @@ def _register_all_schemas() -> None:
     """Import every module of `schemas` so docstrings may name any schema class."""
     import schemas
 
-    for module in pkgutil.iter_modules(schemas.__path__):
-        importlib.import_module(f"schemas.{module.name}")
+    for module in pkgutil.walk_packages(schemas.__path__, prefix="schemas."):
+        importlib.import_module(module.name)
 
 
 def build_openapi(routes) -> dict:

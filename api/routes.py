@@ -39,33 +39,33 @@ def operations_routes(deps) -> list[Route]:
 
 
 def identity_routes(deps) -> list[Route]:
-    from api import admin_identity, auth, identity_organizations
+    from api.identity import admin, auth, organizations
 
-    return [*auth.routes(deps), *identity_organizations.routes(deps), *admin_identity.routes(deps)]
+    return [*auth.routes(deps), *organizations.routes(deps), *admin.routes(deps)]
 
 
 def onboarding_routes(deps) -> list[Route]:
-    from api import onboarding, webhooks
+    from api.onboarding import envelopes, webhook
 
-    return [*webhooks.routes(deps), *onboarding.routes(deps)]
+    return [*webhook.routes(deps), *envelopes.routes(deps)]
 
 
 def marketplace_routes(deps) -> list[Route]:
-    from api import marketplace_catalog, marketplace_reservations, store_zones
+    from api.marketplace import catalog, reservations, store_zones
 
-    return [*store_zones.routes(deps), *marketplace_catalog.routes(deps), *marketplace_reservations.routes(deps)]
+    return [*store_zones.routes(deps), *catalog.routes(deps), *reservations.routes(deps)]
 
 
 def printing_routes(deps) -> list[Route]:
-    from api import admin_printing, print_assets, print_batches, print_deposits, printer_batches, printer_orders
+    from api.printing import admin, assets, batches, deposits, printer_batches, printer_orders
 
-    return [*print_assets.routes(deps), *print_deposits.routes(deps), *print_batches.routes(deps),
-            *printer_orders.routes(deps), *printer_batches.routes(deps), *admin_printing.routes(deps)]
+    return [*assets.routes(deps), *deposits.routes(deps), *batches.routes(deps),
+            *printer_orders.routes(deps), *printer_batches.routes(deps), *admin.routes(deps)]
 
 
 def all_routes(deps) -> list[Route]:
-    from api import document_templates
+    from api.documents import templates
 
     return [*operations_routes(deps), *onboarding_routes(deps),
-            *identity_routes(deps), *document_templates.routes(deps), *printing_routes(deps),
+            *identity_routes(deps), *templates.routes(deps), *printing_routes(deps),
             *marketplace_routes(deps)]

@@ -13,8 +13,8 @@ from backend.identity.models import Organization
 from backend.listing import ListParams
 from backend.marketplace import cart, catalog, reservations, store_zones
 from backend.marketplace.reservations import Review
-from schemas.marketplace import AdSpaceOut
-from schemas.marketplace_reservations import ReservationOut
+from schemas.marketplace.catalog import AdSpaceOut
+from schemas.marketplace.reservations import ReservationOut
 from tests.factories import add_member, make_organization, make_user, signed_in
 from tests.marketplace.conftest import RATE_BPS, add_to_cart
 from tests.support import sql_statements

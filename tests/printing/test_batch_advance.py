@@ -11,7 +11,7 @@ from backend.db import database
 from backend.outbox import OutboxMessage
 from backend.printing import batch_advance
 from backend.printing.models import PrintBatchStatusRun, PrintOrder, PrintOrderStatusChange
-from schemas.print_batches import StatusRunOut
+from schemas.printing.batches import StatusRunOut
 from tests.factories import make_organization, signed_in
 from tests.printing.test_batches import body, post
 

@@ -14,7 +14,7 @@ from backend.db import database
 from backend.marketplace.models import AdSpace, Reservation, Store
 from backend.printing.batches import derived_status
 from backend.printing.models import PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
-from schemas.print_batches import BatchDetailOut, BatchListOut, ConfirmOut, PreviewOut
+from schemas.printing.batches import BatchDetailOut, BatchListOut, ConfirmOut, PreviewOut
 from tests.documents.conftest import pdf_pages
 from tests.factories import add_member, make_organization, make_user, signed_in
 from tests.printing.helpers import upload

@@ -12,8 +12,8 @@ from backend.listing import ListParams
 from backend.marketplace.models import FurnitureZone, Reservation
 from backend.printing import impressions, order_views
 from backend.printing.models import PrintOrder
-from schemas.print_deposits import ImpressionDetailOut, ImpressionItemPage
-from schemas.print_orders import AdminPrintOrderPage
+from schemas.printing.deposits import ImpressionDetailOut, ImpressionItemPage
+from schemas.printing.orders import AdminPrintOrderPage
 from tests.factories import make_admin, signed_in
 from tests.printing.helpers import attach, confirm, upload
 from tests.support import sql_statements

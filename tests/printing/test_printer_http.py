@@ -13,7 +13,7 @@ from backend.email.messages import EmailMessage
 from backend.outbox import OutboxMessage
 from backend.printing import orders
 from backend.printing.models import PrintOrder
-from schemas.print_orders import PrinterCountersOut, PrinterPrintOrderDetailOut, PrinterPrintOrderListOut
+from schemas.printing.orders import PrinterCountersOut, PrinterPrintOrderDetailOut, PrinterPrintOrderListOut
 from tests.documents.conftest import pdf_pages
 from tests.factories import add_member, make_admin, make_organization, make_user, signed_in
 from tests.printing.helpers import attach, confirm, upload

@@ -8,14 +8,14 @@ that organization (another organization's reservation is 404).
 from __future__ import annotations
 
 from api.access import roles
-from api.print_assets import MULTIPART_ALLOWANCE, industrial_organization, multipart_file, upload_part
+from api.printing.assets import MULTIPART_ALLOWANCE, industrial_organization, multipart_file, upload_part
 from api.responses import load, send
 from api.routes import Route
 from backend.errors import NotFound, ValidationError
 from backend.listing import ListParams
 from backend.printing import deposits, impressions
 from backend.printing.allocation import Slot
-from schemas.print_deposits import (
+from schemas.printing.deposits import (
     DepositConfirmIn,
     ImpressionsQuery,
     PreflightFromAssetIn,

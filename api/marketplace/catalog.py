@@ -9,7 +9,7 @@ from backend.errors import Forbidden
 from backend.listing import ListParams
 from backend.marketplace import catalog, furniture
 from backend.marketplace.furniture import ZoneSpec
-from schemas.marketplace import (
+from schemas.marketplace.catalog import (
     AdSpaceIn,
     AdSpaceOut,
     AdSpaceQuery,

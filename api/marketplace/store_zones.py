@@ -7,7 +7,7 @@ from api.access import BUSINESS_SESSION, admin
 from api.responses import load, send
 from api.routes import Route
 from backend.marketplace import store_zones
-from schemas.marketplace import (
+from schemas.marketplace.catalog import (
     MarketplaceDeletedOut,
     RayonIn,
     RayonOut,

@@ -9,7 +9,7 @@ from api.access import SESSION
 from api.responses import load, send
 from api.routes import Route
 from backend.identity import invitations, organizations
-from schemas.identity_organizations import (
+from schemas.identity.organizations import (
     BillingProfileIn,
     BillingProfileOut,
     InvitationIn,

@@ -7,13 +7,13 @@ filtered on that organization and on status `sent` (a draft or another printer's
 
 from __future__ import annotations
 
-from api.printer_orders import PRINTER, printer_organization, send_archive, send_pdf
+from api.printing.printer_orders import PRINTER, printer_organization, send_archive, send_pdf
 from api.responses import load, send
 from api.routes import Route
 from backend.printing import batch_advance, batch_views
 from backend.printing.archive import stream_archive
 from backend.printing.order_form import render_batch_order_form
-from schemas.print_batches import BatchStatusIn, batch_detail_out, batch_list_item_out, run_out
+from schemas.printing.batches import BatchStatusIn, batch_detail_out, batch_list_item_out, run_out
 
 BASE = "/api/printer/print-batches"
 

@@ -10,8 +10,8 @@ from backend import clock
 from backend.identity.models import KYB_REVIEW_STATUSES
 from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
 from schemas.common import JsonBoolean, PageQuery
-from schemas.identity import UserOut, envelope
-from schemas.identity_organizations import OrganizationDetailOut
+from schemas.identity.accounts import UserOut, envelope
+from schemas.identity.organizations import OrganizationDetailOut
 
 
 def _page_of(name: str, item: type[Schema]) -> type[Schema]:

@@ -12,7 +12,7 @@ from backend.identity import admin_users, organizations
 from backend.identity.admin_lists import list_organizations, list_users, organization_for_admin
 from backend.identity.permissions import KYB_REVIEW, PLATFORM_MANAGE
 from backend.listing import ListParams
-from schemas.identity_admin import (
+from schemas.identity.admin import (
     AdminOrganizationDetailOut,
     AdminOrganizationItem,
     AdminOrganizationsQuery,
@@ -24,7 +24,7 @@ from schemas.identity_admin import (
     SecurityAuditQuery,
     SecurityEventOut,
 )
-from schemas.identity_organizations import OrganizationDetailOut, PrinterCreateIn
+from schemas.identity.organizations import OrganizationDetailOut, PrinterCreateIn
 
 
 def _query(req, schema) -> tuple[ListParams, dict]:

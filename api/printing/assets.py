@@ -15,7 +15,7 @@ from api.routes import Route
 from backend.errors import Forbidden, ValidationError
 from backend.listing import ListParams
 from backend.printing import assets
-from schemas.printing import PrintAssetListQuery, asset_out
+from schemas.printing.assets import PrintAssetListQuery, asset_out
 
 BASE = "/api/print-assets"
 ACCESS = roles("industrial", kyb_required=True)

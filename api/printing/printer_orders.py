@@ -8,7 +8,7 @@ every query filters on that organization, so another printer's order is 404 like
 from __future__ import annotations
 
 from api.access import roles
-from api.marketplace_catalog import acting_organization
+from api.marketplace.catalog import acting_organization
 from api.responses import load, send
 from api.routes import Route
 from backend.db import with_connection
@@ -16,7 +16,7 @@ from backend.printing import delivery, order_views, orders
 from backend.printing.archive import stream_archive
 from backend.printing.export import csv_chunks
 from backend.printing.order_form import render_order_form
-from schemas.print_orders import (
+from schemas.printing.orders import (
     DeliveryIn,
     PrinterOrdersQuery,
     StatusIn,

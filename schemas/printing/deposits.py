@@ -11,9 +11,9 @@ from backend.printing.deposits import DepositState
 from backend.printing.impressions import ImpressionItem
 from backend.printing.models import ImpressionStatus, PrintPreflight
 from schemas.common import JsonBoolean, PageQuery
-from schemas.marketplace import enveloped, page_of
-from schemas.print_orders import DeliveryOut, PrintLineOut, line_out
-from schemas.printing import PrintAssetOut, asset_out
+from schemas.marketplace.catalog import enveloped, page_of
+from schemas.printing.assets import PrintAssetOut, asset_out
+from schemas.printing.orders import DeliveryOut, PrintLineOut, line_out
 
 IMPRESSION_STATUSES = [s.value for s in ImpressionStatus]
 ZONE_ID = fields.String(required=True, validate=validate.Length(min=1, max=36))

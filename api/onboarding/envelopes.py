@@ -16,7 +16,7 @@ from backend.listing import ListParams
 from backend.onboarding import documents as signed_documents
 from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision, verification_overrides
 from backend.onboarding.provider import current_provider
-from schemas.onboarding import (
+from schemas.onboarding.envelopes import (
     KybDocumentOut,
     KybReviewIn,
     KybReviewOut,

@@ -9,7 +9,7 @@ from backend import clock
 from backend.onboarding.status import ESignStatus
 from backend.onboarding.verification import VerificationPolicy
 from schemas.common import PageQuery
-from schemas.identity import envelope
+from schemas.identity.accounts import envelope
 
 
 class EsignSignatureRequestRef(Schema):

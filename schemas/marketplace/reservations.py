@@ -8,7 +8,7 @@ from backend.marketplace.models import ReservationStatus
 from backend.marketplace.pricing import resolve_billing_model
 from backend.marketplace.reservations import Review
 from backend.printing.impressions import active_orders, shown_impression_status
-from schemas.marketplace import NAME, AdSpaceOut, ListQuery, UtcDateTime, enveloped, page_of
+from schemas.marketplace.catalog import NAME, AdSpaceOut, ListQuery, UtcDateTime, enveloped, page_of
 
 ZONE_IDS = fields.List(fields.String(validate=validate.Length(min=1, max=64)), load_default=list,
                        validate=validate.Length(max=200))

@@ -14,7 +14,7 @@ from backend.printing.order_views import LineView, OrderView
 from backend.printing.plans import formatted_address
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
 from schemas.common import JsonBoolean, PageQuery
-from schemas.marketplace import enveloped, page_of
+from schemas.marketplace.catalog import enveloped, page_of
 
 STATUSES = [s.value for s in PrintOrderStatus]
 OPTIONAL_TEXT = {"load_default": None, "allow_none": True}

@@ -14,7 +14,7 @@ from backend.clock import iso
 from backend.documents import rendering, versions
 from backend.documents.catalog import FRAME_KEYS, PDF_STYLE_KEY, PDF_STYLE_TITLE, default_style, load_catalog
 from backend.documents.models import Kind, TemplateVersion
-from schemas.documents import DeleteDraftIn, DeleteVersionIn, DraftIn, PreviewIn, PreviewQuery, VersionPath
+from schemas.documents.templates import DeleteDraftIn, DeleteVersionIn, DraftIn, PreviewIn, PreviewQuery, VersionPath
 
 BASE = "/api/admin/document-templates"
 ACCESS = admin("kyb.review")

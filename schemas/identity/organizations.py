@@ -7,7 +7,7 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.identity.permissions import MEMBERSHIP_ROLES
 from schemas.common import JsonBoolean
-from schemas.identity import envelope
+from schemas.identity.accounts import envelope
 
 SIREN = validate.Regexp(r"^\d{9}$", error="must be 9 digits")
 NAME = validate.Length(min=1, max=200)

@@ -15,8 +15,8 @@ from backend.printing.configuration import configuration_of
 from backend.printing.impressions import shown_impression_status
 from backend.printing.models import DeliveryTarget, PrintOrderBatch
 from backend.printing.plans import Recipient
-from schemas.marketplace import enveloped
-from schemas.print_deposits import ZONE_ID, GabaritZoneOut, SlotIn, gabarits_out
+from schemas.marketplace.catalog import enveloped
+from schemas.printing.deposits import ZONE_ID, GabaritZoneOut, SlotIn, gabarits_out
 
 MAX_SELECTION = 2_000  # spec B targets batches of up to 1,000 stores
 

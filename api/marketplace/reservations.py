@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from api.access import roles
-from api.marketplace_catalog import acting_organization, list_params
+from api.marketplace.catalog import acting_organization, list_params
 from api.responses import load, send
 from api.routes import Route
 from backend.marketplace import campaigns, cart, reservations
-from schemas.marketplace_reservations import (
+from schemas.marketplace.reservations import (
     CampaignIn,
     CampaignOut,
     CartItemAnswer,

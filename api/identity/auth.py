@@ -12,7 +12,7 @@ from api.routes import Route
 from backend.config import Config
 from backend.identity import accounts, memberships, sessions
 from backend.identity.workspace import describe_session, resolve_path
-from schemas.identity import (
+from schemas.identity.accounts import (
     ActiveOrganizationIn,
     AssignRoleIn,
     ChangePasswordIn,

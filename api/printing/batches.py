@@ -7,12 +7,12 @@ that organization (another organization's batch or campaign is 404).
 
 from __future__ import annotations
 
-from api.print_assets import MULTIPART_ALLOWANCE, industrial_organization
-from api.print_deposits import INDUSTRIAL, answer_preflight
+from api.printing.assets import MULTIPART_ALLOWANCE, industrial_organization
+from api.printing.deposits import INDUSTRIAL, answer_preflight
 from api.responses import load, send
 from api.routes import Route
 from backend.printing import batch_views, batches
-from schemas.print_batches import (
+from schemas.printing.batches import (
     BatchDepositIn,
     OpenBatchIn,
     batch_detail_out,
@@ -24,7 +24,7 @@ from schemas.print_batches import (
     group_reservation_out,
     preview_out,
 )
-from schemas.print_deposits import preflight_out
+from schemas.printing.deposits import preflight_out
 
 BATCH = "/api/print-batches/{batch_id}"
 GROUPS = "/api/campaigns/{campaign_id}/print-batches/groups"

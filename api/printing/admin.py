@@ -8,8 +8,8 @@ from api.responses import load, send
 from api.routes import Route
 from backend.listing import ListParams
 from backend.printing import impressions, order_views, orders
-from schemas.print_deposits import AdminDepositsQuery, impression_item_out
-from schemas.print_orders import AdminPrintOrdersQuery, CancelIn, admin_order_out
+from schemas.printing.deposits import AdminDepositsQuery, impression_item_out
+from schemas.printing.orders import AdminPrintOrdersQuery, CancelIn, admin_order_out
 
 BASE = "/api/admin/print-orders"
 ADMIN = admin()
