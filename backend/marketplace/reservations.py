@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from peewee import IntegrityError
 
-from backend import clock, outbox
+from backend import clock, events
 from backend.db import transaction
 from backend.errors import Conflict, NotFound, ValidationError
 from backend.listing import ListParams, Page, paginate
@@ -37,7 +37,6 @@ from backend.marketplace.models import (
 )
 from backend.marketplace.pricing import BillingModel
 
-RESERVATION_APPROVED = "announce_reservation_approved"  # the outbox actor of `reservation.approved`
 RESERVATION_SORTS = {
     "createdAt": Reservation.created_at,
     "startsAt": Reservation.starts_at,
@@ -144,7 +143,7 @@ def _approve(reservation: Reservation) -> None:
                 "the ad space is already booked on overlapping dates", adSpaceId=reservation.ad_space_id
             ) from None
         raise
-    outbox.enqueue(RESERVATION_APPROVED, reservation.id)
+    events.publish(events.RESERVATION_APPROVED, reservation.id)
 
 
 def _move(reservation: Reservation, status: ReservationStatus) -> None:
@@ -212,8 +211,7 @@ def visible_reservation(*, reservation_id: str, organization_id: str | None, is_
 
 
 def announce_reservation_approved(reservation_id: str) -> None:
-    """The consumer of `reservation.approved`. Billing (auto-collection) and printing (deposit)
-    subscribe here later; for now the passage is logged."""
+    """A subscriber of `reservation.approved` (`backend.events`): the passage is logged."""
     reservation = Reservation.get_or_none(Reservation.id == reservation_id)
     if reservation is None or reservation.status != ReservationStatus.APPROVED:
         return

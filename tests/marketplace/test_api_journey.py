@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from backend.marketplace.reservations import RESERVATION_APPROVED
 from backend.outbox import OutboxMessage
 from tests.factories import add_member, make_admin, make_organization, make_user, signed_in
+
+RESERVATION_APPROVED = "announce_reservation_approved"  # one subscriber of reservation.approved
 
 
 @pytest.fixture

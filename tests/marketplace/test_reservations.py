@@ -9,9 +9,11 @@ from backend.db import transaction
 from backend.errors import Conflict, NotFound, ValidationError
 from backend.marketplace import cart, reservations
 from backend.marketplace.models import Reservation
-from backend.marketplace.reservations import RESERVATION_APPROVED, Review
+from backend.marketplace.reservations import Review
 from backend.outbox import OutboxMessage
 from tests.marketplace.conftest import RATE_BPS, add_to_cart
+
+RESERVATION_APPROVED = "announce_reservation_approved"  # one subscriber of reservation.approved
 
 
 @pytest.fixture

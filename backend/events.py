@@ -1,0 +1,26 @@
+"""Domain events: one outbox row per subscriber, written in the transaction that causes the event.
+
+`publish("reservation.approved", reservation_id)` must run inside the service's `transaction()`:
+each subscriber (the name of a Dramatiq actor taking the event's arguments) gets its own outbox
+row, so each is sent after the commit, retried on its own and re-sent by the sweeper, and a
+failing subscriber never holds the others back. No actor sends another actor's message directly:
+this table is the one place where an area hears about another's events.
+"""
+
+from __future__ import annotations
+
+from backend import outbox
+
+RESERVATION_APPROVED = "reservation.approved"
+
+SUBSCRIBERS: dict[str, tuple[str, ...]] = {
+    # A passage to `approved` (review or accepted counter-proposal): the approval is logged, the
+    # deposit of visuals opens (spec B).
+    RESERVATION_APPROVED: ("announce_reservation_approved", "open_print_deposit"),
+}
+
+
+def publish(event: str, *args: object) -> None:
+    """Record `event` for every subscriber, inside the enclosing transaction."""
+    for actor_name in SUBSCRIBERS[event]:
+        outbox.enqueue(actor_name, *args)
