@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-BPS_SCALE = 10_000
+from backend.money import BPS_SCALE, apply_bps
 
 
 class BillingModel(StrEnum):
@@ -40,7 +40,7 @@ class PricingInvariantBroken(AssertionError):
 def commission_cents(base_cents: int, rate_bps: int) -> int:
     if base_cents < 0 or not 0 <= rate_bps <= BPS_SCALE:
         raise ValueError(f"invalid base {base_cents} or rate {rate_bps}")
-    return (base_cents * rate_bps + BPS_SCALE // 2) // BPS_SCALE
+    return apply_bps(base_cents, rate_bps)
 
 
 @dataclass(frozen=True)

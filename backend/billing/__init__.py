@@ -1,0 +1,1 @@
+"""Billing (Specification C): collection, ledger, invoices and their numbering, refunds, credit notes."""

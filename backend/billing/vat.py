@@ -1,0 +1,33 @@
+"""VAT of an invoice: the one function the invoice list, the PDF, the CII XML and the operator use.
+
+The rate is frozen on the invoice when it is issued (`PLATFORM_VAT_RATE_PERCENT` then), stored in
+basis points (20 % = 2000), and the VAT amount is computed at read time from the stored amount
+excluding tax (spec C: `taxAmountCents` stays 0 in storage).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from backend.money import apply_bps
+
+
+def vat_rate_bps(percent: int | str | Decimal) -> int:
+    """A percentage (`20`, `"5.5"`) in basis points (2000, 550); at most two decimals."""
+    bps = Decimal(str(percent)) * 100
+    if bps != bps.to_integral_value() or not 0 <= bps <= 10_000:
+        raise ValueError(f"VAT rate {percent!r} is not a percentage with at most two decimals")
+    return int(bps)
+
+
+def vat_rate_percent(rate_bps: int) -> Decimal:
+    """The rate as a percentage with two decimals (`Decimal("20.00")`), as the API and XML show it."""
+    return (Decimal(rate_bps) / 100).quantize(Decimal("0.01"))
+
+
+def vat_amount_cents(amount_excl_tax_cents: int, rate_bps: int) -> int:
+    return apply_bps(amount_excl_tax_cents, rate_bps)
+
+
+def amount_incl_tax_cents(amount_excl_tax_cents: int, rate_bps: int) -> int:
+    return amount_excl_tax_cents + vat_amount_cents(amount_excl_tax_cents, rate_bps)
