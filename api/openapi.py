@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+import falcon
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.yaml_utils import load_yaml_from_docstring
@@ -81,8 +82,19 @@ DOCS_PAGE = """<!doctype html>
 """
 
 DOCS_SCRIPT = """window.ui = SwaggerUIBundle({url: "/api/openapi.json", dom_id: "#swagger-ui",
-  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: "StandaloneLayout"});
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: "StandaloneLayout",
+  validatorUrl: null});
 """
+
+
+class RootRedirect:
+    """`/` on the API's host: the API documentation."""
+
+    uses_database = False
+
+    def on_get(self, req, resp) -> None:
+        """Redirect to the API documentation (`/api/docs`)."""
+        raise falcon.HTTPFound("/api/docs")
 
 
 class DocsPage:

@@ -27,7 +27,7 @@ class Route:
 
 def operations_routes(deps) -> list[Route]:
     from api.health import Health
-    from api.openapi import DocsPage, OpenApiDocument
+    from api.openapi import DocsPage, OpenApiDocument, RootRedirect
 
     docs = DocsPage()
     return [
@@ -35,6 +35,7 @@ def operations_routes(deps) -> list[Route]:
         Route("/api/openapi.json", OpenApiDocument(lambda: deps.routes), PUBLIC),
         Route("/api/docs", docs, PUBLIC),
         Route("/api/docs/init.js", docs, PUBLIC, suffix="script"),
+        Route("/", RootRedirect(), PUBLIC),
     ]
 
 

@@ -122,8 +122,8 @@ def _without_password(url: str) -> str:
     if not sep or "@" not in rest:
         return url
     creds, _, host = rest.rpartition("@")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in creds else url
+    user, _, password = creds.partition(":")
+    return f"{scheme}://{user}:***@{host}" if password else url
 
 
 def _int(env: dict[str, str], name: str, default: int, *, minimum: int | None = None) -> int:

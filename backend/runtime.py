@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 from backend.config import Config, load_config
@@ -38,8 +39,9 @@ def boot(config: Config | None = None, *, role: str) -> Runtime:
     register_secrets(config.secrets())
     config = with_service_urls(config)
     if _current is None or _current.config != config:
-        for warning in config.warnings:
-            log.warning(warning)
+        if os.environ.get("VITRINE_SUPERVISOR") != "dev":  # `vitrine dev` prints them once, in its banner
+            for warning in config.warnings:
+                log.warning(warning)
         log.info("boot", extra={"fields": {"role": role, "settings": config.describe()}})
     if _current is None or _current.config.database_url != config.database_url:
         init_database(config.database_url)

@@ -9,6 +9,7 @@ from backend.db import transaction
 from backend.identity.demo import seed_demo_identity
 from backend.marketplace.demo import seed_demo_marketplace
 from backend.printing.demo import seed_demo_printing
+from ops.progress import QUIET, Progress
 
 # (name, seeder) in dependency order; a seeder returns a one-line report.
 SEEDERS: list[tuple[str, Callable[[], str]]] = [("identity", seed_demo_identity)]
@@ -16,11 +17,12 @@ SEEDERS.append(("marketplace", seed_demo_marketplace))
 SEEDERS.append(("printing", seed_demo_printing))
 
 
-def seed_demo(*, only_if_empty: bool = False) -> str:
+def seed_demo(*, only_if_empty: bool = False, progress: Progress = QUIET) -> str:
     if not SEEDERS:
         return "demo data: nothing to seed yet"
     lines = []
-    for name, seeder in SEEDERS:
+    for number, (name, seeder) in enumerate(SEEDERS, start=1):
+        progress.step(name, number, len(SEEDERS))
         with transaction():
             lines.append(f"{name}: {seeder()}")
     return "\n".join(lines)
