@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # A command's own output is its stdout (`vitrine queues --json | jq`); its log lines go to stderr.
         configure_logging(os.environ.get("LOG_LEVEL") or "info", stream=sys.stderr)
-    if args.needs == NEEDS_DATABASE and not os.environ.get("DATABASE_URL"):
+    if (args.needs == NEEDS_DATABASE or args.command == "migrate") and not os.environ.get("DATABASE_URL"):
         print(f"vitrine: data directory {data_dir()}", file=sys.stderr)
     try:
         check_database(args.needs)
