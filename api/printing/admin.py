@@ -3,16 +3,15 @@
 
 from __future__ import annotations
 
-from api.access import admin
-from api.responses import load, send
-from api.routes import Route
+from api.access import ADMIN, Route
+from api.requests import load
+from api.responses import send
 from backend.listing import ListParams
 from backend.printing import impressions, order_views, orders
 from schemas.printing.deposits import AdminDepositsQuery, impression_item_out
 from schemas.printing.orders import AdminPrintOrdersQuery, CancelIn, admin_order_out
 
 BASE = "/api/admin/print-orders"
-ADMIN = admin()
 
 
 class AdminPrintOrders:

@@ -7,56 +7,14 @@ query filters on it: another organization's asset answers 404.
 
 from __future__ import annotations
 
-import falcon
-
-from api.access import roles
+from api.access import INDUSTRIAL, Route
+from api.requests import MULTIPART_ALLOWANCE, acting_organization, multipart_file
 from api.responses import send
-from api.routes import Route
-from backend.errors import Forbidden, ValidationError
 from backend.listing import ListParams
 from backend.printing import assets
 from schemas.printing.assets import PrintAssetListQuery, asset_out
 
 BASE = "/api/print-assets"
-ACCESS = roles("industrial", kyb_required=True)
-
-# Multipart framing (boundaries, part headers) around the file itself: the storage enforces the
-# exact file limit, this margin only keeps BodyLimit from refusing a file right at the limit.
-MULTIPART_ALLOWANCE = 64 * 1024
-
-
-def industrial_organization(req) -> tuple[str, str]:
-    """(industrial organization id, user id) of the caller."""
-    principal = req.context.principal
-    organization_id = principal.active_organization_id
-    if not organization_id or not organization_id.startswith("industrial:"):
-        raise Forbidden("an industrial organization must be active", reason="industrial_organization_required")
-    return organization_id, principal.user_id
-
-
-TEXT_PART_MAX_BYTES = 1024
-
-
-def multipart_file(req: falcon.Request, text_fields: tuple[str, ...] = ()) -> tuple[dict[str, str], object]:
-    """The text parts named in `text_fields` that come before the `file` part, and the `file`
-    part itself, its stream not read yet (the file is streamed to storage, so the fields that
-    decide where it goes must precede it). Other parts are ignored."""
-    if not (req.content_type or "").lower().startswith(falcon.MEDIA_MULTIPART):
-        raise falcon.HTTPUnsupportedMediaType(description="send multipart/form-data with a `file` part")
-    texts: dict[str, str] = {}
-    for part in req.get_media():
-        if part.name == "file":
-            return texts, part
-        if part.name in text_fields:
-            texts[part.name] = part.stream.read(TEXT_PART_MAX_BYTES).decode("utf-8", "replace").strip()
-    raise ValidationError("the file is missing (send it after the other fields)", fields={"file": ["required"]})
-
-
-def upload_part(deps_storage, *, organization_id: str, user_id: str, part, max_bytes: int):
-    """Store the uploaded `file` part in the organization's library."""
-    return assets.upload_asset(storage=deps_storage, organization_id=organization_id, user_id=user_id,
-                               original_name=part.filename, stream=part.stream, max_bytes=max_bytes)
-
 
 class PrintAssets:
     def __init__(self, deps) -> None:
@@ -91,10 +49,10 @@ class PrintAssets:
               application/json:
                 schema: PrintAssetEnvelope
         """
-        organization_id, user_id = industrial_organization(req)
+        organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
         _, part = multipart_file(req)
-        asset = upload_part(self.storage, organization_id=organization_id, user_id=user_id, part=part,
-                            max_bytes=self.max_file_bytes)
+        asset = assets.upload_asset(storage=self.storage, organization_id=organization_id, user_id=user_id,
+                                    original_name=part.filename, stream=part.stream, max_bytes=self.max_file_bytes)
         send(resp, asset_out(asset), status=201)
 
     def on_get(self, req, resp) -> None:
@@ -112,7 +70,7 @@ class PrintAssets:
               application/json:
                 schema: PrintAssetPageEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         params = ListParams.from_query(PrintAssetListQuery().load(req.params))
         send(resp, assets.list_assets(organization_id=organization_id, params=params).as_dict(asset_out))
 
@@ -133,7 +91,7 @@ class PrintAsset:
               application/json:
                 schema: PrintAssetEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         send(resp, asset_out(assets.get_asset(organization_id=organization_id, asset_id=asset_id)))
 
     def on_delete(self, req, resp, asset_id: str) -> None:
@@ -149,7 +107,7 @@ class PrintAsset:
               application/json:
                 schema: PrintAssetDeletedEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         assets.delete_asset(storage=self.storage, organization_id=organization_id, asset_id=asset_id)
         send(resp, {"id": asset_id, "deleted": True})
 
@@ -167,7 +125,7 @@ class PrintAsset:
                   type: string
                   format: binary
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         asset, chunks = assets.open_asset_content(
             storage=self.storage, organization_id=organization_id, asset_id=asset_id
         )
@@ -182,7 +140,7 @@ class PrintAsset:
 def routes(deps) -> list[Route]:
     item = PrintAsset(deps)
     return [
-        Route(BASE, PrintAssets(deps), ACCESS),
-        Route(f"{BASE}/{{asset_id}}", item, ACCESS),
-        Route(f"{BASE}/{{asset_id}}/content", item, ACCESS, suffix="content"),
+        Route(BASE, PrintAssets(deps), INDUSTRIAL),
+        Route(f"{BASE}/{{asset_id}}", item, INDUSTRIAL),
+        Route(f"{BASE}/{{asset_id}}/content", item, INDUSTRIAL, suffix="content"),
     ]

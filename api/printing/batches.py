@@ -7,10 +7,10 @@ that organization (another organization's batch or campaign is 404).
 
 from __future__ import annotations
 
-from api.printing.assets import MULTIPART_ALLOWANCE, industrial_organization
-from api.printing.deposits import INDUSTRIAL, answer_preflight
-from api.responses import load, send
-from api.routes import Route
+from api.access import INDUSTRIAL, Route
+from api.printing.preflight import read_preflight
+from api.requests import MULTIPART_ALLOWANCE, acting_organization, load
+from api.responses import send
 from backend.printing import batch_views, batches
 from schemas.printing.batches import (
     BatchDepositIn,
@@ -43,7 +43,7 @@ class CampaignGroups:
               application/json:
                 schema: GroupsOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         groups = batches.campaign_groups(organization_id=organization_id, campaign_id=campaign_id)
         send(resp, {"groups": [group_out(group) for group in groups]})
 
@@ -59,7 +59,7 @@ class CampaignGroups:
               application/json:
                 schema: GroupReservationsOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         group = batches.campaign_group(organization_id=organization_id, campaign_id=campaign_id,
                                        furniture_type_id=furniture_type_id)
         send(resp, {"reservations": [group_reservation_out(group, r) for r in group.reservations]})
@@ -76,7 +76,7 @@ class CampaignGroups:
               application/json:
                 schema: BatchListOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         rows = batch_views.campaign_batches(organization_id=organization_id, campaign_id=campaign_id)
         send(resp, {"batches": [batch_list_item_out(batch) for batch in rows]})
 
@@ -100,7 +100,7 @@ class Batches:
               application/json:
                 schema: BatchAnswerEnvelope
         """
-        organization_id, user_id = industrial_organization(req)
+        organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
         body = load(req, OpenBatchIn())
         batch, created = batches.open_batch(organization_id=organization_id, campaign_id=body["campaignId"],
                                             furniture_type_id=body["promoFurnitureTypeId"], user_id=user_id)
@@ -126,7 +126,7 @@ class Batch:
               application/json:
                 schema: BatchAnswerEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         send(resp, {"batch": batch_out(batches.industrial_batch(organization_id=organization_id,
                                                                 batch_id=batch_id))})
 
@@ -179,13 +179,17 @@ class Batch:
         self._answer_preflight(req, resp, batch_id)
 
     def _answer_preflight(self, req, resp, batch_id: str) -> None:
-        answer_preflight(
-            req, resp, storage=self.storage, max_file_bytes=self.max_file_bytes,
-            check_slot=lambda org, zone, face: batches.check_batch_preflight_slot(
-                batch_id=batch_id, organization_id=org, zone_id=zone, face_index=face),
-            attach=lambda org, user, zone, face, asset: batches.attach_batch_preflight(
-                batch_id=batch_id, organization_id=org, zone_id=zone, face_index=face, asset_id=asset, user_id=user),
+        organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
+        slot = read_preflight(
+            req, storage=self.storage, organization_id=organization_id, user_id=user_id,
+            max_file_bytes=self.max_file_bytes,
+            check_slot=lambda zone_id, face_index: batches.check_batch_preflight_slot(
+                batch_id=batch_id, organization_id=organization_id, zone_id=zone_id, face_index=face_index),
         )
+        preflight = batches.attach_batch_preflight(
+            batch_id=batch_id, organization_id=organization_id, zone_id=slot.zone_id, face_index=slot.face_index,
+            asset_id=slot.asset_id, user_id=user_id)
+        send(resp, {"preflight": preflight_out(preflight)}, status=201)
 
     def on_get_preflights(self, req, resp, batch_id: str) -> None:
         """Files attached to the batch.
@@ -199,7 +203,7 @@ class Batch:
               application/json:
                 schema: PreflightListOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         rows = batches.list_batch_preflights(batch_id=batch_id, organization_id=organization_id)
         send(resp, {"preflights": [preflight_out(row) for row in rows]})
 
@@ -221,7 +225,7 @@ class Batch:
               application/json:
                 schema: PreviewOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         deposit = deposit_from(load(req, BatchDepositIn()))
         send(resp, preview_out(batches.preview_batch(batch_id=batch_id, organization_id=organization_id,
                                                      deposit=deposit)))
@@ -247,7 +251,7 @@ class Batch:
               application/json:
                 schema: ConfirmOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         deposit = deposit_from(load(req, BatchDepositIn()))
         outcome = batches.confirm_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit,
                                         default_printer_organization_id=self.default_printer)
@@ -267,7 +271,7 @@ class IndustrialBatch:
               application/json:
                 schema: BatchDetailOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         send(resp, batch_detail_out(batch_views.industrial_batch_view(batch_code=code,
                                                                       organization_id=organization_id)))
 

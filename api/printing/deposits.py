@@ -7,18 +7,17 @@ that organization (another organization's reservation is 404).
 
 from __future__ import annotations
 
-from api.access import roles
-from api.printing.assets import MULTIPART_ALLOWANCE, industrial_organization, multipart_file, upload_part
-from api.responses import load, send
-from api.routes import Route
-from backend.errors import NotFound, ValidationError
+from api.access import INDUSTRIAL, Route
+from api.printing.preflight import read_preflight
+from api.requests import MULTIPART_ALLOWANCE, acting_organization, load
+from api.responses import send
+from backend.errors import NotFound
 from backend.listing import ListParams
 from backend.printing import deposits, impressions
 from backend.printing.allocation import Slot
 from schemas.printing.deposits import (
     DepositConfirmIn,
     ImpressionsQuery,
-    PreflightFromAssetIn,
     PrintSupportIn,
     deposit_out,
     gabarits_out,
@@ -26,25 +25,11 @@ from schemas.printing.deposits import (
     preflight_out,
 )
 
-INDUSTRIAL = roles("industrial", kyb_required=True)
 BASE = "/api/reservations/{reservation_id}"
 
 
 def slots(items: list[dict]) -> list[Slot]:
     return [Slot(item["zoneId"], item["faceIndex"]) for item in items]
-
-
-def face_index_text(text: str | None) -> int | None:
-    if text in (None, "", "null"):
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValidationError("faceIndex must be a face number or empty",
-                              fields={"faceIndex": ["an integer from 0, or empty for the whole zone"]})
-    return value
 
 
 class Gabarits:
@@ -60,31 +45,10 @@ class Gabarits:
               application/json:
                 schema: GabaritsOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         reservation, configuration = deposits.reservation_configuration(
             reservation_id=reservation_id, organization_id=organization_id)
         send(resp, gabarits_out(reservation.id, configuration))
-
-
-def answer_preflight(req, resp, *, storage, max_file_bytes: int, check_slot, attach) -> None:
-    """Attach a visual to a slot and answer 201 `{preflight}`: JSON names a visual of the library;
-    multipart carries `zoneId`, `faceIndex`, then the `file`, which goes to the library once
-    `check_slot(organization_id, zone_id, face_index)` has accepted the slot.
-    `attach(organization_id, user_id, zone_id, face_index, asset_id)` makes the preflight."""
-    organization_id, user_id = industrial_organization(req)
-    if (req.content_type or "").lower().startswith("application/json"):
-        body = load(req, PreflightFromAssetIn())
-        zone_id, face_index, asset_id = body["zoneId"], body["faceIndex"], body["assetId"]
-    else:
-        texts, part = multipart_file(req, ("zoneId", "faceIndex"))
-        zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))
-        if not zone_id:
-            raise ValidationError("zoneId is required before the file", fields={"zoneId": ["required"]})
-        check_slot(organization_id, zone_id, face_index)
-        asset_id = upload_part(storage, organization_id=organization_id, user_id=user_id, part=part,
-                               max_bytes=max_file_bytes).id
-    preflight = attach(organization_id, user_id, zone_id, face_index, asset_id)
-    send(resp, {"preflight": preflight_out(preflight)}, status=201)
 
 
 class Preflight:
@@ -146,14 +110,18 @@ class Preflight:
         self._answer(req, resp, reservation_id)
 
     def _answer(self, req, resp, reservation_id: str) -> None:
-        answer_preflight(
-            req, resp, storage=self.storage, max_file_bytes=self.max_file_bytes,
-            check_slot=lambda org, zone, face: deposits.check_preflight_slot(
-                reservation_id=reservation_id, organization_id=org, zone_id=zone, face_index=face),
-            attach=lambda org, user, zone, face, asset: deposits.attach_preflight(
-                reservation_id=reservation_id, organization_id=org, zone_id=zone, face_index=face, asset_id=asset,
-                user_id=user),
+        organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
+        slot = read_preflight(
+            req, storage=self.storage, organization_id=organization_id, user_id=user_id,
+            max_file_bytes=self.max_file_bytes,
+            check_slot=lambda zone_id, face_index: deposits.check_preflight_slot(
+                reservation_id=reservation_id, organization_id=organization_id, zone_id=zone_id,
+                face_index=face_index),
         )
+        preflight = deposits.attach_preflight(
+            reservation_id=reservation_id, organization_id=organization_id, zone_id=slot.zone_id,
+            face_index=slot.face_index, asset_id=slot.asset_id, user_id=user_id)
+        send(resp, {"preflight": preflight_out(preflight)}, status=201)
 
 
 class Deposit:
@@ -172,7 +140,7 @@ class Deposit:
               application/json:
                 schema: PreflightListOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         rows = deposits.list_preflights(reservation_id=reservation_id, organization_id=organization_id)
         send(resp, {"preflights": [preflight_out(row) for row in rows]})
 
@@ -188,7 +156,7 @@ class Deposit:
               application/json:
                 schema: DepositOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         send(resp, deposit_out(deposits.deposit_state(reservation_id=reservation_id,
                                                       organization_id=organization_id)))
 
@@ -213,7 +181,7 @@ class Deposit:
               application/json:
                 schema: DepositOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         body = load(req, DepositConfirmIn())
         state = deposits.confirm_deposit(
             reservation_id=reservation_id, organization_id=organization_id,
@@ -241,7 +209,7 @@ class Deposit:
               application/json:
                 schema: DepositOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         body = load(req, PrintSupportIn())
         state = deposits.declare_print_support(
             reservation_id=reservation_id, organization_id=organization_id, in_stock=body["inStock"],
@@ -271,7 +239,7 @@ class Impressions:
               application/json:
                 schema: ImpressionItemPageEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         query = ImpressionsQuery().load(req.params)
         page = impressions.impressions(organization_id=organization_id, params=ListParams.from_query(query),
                                        campaign_id=query["campaignId"], impression_status=query["impressionStatus"])
@@ -289,7 +257,7 @@ class Impressions:
               application/json:
                 schema: ImpressionDetailOutEnvelope
         """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         item = impressions.impression(organization_id=organization_id, reservation_id=reservation_id)
         if item is None:
             raise NotFound("reservation not found")

@@ -7,9 +7,9 @@ filtered on that organization and on status `sent` (a draft or another printer's
 
 from __future__ import annotations
 
-from api.printing.printer_orders import PRINTER, printer_organization, send_archive, send_pdf
-from api.responses import load, send
-from api.routes import Route
+from api.access import PRINTER, Route
+from api.requests import acting_organization, load
+from api.responses import send, send_archive, send_pdf
 from backend.printing import batch_advance, batch_views
 from backend.printing.archive import stream_archive
 from backend.printing.order_form import render_batch_order_form
@@ -32,7 +32,7 @@ class PrinterBatches:
               application/json:
                 schema: BatchListOutEnvelope
         """
-        rows = batch_views.printer_batches(printer_organization(req))
+        rows = batch_views.printer_batches(acting_organization(req, "printer"))
         send(resp, {"batches": [batch_list_item_out(batch) for batch in rows]})
 
 
@@ -41,7 +41,7 @@ class PrinterBatch:
         self.storage, self.config = deps.storage, deps.config
 
     def _view(self, req, code: str):
-        return batch_views.printer_batch(batch_code=code, printer_organization_id=printer_organization(req))
+        return batch_views.printer_batch(batch_code=code, printer_organization_id=acting_organization(req, "printer"))
 
     def on_get(self, req, resp, code: str) -> None:
         """Batch detail.
@@ -119,7 +119,8 @@ class PrinterBatch:
         """
         body = load(req, BatchStatusIn())
         started = batch_advance.start_advance(
-            batch_code=code, printer_organization_id=printer_organization(req), next_status=body["nextStatus"],
+            batch_code=code, printer_organization_id=acting_organization(req, "printer"),
+            next_status=body["nextStatus"],
             actor_user_id=req.context.principal.user_id, group_size=self.config.advance_status_concurrency,
         )
         state = batch_advance.wait_for_run(started.id, timeout_seconds=self.config.batch_advance_wait_seconds)
@@ -140,8 +141,8 @@ class PrinterBatch:
               application/json:
                 schema: StatusRunOutEnvelope
         """
-        send(resp, run_out(batch_advance.run_state(batch_code=code, printer_organization_id=printer_organization(req),
-                                                   run_id=run_id)))
+        send(resp, run_out(batch_advance.run_state(
+            batch_code=code, printer_organization_id=acting_organization(req, "printer"), run_id=run_id)))
 
 
 def routes(deps) -> list[Route]:

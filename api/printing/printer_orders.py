@@ -7,10 +7,9 @@ every query filters on that organization, so another printer's order is 404 like
 
 from __future__ import annotations
 
-from api.access import roles
-from api.marketplace.catalog import acting_organization
-from api.responses import load, send
-from api.routes import Route
+from api.access import PRINTER, Route
+from api.requests import acting_organization, load
+from api.responses import send, send_archive, send_pdf
 from backend.db import with_connection
 from backend.printing import delivery, order_views, orders
 from backend.printing.archive import stream_archive
@@ -25,25 +24,6 @@ from schemas.printing.orders import (
 )
 
 BASE = "/api/printer/print-orders"
-PRINTER = roles("printer")
-
-
-def printer_organization(req) -> str:
-    """The caller's active printer organization (403 unless `printer:*`)."""
-    return acting_organization(req, "printer")
-
-
-def send_pdf(resp, pdf: bytes, filename: str) -> None:
-    resp.content_type = "application/pdf"
-    resp.downloadable_as = filename
-    resp.data = pdf
-
-
-def send_archive(resp, archive) -> None:
-    resp.content_type = archive.content_type
-    resp.downloadable_as = archive.filename
-    resp.content_length = archive.content_length
-    resp.stream = archive.chunks
 
 
 class PrinterOrders:
@@ -68,7 +48,7 @@ class PrinterOrders:
         """
         query = PrinterOrdersQuery().load(req.params)
         views, total = order_views.printer_orders(
-            printer_organization_id=printer_organization(req), statuses=query["status"], scope=query["scope"],
+            printer_organization_id=acting_organization(req, "printer"), statuses=query["status"], scope=query["scope"],
             limit=query["limit"], offset=query["offset"],
         )
         resp.set_header("X-Total-Count", str(total))
@@ -86,7 +66,7 @@ class PrinterOrders:
               application/json:
                 schema: PrinterCountersOutEnvelope
         """
-        send(resp, order_views.printer_counters(printer_organization(req)))
+        send(resp, order_views.printer_counters(acting_organization(req, "printer")))
 
     def on_get_export(self, req, resp) -> None:
         """The full workload as CSV.
@@ -102,7 +82,7 @@ class PrinterOrders:
                 schema:
                   type: string
         """
-        views = order_views.printer_workload(printer_organization(req))
+        views = order_views.printer_workload(acting_organization(req, "printer"))
         resp.content_type = "text/csv; charset=utf-8"
         resp.downloadable_as = "commandes-impression.csv"
         resp.stream = with_connection(csv_chunks(views))
@@ -113,7 +93,7 @@ class PrinterOrder:
         self.storage, self.config = deps.storage, deps.config
 
     def _detail(self, req, code: str) -> dict:
-        view = order_views.printer_order(order_code=code, printer_organization_id=printer_organization(req))
+        view = order_views.printer_order(order_code=code, printer_organization_id=acting_organization(req, "printer"))
         return order_detail_out(view)
 
     def on_get(self, req, resp, code: str) -> None:
@@ -148,7 +128,7 @@ class PrinterOrder:
                 schema: PrinterPrintOrderDetailOutEnvelope
         """
         body = load(req, StatusIn())
-        orders.change_status(order_code=code, printer_organization_id=printer_organization(req),
+        orders.change_status(order_code=code, printer_organization_id=acting_organization(req, "printer"),
                              next_status=body["nextStatus"], actor_user_id=req.context.principal.user_id)
         send(resp, self._detail(req, code))
 
@@ -164,7 +144,7 @@ class PrinterOrder:
               application/json:
                 schema: PrinterPrintOrderDetailOutEnvelope
         """
-        orders.rollback_status(order_code=code, printer_organization_id=printer_organization(req),
+        orders.rollback_status(order_code=code, printer_organization_id=acting_organization(req, "printer"),
                                actor_user_id=req.context.principal.user_id)
         send(resp, self._detail(req, code))
 
@@ -187,8 +167,8 @@ class PrinterOrder:
         """
         body = load(req, DeliveryIn())
         notify = body.pop("notifyIndustrial")
-        delivery.update_delivery(order_code=code, printer_organization_id=printer_organization(req), changes=body,
-                                 notify_industrial=notify)
+        delivery.update_delivery(order_code=code, printer_organization_id=acting_organization(req, "printer"),
+                                 changes=body, notify_industrial=notify)
         send(resp, self._detail(req, code))
 
     def on_get_download(self, req, resp, code: str) -> None:
@@ -206,7 +186,7 @@ class PrinterOrder:
                   type: string
                   format: binary
         """
-        view = order_views.printer_order(order_code=code, printer_organization_id=printer_organization(req))
+        view = order_views.printer_order(order_code=code, printer_organization_id=acting_organization(req, "printer"))
         send_archive(resp, stream_archive(self.storage, view.archive_files, filename=f"{code}.zip"))
 
     def on_get_form(self, req, resp, code: str) -> None:
@@ -223,7 +203,7 @@ class PrinterOrder:
                   type: string
                   format: binary
         """
-        view = order_views.printer_order(order_code=code, printer_organization_id=printer_organization(req))
+        view = order_views.printer_order(order_code=code, printer_organization_id=acting_organization(req, "printer"))
         send_pdf(resp, render_order_form(view, storage=self.storage, config=self.config),
                  f"bon-de-commande-{code}.pdf")
 

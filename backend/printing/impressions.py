@@ -48,6 +48,15 @@ def active_orders(reservation_ids: list[str]) -> dict[str, OrderSummary]:
     return {row.reservation_id: OrderSummary(row.code, row.status, row.batch_code, row.created_at) for row in rows}
 
 
+def with_print_orders(reservations: list) -> list:
+    """Attach each reservation's active print order as `print_order` (one query for all): its code,
+    status and batch code, for the reservation answers."""
+    orders = active_orders([r.id for r in reservations])
+    for reservation in reservations:
+        reservation.print_order = orders.get(reservation.id)
+    return reservations
+
+
 def shown_impression_status(stored: str | None, reservation_status: str) -> str | None:
     """An approved reservation not yet seen by the printing consumer is already `to_deposit`."""
     if stored is None and reservation_status in DEPOSIT_RESERVATION_STATUSES:

@@ -15,7 +15,7 @@ from backend.printing.configuration import configuration_of
 from backend.printing.impressions import shown_impression_status
 from backend.printing.models import DeliveryTarget, PrintOrderBatch
 from backend.printing.plans import Recipient
-from schemas.marketplace.catalog import enveloped
+from schemas.common import enveloped
 from schemas.printing.deposits import ZONE_ID, GabaritZoneOut, SlotIn, gabarits_out
 
 MAX_SELECTION = 2_000  # spec B targets batches of up to 1,000 stores
@@ -296,15 +296,15 @@ class StatusRunOut(AdvanceCountersOut):
     finishedAt = fields.String(required=True, allow_none=True)
 
 
-GroupsOutEnvelope = enveloped(GroupsOut)
-GroupReservationsOutEnvelope = enveloped(GroupReservationsOut)
-BatchAnswerEnvelope = enveloped(BatchAnswer)
-PreviewOutEnvelope = enveloped(PreviewOut)
-ConfirmOutEnvelope = enveloped(ConfirmOut)
-BatchListOutEnvelope = enveloped(BatchListOut)
-BatchDetailOutEnvelope = enveloped(BatchDetailOut)
-AdvanceCountersOutEnvelope = enveloped(AdvanceCountersOut)
-StatusRunOutEnvelope = enveloped(StatusRunOut)
+GroupsOutEnvelope = enveloped(GroupsOut, "GroupsOutEnvelope")
+GroupReservationsOutEnvelope = enveloped(GroupReservationsOut, "GroupReservationsOutEnvelope")
+BatchAnswerEnvelope = enveloped(BatchAnswer, "BatchAnswerEnvelope")
+PreviewOutEnvelope = enveloped(PreviewOut, "PreviewOutEnvelope")
+ConfirmOutEnvelope = enveloped(ConfirmOut, "ConfirmOutEnvelope")
+BatchListOutEnvelope = enveloped(BatchListOut, "BatchListOutEnvelope")
+BatchDetailOutEnvelope = enveloped(BatchDetailOut, "BatchDetailOutEnvelope")
+AdvanceCountersOutEnvelope = enveloped(AdvanceCountersOut, "AdvanceCountersOutEnvelope")
+StatusRunOutEnvelope = enveloped(StatusRunOut, "StatusRunOutEnvelope")
 
 
 def group_out(group: Group) -> dict:

@@ -10,8 +10,7 @@ from backend.printing.configuration import Configuration
 from backend.printing.deposits import DepositState
 from backend.printing.impressions import ImpressionItem
 from backend.printing.models import ImpressionStatus, PrintPreflight
-from schemas.common import JsonBoolean, PageQuery
-from schemas.marketplace.catalog import enveloped, page_of
+from schemas.common import JsonBoolean, PageQuery, enveloped, page_of
 from schemas.printing.assets import PrintAssetOut, asset_out
 from schemas.printing.orders import DeliveryOut, PrintLineOut, line_out
 
@@ -148,12 +147,12 @@ class AdminDepositsQuery(PageQuery):
     impressionStatus = fields.String(load_default="in_review", validate=validate.OneOf(IMPRESSION_STATUSES))
 
 
-GabaritsOutEnvelope = enveloped(GabaritsOut)
-PreflightAnswerEnvelope = enveloped(PreflightAnswer)
-PreflightListOutEnvelope = enveloped(PreflightListOut)
-DepositOutEnvelope = enveloped(DepositOut)
-ImpressionItemPageEnvelope = enveloped(ImpressionItemPage)
-ImpressionDetailOutEnvelope = enveloped(ImpressionDetailOut)
+GabaritsOutEnvelope = enveloped(GabaritsOut, "GabaritsOutEnvelope")
+PreflightAnswerEnvelope = enveloped(PreflightAnswer, "PreflightAnswerEnvelope")
+PreflightListOutEnvelope = enveloped(PreflightListOut, "PreflightListOutEnvelope")
+DepositOutEnvelope = enveloped(DepositOut, "DepositOutEnvelope")
+ImpressionItemPageEnvelope = enveloped(ImpressionItemPage, "ImpressionItemPageEnvelope")
+ImpressionDetailOutEnvelope = enveloped(ImpressionDetailOut, "ImpressionDetailOutEnvelope")
 
 
 def gabarits_out(reservation_id: str, configuration: Configuration) -> dict:

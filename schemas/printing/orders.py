@@ -13,8 +13,7 @@ from backend.clock import iso
 from backend.printing.order_views import LineView, OrderView
 from backend.printing.plans import formatted_address
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
-from schemas.common import JsonBoolean, PageQuery
-from schemas.marketplace.catalog import enveloped, page_of
+from schemas.common import JsonBoolean, PageQuery, enveloped, page_of
 
 STATUSES = [s.value for s in PrintOrderStatus]
 OPTIONAL_TEXT = {"load_default": None, "allow_none": True}
@@ -155,11 +154,11 @@ class AdminPrintOrdersQuery(PageQuery):
     industrialOrganizationId = fields.String(load_default=None)
 
 
-PrinterPrintOrderListOutEnvelope = enveloped(PrinterPrintOrderListOut)
-PrinterPrintOrderDetailOutEnvelope = enveloped(PrinterPrintOrderDetailOut)
-PrinterCountersOutEnvelope = enveloped(PrinterCountersOut)
-AdminPrintOrderOutEnvelope = enveloped(AdminPrintOrderOut)
-AdminPrintOrderPageEnvelope = enveloped(AdminPrintOrderPage)
+PrinterPrintOrderListOutEnvelope = enveloped(PrinterPrintOrderListOut, "PrinterPrintOrderListOutEnvelope")
+PrinterPrintOrderDetailOutEnvelope = enveloped(PrinterPrintOrderDetailOut, "PrinterPrintOrderDetailOutEnvelope")
+PrinterCountersOutEnvelope = enveloped(PrinterCountersOut, "PrinterCountersOutEnvelope")
+AdminPrintOrderOutEnvelope = enveloped(AdminPrintOrderOut, "AdminPrintOrderOutEnvelope")
+AdminPrintOrderPageEnvelope = enveloped(AdminPrintOrderPage, "AdminPrintOrderPageEnvelope")
 
 
 def line_out(line: LineView, *, qualifiers: bool = False) -> dict:
