@@ -45,8 +45,9 @@ def _raw_schema(media_type: str) -> dict:
     return TEXT if media_type.startswith("text/") else BINARY
 
 
-def declared_operation(declared: Operation, path: str) -> dict:
-    """The OpenAPI operation of a declared responder."""
+def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin) -> dict:
+    """The OpenAPI operation of a declared responder (a multipart form is written inline, the
+    way form editors read it)."""
     operation: dict = {"summary": declared.summary}
     if declared.description:
         operation["description"] = declared.description
@@ -61,7 +62,7 @@ def declared_operation(declared: Operation, path: str) -> dict:
     if declared.body is not None:
         content["application/json"] = {"schema": declared.body}
     if declared.upload is not None:
-        content["multipart/form-data"] = {"schema": declared.upload}
+        content["multipart/form-data"] = {"schema": plugin.converter.schema2jsonschema(declared.upload)}
     if content:
         operation["requestBody"] = {"required": True, "content": content}
     answers = {}
@@ -69,8 +70,10 @@ def declared_operation(declared: Operation, path: str) -> dict:
         answers["application/json"] = {"schema": enveloped(declared.answer)}
     for media_type in declared.produces:
         answers[media_type] = {"schema": _raw_schema(media_type)}
-    success = {"description": declared.answer_description, "content": answers}
-    operation["responses"] = {str(status): success for status in (declared.status, *declared.statuses)}
+    operation["responses"] = {str(declared.status): {"description": declared.answer_description, "content": answers}}
+    for status, schema, description in declared.other_answers:
+        operation["responses"][str(status)] = {
+            "description": description, "content": {"application/json": {"schema": enveloped(schema)}}}
     return operation
 
 
@@ -88,11 +91,12 @@ def _docstring_operation(responder, name: str, path: str) -> dict:
 
 def build_openapi(routes: list[Route]) -> dict:
     _register_all_schemas()
+    plugin = MarshmallowPlugin()
     spec = APISpec(
         title="Vitrine API",
         version="1",
         openapi_version="3.0.3",
-        plugins=[MarshmallowPlugin()],
+        plugins=[plugin],
         info={"description": API_DESCRIPTION},
     )
     for route in routes:
@@ -104,7 +108,7 @@ def build_openapi(routes: list[Route]) -> dict:
                 continue
             declared = getattr(responder, "operation", None)
             if declared is not None:
-                operation = declared_operation(declared, route.path)
+                operation = declared_operation(declared, route.path, plugin)
             else:
                 operation = _docstring_operation(responder, name, route.path)
             operation.setdefault("responses", {}).setdefault("default", ERROR_ANSWER)

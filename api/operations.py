@@ -21,7 +21,7 @@ responder declares both `body` and `upload`, the JSON body is loaded only for a 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -32,7 +32,8 @@ from api.responses import send
 
 
 class Answer(NamedTuple):
-    """Returned by a responder whose success status depends on the outcome (e.g. 200 or 202)."""
+    """Returned by a responder whose success status depends on the outcome (201 or 200, 200 or
+    202): the status must be the declared one or one of `other_answers`."""
 
     data: object
     status: int
@@ -48,7 +49,7 @@ class Operation:
     query: type[Schema] | None = None
     answer: type[Schema] | None = None
     status: int = 200
-    statuses: tuple[int, ...] = ()
+    other_answers: tuple[tuple[int, type[Schema], str], ...] = ()
     produces: tuple[str, ...] = ()
     answer_description: str = "ok"
 
@@ -61,8 +62,11 @@ class Operation:
         return self.query() if self.query else None
 
     @functools.cached_property
-    def answer_schema(self) -> Schema | None:
-        return self.answer() if self.answer else None
+    def answer_schemas(self) -> dict[int, Schema]:
+        schemas = {status: schema() for status, schema, _ in self.other_answers}
+        if self.answer is not None:
+            schemas[self.status] = self.answer()
+        return schemas
 
     def read(self, req) -> dict[str, Any]:
         """The declared inputs of the request, validated: `{"body": ..., "query": ...}`."""
@@ -77,7 +81,7 @@ class Operation:
         if self.answer is None:
             return  # a raw answer (`produces`): the responder wrote `resp`
         data, status = result if isinstance(result, Answer) else (result, self.status)
-        send(resp, self.answer_schema.dump(data), status=status)
+        send(resp, self.answer_schemas[status].dump(data), status=status)
 
 
 def operation(
@@ -90,15 +94,20 @@ def operation(
     query: type[Schema] | None = None,
     answer: type[Schema] | None = None,
     status: int = 200,
-    statuses: tuple[int, ...] = (),
+    other_answers: Mapping[int, type[Schema] | tuple[type[Schema], str]] | None = None,
     produces: tuple[str, ...] | str = (),
     answer_description: str = "ok",
 ) -> Callable[[Callable], Callable]:
-    """Declare a responder's operation (see the module docstring). `statuses`: other success
-    statuses the responder may return with `Answer`."""
+    """Declare a responder's operation (see the module docstring). `other_answers`: the other
+    success statuses the responder may return with `Answer`, each with its schema (and, in a
+    tuple, its description)."""
+    others = tuple(
+        (code, *(schema if isinstance(schema, tuple) else (schema, answer_description)))
+        for code, schema in (other_answers or {}).items()
+    )
     declared = Operation(
         summary=summary, description=description, tags=tuple(tags), body=body, upload=upload, query=query,
-        answer=answer, status=status, statuses=tuple(statuses),
+        answer=answer, status=status, other_answers=others,
         produces=(produces,) if isinstance(produces, str) else tuple(produces),
         answer_description=answer_description,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from datetime import UTC
 
-from marshmallow import EXCLUDE, Schema, fields, validate
+from marshmallow import EXCLUDE, Schema, fields, missing, validate
 
 from backend import clock
 
@@ -45,6 +45,43 @@ class UtcDateTime(fields.AwareDateTime):
 
     def _deserialize(self, value, attr, data, **kwargs):
         return super()._deserialize(value, attr, data, **kwargs).astimezone(UTC)
+
+
+class NestedAt(fields.Nested):
+    """A nested object read at `source` (a dotted path) instead of the field's name or attribute, so
+    that several parts of one answer may read the same object (marshmallow refuses two fields
+    with one `attribute`): `campaign = NestedAt(CampaignRefOut, source="order")`."""
+
+    def __init__(self, nested, *, source: str, **kwargs) -> None:
+        super().__init__(nested, **kwargs)
+        self.source = source
+
+    def get_value(self, obj, attr, accessor=None, default=missing):
+        return super().get_value(obj, self.source, accessor, default)
+
+
+class _Computed:
+    """A typed answer field whose value is `compute(obj)`: a format, or the result of a rule that
+    `backend` defines (the rule is never written here)."""
+
+    def __init__(self, compute, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.compute = compute
+
+    def get_value(self, obj, attr, accessor=None, default=missing):
+        return self.compute(obj)
+
+
+class ComputedString(_Computed, fields.String):
+    pass
+
+
+class ComputedInteger(_Computed, fields.Integer):
+    pass
+
+
+class ComputedBoolean(_Computed, fields.Boolean):
+    pass
 
 
 class PageQuery(Schema):

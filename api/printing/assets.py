@@ -8,13 +8,16 @@ query filters on it: another organization's asset answers 404.
 from __future__ import annotations
 
 from api.access import INDUSTRIAL, Route
+from api.operations import operation
 from api.requests import MULTIPART_ALLOWANCE, acting_organization, multipart_file
-from api.responses import send
 from backend.listing import ListParams
 from backend.printing import assets
-from schemas.printing.assets import PrintAssetListQuery, asset_out
+from backend.printing.files import ACCEPTED_TYPES
+from schemas.common import page_of
+from schemas.printing.assets import PrintAssetDeletedOut, PrintAssetListQuery, PrintAssetOut, PrintAssetUpload
 
 BASE = "/api/print-assets"
+
 
 class PrintAssets:
     def __init__(self, deps) -> None:
@@ -22,109 +25,70 @@ class PrintAssets:
         self.max_file_bytes = deps.config.print_asset_max_bytes
         self.max_body_bytes = self.max_file_bytes + MULTIPART_ALLOWANCE
 
-    def on_post(self, req, resp) -> None:
-        """Upload a visual.
-        ---
-        summary: Upload a visual to the organization's library (PDF, PNG, JPEG or TIFF)
-        description: >
-          The type is detected from the content; anything else is a VALIDATION_ERROR. A file over
-          PRINT_ASSET_MAX_BYTES (default 200 MB) is refused with 413 PAYLOAD_TOO_LARGE and nothing
-          is kept. The file is streamed to storage, never held whole in memory.
-        tags: [print-assets]
-        requestBody:
-          required: true
-          content:
-            multipart/form-data:
-              schema:
-                type: object
-                required: [file]
-                properties:
-                  file:
-                    type: string
-                    format: binary
-        responses:
-          201:
-            description: the stored visual
-            content:
-              application/json:
-                schema: PrintAssetEnvelope
-        """
+    @operation(
+        "Upload a visual to the organization's library (PDF, PNG, JPEG or TIFF)",
+        description=(
+            "The type is detected from the content; anything else is a VALIDATION_ERROR. A file over "
+            "PRINT_ASSET_MAX_BYTES (default 200 MB) is refused with 413 PAYLOAD_TOO_LARGE and nothing "
+            "is kept. The file is streamed to storage, never held whole in memory."
+        ),
+        tags=("print-assets",),
+        upload=PrintAssetUpload,
+        answer=PrintAssetOut,
+        answer_description="the stored visual",
+        status=201,
+    )
+    def on_post(self, req, resp):
         organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
         _, part = multipart_file(req)
-        asset = assets.upload_asset(storage=self.storage, organization_id=organization_id, user_id=user_id,
-                                    original_name=part.filename, stream=part.stream, max_bytes=self.max_file_bytes)
-        send(resp, asset_out(asset), status=201)
+        return assets.upload_asset(storage=self.storage, organization_id=organization_id, user_id=user_id,
+                                   original_name=part.filename, stream=part.stream, max_bytes=self.max_file_bytes)
 
-    def on_get(self, req, resp) -> None:
-        """List the library.
-        ---
-        summary: The organization's visuals, server-paginated
-        tags: [print-assets]
-        parameters:
-          - in: query
-            schema: PrintAssetListQuery
-        responses:
-          200:
-            description: a page of visuals
-            content:
-              application/json:
-                schema: PrintAssetPageEnvelope
-        """
+    @operation(
+        "The organization's visuals, server-paginated",
+        tags=("print-assets",),
+        query=PrintAssetListQuery,
+        answer=page_of(PrintAssetOut),
+        answer_description="a page of visuals",
+    )
+    def on_get(self, req, resp, query: dict):
         organization_id = acting_organization(req, "industrial")
-        params = ListParams.from_query(PrintAssetListQuery().load(req.params))
-        send(resp, assets.list_assets(organization_id=organization_id, params=params).as_dict(asset_out))
+        return assets.list_assets(organization_id=organization_id, params=ListParams.from_query(query))
 
 
 class PrintAsset:
     def __init__(self, deps) -> None:
         self.storage = deps.storage
 
-    def on_get(self, req, resp, asset_id: str) -> None:
-        """One visual.
-        ---
-        summary: A visual of the organization's library
-        tags: [print-assets]
-        responses:
-          200:
-            description: the visual
-            content:
-              application/json:
-                schema: PrintAssetEnvelope
-        """
+    @operation(
+        "A visual of the organization's library",
+        tags=("print-assets",),
+        answer=PrintAssetOut,
+        answer_description="the visual",
+    )
+    def on_get(self, req, resp, asset_id: str):
         organization_id = acting_organization(req, "industrial")
-        send(resp, asset_out(assets.get_asset(organization_id=organization_id, asset_id=asset_id)))
+        return assets.get_asset(organization_id=organization_id, asset_id=asset_id)
 
-    def on_delete(self, req, resp, asset_id: str) -> None:
-        """Delete a visual.
-        ---
-        summary: Delete an unused visual
-        description: 409 CONFLICT while a print order line references it.
-        tags: [print-assets]
-        responses:
-          200:
-            description: the visual is deleted
-            content:
-              application/json:
-                schema: PrintAssetDeletedEnvelope
-        """
+    @operation(
+        "Delete an unused visual",
+        description="409 CONFLICT while a print order line references it.",
+        tags=("print-assets",),
+        answer=PrintAssetDeletedOut,
+        answer_description="the visual is deleted",
+    )
+    def on_delete(self, req, resp, asset_id: str) -> dict:
         organization_id = acting_organization(req, "industrial")
         assets.delete_asset(storage=self.storage, organization_id=organization_id, asset_id=asset_id)
-        send(resp, {"id": asset_id, "deleted": True})
+        return {"id": asset_id, "deleted": True}
 
+    @operation(
+        "Stream a visual's content",
+        tags=("print-assets",),
+        produces=tuple(ACCEPTED_TYPES),
+        answer_description="the file, raw, with its detected Content-Type",
+    )
     def on_get_content(self, req, resp, asset_id: str) -> None:
-        """The visual's bytes.
-        ---
-        summary: Stream a visual's content
-        tags: [print-assets]
-        responses:
-          200:
-            description: the file, raw, with its detected Content-Type
-            content:
-              application/octet-stream:
-                schema:
-                  type: string
-                  format: binary
-        """
         organization_id = acting_organization(req, "industrial")
         asset, chunks = assets.open_asset_content(
             storage=self.storage, organization_id=organization_id, asset_id=asset_id

@@ -8,21 +8,24 @@ that organization (another organization's reservation is 404).
 from __future__ import annotations
 
 from api.access import INDUSTRIAL, Route
+from api.operations import operation
 from api.printing.preflight import read_preflight
-from api.requests import MULTIPART_ALLOWANCE, acting_organization, load
-from api.responses import send
-from backend.errors import NotFound
+from api.requests import MULTIPART_ALLOWANCE, acting_organization
 from backend.listing import ListParams
 from backend.printing import deposits, impressions
 from backend.printing.allocation import Slot
 from schemas.printing.deposits import (
     DepositConfirmIn,
+    DepositOut,
+    GabaritsOut,
+    ImpressionDetailOut,
+    ImpressionItemPage,
     ImpressionsQuery,
+    PreflightAnswer,
+    PreflightFromAssetIn,
+    PreflightListOut,
+    PreflightUpload,
     PrintSupportIn,
-    deposit_out,
-    gabarits_out,
-    impression_item_out,
-    preflight_out,
 )
 
 BASE = "/api/reservations/{reservation_id}"
@@ -33,22 +36,17 @@ def slots(items: list[dict]) -> list[Slot]:
 
 
 class Gabarits:
-    def on_get(self, req, resp, reservation_id: str) -> None:
-        """Furniture templates of a reservation.
-        ---
-        summary: The furniture of the reservation's ad space (version frozen at checkout) with its zones
-        tags: [deposit]
-        responses:
-          200:
-            description: zones with face quantity, printable flag and size; `printableZoneCount`
-            content:
-              application/json:
-                schema: GabaritsOutEnvelope
-        """
+    @operation(
+        "The furniture of the reservation's ad space (version frozen at checkout) with its zones",
+        tags=("deposit",),
+        answer=GabaritsOut,
+        answer_description="zones with face quantity, printable flag and size; `printableZoneCount`",
+    )
+    def on_get(self, req, resp, reservation_id: str) -> dict:
         organization_id = acting_organization(req, "industrial")
         reservation, configuration = deposits.reservation_configuration(
             reservation_id=reservation_id, organization_id=organization_id)
-        send(resp, gabarits_out(reservation.id, configuration))
+        return {"reservation": reservation, "configuration": configuration}
 
 
 class Preflight:
@@ -60,59 +58,41 @@ class Preflight:
         self.max_file_bytes = deps.config.print_asset_max_bytes
         self.max_body_bytes = self.max_file_bytes + MULTIPART_ALLOWANCE
 
-    def on_post(self, req, resp, reservation_id: str) -> None:
-        """Attach a file to a deposit slot.
-        ---
-        summary: Attach a visual to (zoneId, faceIndex); a new file (multipart) or an existing asset (JSON)
-        description: >
-          multipart/form-data: parts `zoneId`, `faceIndex` (empty for the whole zone), then `file` (uploaded to the
-          library, same checks as POST /api/print-assets). application/json: PreflightFromAssetIn. A slot that
-          already holds a file gets the new one; a whole-zone file replaces the zone's per-face files and the other
-          way round. 409 CONFLICT when the deposit is closed.
-        tags: [deposit]
-        requestBody:
-          content:
-            application/json:
-              schema: PreflightFromAssetIn
-            multipart/form-data:
-              schema:
-                type: object
-                required: [zoneId, file]
-                properties:
-                  zoneId: {type: string}
-                  faceIndex: {type: string, description: "a face number, or empty for the whole zone"}
-                  file: {type: string, format: binary}
-        responses:
-          201:
-            description: the preflight
-            content:
-              application/json:
-                schema: PreflightAnswerEnvelope
-        """
-        self._answer(req, resp, reservation_id)
+    @operation(
+        "Attach a visual to (zoneId, faceIndex); a new file (multipart) or an existing asset (JSON)",
+        description=(
+            "multipart/form-data: parts `zoneId`, `faceIndex` (empty for the whole zone), then `file` "
+            "(uploaded to the library, same checks as POST /api/print-assets). application/json: "
+            "PreflightFromAssetIn. A slot that already holds a file gets the new one; a whole-zone "
+            "file replaces the zone's per-face files and the other way round. 409 CONFLICT when the "
+            "deposit is closed."
+        ),
+        tags=("deposit",),
+        body=PreflightFromAssetIn,
+        upload=PreflightUpload,
+        answer=PreflightAnswer,
+        answer_description="the preflight",
+        status=201,
+    )
+    def on_post(self, req, resp, reservation_id: str, body: dict | None) -> dict:
+        return self._attach(req, reservation_id, body)
 
-    def on_post_from_asset(self, req, resp, reservation_id: str) -> None:
-        """Attach a visual of the library to a slot.
-        ---
-        summary: Preflight from an existing asset (the JSON form of POST .../upload/preflight)
-        tags: [deposit]
-        requestBody:
-          content:
-            application/json:
-              schema: PreflightFromAssetIn
-        responses:
-          201:
-            description: the preflight
-            content:
-              application/json:
-                schema: PreflightAnswerEnvelope
-        """
-        self._answer(req, resp, reservation_id)
+    @operation(
+        "Preflight from an existing asset (the JSON form of POST .../upload/preflight)",
+        description="Attach a visual of the library to a slot.",
+        tags=("deposit",),
+        body=PreflightFromAssetIn,
+        answer=PreflightAnswer,
+        answer_description="the preflight",
+        status=201,
+    )
+    def on_post_from_asset(self, req, resp, reservation_id: str, body: dict) -> dict:
+        return self._attach(req, reservation_id, body)
 
-    def _answer(self, req, resp, reservation_id: str) -> None:
+    def _attach(self, req, reservation_id: str, body: dict | None) -> dict:
         organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
         slot = read_preflight(
-            req, storage=self.storage, organization_id=organization_id, user_id=user_id,
+            req, body, storage=self.storage, organization_id=organization_id, user_id=user_id,
             max_file_bytes=self.max_file_bytes,
             check_slot=lambda zone_id, face_index: deposits.check_preflight_slot(
                 reservation_id=reservation_id, organization_id=organization_id, zone_id=zone_id,
@@ -121,148 +101,104 @@ class Preflight:
         preflight = deposits.attach_preflight(
             reservation_id=reservation_id, organization_id=organization_id, zone_id=slot.zone_id,
             face_index=slot.face_index, asset_id=slot.asset_id, user_id=user_id)
-        send(resp, {"preflight": preflight_out(preflight)}, status=201)
+        return {"preflight": preflight}
 
 
 class Deposit:
     def __init__(self, deps) -> None:
         self.default_printer = deps.config.default_printer_organization_id
 
-    def on_get_preflights(self, req, resp, reservation_id: str) -> None:
-        """Files attached to the slots.
-        ---
-        summary: The reservation's preflights, by zone and face
-        tags: [deposit]
-        responses:
-          200:
-            description: the preflights with their visual
-            content:
-              application/json:
-                schema: PreflightListOutEnvelope
-        """
+    @operation(
+        "The reservation's preflights, by zone and face",
+        tags=("deposit",),
+        answer=PreflightListOut,
+        answer_description="the preflights with their visual",
+    )
+    def on_get_preflights(self, req, resp, reservation_id: str) -> dict:
         organization_id = acting_organization(req, "industrial")
-        rows = deposits.list_preflights(reservation_id=reservation_id, organization_id=organization_id)
-        send(resp, {"preflights": [preflight_out(row) for row in rows]})
+        return {"preflights": deposits.list_preflights(reservation_id=reservation_id, organization_id=organization_id)}
 
-    def on_get(self, req, resp, reservation_id: str) -> None:
-        """The deposit as it stands.
-        ---
-        summary: Deposit status, support mode, the active order recap and the reused faces
-        tags: [deposit]
-        responses:
-          200:
-            description: the deposit
-            content:
-              application/json:
-                schema: DepositOutEnvelope
-        """
+    @operation(
+        "Deposit status, support mode, the active order recap and the reused faces",
+        tags=("deposit",),
+        answer=DepositOut,
+        answer_description="the deposit",
+    )
+    def on_get(self, req, resp, reservation_id: str) -> deposits.DepositState:
         organization_id = acting_organization(req, "industrial")
-        send(resp, deposit_out(deposits.deposit_state(reservation_id=reservation_id,
-                                                      organization_id=organization_id)))
+        return deposits.deposit_state(reservation_id=reservation_id, organization_id=organization_id)
 
-    def on_post_confirm(self, req, resp, reservation_id: str) -> None:
-        """Confirm the single deposit.
-        ---
-        summary: Confirm the files of the slots (preflights) and the faces reused; creates the draft order
-        description: >
-          Refused with 400 VALIDATION_ERROR (details `zoneId`, `faceIndex`) for a zone outside the configuration,
-          more files than faces, a reuse above the zone's capacity, or a face with neither a file nor a reuse.
-          Quantities come from the configuration. Everything reused: no order, deposit `in_stock`. Otherwise a
-          draft order and deposit `in_review`, until an admin releases it. Replaces a previous deposit still open.
-        tags: [deposit]
-        requestBody:
-          content:
-            application/json:
-              schema: DepositConfirmIn
-        responses:
-          200:
-            description: the deposit
-            content:
-              application/json:
-                schema: DepositOutEnvelope
-        """
+    @operation(
+        "Confirm the files of the slots (preflights) and the faces reused; creates the draft order",
+        description=(
+            "Refused with 400 VALIDATION_ERROR (details `zoneId`, `faceIndex`) for a zone outside the "
+            "configuration, more files than faces, a reuse above the zone's capacity, or a face with "
+            "neither a file nor a reuse. Quantities come from the configuration. Everything reused: "
+            "no order, deposit `in_stock`. Otherwise a draft order and deposit `in_review`, until an "
+            "admin releases it. Replaces a previous deposit still open."
+        ),
+        tags=("deposit",),
+        body=DepositConfirmIn,
+        answer=DepositOut,
+        answer_description="the deposit",
+    )
+    def on_post_confirm(self, req, resp, reservation_id: str, body: dict) -> deposits.DepositState:
         organization_id = acting_organization(req, "industrial")
-        body = load(req, DepositConfirmIn())
-        state = deposits.confirm_deposit(
+        return deposits.confirm_deposit(
             reservation_id=reservation_id, organization_id=organization_id,
             confirmed_files=slots(body["confirmedFiles"]), reuse=slots(body["reuse"]),
             default_printer_organization_id=self.default_printer,
         )
-        send(resp, deposit_out(state))
 
-    def on_patch_support(self, req, resp, reservation_id: str) -> None:
-        """Declare the supports in stock.
-        ---
-        summary: "`inStock: true`: every face of the furniture is already in stock (no order); false withdraws it"
-        description: >
-          The reused faces are derived from the furniture configuration. 409 PRINT_CONFIGURATION_UNAVAILABLE when
-          the furniture has no printable zone; 409 CONFLICT when the deposit is closed.
-        tags: [deposit]
-        requestBody:
-          content:
-            application/json:
-              schema: PrintSupportIn
-        responses:
-          200:
-            description: the deposit
-            content:
-              application/json:
-                schema: DepositOutEnvelope
-        """
+    @operation(
+        "`inStock: true`: every face of the furniture is already in stock (no order); false withdraws it",
+        description=(
+            "The reused faces are derived from the furniture configuration. 409 "
+            "PRINT_CONFIGURATION_UNAVAILABLE when the furniture has no printable zone; 409 CONFLICT "
+            "when the deposit is closed."
+        ),
+        tags=("deposit",),
+        body=PrintSupportIn,
+        answer=DepositOut,
+        answer_description="the deposit",
+    )
+    def on_patch_support(self, req, resp, reservation_id: str, body: dict) -> deposits.DepositState:
         organization_id = acting_organization(req, "industrial")
-        body = load(req, PrintSupportIn())
-        state = deposits.declare_print_support(
+        return deposits.declare_print_support(
             reservation_id=reservation_id, organization_id=organization_id, in_stock=body["inStock"],
             default_printer_organization_id=self.default_printer,
         )
-        send(resp, deposit_out(state))
 
 
 class Impressions:
-    def on_get(self, req, resp) -> None:
-        """The industrial's impressions.
-        ---
-        summary: Approved reservations with their deposit status, active order and batch
-        description: >
-          `printOrderStatus` and `batchCode` come from the latest order that is not cancelled; `route` is the batch
-          wizard of the campaign for a reservation still to deposit with a printable furniture, else its own page;
-          `action` is view_order while the deposit is in review or validated, else manage_print. Filters `campaignId`,
-          `impressionStatus`; sortBy startsAt (default), createdAt, updatedAt, impressionStatus, storeName.
-        tags: [deposit]
-        parameters:
-          - in: query
-            schema: ImpressionsQuery
-        responses:
-          200:
-            description: a page of impressions
-            content:
-              application/json:
-                schema: ImpressionItemPageEnvelope
-        """
+    @operation(
+        "Approved reservations with their deposit status, active order and batch",
+        description=(
+            "`printOrderStatus` and `batchCode` come from the latest order that is not cancelled; "
+            "`route` is the batch wizard of the campaign for a reservation still to deposit with a "
+            "printable furniture, else its own page; `action` is view_order while the deposit is in "
+            "review or validated, else manage_print. Filters `campaignId`, `impressionStatus`; sortBy "
+            "startsAt (default), createdAt, updatedAt, impressionStatus, storeName."
+        ),
+        tags=("deposit",),
+        query=ImpressionsQuery,
+        answer=ImpressionItemPage,
+        answer_description="a page of impressions",
+    )
+    def on_get(self, req, resp, query: dict):
         organization_id = acting_organization(req, "industrial")
-        query = ImpressionsQuery().load(req.params)
-        page = impressions.impressions(organization_id=organization_id, params=ListParams.from_query(query),
+        return impressions.impressions(organization_id=organization_id, params=ListParams.from_query(query),
                                        campaign_id=query["campaignId"], impression_status=query["impressionStatus"])
-        send(resp, page.as_dict(impression_item_out))
 
-    def on_get_item(self, req, resp, reservation_id: str) -> None:
-        """One impression (the single deposit page).
-        ---
-        summary: The impression of one reservation with its deposit
-        tags: [deposit]
-        responses:
-          200:
-            description: the impression and its deposit
-            content:
-              application/json:
-                schema: ImpressionDetailOutEnvelope
-        """
+    @operation(
+        "The impression of one reservation with its deposit",
+        tags=("deposit",),
+        answer=ImpressionDetailOut,
+        answer_description="the impression and its deposit",
+    )
+    def on_get_item(self, req, resp, reservation_id: str) -> deposits.ImpressionDetail:
         organization_id = acting_organization(req, "industrial")
-        item = impressions.impression(organization_id=organization_id, reservation_id=reservation_id)
-        if item is None:
-            raise NotFound("reservation not found")
-        state = deposits.deposit_state(reservation_id=reservation_id, organization_id=organization_id)
-        send(resp, {**impression_item_out(item), "deposit": deposit_out(state)})
+        return deposits.impression_detail(organization_id=organization_id, reservation_id=reservation_id)
 
 
 def routes(deps) -> list[Route]:

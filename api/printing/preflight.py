@@ -1,8 +1,9 @@
 """Reading a preflight request, shared by the single-deposit and the batch routes.
 
-JSON names a visual of the library (`PreflightFromAssetIn`); multipart carries `zoneId`,
-`faceIndex`, then the `file`, which goes to the library once the caller's `check_slot` has
-accepted the slot (so a refused slot stores nothing).
+JSON names a visual of the library (`PreflightFromAssetIn`, loaded by the operation's
+declaration); multipart (`PreflightUpload`) carries `zoneId`, `faceIndex`, then the `file`, which
+goes to the library once the caller's `check_slot` has accepted the slot (so a refused slot
+stores nothing).
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from api.requests import is_json, load, multipart_file
+from api.requests import multipart_file
 from backend.errors import ValidationError
 from backend.printing import assets
-from schemas.printing.deposits import PreflightFromAssetIn
 
 
 class PreflightSlot(NamedTuple):
@@ -35,12 +35,12 @@ def face_index_text(text: str | None) -> int | None:
     return value
 
 
-def read_preflight(req, *, storage, organization_id: str, user_id: str, max_file_bytes: int,
+def read_preflight(req, body: dict | None, *, storage, organization_id: str, user_id: str, max_file_bytes: int,
                    check_slot: Callable[[str, int | None], None]) -> PreflightSlot:
-    """The slot and the visual of a preflight request; a multipart file is stored in the library
-    after `check_slot(zone_id, face_index)` has accepted the slot."""
-    if is_json(req):
-        body = load(req, PreflightFromAssetIn())
+    """The slot and the visual of a preflight request: the JSON `body`, or (None) the multipart
+    parts, whose file is stored in the library after `check_slot(zone_id, face_index)` has
+    accepted the slot."""
+    if body is not None:
         return PreflightSlot(body["zoneId"], body["faceIndex"], body["assetId"])
     texts, part = multipart_file(req, ("zoneId", "faceIndex"))
     zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))

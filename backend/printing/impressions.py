@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from peewee import JOIN, fn
 
@@ -20,8 +21,15 @@ from backend.printing.models import ImpressionStatus, PrintOrder, PrintOrderBatc
 from backend.printing.status import PrintOrderStatus
 
 DEPOSIT_RESERVATION_STATUSES = (ReservationStatus.APPROVED, ReservationStatus.COMPLETED)
-VIEW_ORDER = ("view_order", "Voir la commande")
-MANAGE_PRINT = ("manage_print", "Gérer l'impression")
+
+
+class Action(NamedTuple):
+    code: str
+    label: str
+
+
+VIEW_ORDER = Action("view_order", "Voir la commande")
+MANAGE_PRINT = Action("manage_print", "Gérer l'impression")
 
 
 @dataclass(frozen=True)
@@ -100,7 +108,7 @@ class ImpressionItem:
         return self.reservation.printable_zone_count
 
     @property
-    def action(self) -> tuple[str, str]:
+    def action(self) -> Action:
         """Spec B rule 8: view the order while it is reviewed or validated, else manage the print."""
         return VIEW_ORDER if self.impression_status in ("in_review", "validated") else MANAGE_PRINT
 
