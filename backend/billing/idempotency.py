@@ -24,17 +24,14 @@ from datetime import timedelta
 from peewee import IntegrityError
 
 from backend import clock
+from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord
 from backend.db import transaction
-from backend.errors import Conflict, DomainError, ValidationError
+from backend.errors import Conflict, ValidationError
 
 TTL = timedelta(hours=24)
 STALE_CLAIM_SECONDS = 300
 MAX_KEY_LENGTH = 255
-
-
-class IdempotencyKeyReused(DomainError):
-    code = "IDEMPOTENCY_KEY_REUSED"
 
 
 def fingerprint(method: str, path: str, body: dict) -> str:
