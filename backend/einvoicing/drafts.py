@@ -7,19 +7,21 @@ before the write, so two concurrent hooks for one invoice make one transmission.
 records its dispatch in the outbox, in the same transaction.
 
 Only a domestic flow is transmitted: for `eu_intra_b2b` and `export_b2b` (e-reporting) no draft
-is made and the answer is `(None, False)`.
+is made (the invoice is recorded as skipped, for the reconciliation) and the answer is
+`(None, False)`.
 """
 
 from __future__ import annotations
 
-from backend import clock
+from backend import clock, outbox
 from backend.db import transaction
 from backend.einvoicing.flow_types import requires_transmission
-from backend.einvoicing.models import Transmission, idempotency_key
+from backend.einvoicing.models import Transmission, TransmissionSkip, idempotency_key
 from backend.einvoicing.status import DocumentKind, FlowType
 from backend.logs import log_event
 
 SCOPE = "billing.einvoicing"
+DISPATCH_ACTOR = "dispatch_einvoice_transmission"  # actors/einvoicing.py
 
 
 def create_transmission_draft(
@@ -46,6 +48,9 @@ def create_transmission_draft(
     if amount_incl_tax_cents < 0:
         raise ValueError("amount_incl_tax_cents is never negative (a credit note carries positive amounts)")
     if not requires_transmission(flow):
+        # Recorded, so the reconciliation does not count the invoice as missing its transmission.
+        TransmissionSkip.insert(invoice_number=invoice_number, flow_type=flow.value, reason="e_reporting_flow",
+                                created_at=clock.now()).on_conflict_ignore().execute()
         log_event(f"{SCOPE}.transmission_draft_skipped", "no transmission for an e-reporting flow",
                   invoiceNumber=invoice_number, flowType=flow.value, reason="e_reporting_flow")
         return None, False
@@ -64,6 +69,9 @@ def create_transmission_draft(
             .execute()
         )
         transmission = Transmission.get(Transmission.idempotency_key == key)
+        if inserted:
+            # The dispatch, sent to its actor once this transaction commits.
+            outbox.enqueue(DISPATCH_ACTOR, transmission.id)
     log_event(f"{SCOPE}.transmission_draft_created", "transmission draft created" if inserted
               else "transmission draft already exists", transmissionId=transmission.id,
               invoiceNumber=invoice_number, documentKind=kind.value, flowType=flow.value,

@@ -65,3 +65,34 @@ class TransmissionEvent(BaseModel):
 
     class Meta:
         table_name = "einvoice_transmission_event"
+
+
+class TransmissionSkip(BaseModel):
+    """An invoice deliberately given no transmission (an e-reporting flow), migration 086."""
+
+    invoice_number = CharField(max_length=80, primary_key=True)
+    flow_type = status_field(FlowType)
+    reason = CharField(max_length=40)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "einvoice_transmission_skip"
+
+
+class PollingPass(BaseModel):
+    """One polling pass and its counters (migration 086); at most one is `running`."""
+
+    id = BigAutoField()
+    started_at = DateTimeTZField()
+    finished_at = DateTimeTZField(null=True)
+    outcome = CharField(max_length=20, default="running")
+    loaded = IntegerField(default=0)
+    acknowledged = IntegerField(default=0)
+    rejected = IntegerField(default=0)
+    sent = IntegerField(default=0)
+    unchanged = IntegerField(default=0)
+    failed = IntegerField(default=0)
+    errors = IntegerField(default=0)
+
+    class Meta:
+        table_name = "einvoicing_polling_pass"
