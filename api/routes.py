@@ -63,9 +63,15 @@ def printing_routes(deps) -> list[Route]:
             *printer_orders.routes(deps), *printer_batches.routes(deps), *admin.routes(deps)]
 
 
+def einvoicing_routes(deps) -> list[Route]:
+    from api.einvoicing import admin, webhook
+
+    return [*webhook.routes(deps), *admin.routes(deps)]
+
+
 def all_routes(deps) -> list[Route]:
     from api.documents import templates
 
     return [*operations_routes(deps), *onboarding_routes(deps),
             *identity_routes(deps), *templates.routes(deps), *printing_routes(deps),
-            *marketplace_routes(deps)]
+            *marketplace_routes(deps), *einvoicing_routes(deps)]
