@@ -1,6 +1,7 @@
 """Polling (Specification C): a pass loads up to `PASS_SIZE` transmissions in `sent` or
 `dispatching`, the least recently synced first, and resyncs each; an error on one is counted and
-logged, never propagated, and the pass goes on.
+logged, never propagated, and the pass goes on. A `dispatching` one is taken only once its claim
+has expired (its worker died): it is dispatched again, which searches the operator first.
 
 API.md, "Intervals in milliseconds": a periodiq job runs every minute and starts a pass only when
 `EINVOICING_POLLING_INTERVAL_MS` has elapsed since the start of the last pass recorded in
@@ -20,7 +21,7 @@ from backend.db import database, transaction
 from backend.einvoicing import lifecycle
 from backend.einvoicing.models import PollingPass, Transmission
 from backend.einvoicing.operator_client import OperatorClient
-from backend.einvoicing.status import IN_FLIGHT, TransmissionStatus
+from backend.einvoicing.status import TransmissionStatus
 from backend.logs import log_event
 from storage import Storage
 
@@ -49,15 +50,19 @@ def start_pass_if_due(interval_ms: int) -> PollingPass | None:
 def run_pass(polling_pass: PollingPass, *, client: OperatorClient, storage: Storage,
              test_mode: bool = False) -> dict[str, int]:
     """Resync up to `PASS_SIZE` in-flight transmissions; returns (and records, and logs) the counters."""
+    # A `dispatching` transmission whose claim is fresh is being posted by its worker: asking the
+    # operator about it now would only cost a call. One whose claim expired is dispatched again.
+    stale_claim = clock.now() - lifecycle.DISPATCH_LEASE
     ids = [row.id for row in Transmission.select(Transmission.id)
-           .where(Transmission.status.in_(list(IN_FLIGHT)))
+           .where((Transmission.status == S.SENT)
+                  | ((Transmission.status == S.DISPATCHING) & (Transmission.dispatch_claimed_at < stale_claim)))
            .order_by(Transmission.last_synced_at.asc(nulls="first"), Transmission.created_at)
            .limit(PASS_SIZE)]
     counters: Counter[str] = Counter(loaded=len(ids))
     for transmission_id in ids:
         try:
             before = Transmission.get_by_id(transmission_id)
-            if before.status == S.DISPATCHING and _claim_expired(before):
+            if before.status == S.DISPATCHING:
                 # Its dispatcher died: dispatch again (it searches the operator before posting).
                 after = lifecycle.dispatch(transmission_id, client=client, storage=storage, test_mode=test_mode,
                                            sources=(), trigger="poll")
@@ -90,11 +95,6 @@ def poll_if_due(*, interval_ms: int, client: OperatorClient, storage: Storage,
             PollingPass.update(outcome="abandoned", finished_at=clock.now()).where(
                 PollingPass.id == polling_pass.id, PollingPass.outcome == "running").execute()
         raise
-
-
-def _claim_expired(transmission: Transmission) -> bool:
-    claimed = transmission.dispatch_claimed_at
-    return claimed is None or claimed < clock.now() - lifecycle.DISPATCH_LEASE
 
 
 def _outcome(before: str, after: str) -> str:

@@ -16,8 +16,6 @@ class TransmissionStatus(StrEnum):
 
 
 TERMINAL = frozenset({TransmissionStatus.ACKNOWLEDGED, TransmissionStatus.REJECTED, TransmissionStatus.CANCELLED})
-# Where the polling pass looks: the operator may know something we do not.
-IN_FLIGHT = (TransmissionStatus.SENT, TransmissionStatus.DISPATCHING)
 # Where an admin retry starts (spec C, runbook).
 RETRYABLE = (TransmissionStatus.FAILED, TransmissionStatus.PENDING_DISPATCH)
 

@@ -60,7 +60,12 @@ def test_a_pass_resyncs_sent_and_dispatching_transmissions_and_counts(issue, ope
     operator.faults(lost_answers=1, unavailable_searches=3)
     operator_client_without_search = lifecycle.dispatch(lost.id, client=operator_client, storage=storage)
     assert operator_client_without_search.status == "failed"
-    Transmission.update(status="dispatching").where(Transmission.id == lost.id).execute()
+    # Its worker died an hour ago, the claim expired; another is being dispatched right now.
+    Transmission.update(status="dispatching", dispatch_claimed_at=clock.now() - timedelta(hours=1)).where(
+        Transmission.id == lost.id).execute()
+    in_progress = issue()
+    Transmission.update(status="dispatching", dispatch_claimed_at=clock.now()).where(
+        Transmission.id == in_progress.id).execute()
     never_dispatched = issue()  # pending_dispatch: not the poll's business
 
     polling_pass = polling.start_pass_if_due(1)
@@ -71,6 +76,8 @@ def test_a_pass_resyncs_sent_and_dispatching_transmissions_and_counts(issue, ope
     assert Transmission.get_by_id(lost.id).status == "sent"
     assert Transmission.get_by_id(never_dispatched.id).status == "pending_dispatch"
     assert len(operator.flows(lost.invoice_number)) == 1
+    assert Transmission.get_by_id(in_progress.id).status == "dispatching"
+    assert operator.flows(in_progress.invoice_number) == []
     recorded = PollingPass.get_by_id(polling_pass.id)
     assert (recorded.outcome, recorded.acknowledged, recorded.loaded) == ("completed", 1, 4)
     assert any(line["scope"] == "einvoicing.polling.pass" and line["acknowledged"] == 1 for line in log_lines())
