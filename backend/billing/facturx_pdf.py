@@ -67,7 +67,8 @@ def embed_facturx(pdf: bytes, xml: bytes, *, moment: dt.datetime) -> bytes:
             info = document.trailer.Info = document.make_indirect(pikepdf.Dictionary())
         info.CreationDate = info.ModDate = pikepdf.String(_pdf_date(moment))
         out = io.BytesIO()
-        document.save(out, deterministic_id=True, fix_metadata_version=False)
+        document.save(out, deterministic_id=True, fix_metadata_version=False,
+                      stream_decode_level=pikepdf.StreamDecodeLevel.none)  # pass weasyprint's streams through
         return out.getvalue()
 
 
@@ -90,42 +91,26 @@ def _attach(document: pikepdf.Pdf, xml: bytes, moment: dt.datetime) -> pikepdf.O
 
 
 def _write_xmp(document: pikepdf.Pdf, moment: dt.datetime) -> None:
-    """weasyprint's XMP packet (PDF/A identification, producer, title) plus the Factur-X parts."""
+    """weasyprint's XMP packet (PDF/A identification, producer, title) with the Factur-X
+    descriptions added before its closing `</rdf:RDF>`; a packet of our own when there is none."""
     existing = document.Root.get("/Metadata")
-    rdf = None
-    if existing is not None:
-        packet = etree.fromstring(existing.read_bytes(), etree.XMLParser(remove_blank_text=True))
-        rdf = packet.find(f"{{{_NS['rdf']}}}RDF") if packet.tag == f"{{{_NS['x']}}}xmpmeta" else None
-    if rdf is None:
-        packet = etree.Element(f"{{{_NS['x']}}}xmpmeta", nsmap={"x": _NS["x"]})
-        rdf = etree.SubElement(packet, f"{{{_NS['rdf']}}}RDF", nsmap={"rdf": _NS["rdf"]})
-    if not rdf.xpath("rdf:Description/@pdfaid:part", namespaces=_NS):
-        identification = _description(rdf)
-        identification.set(f"{{{_NS['pdfaid']}}}part", "3")
-        identification.set(f"{{{_NS['pdfaid']}}}conformance", "B")
-    timestamp = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    dates = _description(rdf)
-    for name in ("CreateDate", "ModifyDate", "MetadataDate"):
-        _text(dates, "xmp", name, timestamp)
-    _extension_schema(_description(rdf))
-    facturx = _description(rdf)
-    _text(facturx, "fx", "DocumentType", "INVOICE")
-    _text(facturx, "fx", "DocumentFileName", FILENAME)
-    _text(facturx, "fx", "Version", FACTURX_VERSION)
-    _text(facturx, "fx", "ConformanceLevel", CONFORMANCE_LEVEL)
-    etree.cleanup_namespaces(packet, top_nsmap={k: v for k, v in _NS.items() if k != "x"})
-    body = etree.tostring(packet, encoding="UTF-8")
-    xmp = b'<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>\n' + body + b'\n<?xpacket end="w"?>'
-    stream = pikepdf.Stream(document, xmp)
+    packet = existing.read_bytes() if existing is not None else b""
+    if b"pdfaid:part" not in packet or _RDF_END not in packet:
+        packet = _PACKET_START + _PDFA_IDENTIFICATION + _RDF_END + _PACKET_END
+    dates = _DATES.format(timestamp=moment.strftime("%Y-%m-%dT%H:%M:%SZ")).encode("ascii")
+    head, _, tail = packet.rpartition(_RDF_END)
+    stream = pikepdf.Stream(document, head + dates + _FACTURX_DESCRIPTIONS + _RDF_END + tail)
     stream.Type = pikepdf.Name.Metadata
     stream.Subtype = pikepdf.Name.XML
     document.Root.Metadata = document.make_indirect(stream)
 
 
-def _extension_schema(description: etree._Element) -> None:
-    """The PDF/A extension schema description PDF/A-3 requires for the non-standard `fx:` namespace."""
+def _facturx_descriptions() -> bytes:
+    """The PDF/A extension schema description PDF/A-3 requires for the non-standard `fx:`
+    namespace, then the `fx:` properties themselves (built once, at import)."""
+    rdf = etree.Element(f"{{{_NS['rdf']}}}RDF", nsmap=_NS)
     resource = {f"{{{_NS['rdf']}}}parseType": "Resource"}
-    schemas = _element(description, "pdfaExtension", "schemas")
+    schemas = _element(_description(rdf), "pdfaExtension", "schemas")
     schema = _element(_element(schemas, "rdf", "Bag"), "rdf", "li", resource)
     _text(schema, "pdfaSchema", "schema", "Factur-X PDFA Extension Schema")
     _text(schema, "pdfaSchema", "namespaceURI", FX_NAMESPACE)
@@ -137,6 +122,21 @@ def _extension_schema(description: etree._Element) -> None:
         _text(item, "pdfaProperty", "valueType", "Text")
         _text(item, "pdfaProperty", "category", "external")
         _text(item, "pdfaProperty", "description", text)
+    facturx = _description(rdf)
+    _text(facturx, "fx", "DocumentType", "INVOICE")
+    _text(facturx, "fx", "DocumentFileName", FILENAME)
+    _text(facturx, "fx", "Version", FACTURX_VERSION)
+    _text(facturx, "fx", "ConformanceLevel", CONFORMANCE_LEVEL)
+    # Each description declares the namespaces it uses, so it reads the same inside any packet.
+    return b"".join(_standalone(description) for description in rdf)
+
+
+def _standalone(element: etree._Element) -> bytes:
+    used = {_NS_PREFIX[etree.QName(node).namespace] for node in element.iter()}
+    used |= {_NS_PREFIX[etree.QName(name).namespace] for node in element.iter() for name in node.attrib}
+    copy = etree.Element(element.tag, element.attrib, nsmap={prefix: _NS[prefix] for prefix in sorted(used)})
+    copy.extend(child for child in list(element))
+    return etree.tostring(copy, encoding="UTF-8").split(b"?>", 1)[-1].strip()
 
 
 def _description(rdf: etree._Element) -> etree._Element:
@@ -144,11 +144,24 @@ def _description(rdf: etree._Element) -> etree._Element:
 
 
 def _element(parent: etree._Element, prefix: str, name: str, attrib: dict | None = None) -> etree._Element:
-    return etree.SubElement(parent, f"{{{_NS[prefix]}}}{name}", attrib or {}, nsmap={prefix: _NS[prefix]})
+    return etree.SubElement(parent, f"{{{_NS[prefix]}}}{name}", attrib or {})
 
 
 def _text(parent: etree._Element, prefix: str, name: str, value: str) -> None:
     _element(parent, prefix, name).text = value
+
+
+_NS_PREFIX = {uri: prefix for prefix, uri in _NS.items()}
+_RDF_END = b"</rdf:RDF>"
+_PACKET_START = (b'<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>\n'
+                 b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">')
+_PACKET_END = b'</x:xmpmeta>\n<?xpacket end="w"?>'
+_PDFA_IDENTIFICATION = (b'<rdf:Description xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/" rdf:about=""'
+                        b' pdfaid:part="3" pdfaid:conformance="B"/>')
+_DATES = ('<rdf:Description xmlns:xmp="http://ns.adobe.com/xap/1.0/" rdf:about="">'
+          "<xmp:CreateDate>{timestamp}</xmp:CreateDate><xmp:ModifyDate>{timestamp}</xmp:ModifyDate>"
+          "<xmp:MetadataDate>{timestamp}</xmp:MetadataDate></rdf:Description>")
+_FACTURX_DESCRIPTIONS = _facturx_descriptions()
 
 
 def _pdf_date(moment: dt.datetime) -> str:
