@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 import falcon
 import swagger_ui_bundle
 
-from api import errors
+from api import errors, openapi
+from api.access import Route
 from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RequestId
 from api.policy import Policy
 from api.ratelimit import RateLimiter
-from api.routes import Route, all_routes
+from api.routes import all_routes
 from api.telemetry import Telemetry
 from backend.config import Config
 from backend.runtime import boot
@@ -61,5 +62,6 @@ def create_app(config: Config | None = None) -> App:
     for route in deps.routes:
         app.add_route(route.path, route.resource, **({"suffix": route.suffix} if route.suffix else {}))
     app.add_static_route("/api/docs/static", swagger_ui_bundle.swagger_ui_path)
+    app.add_sink(openapi.root_redirect, r"^/$")  # `/` leads to the API docs
     app.deps = deps
     return app

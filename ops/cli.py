@@ -122,6 +122,28 @@ def cmd_bench(args) -> int:
     return run_bench(args.scenario, quick=args.quick)
 
 
+def cmd_billing_invoice_pdf(args) -> int:
+    """Write an invoice's Factur-X PDF (generated and stored first when missing)."""
+    import hashlib
+
+    from backend.billing.invoice_pdfs import invoice_pdf
+    from backend.db import database
+    from backend.errors import NotFound
+
+    runtime = _boot("cli")
+    with database.connection_context():
+        try:
+            pdf = invoice_pdf(args.number, storage=runtime.storage, config=runtime.config,
+                              regenerate=args.regenerate)
+        except NotFound as exc:
+            print(f"vitrine billing invoice-pdf: {exc.message}", file=sys.stderr)
+            return 1
+    target = Path(args.output or f"{args.number}.pdf")
+    target.write_bytes(pdf)
+    print(f"{target}: {len(pdf)} bytes, sha256 {hashlib.sha256(pdf).hexdigest()}")
+    return 0
+
+
 def cmd_stop_embedded(args) -> int:
     """Stop the embedded PostgreSQL and Redis of the data directory, unless a live `vitrine dev`
     owns it (never touches `DATABASE_URL` / `REDIS_URL` servers)."""
@@ -217,6 +239,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("stop-embedded", cmd_stop_embedded,
             "stop the embedded PostgreSQL and Redis of the data directory (not while a vitrine dev owns it)")
+
+    billing = command("billing", None, "billing support commands").add_subparsers(
+        dest="billing_command", required=True, metavar="COMMAND", help="a billing command")
+    invoice_pdf = billing.add_parser("invoice-pdf", parents=[common],
+                                     help="write an invoice's Factur-X PDF (regenerated when missing)",
+                                     description="write an invoice's Factur-X PDF (regenerated when missing)")
+    invoice_pdf.add_argument("number", metavar="NUMBER", help="invoice number, e.g. FAC-RES-2026-000001")
+    invoice_pdf.add_argument("-o", "--output", metavar="FILE", help="file to write (default: <NUMBER>.pdf)")
+    invoice_pdf.add_argument("--regenerate", action="store_true", help="render it again (same bytes) before writing")
+    invoice_pdf.set_defaults(func=cmd_billing_invoice_pdf, needs=NEEDS_DATABASE)
 
     bench = command("bench", cmd_bench, "run benchmark scenarios (ops/bench)",
                     epilog=_bench_scenarios(), formatter_class=argparse.RawDescriptionHelpFormatter)

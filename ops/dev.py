@@ -64,6 +64,17 @@ SIMULATORS: list[Simulator] = [
                               "ESIGN_WEBHOOK_SECRET": "whsec_dev_simulator"},
         args=lambda api_url: ["--callback", api_url],
     ),
+    # Test credentials; polling every minute so a transmission reaches `acknowledged` on its own.
+    Simulator(
+        name="odp",
+        module="ops.simulators.odp",
+        offset=2,
+        label="e-invoicing operator simulator",
+        settings=lambda url: {"ODP_BASE_URL": url, "ODP_TOKEN_URL": f"{url}/oauth/token",
+                              "ODP_CLIENT_ID": "odp_dev_client", "ODP_CLIENT_SECRET": "odp_dev_simulator_secret",
+                              "ODP_ENTITY_ID": "ent-dev-platform", "EINVOICING_POLLING_ENABLED": "true",
+                              "EINVOICING_POLLING_INTERVAL_MS": "60000"},
+    ),
 ]
 
 

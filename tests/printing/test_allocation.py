@@ -224,7 +224,7 @@ def test_refusal_messages_count_faces_as_details_face_index_does():
     files = [DepositedFile("fronton", None, "a"), DepositedFile("joues", None, "b"),
              DepositedFile("facade", 0, "c"), DepositedFile("facade", 1, "c")]
     for args, kwargs in (((files,), {"reuse": [Slot("facade", 3)]}),  # faceIndex 2 missing
-                         ((files + [DepositedFile("facade", 9, "c")],), {}),  # no faceIndex 9
+                         (([*files, DepositedFile("facade", 9, "c")],), {}),  # no faceIndex 9
                          ((files,), {"reuse": [Slot("facade", 2), Slot("facade", 7)]})):  # 7 past the last
         with pytest.raises(ValidationError) as refused:
             single(*args, **kwargs)
