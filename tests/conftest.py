@@ -16,6 +16,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No test asserts a duration: hypothesis' per-example deadline would, and fails on a busy machine.
+settings.register_profile("vitrine", deadline=None)
+settings.load_profile("vitrine")
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.identity_fixtures"]
