@@ -73,8 +73,9 @@ def cmd_seed_demo(args) -> int:
 
     with database.connection_context():
         report = seed_demo(only_if_empty=args.if_empty, progress=Progress("seed-demo"))
-        # Rows a seeder wrote and its commit could not hand over are sent now, not at the clock's
-        # next sweep (never, without a clock).
+        # The rows the seeders wrote go to the broker now (the hand-over thread flushed, then any
+        # row it could not hand over swept), not at the clock's next sweep (never, without a clock).
+        outbox.flush()
         outbox.sweep(older_than_seconds=0)
     print(report)
     return 0
@@ -99,20 +100,22 @@ def cmd_queues(args) -> int:
     import actors  # noqa: F401  (boots and sets up the broker)
     from actors.broker import queue_sizes, setup_broker
     from backend.db import database
-    from backend.outbox import unsent_count
+    from backend.outbox import backlog
     from backend.runtime import current_runtime
 
     broker = setup_broker(current_runtime().config)
     rows = queue_sizes(broker)
     with database.connection_context():
-        unsent = unsent_count()
+        figures = backlog()
     if args.json:
-        print(json.dumps({"queues": rows, "outboxUnsent": unsent}))
+        print(json.dumps({"queues": rows, "outboxUnsent": figures["unsent"], "outbox": figures}))
         return 0
     print(f"{'queue':<14}{'messages':>10}{'delayed':>10}{'dead':>8}")
     for row in rows:
         print(f"{row['queue']:<14}{row['messages']:>10}{row['delayed']:>10}{row['dead']:>8}")
-    print(f"outbox rows not yet sent: {unsent}")
+    print(f"outbox rows not yet sent: {figures['unsent']}")
+    print(f"outbox rows handed over, not done: {figures['notDone']}"
+          f" (oldest {figures['oldestNotDoneSeconds']:.0f} s); dead: {figures['dead']}")
     return 0
 
 
