@@ -74,6 +74,8 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
     for status, schema, description in declared.other_answers:
         operation["responses"][str(status)] = {
             "description": description, "content": {"application/json": {"schema": enveloped(schema)}}}
+    for status, description in declared.errors:
+        operation["responses"][str(status)] = {**ERROR_ANSWER, "description": description}
     return operation
 
 

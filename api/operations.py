@@ -52,6 +52,7 @@ class Operation:
     other_answers: tuple[tuple[int, type[Schema], str], ...] = ()
     produces: tuple[str, ...] = ()
     answer_description: str = "ok"
+    errors: tuple[tuple[int, str], ...] = ()
 
     @functools.cached_property
     def body_schema(self) -> Schema | None:
@@ -97,10 +98,12 @@ def operation(
     other_answers: Mapping[int, type[Schema] | tuple[type[Schema], str]] | None = None,
     produces: tuple[str, ...] | str = (),
     answer_description: str = "ok",
+    errors: Mapping[int, str] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Declare a responder's operation (see the module docstring). `other_answers`: the other
     success statuses the responder may return with `Answer`, each with its schema (and, in a
-    tuple, its description)."""
+    tuple, its description). `errors`: the error statuses worth naming, with what they mean (every
+    error has the `ErrorOut` envelope; the others are the document's `default`)."""
     others = tuple(
         (code, *(schema if isinstance(schema, tuple) else (schema, answer_description)))
         for code, schema in (other_answers or {}).items()
@@ -109,7 +112,7 @@ def operation(
         summary=summary, description=description, tags=tuple(tags), body=body, upload=upload, query=query,
         answer=answer, status=status, other_answers=others,
         produces=(produces,) if isinstance(produces, str) else tuple(produces),
-        answer_description=answer_description,
+        answer_description=answer_description, errors=tuple((errors or {}).items()),
     )
     if declared.answer is None and not declared.produces:
         raise TypeError(f"{summary!r}: declare the answer schema, or `produces` for a raw answer")
