@@ -14,6 +14,7 @@ from api.ratelimit import RateLimiter
 from api.routes import Route, all_routes
 from api.telemetry import Telemetry
 from backend.config import Config
+from backend.onboarding.provider import SignatureProvider
 from backend.runtime import boot
 from storage import Storage
 
@@ -24,6 +25,7 @@ class Deps:
 
     config: Config
     storage: Storage
+    esign: SignatureProvider
     telemetry: Telemetry
     limiter: RateLimiter
     routes: list[Route] = field(default_factory=list)
@@ -35,13 +37,15 @@ class App(falcon.App):
     deps: Deps
 
 
-def create_app(config: Config | None = None) -> App:
-    runtime = boot(config, role="web")
+def create_app(config: Config | None = None, **clients) -> App:
+    """The app of `config`; `clients` given by name replace those boot builds (tests)."""
+    runtime = boot(config, role="web", **clients)
     import actors  # noqa: F401  (the broker the outbox hands committed work to)
 
     deps = Deps(
         config=runtime.config,
         storage=runtime.storage,
+        esign=runtime.esign,
         telemetry=Telemetry(),
         limiter=RateLimiter(runtime.config.rate_limit_storage_url),
     )

@@ -15,7 +15,6 @@ from backend.identity.permissions import KYB_REVIEW
 from backend.listing import ListParams
 from backend.onboarding import documents as signed_documents
 from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision, verification_overrides
-from backend.onboarding.provider import current_provider
 from schemas.onboarding.envelopes import (
     KybDocumentOut,
     KybReviewIn,
@@ -42,8 +41,8 @@ def _envelope_out(envelope, documents) -> dict | None:
 
 
 class Onboarding:
-    def __init__(self, storage) -> None:
-        self.storage = storage
+    def __init__(self, storage, esign) -> None:
+        self.storage, self.esign = storage, esign
 
     def on_get(self, req, resp, organization_id: str) -> None:
         """The organization's latest onboarding envelope and its KYB status (members and admins).
@@ -58,7 +57,8 @@ class Onboarding:
         """
         query = OnboardingQuery().load(dict(req.params))
         organization, envelope, documents = envelopes.onboarding_state(
-            principal=req.context.principal, organization_id=organization_id, reconcile=query["reconcile"])
+            principal=req.context.principal, organization_id=organization_id, reconcile=query["reconcile"],
+            provider=self.esign)
         send(resp, {"signatureRequest": _envelope_out(envelope, documents), "kybStatus": organization.kyb_status})
 
     def on_post_start(self, req, resp, organization_id: str) -> None:
@@ -145,6 +145,9 @@ class KybDocuments:
 
 
 class AdminSignatureRequests:
+    def __init__(self, esign) -> None:
+        self.esign = esign
+
     def on_get(self, req, resp) -> None:
         """Onboarding envelopes of every organization (server-paginated).
         ---
@@ -175,7 +178,7 @@ class AdminSignatureRequests:
         body = load(req, RelaunchIn())
         send(resp, supervision.relaunch_envelopes(
             signature_request_ids=body["signatureRequestIds"], statuses=body["statuses"],
-            actor_user_id=req.context.principal.user_id, provider=current_provider()))
+            actor_user_id=req.context.principal.user_id, provider=self.esign))
 
 
 class AdminPendingApprovals:
@@ -244,6 +247,9 @@ class AdminVerificationOverrides:
 
 
 class AdminOrganizationOnboarding:
+    def __init__(self, esign) -> None:
+        self.esign = esign
+
     def on_post_review(self, req, resp, organization_id: str) -> None:
         """Approve or reject the organization's KYB (audited as kyb.company.reviewed).
         ---
@@ -272,14 +278,14 @@ class AdminOrganizationOnboarding:
         """
         send(resp, supervision.reset_onboarding(organization_id=organization_id,
                                                 actor_user_id=req.context.principal.user_id,
-                                                provider=current_provider()))
+                                                provider=self.esign))
 
 
 def routes(deps) -> list[Route]:
     # The workspace routing of identity asks onboarding whether an envelope is pending.
     workspace.set_onboarding_pending_check(envelopes.has_pending_envelope)
-    organization, admin_envelopes = Onboarding(deps.storage), AdminSignatureRequests()
-    admin_organization, overrides = AdminOrganizationOnboarding(), AdminVerificationOverrides()
+    organization, admin_envelopes = Onboarding(deps.storage, deps.esign), AdminSignatureRequests(deps.esign)
+    admin_organization, overrides = AdminOrganizationOnboarding(deps.esign), AdminVerificationOverrides()
     base = "/api/organizations/{organization_id}/onboarding"
     admin_base = "/api/admin/organizations/{organization_id}"
     return [

@@ -167,10 +167,8 @@ def render_pdf(entry: CatalogEntry, content: str, style_css: str, context: dict,
         raise
 
 
-def render_document(template_key: str, context: dict, *, storage: Storage | None = None,
-                    config: Config | None = None) -> bytes:
+def render_document(template_key: str, context: dict, *, storage: Storage, config: Config | None) -> bytes:
     """The PDF of the current published version of `template_key`, with the published style."""
-    storage, config = _dependencies(storage, config)
     entry = catalog_entry(template_key)
     current = versions.require_current_version(template_key, versions.Kind.MARKDOWN)
     return render_pdf(entry, versions.read_content(storage, current), _style_css(storage, draft=False), context,
@@ -204,17 +202,8 @@ def _style_css(storage: Storage, *, draft: bool) -> str:
 
 
 def store_document(template_key: str, context: dict, *, storage_context: str, storage_key: str,
-                   storage: Storage | None = None, config: Config | None = None):
+                   storage: Storage, config: Config | None):
     """Render, then store in one write: on any failure nothing is stored."""
-    storage, config = _dependencies(storage, config)
     pdf = render_document(template_key, context, storage=storage, config=config)
     return storage.put_bytes(storage_context, storage_key, pdf, "application/pdf")
 
-
-def _dependencies(storage: Storage | None, config: Config | None) -> tuple[Storage, Config | None]:
-    if storage is not None:
-        return storage, config
-    from backend.runtime import current_runtime  # actors run in a booted process
-
-    runtime = current_runtime()
-    return runtime.storage, config or runtime.config
