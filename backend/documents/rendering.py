@@ -17,8 +17,9 @@ from markdown_it import MarkdownIt
 
 from backend.config import Config
 from backend.documents import sandbox, versions
-from backend.documents.catalog import FRAME_KEYS, PDF_STYLE_KEY, CatalogEntry, catalog_entry, default_style
+from backend.documents.catalog import PDF_STYLE_KEY, CatalogEntry, catalog_entry, default_style
 from backend.documents.formatting import prepare_variables, type_problem
+from backend.documents.sandbox import FRAME_KEYS
 from backend.errors import DomainError, NotFound, ValidationError
 from backend.logs import log_event
 from storage import Storage

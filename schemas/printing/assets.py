@@ -5,8 +5,8 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from backend.clock import iso
+from backend.files import ACCEPTED_TYPES
 from backend.printing.assets import SORTS
-from backend.printing.files import ACCEPTED_TYPES
 from backend.printing.models import PrintAsset
 from schemas.common import PageQuery
 
