@@ -15,6 +15,7 @@ from api.ratelimit import RateLimiter
 from api.routes import all_routes
 from api.telemetry import Telemetry
 from backend.config import Config
+from backend.einvoicing.operator_client import OperatorClient
 from backend.onboarding.provider import SignatureProvider
 from backend.runtime import boot
 from storage import Storage
@@ -27,6 +28,7 @@ class Deps:
     config: Config
     storage: Storage
     esign: SignatureProvider
+    operator: OperatorClient
     telemetry: Telemetry
     limiter: RateLimiter
     routes: list[Route] = field(default_factory=list)
@@ -47,6 +49,7 @@ def create_app(config: Config | None = None, **clients) -> App:
         config=runtime.config,
         storage=runtime.storage,
         esign=runtime.esign,
+        operator=runtime.operator,
         telemetry=Telemetry(),
         limiter=RateLimiter(runtime.config.rate_limit_storage_url),
     )

@@ -3,7 +3,7 @@
 The composition root of the back end. Each process boots once (`boot`): it reads the
 configuration, sets up logs and the database pool, applies the process-wide settings of a few
 helpers (password-hashing costs, the base of e-mail links), and builds every external client
-once: object storage, the e-signature provider, and later the e-invoicing operator. The web
+once: object storage, the e-signature provider, the e-invoicing operator. The web
 (`api.app.create_app` -> `Deps`) and the worker (`actors`, which read `current_runtime()`) hand
 these clients to the services that use them as arguments; no service looks a client up, and no
 module under `backend/` but this one imports `backend.runtime` (an import contract says so).
@@ -11,7 +11,7 @@ module under `backend/` but this one imports `backend.runtime` (an import contra
 Adding a client is one line in `Runtime`, a field whose metadata names the builder that makes it
 from the configuration:
 
-    operator: OperatorClient = field(metadata=built_by(OperatorClient.from_config))
+    archive: ArchiveClient = field(metadata=built_by(ArchiveClient.from_config))
 
 `boot(config, role=..., esign=fake)` takes a ready-made client instead of building one (tests
 hand in simulator-backed or fake clients this way; `create_app(config, esign=fake)` passes them on).
@@ -25,6 +25,7 @@ from typing import Any
 
 from backend.config import Config, load_config
 from backend.db import init_database
+from backend.einvoicing.operator_client import OperatorClient, build_operator_client
 from backend.email import messages
 from backend.identity import secrets
 from backend.logs import configure_logging, get_logger, register_secrets
@@ -45,6 +46,7 @@ class Runtime:
     config: Config
     storage: Storage = field(metadata=built_by(build_storage))
     esign: SignatureProvider = field(metadata=built_by(EsignClient.from_config))
+    operator: OperatorClient = field(metadata=built_by(build_operator_client))
 
     def clients(self) -> dict[str, Any]:
         """Every external client by field name."""
