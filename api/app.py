@@ -15,6 +15,8 @@ from api.ratelimit import RateLimiter
 from api.routes import all_routes
 from api.telemetry import Telemetry
 from backend.config import Config
+from backend.einvoicing.operator_client import OperatorClient
+from backend.onboarding.provider import SignatureProvider
 from backend.runtime import boot
 from storage import Storage
 
@@ -25,6 +27,8 @@ class Deps:
 
     config: Config
     storage: Storage
+    esign: SignatureProvider
+    operator: OperatorClient
     telemetry: Telemetry
     limiter: RateLimiter
     routes: list[Route] = field(default_factory=list)
@@ -36,13 +40,16 @@ class App(falcon.App):
     deps: Deps
 
 
-def create_app(config: Config | None = None) -> App:
-    runtime = boot(config, role="web")
+def create_app(config: Config | None = None, **clients) -> App:
+    """The app of `config`; `clients` given by name replace those boot builds (tests)."""
+    runtime = boot(config, role="web", **clients)
     import actors  # noqa: F401  (the broker the outbox hands committed work to)
 
     deps = Deps(
         config=runtime.config,
         storage=runtime.storage,
+        esign=runtime.esign,
+        operator=runtime.operator,
         telemetry=Telemetry(),
         limiter=RateLimiter(runtime.config.rate_limit_storage_url),
     )

@@ -7,7 +7,7 @@ from api.access import Route, admin
 from api.responses import send
 from backend.config import Config
 from backend.einvoicing import lifecycle, reconciliation, views
-from backend.einvoicing.operator_client import OperatorClient, build_operator_client
+from backend.einvoicing.operator_client import OperatorClient
 from backend.listing import ListParams
 from schemas.einvoicing.transmissions import (
     TransmissionsQuery,
@@ -141,7 +141,7 @@ class Reconciliation:
 
 
 def routes(deps) -> list[Route]:
-    client = build_operator_client(deps.config)
+    client = deps.operator
     return [
         Route(f"{BASE}/transmissions", Transmissions(), ADMIN),
         Route(f"{BASE}/transmissions/{{transmission_id}}", TransmissionResource(client, deps.storage, deps.config),

@@ -13,7 +13,6 @@ from backend.identity import workspace
 from backend.listing import ListParams
 from backend.onboarding import documents as signed_documents
 from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision, verification_overrides
-from backend.onboarding.provider import current_provider
 from schemas.onboarding.envelopes import (
     KybDocumentData,
     KybDocumentUpload,
@@ -41,8 +40,8 @@ SIGNED_FILES = ["framework_contract", "cgu_acceptance", "sepa_mandate", "delegat
 
 
 class Onboarding:
-    def __init__(self, storage) -> None:
-        self.storage = storage
+    def __init__(self, storage, esign) -> None:
+        self.storage, self.esign = storage, esign
 
     @operation(
         "Onboarding state",
@@ -55,7 +54,8 @@ class Onboarding:
     )
     def on_get(self, req, resp, organization_id: str, query: dict) -> dict:
         organization, envelope, documents = envelopes.onboarding_state(
-            principal=req.context.principal, organization_id=organization_id, reconcile=query["reconcile"])
+            principal=req.context.principal, organization_id=organization_id, reconcile=query["reconcile"],
+            provider=self.esign)
         return {"signatureRequest": signature_request(envelope, documents), "kybStatus": organization.kyb_status}
 
     @operation(
@@ -129,6 +129,9 @@ class KybDocuments:
 
 
 class AdminSignatureRequests:
+    def __init__(self, esign) -> None:
+        self.esign = esign
+
     @operation(
         "List onboarding envelopes",
         description="sortBy is one of createdAt (default), statusChangedAt, status, organizationName.",
@@ -156,7 +159,7 @@ class AdminSignatureRequests:
     def on_post_relaunch(self, req, resp, body: dict) -> dict:
         return supervision.relaunch_envelopes(
             signature_request_ids=body["signatureRequestIds"], statuses=body["statuses"],
-            actor_user_id=req.context.principal.user_id, provider=current_provider())
+            actor_user_id=req.context.principal.user_id, provider=self.esign)
 
 
 class AdminPendingApprovals:
@@ -223,6 +226,9 @@ class AdminVerificationOverrides:
 
 
 class AdminOrganizationOnboarding:
+    def __init__(self, esign) -> None:
+        self.esign = esign
+
     @operation(
         "KYB review",
         description="Approve or reject the organization's KYB (audited as kyb.company.reviewed).",
@@ -249,14 +255,14 @@ class AdminOrganizationOnboarding:
     def on_post_reset(self, req, resp, organization_id: str) -> dict:
         return supervision.reset_onboarding(organization_id=organization_id,
                                             actor_user_id=req.context.principal.user_id,
-                                            provider=current_provider())
+                                            provider=self.esign)
 
 
 def routes(deps) -> list[Route]:
     # The workspace routing of identity asks onboarding whether an envelope is pending.
     workspace.set_onboarding_pending_check(envelopes.has_pending_envelope)
-    organization, admin_envelopes = Onboarding(deps.storage), AdminSignatureRequests()
-    admin_organization, overrides = AdminOrganizationOnboarding(), AdminVerificationOverrides()
+    organization, admin_envelopes = Onboarding(deps.storage, deps.esign), AdminSignatureRequests(deps.esign)
+    admin_organization, overrides = AdminOrganizationOnboarding(deps.esign), AdminVerificationOverrides()
     base = "/api/organizations/{organization_id}/onboarding"
     admin_base = "/api/admin/organizations/{organization_id}"
     return [
