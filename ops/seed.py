@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from backend.billing.demo import seed_demo_billing
 from backend.db import transaction
 from backend.identity.demo import seed_demo_identity
 from backend.marketplace.demo import seed_demo_marketplace
@@ -14,6 +15,7 @@ from backend.printing.demo import seed_demo_printing
 SEEDERS: list[tuple[str, Callable[[], str]]] = [("identity", seed_demo_identity)]
 SEEDERS.append(("marketplace", seed_demo_marketplace))
 SEEDERS.append(("printing", seed_demo_printing))
+SEEDERS.append(("billing", seed_demo_billing))
 
 
 def seed_demo(*, only_if_empty: bool = False) -> str:
