@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from backend.billing.demo import seed_demo_billing
 from backend.db import transaction
 from backend.identity.demo import seed_demo_identity
 from backend.marketplace.demo import seed_demo_marketplace
@@ -18,6 +19,7 @@ SEEDERS.append(("marketplace", lambda runtime: seed_demo_marketplace(
     rate_bps=runtime.config.platform_commission_rate_bps)))
 SEEDERS.append(("printing", lambda runtime: seed_demo_printing(
     storage=runtime.storage, rate=runtime.config.platform_commission_rate_bps)))
+SEEDERS.append(("billing", lambda runtime: seed_demo_billing()))
 
 
 def seed_demo(runtime: Runtime, *, only_if_empty: bool = False) -> str:
