@@ -123,7 +123,8 @@ def test_self_billed_drafts_are_gated(storage, seeded, platform_config, log_line
     no_mandate = run_post_invoice_hook(invoice.id, storage=storage, config=enabled)  # no mandate table yet
     assert no_mandate.skipped == "no_signed_mandate"
     assert transmissions(invoice.number) == []
-    skipped = [line["reason"] for line in log_lines() if line["scope"] == "billing.einvoicing.transmission_draft_skipped"]
+    skipped = [line["reason"] for line in log_lines()
+               if line["scope"] == "billing.einvoicing.transmission_draft_skipped"]
     assert skipped == ["self_billing_disabled", "no_signed_mandate"]
     signed = run_post_invoice_hook(invoice.id, storage=storage, config=enabled,
                                    mandate_signed=lambda organization_id: organization_id == distributor.id)
