@@ -21,7 +21,7 @@ from backend.einvoicing import reconciliation
 from backend.einvoicing.models import Transmission
 from backend.identity.models import BillingProfile
 from storage import StorageError, build_storage
-from tests.billing.facturx_check import check_pdf
+from tests.billing.facturx_check import check_pdf, extract_xml
 from tests.billing.helpers import approved_org
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
@@ -206,3 +206,42 @@ def test_two_concurrent_messages_make_one_transmission(config, platform_config, 
         assert len(transmissions(invoice.number)) == 1
         assert Invoice.get_by_id(invoice.id).pdf_storage_key == f"billing/invoices/{invoice.number}.pdf"
     check_pdf(storage.read_bytes(STORAGE_CONTEXT, f"billing/invoices/{invoice.number}.pdf"))
+
+
+def test_vitrine_billing_invoice_pdf_writes_the_stored_pdf(seeded, platform_config, tmp_path, capsys):
+    from ops.cli import main
+
+    industrial = approved_org("industrial")
+    invoice = issue(InvoiceKind.PLATFORM_SALE, issuer=None, customer=industrial.id, config=platform_config, paid=True)
+    target = tmp_path / "facture.pdf"
+    assert main(["billing", "invoice-pdf", invoice.number, "-o", str(target)]) == 0  # missing: generated first
+    pdf = target.read_bytes()
+    assert f"{target}: {len(pdf)} bytes, sha256 " in capsys.readouterr().out
+    check_pdf(pdf, br_fr=False)  # the CLI's settings carry no platform identity: XSD and EN 16931 rules
+    assert Invoice.get_by_id(invoice.id).pdf_storage_key == f"billing/invoices/{invoice.number}.pdf"
+    again = tmp_path / "again.pdf"
+    assert main(["billing", "invoice-pdf", invoice.number, "-o", str(again), "--regenerate"]) == 0
+    assert again.read_bytes() == pdf
+    assert main(["billing", "invoice-pdf", "FAC-RES-1999-000001", "-o", str(again)]) == 1
+
+
+@pytest.mark.committed
+def test_issuing_an_invoice_runs_the_hook_in_the_worker(config, worker, broker):
+    storage = build_storage(config)
+    with database.connection_context():
+        from backend.documents.seeding import seed_default_versions
+
+        seed_default_versions(storage)
+        industrial = approved_org("industrial")
+        invoice = issue(InvoiceKind.PLATFORM_SALE, issuer=None, customer=industrial.id, config=config, paid=True)
+    deadline = datetime.now(UTC) + timedelta(seconds=120)
+    while datetime.now(UTC) < deadline:
+        with database.connection_context():
+            if transmissions(invoice.number):
+                break
+        threading.Event().wait(0.2)
+    with database.connection_context():
+        assert Invoice.get_by_id(invoice.id).pdf_storage_key == f"billing/invoices/{invoice.number}.pdf"
+        (transmission,) = transmissions(invoice.number)
+        assert transmission.document_pdf_key == f"billing/invoices/{invoice.number}.pdf"
+    extract_xml(storage.read_bytes(STORAGE_CONTEXT, f"billing/invoices/{invoice.number}.pdf"))
