@@ -3,9 +3,8 @@ manual retry and resync. The operator client is built once with the app and pass
 
 from __future__ import annotations
 
-from api.access import admin
+from api.access import Route, admin
 from api.responses import send
-from api.access import Route
 from backend.config import Config
 from backend.einvoicing import lifecycle, reconciliation, views
 from backend.einvoicing.operator_client import OperatorClient, build_operator_client

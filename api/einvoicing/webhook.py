@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from api.access import PUBLIC
+from api.access import PUBLIC, Route
 from api.clientip import client_ip
-from api.access import Route
 from backend.errors import WebhookDeprecated
 from backend.logs import log_event
 
