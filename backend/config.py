@@ -60,6 +60,7 @@ class Config:
     platform_sepa_creditor_id: str | None = None  # ICS printed on the SEPA mandate
 
     platform_commission_rate_bps: int = 2000
+    legacy_deposit_rate_bps: int = 3000  # legacy_mandate: the deposit's share of the store base
     platform_vat_rate_percent: int = 20
     platform_country_code: str = "FR"
     platform_legal_company_name: str | None = None
@@ -174,6 +175,13 @@ def _commission_rate(env: dict[str, str], warnings: list[str]) -> int:
     return value
 
 
+def _bps(env: dict[str, str], name: str, default: int) -> int:
+    value = _int(env, name, default, minimum=0)
+    if value > 10_000:
+        raise ConfigError(f"{name} must be within [0, 10000] basis points, got {value}")
+    return value
+
+
 _PLATFORM_IDENTITY = (
     "PLATFORM_LEGAL_COMPANY_NAME",
     "PLATFORM_LEGAL_SIRET",
@@ -253,6 +261,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         esign_reconcile_after_seconds=_int(env, "ESIGN_RECONCILE_AFTER_SECONDS", 3600, minimum=60),
         platform_sepa_creditor_id=_str(env, "PLATFORM_SEPA_CREDITOR_ID"),
         platform_commission_rate_bps=_commission_rate(env, warnings),
+        legacy_deposit_rate_bps=_bps(env, "LEGACY_DEPOSIT_RATE_BPS", 3000),
         platform_vat_rate_percent=_int(env, "PLATFORM_VAT_RATE_PERCENT", 20, minimum=0),
         platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),
         platform_legal_company_name=_str(env, "PLATFORM_LEGAL_COMPANY_NAME"),
