@@ -245,3 +245,21 @@ def test_issuing_an_invoice_runs_the_hook_in_the_worker(config, worker, broker):
         (transmission,) = transmissions(invoice.number)
         assert transmission.document_pdf_key == f"billing/invoices/{invoice.number}.pdf"
     extract_xml(storage.read_bytes(STORAGE_CONTEXT, f"billing/invoices/{invoice.number}.pdf"))
+
+
+def test_download_answers_the_stored_pdf_after_the_hook_ran(client, storage, seeded, platform_config):
+    from tests.factories import add_member, make_user, signed_in
+
+    industrial = approved_org("industrial")
+    user = make_user()
+    add_member(user, industrial, role="billing")
+    invoice = issue(InvoiceKind.PLATFORM_SALE, issuer=None, customer=industrial.id, config=platform_config, paid=True)
+    path = f"/api/billing/invoices/{invoice.number}/download"
+    before = client.simulate_get(path, headers=signed_in(user, industrial))
+    assert before.status_code == 404 and before.json["error"]["code"] == "BILLING_PDF_NOT_READY"
+    outcome = run_post_invoice_hook(invoice.id, storage=storage, config=platform_config)
+    after = client.simulate_get(path, headers=signed_in(user, industrial))
+    assert after.status_code == 200 and after.headers["content-type"] == "application/pdf"
+    assert "attachment" in after.headers["content-disposition"]
+    assert after.content == storage.read_bytes(STORAGE_CONTEXT, outcome.pdf_storage_key)
+    check_pdf(after.content)
