@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from api.access import admin
 from api.responses import send
-from api.routes import Route
+from api.access import Route
 from backend.config import Config
 from backend.einvoicing import lifecycle, reconciliation, views
 from backend.einvoicing.operator_client import OperatorClient, build_operator_client

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from api.access import PUBLIC
 from api.clientip import client_ip
-from api.routes import Route
+from api.access import Route
 from backend.errors import WebhookDeprecated
 from backend.logs import log_event
 
