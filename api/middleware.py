@@ -65,8 +65,14 @@ class CountRequests:
             self.telemetry.count_request()
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
-        if req.path.startswith("/api") and resp.status_code >= 500:
+        if not req.path.startswith("/api"):
+            return
+        if resp.status_code >= 500:
             self.telemetry.count_error()
+        started = getattr(req.context, "request_started", None)
+        self.telemetry.metrics.observe(route=req.uri_template or "unmatched", method=req.method,
+                                       status=resp.status_code,
+                                       seconds=time.perf_counter() - started if started else 0.0)
 
 
 class RateLimit:
