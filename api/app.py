@@ -9,9 +9,10 @@ import swagger_ui_bundle
 
 from api import errors
 from api.access import Route
-from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RequestId
+from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RefuseNul, RequestId
 from api.policy import Policy
 from api.ratelimit import RateLimiter
+from api.requests import Request
 from api.routes import all_routes
 from api.telemetry import Telemetry
 from backend.config import Config
@@ -54,8 +55,10 @@ def create_app(config: Config | None = None, **clients) -> App:
         limiter=RateLimiter(runtime.config.rate_limit_storage_url),
     )
     app = App(
+        request_type=Request,
         middleware=[
             RequestId(),
+            RefuseNul(),
             CountRequests(deps.telemetry),
             RateLimit(deps.limiter, deps.config.trusted_proxy_count),
             BodyLimit(),
