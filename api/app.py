@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import dramatiq
 import falcon
 import swagger_ui_bundle
 
@@ -32,6 +34,7 @@ class Deps:
     operator: OperatorClient
     telemetry: Telemetry
     limiter: RateLimiter
+    queue_sizes: Callable[[], list[dict]] = list  # per Dramatiq queue: messages, delayed, dead
     routes: list[Route] = field(default_factory=list)
 
 
@@ -45,6 +48,7 @@ def create_app(config: Config | None = None, **clients) -> App:
     """The app of `config`; `clients` given by name replace those boot builds (tests)."""
     runtime = boot(config, role="web", **clients)
     import actors  # noqa: F401  (the broker the outbox hands committed work to)
+    from actors.broker import queue_sizes
 
     deps = Deps(
         config=runtime.config,
@@ -53,6 +57,7 @@ def create_app(config: Config | None = None, **clients) -> App:
         operator=runtime.operator,
         telemetry=Telemetry(),
         limiter=RateLimiter(runtime.config.rate_limit_storage_url),
+        queue_sizes=lambda: queue_sizes(dramatiq.get_broker()),
     )
     app = App(
         request_type=Request,

@@ -11,6 +11,7 @@ e-invoice transmissions by status. `docs/operations.md` lists them with alert su
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -31,7 +32,6 @@ class RequestMetrics:
         self.latency = Histogram("vitrine_http_request_duration_seconds", "API request latency",
                                  ("route", "method"), registry=self.registry,
                                  buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
-        self.registry.register(_StoredFigures())
 
     def observe(self, *, route: str, method: str, status: int, seconds: float) -> None:
         self.requests.labels(route, method, str(status)).inc()
@@ -40,6 +40,9 @@ class RequestMetrics:
 
 class _StoredFigures:
     """Collected at scrape time: what PostgreSQL and Redis say now."""
+
+    def __init__(self, queue_sizes: Callable[[], list[dict]]) -> None:
+        self.queue_sizes = queue_sizes
 
     def collect(self):
         figures = observability.figures()
@@ -60,30 +63,24 @@ class _StoredFigures:
             for value, count in sorted(figures[name].items()):
                 family.add_metric((value,), count)
             yield family
-        yield from _queue_families()
-
-
-def _queue_families():
-    import dramatiq
-
-    from actors.broker import queue_sizes  # the broker this process hands work to
-
-    families = {key: GaugeMetricFamily(f"vitrine_queue_{key}", f"Dramatiq queue {key}", labels=("queue",))
-                for key in ("messages", "delayed", "dead")}
-    for row in queue_sizes(dramatiq.get_broker()):
-        for key, family in families.items():
-            family.add_metric((row["queue"],), row[key])
-    yield from families.values()
+        families = {key: GaugeMetricFamily(f"vitrine_queue_{key}", f"Dramatiq queue {key}", labels=("queue",))
+                    for key in ("messages", "delayed", "dead")}
+        for row in self.queue_sizes():
+            for key, family in families.items():
+                family.add_metric((row["queue"],), row[key])
+        yield from families.values()
 
 
 class Metrics:
-    def __init__(self, metrics: RequestMetrics, token: str | None) -> None:
+    def __init__(self, metrics: RequestMetrics, token: str | None, queue_sizes: Callable[[], list[dict]]) -> None:
         self.metrics, self.token = metrics, token
+        self.stored = CollectorRegistry()
+        self.stored.register(_StoredFigures(queue_sizes))
 
     def on_get(self, req, resp) -> None:
         self._authorize(req)
         resp.content_type = CONTENT_TYPE_LATEST
-        resp.data = generate_latest(self.metrics.registry)
+        resp.data = generate_latest(self.metrics.registry) + generate_latest(self.stored)
 
     def _authorize(self, req) -> None:
         principal = req.context.principal
@@ -100,4 +97,5 @@ class Metrics:
 
 def routes(deps) -> list[Route]:
     # The rule is checked by the resource: an admin session or the bearer token, either one.
-    return [Route("/api/metrics", Metrics(deps.telemetry.metrics, deps.config.metrics_token), PUBLIC)]
+    resource = Metrics(deps.telemetry.metrics, deps.config.metrics_token, deps.queue_sizes)
+    return [Route("/api/metrics", resource, PUBLIC)]
