@@ -8,7 +8,7 @@ import falcon
 import swagger_ui_bundle
 
 from api import errors
-from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RequestId
+from api.middleware import BodyLimit, CanonicalPath, CountRequests, DatabaseSession, RateLimit, RequestId
 from api.policy import Policy
 from api.ratelimit import RateLimiter
 from api.routes import Route, all_routes
@@ -43,10 +43,11 @@ def create_app(config: Config | None = None) -> App:
         config=runtime.config,
         storage=runtime.storage,
         telemetry=Telemetry(),
-        limiter=RateLimiter(runtime.config.rate_limit_storage_url),
+        limiter=RateLimiter(runtime.config.rate_limit_storage_url or runtime.config.redis_url),
     )
     app = App(
         middleware=[
+            CanonicalPath(),
             RequestId(),
             CountRequests(deps.telemetry),
             RateLimit(deps.limiter, deps.config.trusted_proxy_count),

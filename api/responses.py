@@ -7,7 +7,7 @@ import json
 import falcon
 from marshmallow import Schema
 
-from backend.errors import PayloadTooLarge, ValidationError
+from backend.errors import PayloadTooLarge, UnsupportedMediaType, ValidationError
 
 JSON_BODY_LIMIT = 1024 * 1024
 
@@ -26,6 +26,10 @@ def read_json(req: falcon.Request, limit: int = JSON_BODY_LIMIT) -> object:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
     if not raw.strip():
         return None
+    # A browser form (or `fetch` without preflight) can only send text/plain, form or multipart
+    # bodies cross-site: JSON is read only when it says it is JSON.
+    if (req.content_type or "").split(";", 1)[0].strip().lower() != "application/json":
+        raise UnsupportedMediaType("send the body as Content-Type: application/json")
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:

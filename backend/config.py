@@ -34,7 +34,8 @@ class Config:
 
     database_url: str | None = None
     redis_url: str | None = None
-    rate_limit_storage_url: str = "memory://"
+    # None: Redis at REDIS_URL, shared by every web process; `vitrine dev` sets memory:// (one process).
+    rate_limit_storage_url: str | None = None
     trusted_proxy_count: int = 0
     cookie_secure: bool = True
     session_ttl_days: int = 7
@@ -110,7 +111,8 @@ class Config:
             if f.name in SECRET_SETTINGS:
                 (present if value else absent).append(f.name.upper())
             elif f.name in ("database_url", "redis_url", "rate_limit_storage_url"):
-                out[f.name] = _without_password(value) if value else "embedded"
+                out[f.name] = _without_password(value) if value else (
+                    "REDIS_URL" if f.name == "rate_limit_storage_url" else "embedded")
             else:
                 out[f.name] = str(value) if isinstance(value, Path) else value
         out["credentialsPresent"], out["credentialsAbsent"] = present, absent
@@ -231,7 +233,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         log_level=log_level,
         database_url=_str(env, "DATABASE_URL"),
         redis_url=_str(env, "REDIS_URL"),
-        rate_limit_storage_url=_str(env, "RATE_LIMIT_STORAGE_URL", "memory://"),
+        rate_limit_storage_url=_str(env, "RATE_LIMIT_STORAGE_URL"),
         trusted_proxy_count=_int(env, "TRUSTED_PROXY_COUNT", 0, minimum=0),
         cookie_secure=_bool(env, "COOKIE_SECURE", True),
         session_ttl_days=_int(env, "SESSION_TTL_DAYS", 7, minimum=1),
