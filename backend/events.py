@@ -12,11 +12,14 @@ from __future__ import annotations
 from backend import outbox
 
 RESERVATION_APPROVED = "reservation.approved"
+# (organization_id): the billing profile's IBAN changed; the active SEPA mandate no longer covers it.
+ORGANIZATION_IBAN_CHANGED = "organization.iban_changed"
 
 SUBSCRIBERS: dict[str, tuple[str, ...]] = {
     # A passage to `approved` (review or accepted counter-proposal): the approval is logged, the
     # deposit of visuals opens (spec B).
     RESERVATION_APPROVED: ("announce_reservation_approved", "open_print_deposit"),
+    ORGANIZATION_IBAN_CHANGED: (),  # billing subscribes the actor that ends the mandate
 }
 
 

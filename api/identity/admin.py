@@ -8,7 +8,7 @@ from api.responses import load, send
 from api.routes import Route
 from backend.audit import list_security_events
 from backend.email.messages import queue_email
-from backend.identity import admin_users, organizations
+from backend.identity import admin_users, organizations, squatting
 from backend.identity.admin_lists import list_organizations, list_users, organization_for_admin
 from backend.identity.permissions import KYB_REVIEW, PLATFORM_MANAGE
 from backend.listing import ListParams
@@ -21,6 +21,8 @@ from schemas.identity.admin import (
     AdminUsersQuery,
     AdminUserUpdateIn,
     EmailSmokeIn,
+    OrganizationDeleteIn,
+    OrganizationReassignIn,
     SecurityAuditQuery,
     SecurityEventOut,
 )
@@ -133,6 +135,39 @@ class AdminOrganization:
         organization = organization_for_admin(organization_id)
         send(resp, {"organization": AdminOrganizationDetailOut().dump(organization)})
 
+    def on_delete(self, req, resp, organization_id: str) -> None:
+        """Delete a squatted organization (its SIREN taken by someone else); audited.
+        ---
+        summary: Delete an organization (admin, permission kyb.review)
+        tags: [admin]
+        requestBody: {content: {application/json: {schema: OrganizationDeleteIn}}}
+        responses:
+          200: {description: deleted, content: {application/json: {schema: DoneEnvelope}}}
+          404: {description: NOT_FOUND}
+          409: {description: CONFLICT, the organization holds business records (reassign it instead)}
+        """
+        body = load(req, OrganizationDeleteIn())
+        squatting.delete_organization(organization_id=organization_id, note=body["note"],
+                                      actor_user_id=req.context.principal.user_id)
+        send(resp, {"done": True})
+
+    def on_post_reassign(self, req, resp, organization_id: str) -> None:
+        """Hand a squatted organization to its rightful owner: the only member, as manager; the
+        billing profile and KYB status are dropped; audited.
+        ---
+        summary: Reassign an organization (admin, permission kyb.review)
+        tags: [admin]
+        requestBody: {content: {application/json: {schema: OrganizationReassignIn}}}
+        responses:
+          200: {description: the organization, content: {application/json: {schema: AdminOrganizationEnvelope}}}
+          403: {description: FORBIDDEN, the new owner's e-mail address is not verified}
+          404: {description: NOT_FOUND, no such organization or user}
+        """
+        body = load(req, OrganizationReassignIn())
+        squatting.reassign_organization(organization_id=organization_id, user_id=body["userId"],
+                                        note=body["note"], actor_user_id=req.context.principal.user_id)
+        send(resp, {"organization": AdminOrganizationDetailOut().dump(organization_for_admin(organization_id))})
+
 
 class SecurityAudit:
     def on_get(self, req, resp) -> None:
@@ -171,12 +206,14 @@ class EmailSmoke:
 
 
 def routes(deps) -> list[Route]:
-    users = AdminUsers()
+    users, admin_organization = AdminUsers(), AdminOrganization()
     return [
         Route("/api/admin/users", users, admin()),
         Route("/api/admin/users/{user_id}", users, admin(), suffix="item"),
         Route("/api/admin/organizations", AdminOrganizations(), admin()),
-        Route("/api/admin/organizations/{organization_id}", AdminOrganization(), admin(KYB_REVIEW)),
+        Route("/api/admin/organizations/{organization_id}", admin_organization, admin(KYB_REVIEW)),
+        Route("/api/admin/organizations/{organization_id}/reassign", admin_organization, admin(KYB_REVIEW),
+              suffix="reassign"),
         Route("/api/admin/audit/security", SecurityAudit(), admin()),
         Route("/api/notifications/email-smoke", EmailSmoke(), admin(PLATFORM_MANAGE)),
     ]

@@ -213,7 +213,8 @@ class EmailVerification:
           200: {description: verified, content: {application/json: {schema: UserEnvelope}}}
           400: {description: VALIDATION_ERROR with details.reason invalid_token}
         """
-        user = accounts.confirm_email_verification(token=load(req, TokenIn())["token"])
+        user = accounts.confirm_email_verification(token=load(req, TokenIn())["token"],
+                                                   current_session_id=req.context.session_id)
         send(resp, {"user": UserOut().dump(user)})
 
 
