@@ -211,6 +211,11 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     if siret is not None and not (len(siret) == 14 and siret.isdigit()):
         raise ConfigError(f"PLATFORM_LEGAL_SIRET must be 14 digits, got {siret!r}")
 
+    smtp_url = _str(env, "SMTP_URL")
+    if smtp_url is not None and not smtp_url.lower().startswith(("smtp://", "smtps://")):
+        # The message must not repeat the URL: it may hold the SMTP password.
+        raise ConfigError("SMTP_URL must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)")
+
     missing = [name for name in _PLATFORM_IDENTITY if not _str(env, name)]
     if missing:
         warnings.append(
