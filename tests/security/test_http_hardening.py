@@ -4,6 +4,7 @@ CSRF, the client IP behind proxies, and rate limits shared in Redis by default."
 from __future__ import annotations
 
 import uuid
+
 import falcon.testing
 import pytest
 
