@@ -10,7 +10,7 @@ from tests.identity.helpers import cookie_header, cookie_of, last_email, token_i
 VICTIM = "victime@example.com"
 
 
-ATTACKER_PASSWORD = "mot-de-passe-attaquant"  # noqa: S105 (a test value)
+ATTACKER_PASSWORD = "mot-de-passe-attaquant"
 
 
 def _sign_up(client, email=VICTIM, password=ATTACKER_PASSWORD):
