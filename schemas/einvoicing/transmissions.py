@@ -7,8 +7,7 @@ from marshmallow import Schema, fields, pre_load, validate
 from backend.clock import iso
 from backend.einvoicing.models import Transmission, TransmissionEvent
 from backend.einvoicing.status import DocumentKind, FlowType, ProviderStatus, TransmissionStatus
-from schemas.common import PageQuery
-from schemas.common import enveloped, page_of
+from schemas.common import PageQuery, enveloped, page_of
 
 STATUSES = [s.value for s in TransmissionStatus]
 
