@@ -90,6 +90,7 @@ class Config:
 
     default_printer_organization_id: str | None = None
     print_asset_max_bytes: int = 200 * 1024 * 1024
+    upload_quota_bytes: int = 10 * 1024**3  # what one organization may keep in storage (uploads)
     advance_status_concurrency: int = 10
     batch_advance_wait_seconds: int = 20
 
@@ -287,6 +288,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         e2e_test_mode=env.get("E2E_TEST_MODE", "").strip() == "1",
         default_printer_organization_id=_str(env, "DEFAULT_PRINTER_ORGANIZATION_ID"),
         print_asset_max_bytes=_int(env, "PRINT_ASSET_MAX_BYTES", 200 * 1024 * 1024, minimum=1),
+        upload_quota_bytes=_int(env, "UPLOAD_QUOTA_BYTES", 10 * 1024**3, minimum=1),
         advance_status_concurrency=_int(env, "ADVANCE_STATUS_CONCURRENCY", 10, minimum=1),
         batch_advance_wait_seconds=_int(env, "BATCH_ADVANCE_WAIT_SECONDS", 20, minimum=0),
         outbox_resend_after_seconds=_int(env, "OUTBOX_RESEND_AFTER_SECONDS", 60, minimum=1),

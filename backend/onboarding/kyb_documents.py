@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 
-from backend import clock
+from backend import clock, upload_quota
 from backend.db import transaction
 from backend.errors import ValidationError
 from backend.identity.models import Organization
@@ -40,6 +40,8 @@ def upload_kyb_document(*, principal: Principal, organization_id: str, document_
         raise ValidationError("the file must be a PDF, PNG or JPEG", fields={"file": ["must be PDF, PNG or JPEG"]})
     folder = organization.id.replace(":", "-")  # storage keys allow no colon
     key = f"{folder}/{document_type}-{uuid.uuid4().hex}.{EXTENSIONS[content_type]}"
+    if len(content) > upload_quota.room_left(organization.id, quota := upload_quota.configured_quota()):
+        raise upload_quota.quota_exceeded(quota)
     storage.put_bytes(KYB_DOCUMENTS_CONTEXT, key, content, content_type)
     values = {"storage_key": key, "content_type": content_type, "size_bytes": len(content),
               "uploaded_by_user_id": principal.user_id, "uploaded_at": clock.now()}
