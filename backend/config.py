@@ -95,6 +95,8 @@ class Config:
     batch_advance_wait_seconds: int = 20
 
     outbox_resend_after_seconds: int = 60
+    outbox_redeliver_after_seconds: int = 600
+    outbox_max_handovers: int = 8
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def secrets(self) -> list[str]:
@@ -292,5 +294,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         advance_status_concurrency=_int(env, "ADVANCE_STATUS_CONCURRENCY", 10, minimum=1),
         batch_advance_wait_seconds=_int(env, "BATCH_ADVANCE_WAIT_SECONDS", 20, minimum=0),
         outbox_resend_after_seconds=_int(env, "OUTBOX_RESEND_AFTER_SECONDS", 60, minimum=1),
+        outbox_redeliver_after_seconds=_int(env, "OUTBOX_REDELIVER_AFTER_SECONDS", 600, minimum=1),
+        outbox_max_handovers=_int(env, "OUTBOX_MAX_HANDOVERS", 8, minimum=1),
         warnings=tuple(warnings),
     )

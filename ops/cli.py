@@ -74,20 +74,22 @@ def cmd_queues(args) -> int:
     import actors  # noqa: F401  (boots and sets up the broker)
     from actors.broker import queue_sizes, setup_broker
     from backend.db import database
-    from backend.outbox import unsent_count
+    from backend.outbox import backlog
     from backend.runtime import current_runtime
 
     broker = setup_broker(current_runtime().config)
     rows = queue_sizes(broker)
     with database.connection_context():
-        unsent = unsent_count()
+        figures = backlog()
     if args.json:
-        print(json.dumps({"queues": rows, "outboxUnsent": unsent}))
+        print(json.dumps({"queues": rows, "outboxUnsent": figures["unsent"], "outbox": figures}))
         return 0
     print(f"{'queue':<14}{'messages':>10}{'delayed':>10}{'dead':>8}")
     for row in rows:
         print(f"{row['queue']:<14}{row['messages']:>10}{row['delayed']:>10}{row['dead']:>8}")
-    print(f"outbox rows not yet sent: {unsent}")
+    print(f"outbox rows not yet sent: {figures['unsent']}")
+    print(f"outbox rows handed over, not done: {figures['notDone']}"
+          f" (oldest {figures['oldestNotDoneSeconds']:.0f} s); dead: {figures['dead']}")
     return 0
 
 

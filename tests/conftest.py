@@ -16,6 +16,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No test asserts a duration: hypothesis' per-example deadline would, and fails on a busy machine.
+settings.register_profile("vitrine", deadline=None)
+settings.load_profile("vitrine")
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.identity_fixtures"]
@@ -184,9 +189,21 @@ def client(app):
 def broker():
     import dramatiq
 
+    from backend import outbox
+
     broker = dramatiq.get_broker()
     broker.flush_all()
+    join = broker.join
+
+    def join_after_handoff(queue_name, *args, **kwargs):
+        # Committed outbox rows reach Redis from a background thread: let it finish first, so
+        # "wait for the queue to drain" also covers work committed just before.
+        assert outbox.flush(timeout=10), "the outbox hand-over did not finish"
+        return join(queue_name, *args, **kwargs)
+
+    broker.join = join_after_handoff
     yield broker
+    del broker.join
     broker.flush_all()
 
 
