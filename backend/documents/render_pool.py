@@ -15,16 +15,17 @@ import os
 import pickle
 import queue
 import select
+import struct
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
 
-from backend.documents.render_worker import HEADER
 from backend.errors import ServiceUnavailable, ValidationError
 
 LIMIT_REASON = "template_limit"
+HEADER = struct.Struct(">I")  # the length before each job and answer on the worker's pipes
 MEMORY_BYTES = 768 * 1024 * 1024  # address space of a worker: Python, Jinja and the template's data
 CPU_SECONDS = 3
 WALL_SECONDS = 6

@@ -17,10 +17,9 @@ import json
 import os
 import pickle
 import resource
-import struct
 import sys
 
-HEADER = struct.Struct(">I")
+from backend.documents.render_pool import HEADER
 
 
 def read_frame(stream) -> bytes | None:

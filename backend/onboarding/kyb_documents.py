@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import uuid
 
-from backend import clock, upload_quota
+from backend import clock
 from backend.db import transaction
 from backend.errors import ValidationError
+from backend.files import SNIFF_BYTES, detect_content_type
 from backend.identity.models import Organization
 from backend.identity.organizations import MANAGERS, organization_for, reopen_kyb
 from backend.identity.principal import Principal
 from backend.onboarding.models import KybDocument, KybDocumentType
-from backend.printing.files import detect_content_type
 from storage import Storage
 
 KYB_DOCUMENTS_CONTEXT = "kyb-documents"
@@ -35,13 +35,11 @@ def upload_kyb_document(*, principal: Principal, organization_id: str, document_
             "type": [f"must be one of: {', '.join(t.value for t in KybDocumentType)}"]})
     if not content:
         raise ValidationError("the file is missing", fields={"file": ["required"]})
-    content_type = detect_content_type(content[:8])
+    content_type = detect_content_type(content[:SNIFF_BYTES])
     if content_type not in EXTENSIONS:
         raise ValidationError("the file must be a PDF, PNG or JPEG", fields={"file": ["must be PDF, PNG or JPEG"]})
     folder = organization.id.replace(":", "-")  # storage keys allow no colon
     key = f"{folder}/{document_type}-{uuid.uuid4().hex}.{EXTENSIONS[content_type]}"
-    if len(content) > upload_quota.room_left(organization.id, quota := upload_quota.configured_quota()):
-        raise upload_quota.quota_exceeded(quota)
     storage.put_bytes(KYB_DOCUMENTS_CONTEXT, key, content, content_type)
     values = {"storage_key": key, "content_type": content_type, "size_bytes": len(content),
               "uploaded_by_user_id": principal.user_id, "uploaded_at": clock.now()}

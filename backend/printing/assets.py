@@ -21,13 +21,15 @@ from typing import BinaryIO
 
 from peewee import fn
 
-from backend import clock, upload_quota
+from backend import clock
 from backend.db import on_commit, transaction
 from backend.errors import Conflict, NotFound, PayloadTooLarge
+from backend.files import SNIFF_BYTES, detect_content_type
 from backend.listing import ListParams, Page, paginate
 from backend.logs import get_logger
 from backend.model import new_id
-from backend.printing.files import PRINT_ASSETS_CONTEXT, SNIFF_BYTES, detect_content_type, technical_name
+from backend.printing import quota
+from backend.printing.files import PRINT_ASSETS_CONTEXT, technical_name
 from backend.printing.models import PrintAsset, PrintOrderLine, PrintPreflight
 from storage import Storage, StorageError
 from storage.base import TooLarge
@@ -94,19 +96,19 @@ def upload_asset(
     asset_id = new_id()
     name = technical_name(original_name or "", content_type)
     key = _storage_key(organization_id, asset_id)
-    quota = upload_quota.configured_quota()
-    room = upload_quota.room_left(organization_id, quota)
+    limit = quota.configured_quota()
+    room = quota.room_left(organization_id, limit)
     try:
         stored = storage.put_stream(
             PRINT_ASSETS_CONTEXT, key, _Prefixed(head, stream), content_type, max_bytes=min(max_bytes, room)
         )
     except TooLarge:
         if room < max_bytes:
-            raise upload_quota.quota_exceeded(quota) from None
+            raise quota.quota_exceeded(limit) from None
         raise PayloadTooLarge(f"the file exceeds {max_bytes} bytes", limitBytes=max_bytes) from None
     try:
         with transaction():
-            upload_quota.lock_and_check(organization_id, stored.size, quota)
+            quota.lock_and_check(organization_id, stored.size, limit)
             return PrintAsset.create(
                 id=asset_id,
                 organization_id=organization_id,

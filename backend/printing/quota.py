@@ -1,9 +1,11 @@
-"""The per-organization upload quota (`UPLOAD_QUOTA_BYTES`, default 10 GiB): what an organization
-keeps in storage (its live print assets and its KYB documents) may not grow past it.
+"""The per-organization upload quota (`UPLOAD_QUOTA_BYTES`, default 10 GiB): the live visuals an
+organization keeps in its library may not grow past it (KYB documents are not counted: at most
+three of 10 MB, replaced rather than added).
 
 An upload streams with at most the room left as its limit, then the stored size is checked again
 under a per-organization lock before its row is written, so two concurrent uploads cannot both
-take the last gigabyte. Past the quota: 413 PAYLOAD_TOO_LARGE, `details.reason = upload_quota_exceeded`.
+take the last gigabyte. Past the quota: 413 PAYLOAD_TOO_LARGE, `details.reason: upload_quota_exceeded`.
+The quota is a process setting `backend.runtime.boot` applies (`use_quota`).
 """
 
 from __future__ import annotations
@@ -12,19 +14,23 @@ from peewee import fn
 
 from backend.db import database
 from backend.errors import PayloadTooLarge
+from backend.printing.models import PrintAsset
 
 DEFAULT_QUOTA_BYTES = 10 * 1024**3
+_quota = {"bytes": DEFAULT_QUOTA_BYTES}
+
+
+def use_quota(quota_bytes: int) -> None:
+    _quota["bytes"] = quota_bytes
+
+
+def configured_quota() -> int:
+    return _quota["bytes"]
 
 
 def used_bytes(organization_id: str) -> int:
-    from backend.onboarding.models import KybDocument
-    from backend.printing.models import PrintAsset
-
-    assets = PrintAsset.select(fn.COALESCE(fn.SUM(PrintAsset.size_bytes), 0)).where(
-        PrintAsset.organization_id == organization_id, PrintAsset.deleted_at.is_null()).scalar()
-    documents = KybDocument.select(fn.COALESCE(fn.SUM(KybDocument.size_bytes), 0)).where(
-        KybDocument.organization == organization_id).scalar()
-    return int(assets) + int(documents)
+    return int(PrintAsset.select(fn.COALESCE(fn.SUM(PrintAsset.size_bytes), 0)).where(
+        PrintAsset.organization_id == organization_id, PrintAsset.deleted_at.is_null()).scalar())
 
 
 def quota_exceeded(quota_bytes: int) -> PayloadTooLarge:
@@ -46,10 +52,3 @@ def lock_and_check(organization_id: str, incoming_bytes: int, quota_bytes: int) 
     database.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"upload-quota:{organization_id}",))
     if used_bytes(organization_id) + incoming_bytes > quota_bytes:
         raise quota_exceeded(quota_bytes)
-
-
-def configured_quota() -> int:
-    from backend.runtime import current_runtime
-
-    runtime = current_runtime()
-    return runtime.config.upload_quota_bytes if runtime is not None else DEFAULT_QUOTA_BYTES
