@@ -12,6 +12,7 @@ from backend.identity import admin_users, organizations
 from backend.identity.admin_lists import list_organizations, list_users, organization_for_admin
 from backend.identity.permissions import KYB_REVIEW, PLATFORM_MANAGE
 from backend.listing import ListParams
+from backend.onboarding.kyb_documents import kyb_documents_of
 from schemas.identity.admin import (
     AdminOrganizationDetailOut,
     AdminOrganizationItem,
@@ -122,7 +123,7 @@ class AdminOrganizations:
 
 class AdminOrganization:
     def on_get(self, req, resp, organization_id: str) -> None:
-        """An organization with its billing profile, members and SIRET conflicts.
+        """An organization with its billing profile, members, SIRET conflicts and KYB delegation documents.
         ---
         summary: Organization detail (admin, permission kyb.review)
         tags: [admin]
@@ -131,6 +132,7 @@ class AdminOrganization:
           404: {description: NOT_FOUND}
         """
         organization = organization_for_admin(organization_id)
+        organization.kyb_documents = kyb_documents_of(organization_id)
         send(resp, {"organization": AdminOrganizationDetailOut().dump(organization)})
 
 

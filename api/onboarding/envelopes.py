@@ -144,6 +144,35 @@ class KybDocuments:
         send(resp, {"document": KybDocumentOut().dump(document)}, 201)
 
 
+class AdminKybDocuments:
+    def __init__(self, storage) -> None:
+        self.storage = storage
+
+    def on_get(self, req, resp, organization_id: str, document_type: str) -> None:
+        """One delegation document of the organization, as uploaded (admin, permission kyb.review).
+        ---
+        summary: Download a KYB delegation document
+        tags: [admin-onboarding]
+        parameters:
+          - {in: path, name: document_type, required: true, schema: {type: string, enum: [delegation_letter,
+             delegator_id_document, delegate_id_document]}}
+        responses:
+          200:
+            description: the file, raw, with the type detected at upload
+            content:
+              application/pdf: {schema: {type: string, format: binary}}
+              image/png: {schema: {type: string, format: binary}}
+              image/jpeg: {schema: {type: string, format: binary}}
+          404: {description: "NOT_FOUND: unknown organization, or no document of this type"}
+        """
+        document, filename, chunks = kyb_documents.open_kyb_document(
+            organization_id=organization_id, document_type=document_type, storage=self.storage)
+        resp.content_type = document.content_type
+        resp.downloadable_as = filename
+        resp.set_header("Cache-Control", "private, no-store")
+        resp.stream = chunks
+
+
 class AdminSignatureRequests:
     def on_get(self, req, resp) -> None:
         """Onboarding envelopes of every organization (server-paginated).
@@ -292,6 +321,7 @@ def routes(deps) -> list[Route]:
         Route("/api/admin/approvals/pending", AdminPendingApprovals(), admin()),
         Route(f"{admin_base}/review", admin_organization, admin(KYB_REVIEW), suffix="review"),
         Route(f"{admin_base}/reset-onboarding", admin_organization, admin(), suffix="reset"),
+        Route(f"{admin_base}/kyb/documents/{{document_type}}", AdminKybDocuments(deps.storage), admin(KYB_REVIEW)),
         Route(f"{admin_base}/verification-policies", overrides, admin(KYB_REVIEW)),
         Route(f"{admin_base}/verification-policies/{{document_type}}", overrides, admin(KYB_REVIEW), suffix="item"),
     ]
