@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import falcon
 import swagger_ui_bundle
 
-from api import errors
+from api import conflicts, errors
 from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RequestId
 from api.policy import Policy
 from api.ratelimit import RateLimiter
@@ -57,9 +57,11 @@ def create_app(config: Config | None = None) -> App:
     )
     app.req_options.strip_url_path_trailing_slash = True
     errors.register(app)
+    conflicts.register(app)
     deps.routes = all_routes(deps)
     for route in deps.routes:
-        app.add_route(route.path, route.resource, **({"suffix": route.suffix} if route.suffix else {}))
+        app.add_route(route.path, conflicts.retrying(route.resource),
+                      **({"suffix": route.suffix} if route.suffix else {}))
     app.add_static_route("/api/docs/static", swagger_ui_bundle.swagger_ui_path)
     app.deps = deps
     return app

@@ -28,6 +28,17 @@ class JsonBoolean(fields.Boolean):
         return value
 
 
+class QueryList(fields.List):
+    """A list in a query string: `?status=a` (one value, which the framework gives as a string)
+    and `?status=a&status=b` (repeated keys) both load as a list. Every list field of a query
+    schema is one of these (a test walks them)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            value = [value]
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class PageQuery(Schema):
     """Query of server-paginated lists (API.md, Lists)."""
 

@@ -277,8 +277,8 @@ def _classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, 
     ids = list(dict.fromkeys(selection))
     query = (Reservation.select(Reservation, AdSpace, Store).join(AdSpace).join(Store)
              .where(Reservation.id.in_(ids), Reservation.industrial_organization_id == batch.organization_id))
-    if lock:
-        query = query.for_update(of=Reservation)
+    if lock:  # sorted by id: two confirmations sharing reservations lock them in the same order
+        query = query.order_by(Reservation.id).for_update(of=Reservation)
     found = {r.id: r for r in query}
     candidates, seen, set_aside = [], set(), []
     for reservation_id in selection:

@@ -13,7 +13,7 @@ from backend.clock import iso
 from backend.printing.order_views import LineView, OrderView
 from backend.printing.plans import formatted_address
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
-from schemas.common import JsonBoolean, PageQuery
+from schemas.common import JsonBoolean, PageQuery, QueryList
 from schemas.marketplace.catalog import enveloped, page_of
 
 STATUSES = [s.value for s in PrintOrderStatus]
@@ -125,11 +125,12 @@ class PrinterCountersOut(Schema):
 
 
 class PrinterOrdersQuery(Schema):
-    status = fields.List(fields.String(validate=validate.OneOf([s.value for s in PRINTER_VISIBLE])),
-                         load_default=list, metadata={"description": "repeatable; empty means every status"})
+    status = QueryList(fields.String(validate=validate.OneOf([s.value for s in PRINTER_VISIBLE])),
+                       load_default=list, metadata={"description": "one value or repeated; empty means every status"})
     scope = fields.String(load_default="all", validate=validate.OneOf(["all", "isolated", "batch"]),
                           metadata={"description": "`isolated`: orders with no batch; `batch`: batch orders"})
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    limit = fields.Integer(load_default=None, validate=validate.Range(min=1),
+                           metadata={"description": "optional; without it, every order"})
     offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
 
 
@@ -149,8 +150,8 @@ class CancelIn(Schema):
 
 
 class AdminPrintOrdersQuery(PageQuery):
-    status = fields.List(fields.String(validate=validate.OneOf([s for s in STATUSES if s != "draft"])),
-                         load_default=list)
+    status = QueryList(fields.String(validate=validate.OneOf([s for s in STATUSES if s != "draft"])),
+                       load_default=list, metadata={"description": "one value or repeated"})
     printerOrganizationId = fields.String(load_default=None)
     industrialOrganizationId = fields.String(load_default=None)
 

@@ -24,8 +24,7 @@ def test_moving_a_rayon_moves_its_ad_spaces_to_the_new_universe(make_ad_space, z
     assert placed.id not in _found(universe_id=universe.id)
 
 
-def test_the_database_refuses_an_ad_space_outside_its_rayons_universe(make_ad_space, zones):
-    _, rayon = zones
+def test_the_database_refuses_an_ad_space_outside_its_rayons_universe(make_ad_space):
     placed = make_ad_space()
     other = store_zones.create_universe(label="Hygiène")
     with pytest.raises(IntegrityError), transaction():
