@@ -18,7 +18,7 @@ from backend.context import bind_request_id, current_request_id, reset_request_i
 from backend.logs import get_logger
 
 log = get_logger("worker")
-QUEUES = ("default", "webhooks", "documents", "einvoicing", "printing", "email")
+QUEUES = ("default", "webhooks", "documents", "einvoicing", "printing", "email", "billing")
 _broker: RedisBroker | None = None
 
 

@@ -1,8 +1,14 @@
-"""Access rules every route declares in the route table (enforced by `api.policy`)."""
+"""The route table's vocabulary: `Route` and every access rule a route may declare.
+
+Every route of every area names one of the rules below (or builds one with `roles`/`admin` when it
+is used once); `api.policy` enforces them. A rule used by two routes is defined here, once.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from backend.identity.permissions import KYB_REVIEW, PLATFORM_MANAGE
 
 
 @dataclass(frozen=True)
@@ -32,14 +38,6 @@ class Access:
         return text
 
 
-PUBLIC = Access("public")
-SIGNATURE = Access("signature")
-SESSION = Access("session")
-# Reference data of the business workspaces (ad spaces, furniture types, store zones): any signed-in
-# user whose active organization is open for business (industrial and distributor: KYB approved).
-BUSINESS_SESSION = Access("session", kyb_required=True)
-
-
 def roles(
     *names: str,
     permission: str | None = None,
@@ -51,3 +49,37 @@ def roles(
 
 def admin(permission: str | None = None) -> Access:
     return Access("roles", ("admin",), permission)
+
+
+PUBLIC = Access("public")
+SIGNATURE = Access("signature")
+SESSION = Access("session")
+# Reference data of the business workspaces (ad spaces, furniture types, store zones): any signed-in
+# user whose active organization is open for business (industrial and distributor: KYB approved).
+BUSINESS_SESSION = Access("session", kyb_required=True)
+
+INDUSTRIAL = roles("industrial", kyb_required=True)
+DISTRIBUTOR = roles("distributor", kyb_required=True)
+BUSINESS = roles("industrial", "distributor", kyb_required=True)
+PRINTER = roles("printer")
+
+ADMIN = admin()
+CATALOG_ADMIN = admin("catalog.manage.all")
+KYB_REVIEWER = admin(KYB_REVIEW)
+PLATFORM_ADMIN = admin(PLATFORM_MANAGE)
+
+
+@dataclass(frozen=True)
+class Route:
+    """One entry of the route table: a path, its resource, its access rule (one for every method,
+    or one per method), and the responder suffix when one resource serves several paths."""
+
+    path: str
+    resource: object
+    access: Access | dict[str, Access]
+    suffix: str | None = None
+
+    def access_for(self, method: str) -> Access:
+        if isinstance(self.access, Access):
+            return self.access
+        return self.access[method.upper()]

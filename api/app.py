@@ -8,10 +8,11 @@ import falcon
 import swagger_ui_bundle
 
 from api import conflicts, errors
+from api.access import Route
 from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RequestId
 from api.policy import Policy
 from api.ratelimit import RateLimiter
-from api.routes import Route, all_routes
+from api.routes import all_routes
 from api.telemetry import Telemetry
 from backend.config import Config
 from backend.runtime import boot

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from api.responses import send
+from api.access import PUBLIC, Route
+from api.operations import operation
 from api.telemetry import Telemetry
 from backend.config import Config
+from schemas.health import HealthOut
 
 
 class Health:
@@ -14,28 +16,20 @@ class Health:
         self.config = config
         self.telemetry = telemetry
 
-    def on_get(self, req, resp) -> None:
-        """Process liveness.
-        ---
-        summary: Health of this process (no database check)
-        tags: [operations]
-        responses:
-          200:
-            description: the process answers
-            content:
-              application/json:
-                schema: HealthEnvelope
-        """
-        send(
-            resp,
-            {
-                "service": self.config.service_name,
-                "status": "ok",
-                "environment": self.config.environment,
-                "uptimeSeconds": self.telemetry.uptime_seconds(),
-                "telemetry": {
-                    "apiRequestsTotal": self.telemetry.requests_total,
-                    "apiErrorsTotal": self.telemetry.errors_total,
-                },
+    @operation("Health of this process (no database check)", tags=("operations",), answer=HealthOut,
+               answer_description="the process answers")
+    def on_get(self, req, resp) -> dict:
+        return {
+            "service": self.config.service_name,
+            "status": "ok",
+            "environment": self.config.environment,
+            "uptimeSeconds": self.telemetry.uptime_seconds(),
+            "telemetry": {
+                "apiRequestsTotal": self.telemetry.requests_total,
+                "apiErrorsTotal": self.telemetry.errors_total,
             },
-        )
+        }
+
+
+def routes(deps) -> list[Route]:
+    return [Route("/api/health", Health(deps.config, deps.telemetry), PUBLIC)]

@@ -10,7 +10,7 @@ import falcon
 
 from api.clientip import client_ip
 from api.ratelimit import RateLimiter, bucket_for
-from api.responses import JSON_BODY_LIMIT
+from api.requests import JSON_BODY_LIMIT
 from api.telemetry import Telemetry
 from backend import db
 from backend.context import accept_request_id, bind_request_id, reset_request_id

@@ -1,40 +1,104 @@
-"""`/api/openapi.json` built from the route table and marshmallow schemas; `/api/docs` serves
-Swagger UI from the swagger-ui-bundle package, so the page works without internet access."""
+"""`/api/openapi.json` generated from the route table and each responder's declaration
+(`api.operations.operation`); `/api/docs` serves Swagger UI from the swagger-ui-bundle package,
+so the page works without internet access."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.yaml_utils import load_yaml_from_docstring
 
+from api.access import PUBLIC, Route
+from api.operations import Operation, operation
+from schemas.common import ErrorOut, enveloped
+
 METHODS = ("get", "post", "put", "patch", "delete")
+PATH_PARAMETER = re.compile(r"{(\w+)}")
+BINARY = {"type": "string", "format": "binary"}
+TEXT = {"type": "string"}
 
 API_DESCRIPTION = """Vitrine back end. Every JSON answer is an envelope: `{"ok": true, "data": ...}` or
 `{"ok": false, "error": {"code", "message", "requestId", "details"}}`. Every answer carries
 `x-request-id`. Dates are ISO 8601 UTC with `Z`, amounts integer cents, rates basis points."""
 
+ERROR_ANSWER = {"description": "error envelope", "content": {"application/json": {"schema": ErrorOut}}}
+
 
 def _register_all_schemas() -> None:
-    """Import every module of `schemas` so docstrings may name any schema class."""
+    """Import every module of `schemas` so the docstrings not yet converted may name any schema."""
     import schemas
 
     for module in pkgutil.walk_packages(schemas.__path__, prefix="schemas."):
         importlib.import_module(module.name)
 
 
-def build_openapi(routes) -> dict:
+def _path_parameters(path: str) -> list[dict]:
+    return [{"in": "path", "name": name, "required": True, "schema": {"type": "string"}}
+            for name in PATH_PARAMETER.findall(path)]
+
+
+def _raw_schema(media_type: str) -> dict:
+    return TEXT if media_type.startswith("text/") else BINARY
+
+
+def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin) -> dict:
+    """The OpenAPI operation of a declared responder (a multipart form is written inline, the
+    way form editors read it)."""
+    operation: dict = {"summary": declared.summary}
+    if declared.description:
+        operation["description"] = declared.description
+    if declared.tags:
+        operation["tags"] = list(declared.tags)
+    parameters = _path_parameters(path)
+    if declared.query is not None:
+        parameters.append({"in": "query", "schema": declared.query})
+    if parameters:
+        operation["parameters"] = parameters
+    content = {}
+    if declared.body is not None:
+        content["application/json"] = {"schema": declared.body}
+    if declared.upload is not None:
+        content["multipart/form-data"] = {"schema": plugin.converter.schema2jsonschema(declared.upload)}
+    if content:
+        operation["requestBody"] = {"required": True, "content": content}
+    answers = {}
+    if declared.answer is not None:
+        answers["application/json"] = {"schema": enveloped(declared.answer)}
+    for media_type in declared.produces:
+        answers[media_type] = {"schema": _raw_schema(media_type)}
+    operation["responses"] = {str(declared.status): {"description": declared.answer_description, "content": answers}}
+    for status, schema, description in declared.other_answers:
+        operation["responses"][str(status)] = {
+            "description": description, "content": {"application/json": {"schema": enveloped(schema)}}}
+    return operation
+
+
+def _docstring_operation(responder, name: str, path: str) -> dict:
+    """The operation of a responder not converted yet: the YAML of its docstring."""
+    operation = load_yaml_from_docstring(responder.__doc__ or "") or {}
+    if not operation:
+        summary = (responder.__doc__ or "").strip().splitlines()
+        operation = {"summary": summary[0] if summary else name, "responses": {"200": {"description": "ok"}}}
+    parameters = operation.get("parameters", [])
+    if _path_parameters(path) and not any(p.get("in") == "path" for p in parameters):
+        operation["parameters"] = [*_path_parameters(path), *parameters]
+    return operation
+
+
+def build_openapi(routes: list[Route]) -> dict:
     _register_all_schemas()
+    plugin = MarshmallowPlugin()
     spec = APISpec(
         title="Vitrine API",
         version="1",
         openapi_version="3.0.3",
-        plugins=[MarshmallowPlugin()],
+        plugins=[plugin],
         info={"description": API_DESCRIPTION},
     )
-    spec.components.schema("ErrorOut", schema="ErrorOut")
     for route in routes:
         operations = {}
         for method in METHODS:
@@ -42,14 +106,12 @@ def build_openapi(routes) -> dict:
             responder = getattr(route.resource, name, None)
             if responder is None:
                 continue
-            operation = load_yaml_from_docstring(responder.__doc__ or "") or {}
-            if not operation:
-                summary = (responder.__doc__ or "").strip().splitlines()
-                operation = {"summary": summary[0] if summary else name, "responses": {"200": {"description": "ok"}}}
-            operation.setdefault("responses", {}).setdefault(
-                "default",
-                {"description": "error envelope", "content": {"application/json": {"schema": "ErrorOut"}}},
-            )
+            declared = getattr(responder, "operation", None)
+            if declared is not None:
+                operation = declared_operation(declared, route.path, plugin)
+            else:
+                operation = _docstring_operation(responder, name, route.path)
+            operation.setdefault("responses", {}).setdefault("default", ERROR_ANSWER)
             operation["x-access"] = route.access_for(method).describe()
             operations[method] = operation
         spec.path(path=route.path, operations=operations)
@@ -63,8 +125,9 @@ class OpenApiDocument:
         self._routes_provider = routes_provider
         self._document: dict | None = None
 
+    @operation("The OpenAPI 3 document of this API (raw, not enveloped)", tags=("operations",),
+               produces="application/json")
     def on_get(self, req, resp) -> None:
-        """The OpenAPI 3 document of this API (raw, not enveloped)."""
         if self._document is None:
             self._document = build_openapi(self._routes_provider())
         resp.media = self._document
@@ -88,13 +151,23 @@ DOCS_SCRIPT = """window.ui = SwaggerUIBundle({url: "/api/openapi.json", dom_id: 
 class DocsPage:
     uses_database = False
 
+    @operation("Human-readable API documentation (Swagger UI, served locally)", tags=("operations",),
+               produces="text/html")
     def on_get(self, req, resp) -> None:
-        """Human-readable API documentation (Swagger UI, served locally)."""
         resp.content_type = "text/html; charset=utf-8"
         resp.text = DOCS_PAGE
 
+    @operation("The documentation page's start-up script (kept out of the HTML so a strict CSP can apply)",
+               tags=("operations",), produces="application/javascript")
     def on_get_script(self, req, resp) -> None:
-        """The page's start-up script (kept out of the HTML so a strict CSP can apply)."""
         resp.content_type = "application/javascript"
         resp.text = DOCS_SCRIPT
 
+
+def routes(deps) -> list[Route]:
+    docs = DocsPage()
+    return [
+        Route("/api/openapi.json", OpenApiDocument(lambda: deps.routes), PUBLIC),
+        Route("/api/docs", docs, PUBLIC),
+        Route("/api/docs/init.js", docs, PUBLIC, suffix="script"),
+    ]

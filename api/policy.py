@@ -13,8 +13,7 @@ from collections.abc import Callable
 
 import falcon
 
-from api.access import Access
-from api.routes import Route
+from api.access import Access, Route
 from backend.audit import bind_request_context, reset_request_context
 from backend.errors import Forbidden, Unauthenticated
 from backend.identity.organizations import business_open

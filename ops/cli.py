@@ -97,6 +97,28 @@ def cmd_bench(args) -> int:
     return run_bench(args.scenario, quick=args.quick)
 
 
+def cmd_billing_invoice_pdf(args) -> int:
+    """Write an invoice's Factur-X PDF (generated and stored first when missing)."""
+    import hashlib
+
+    from backend.billing.invoice_pdfs import invoice_pdf
+    from backend.db import database
+    from backend.errors import NotFound
+
+    runtime = _boot("cli")
+    with database.connection_context():
+        try:
+            pdf = invoice_pdf(args.number, storage=runtime.storage, config=runtime.config,
+                              regenerate=args.regenerate)
+        except NotFound as exc:
+            print(f"vitrine billing invoice-pdf: {exc.message}", file=sys.stderr)
+            return 1
+    target = Path(args.output or f"{args.number}.pdf")
+    target.write_bytes(pdf)
+    print(f"{target}: {len(pdf)} bytes, sha256 {hashlib.sha256(pdf).hexdigest()}")
+    return 0
+
+
 def cmd_stop_embedded(args) -> int:
     """Stop the embedded PostgreSQL and Redis of the data directory (a no-op for servers that do
     not run there, and for `DATABASE_URL` / `REDIS_URL` servers, which are never touched)."""
@@ -136,6 +158,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("stop-embedded", help="stop the embedded PostgreSQL and Redis of the data directory").set_defaults(
         func=cmd_stop_embedded)
+
+    billing = sub.add_parser("billing", help="billing support commands").add_subparsers(dest="billing_command",
+                                                                                         required=True)
+    invoice_pdf = billing.add_parser("invoice-pdf", help="write an invoice's Factur-X PDF (regenerated when missing)")
+    invoice_pdf.add_argument("number", help="invoice number, e.g. FAC-RES-2026-000001")
+    invoice_pdf.add_argument("-o", "--output", help="file to write (default: <NUMBER>.pdf)")
+    invoice_pdf.add_argument("--regenerate", action="store_true", help="render it again (same bytes) before writing")
+    invoice_pdf.set_defaults(func=cmd_billing_invoice_pdf)
 
     bench = sub.add_parser("bench", help="run benchmark scenarios (ops/bench)")
     bench.add_argument("scenario", nargs="?", default=None)

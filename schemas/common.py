@@ -1,8 +1,14 @@
-"""Schemas shared by every route: the error envelope and list pages."""
+"""Schemas shared by every area: the error envelope, the success envelope and list pages, list
+queries, JSON booleans and UTC date-times."""
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+import functools
+from datetime import UTC
+
+from marshmallow import EXCLUDE, Schema, fields, missing, validate
+
+from backend import clock
 
 
 class ErrorDetail(Schema):
@@ -39,6 +45,56 @@ class QueryList(fields.List):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
+class UtcDateTime(fields.AwareDateTime):
+    """Read as ISO 8601 (no offset means UTC), written as ISO 8601 UTC with `Z` (API.md)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(default_timezone=UTC, **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return clock.iso(value)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        return super()._deserialize(value, attr, data, **kwargs).astimezone(UTC)
+
+
+class NestedAt(fields.Nested):
+    """A nested object read at `source` (a dotted path) instead of the field's name or attribute, so
+    that several parts of one answer may read the same object (marshmallow refuses two fields
+    with one `attribute`): `campaign = NestedAt(CampaignRefOut, source="order")`."""
+
+    def __init__(self, nested, *, source: str, **kwargs) -> None:
+        super().__init__(nested, **kwargs)
+        self.source = source
+
+    def get_value(self, obj, attr, accessor=None, default=missing):
+        return super().get_value(obj, self.source, accessor, default)
+
+
+class _Computed:
+    """A typed answer field whose value is `compute(obj)`: a format, or the result of a rule that
+    `backend` defines (the rule is never written here)."""
+
+    def __init__(self, compute, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.compute = compute
+
+    def get_value(self, obj, attr, accessor=None, default=missing):
+        return self.compute(obj)
+
+
+class ComputedString(_Computed, fields.String):
+    pass
+
+
+class ComputedInteger(_Computed, fields.Integer):
+    pass
+
+
+class ComputedBoolean(_Computed, fields.Boolean):
+    pass
+
+
 class PageQuery(Schema):
     """Query of server-paginated lists (API.md, Lists)."""
 
@@ -47,3 +103,43 @@ class PageQuery(Schema):
     search = fields.String(load_default=None)
     sortBy = fields.String(load_default=None)
     sortDir = fields.String(load_default="asc", validate=validate.OneOf(["asc", "desc"]))
+
+
+class ListQuery(PageQuery):
+    """Page query tolerant of unknown parameters (cache busters)."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+
+def _base_name(schema: type[Schema]) -> str:
+    return schema.__name__.removesuffix("Out").removesuffix("Data")
+
+
+@functools.cache
+def enveloped(data_schema: type[Schema], name: str | None = None) -> type[Schema]:
+    """`{ok: true, data: <data_schema>}`, named `<Name>Envelope` in the OpenAPI document (`Name`
+    without its `Out` or `Data` suffix). One class per data schema, however often it is asked for."""
+    return type(
+        name or f"{_base_name(data_schema)}Envelope",
+        (Schema,),
+        {"ok": fields.Boolean(required=True), "data": fields.Nested(data_schema, required=True),
+         "__module__": data_schema.__module__},
+    )
+
+
+@functools.cache
+def page_of(item_schema: type[Schema], name: str | None = None) -> type[Schema]:
+    """The `{items, total, page, pageSize}` answer of a list of `item_schema` (API.md, Lists),
+    dumped from a `backend.listing.Page`; named `<Item>Page` unless `name` is given."""
+    return type(
+        name or f"{_base_name(item_schema)}Page",
+        (Schema,),
+        {
+            "items": fields.List(fields.Nested(item_schema), required=True),
+            "total": fields.Integer(required=True),
+            "page": fields.Integer(required=True),
+            "pageSize": fields.Integer(attribute="page_size", required=True),
+            "__module__": item_schema.__module__,
+        },
+    )

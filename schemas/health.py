@@ -14,8 +14,3 @@ class HealthOut(Schema):
     environment = fields.String(required=True)
     uptimeSeconds = fields.Float(required=True)
     telemetry = fields.Nested(Telemetry, required=True)
-
-
-class HealthEnvelope(Schema):
-    ok = fields.Boolean(required=True)
-    data = fields.Nested(HealthOut, required=True)

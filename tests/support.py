@@ -6,7 +6,8 @@ from contextlib import contextmanager
 
 from marshmallow import Schema, fields, validate
 
-from api.responses import load, send
+from api.requests import load
+from api.responses import send
 
 
 class EchoIn(Schema):

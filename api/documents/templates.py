@@ -7,9 +7,9 @@ built for its fixed key.
 
 from __future__ import annotations
 
-from api.access import admin
-from api.responses import load, send
-from api.routes import Route
+from api.access import KYB_REVIEWER, Route
+from api.requests import load
+from api.responses import send
 from backend.clock import iso
 from backend.documents import rendering, versions
 from backend.documents.catalog import FRAME_KEYS, PDF_STYLE_KEY, PDF_STYLE_TITLE, default_style, load_catalog
@@ -17,7 +17,6 @@ from backend.documents.models import Kind, TemplateVersion
 from schemas.documents.templates import DeleteDraftIn, DeleteVersionIn, DraftIn, PreviewIn, PreviewQuery, VersionPath
 
 BASE = "/api/admin/document-templates"
-ACCESS = admin("kyb.review")
 
 
 def _actor(req) -> str:
@@ -290,15 +289,15 @@ def routes(deps) -> list[Route]:
     style = f"{BASE}/pdf-style"
     item = f"{BASE}/{{templateKey}}"
     return [
-        Route(f"{BASE}/catalog", Catalog(), ACCESS),
-        Route(BASE, Templates(), ACCESS),
-        Route(f"{style}/versions", History(storage, Kind.PDF_CSS), ACCESS),
-        Route(f"{style}/draft", Draft(storage, Kind.PDF_CSS), ACCESS),
-        Route(f"{style}/publish", Publish(storage, Kind.PDF_CSS), ACCESS),
-        Route(f"{style}/source", StyleSource(storage), ACCESS),
-        Route(f"{item}/versions", History(storage, Kind.MARKDOWN), ACCESS),
-        Route(f"{item}/draft", Draft(storage, Kind.MARKDOWN), ACCESS),
-        Route(f"{item}/publish", Publish(storage, Kind.MARKDOWN), ACCESS),
-        Route(f"{item}/versions/{{version}}", PublishedVersion(), ACCESS),
-        Route(f"{item}/preview", Preview(storage, deps.config), ACCESS),
+        Route(f"{BASE}/catalog", Catalog(), KYB_REVIEWER),
+        Route(BASE, Templates(), KYB_REVIEWER),
+        Route(f"{style}/versions", History(storage, Kind.PDF_CSS), KYB_REVIEWER),
+        Route(f"{style}/draft", Draft(storage, Kind.PDF_CSS), KYB_REVIEWER),
+        Route(f"{style}/publish", Publish(storage, Kind.PDF_CSS), KYB_REVIEWER),
+        Route(f"{style}/source", StyleSource(storage), KYB_REVIEWER),
+        Route(f"{item}/versions", History(storage, Kind.MARKDOWN), KYB_REVIEWER),
+        Route(f"{item}/draft", Draft(storage, Kind.MARKDOWN), KYB_REVIEWER),
+        Route(f"{item}/publish", Publish(storage, Kind.MARKDOWN), KYB_REVIEWER),
+        Route(f"{item}/versions/{{version}}", PublishedVersion(), KYB_REVIEWER),
+        Route(f"{item}/preview", Preview(storage, deps.config), KYB_REVIEWER),
     ]

@@ -3,14 +3,13 @@ security audit log, and the e-mail smoke test."""
 
 from __future__ import annotations
 
-from api.access import admin
-from api.responses import load, send
-from api.routes import Route
+from api.access import ADMIN, KYB_REVIEWER, PLATFORM_ADMIN, Route
+from api.requests import load
+from api.responses import send
 from backend.audit import list_security_events
 from backend.email.messages import queue_email
 from backend.identity import admin_users, organizations
 from backend.identity.admin_lists import list_organizations, list_users, organization_for_admin
-from backend.identity.permissions import KYB_REVIEW, PLATFORM_MANAGE
 from backend.listing import ListParams
 from backend.onboarding.kyb_documents import kyb_documents_of
 from schemas.identity.admin import (
@@ -175,10 +174,10 @@ class EmailSmoke:
 def routes(deps) -> list[Route]:
     users = AdminUsers()
     return [
-        Route("/api/admin/users", users, admin()),
-        Route("/api/admin/users/{user_id}", users, admin(), suffix="item"),
-        Route("/api/admin/organizations", AdminOrganizations(), admin()),
-        Route("/api/admin/organizations/{organization_id}", AdminOrganization(), admin(KYB_REVIEW)),
-        Route("/api/admin/audit/security", SecurityAudit(), admin()),
-        Route("/api/notifications/email-smoke", EmailSmoke(), admin(PLATFORM_MANAGE)),
+        Route("/api/admin/users", users, ADMIN),
+        Route("/api/admin/users/{user_id}", users, ADMIN, suffix="item"),
+        Route("/api/admin/organizations", AdminOrganizations(), ADMIN),
+        Route("/api/admin/organizations/{organization_id}", AdminOrganization(), KYB_REVIEWER),
+        Route("/api/admin/audit/security", SecurityAudit(), ADMIN),
+        Route("/api/notifications/email-smoke", EmailSmoke(), PLATFORM_ADMIN),
     ]

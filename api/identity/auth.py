@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import falcon
 
-from api.access import PUBLIC, SESSION, admin
+from api.access import ADMIN, PUBLIC, SESSION, Route
 from api.policy import SESSION_COOKIE
-from api.responses import load, send
-from api.routes import Route
+from api.requests import load
+from api.responses import send
 from backend.config import Config
 from backend.identity import accounts, memberships, sessions
 from backend.identity.workspace import describe_session, resolve_path
@@ -263,6 +263,6 @@ def routes(deps) -> list[Route]:
         Route("/api/auth/password-reset/confirm", reset, PUBLIC, suffix="confirm"),
         Route("/api/auth/change-password", ChangePassword(), SESSION),
         Route("/api/auth/email-verification/confirm", EmailVerification(), PUBLIC),
-        Route("/api/auth/assign-role", AssignRole(), admin()),
+        Route("/api/auth/assign-role", AssignRole(), ADMIN),
         Route("/api/workspace/resolve", WorkspaceResolve(), SESSION),
     ]

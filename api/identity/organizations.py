@@ -5,9 +5,9 @@ is not approved (they are how an organization gets approved)."""
 
 from __future__ import annotations
 
-from api.access import SESSION
-from api.responses import load, send
-from api.routes import Route
+from api.access import SESSION, Route
+from api.requests import load
+from api.responses import send
 from backend.identity import invitations, organizations
 from schemas.identity.organizations import (
     BillingProfileIn,

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import falcon
 
-from api.access import SESSION, admin
-from api.responses import load, send
-from api.routes import Route
+from api.access import ADMIN, KYB_REVIEWER, SESSION, Route
+from api.requests import load
+from api.responses import send
 from backend.errors import PayloadTooLarge
 from backend.identity import workspace
-from backend.identity.permissions import KYB_REVIEW
 from backend.listing import ListParams
 from backend.onboarding import documents as signed_documents
 from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision, verification_overrides
@@ -316,12 +315,12 @@ def routes(deps) -> list[Route]:
         Route(f"{base}/start", organization, SESSION, suffix="start"),
         Route(f"{base}/documents/{{name}}", organization, SESSION, suffix="file"),
         Route("/api/organizations/{organization_id}/kyb/documents", KybDocuments(deps.storage), SESSION),
-        Route("/api/admin/onboarding/signature-requests", admin_envelopes, admin()),
-        Route("/api/admin/onboarding/signature-requests/relaunch", admin_envelopes, admin(), suffix="relaunch"),
-        Route("/api/admin/approvals/pending", AdminPendingApprovals(), admin()),
-        Route(f"{admin_base}/review", admin_organization, admin(KYB_REVIEW), suffix="review"),
-        Route(f"{admin_base}/reset-onboarding", admin_organization, admin(), suffix="reset"),
-        Route(f"{admin_base}/kyb/documents/{{document_type}}", AdminKybDocuments(deps.storage), admin(KYB_REVIEW)),
-        Route(f"{admin_base}/verification-policies", overrides, admin(KYB_REVIEW)),
-        Route(f"{admin_base}/verification-policies/{{document_type}}", overrides, admin(KYB_REVIEW), suffix="item"),
+        Route("/api/admin/onboarding/signature-requests", admin_envelopes, ADMIN),
+        Route("/api/admin/onboarding/signature-requests/relaunch", admin_envelopes, ADMIN, suffix="relaunch"),
+        Route("/api/admin/approvals/pending", AdminPendingApprovals(), ADMIN),
+        Route(f"{admin_base}/review", admin_organization, KYB_REVIEWER, suffix="review"),
+        Route(f"{admin_base}/reset-onboarding", admin_organization, ADMIN, suffix="reset"),
+        Route(f"{admin_base}/kyb/documents/{{document_type}}", AdminKybDocuments(deps.storage), KYB_REVIEWER),
+        Route(f"{admin_base}/verification-policies", overrides, KYB_REVIEWER),
+        Route(f"{admin_base}/verification-policies/{{document_type}}", overrides, KYB_REVIEWER, suffix="item"),
     ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from api.access import SIGNATURE
-from api.responses import JSON_BODY_LIMIT, send
-from api.routes import Route
+from api.access import SIGNATURE, Route
+from api.requests import JSON_BODY_LIMIT
+from api.responses import send
 from backend.config import Config
 from backend.errors import PayloadTooLarge
 from backend.onboarding.webhook import receive_signature_webhook

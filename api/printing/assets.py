@@ -7,55 +7,16 @@ query filters on it: another organization's asset answers 404.
 
 from __future__ import annotations
 
-import falcon
-
-from api.access import roles
-from api.responses import send
-from api.routes import Route
-from backend.errors import Forbidden, ValidationError
+from api.access import INDUSTRIAL, Route
+from api.operations import operation
+from api.requests import MULTIPART_ALLOWANCE, acting_organization, multipart_file
 from backend.listing import ListParams
 from backend.printing import assets
-from schemas.printing.assets import PrintAssetListQuery, asset_out
+from backend.printing.files import ACCEPTED_TYPES
+from schemas.common import page_of
+from schemas.printing.assets import PrintAssetDeletedOut, PrintAssetListQuery, PrintAssetOut, PrintAssetUpload
 
 BASE = "/api/print-assets"
-ACCESS = roles("industrial", kyb_required=True)
-
-# Multipart framing (boundaries, part headers) around the file itself: the storage enforces the
-# exact file limit, this margin only keeps BodyLimit from refusing a file right at the limit.
-MULTIPART_ALLOWANCE = 64 * 1024
-
-
-def industrial_organization(req) -> tuple[str, str]:
-    """(industrial organization id, user id) of the caller."""
-    principal = req.context.principal
-    organization_id = principal.active_organization_id
-    if not organization_id or not organization_id.startswith("industrial:"):
-        raise Forbidden("an industrial organization must be active", reason="industrial_organization_required")
-    return organization_id, principal.user_id
-
-
-TEXT_PART_MAX_BYTES = 1024
-
-
-def multipart_file(req: falcon.Request, text_fields: tuple[str, ...] = ()) -> tuple[dict[str, str], object]:
-    """The text parts named in `text_fields` that come before the `file` part, and the `file`
-    part itself, its stream not read yet (the file is streamed to storage, so the fields that
-    decide where it goes must precede it). Other parts are ignored."""
-    if not (req.content_type or "").lower().startswith(falcon.MEDIA_MULTIPART):
-        raise falcon.HTTPUnsupportedMediaType(description="send multipart/form-data with a `file` part")
-    texts: dict[str, str] = {}
-    for part in req.get_media():
-        if part.name == "file":
-            return texts, part
-        if part.name in text_fields:
-            texts[part.name] = part.stream.read(TEXT_PART_MAX_BYTES).decode("utf-8", "replace").strip()
-    raise ValidationError("the file is missing (send it after the other fields)", fields={"file": ["required"]})
-
-
-def upload_part(deps_storage, *, organization_id: str, user_id: str, part, max_bytes: int):
-    """Store the uploaded `file` part in the organization's library."""
-    return assets.upload_asset(storage=deps_storage, organization_id=organization_id, user_id=user_id,
-                               original_name=part.filename, stream=part.stream, max_bytes=max_bytes)
 
 
 class PrintAssets:
@@ -64,110 +25,71 @@ class PrintAssets:
         self.max_file_bytes = deps.config.print_asset_max_bytes
         self.max_body_bytes = self.max_file_bytes + MULTIPART_ALLOWANCE
 
-    def on_post(self, req, resp) -> None:
-        """Upload a visual.
-        ---
-        summary: Upload a visual to the organization's library (PDF, PNG, JPEG or TIFF)
-        description: >
-          The type is detected from the content; anything else is a VALIDATION_ERROR. A file over
-          PRINT_ASSET_MAX_BYTES (default 200 MB) is refused with 413 PAYLOAD_TOO_LARGE and nothing
-          is kept. The file is streamed to storage, never held whole in memory.
-        tags: [print-assets]
-        requestBody:
-          required: true
-          content:
-            multipart/form-data:
-              schema:
-                type: object
-                required: [file]
-                properties:
-                  file:
-                    type: string
-                    format: binary
-        responses:
-          201:
-            description: the stored visual
-            content:
-              application/json:
-                schema: PrintAssetEnvelope
-        """
-        organization_id, user_id = industrial_organization(req)
+    @operation(
+        "Upload a visual to the organization's library (PDF, PNG, JPEG or TIFF)",
+        description=(
+            "The type is detected from the content; anything else is a VALIDATION_ERROR. A file over "
+            "PRINT_ASSET_MAX_BYTES (default 200 MB) is refused with 413 PAYLOAD_TOO_LARGE and nothing "
+            "is kept. The file is streamed to storage, never held whole in memory."
+        ),
+        tags=("print-assets",),
+        upload=PrintAssetUpload,
+        answer=PrintAssetOut,
+        answer_description="the stored visual",
+        status=201,
+    )
+    def on_post(self, req, resp):
+        organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
         _, part = multipart_file(req)
-        asset = upload_part(self.storage, organization_id=organization_id, user_id=user_id, part=part,
-                            max_bytes=self.max_file_bytes)
-        send(resp, asset_out(asset), status=201)
+        return assets.upload_asset(storage=self.storage, organization_id=organization_id, user_id=user_id,
+                                   original_name=part.filename, stream=part.stream, max_bytes=self.max_file_bytes)
 
-    def on_get(self, req, resp) -> None:
-        """List the library.
-        ---
-        summary: The organization's visuals, server-paginated
-        tags: [print-assets]
-        parameters:
-          - in: query
-            schema: PrintAssetListQuery
-        responses:
-          200:
-            description: a page of visuals
-            content:
-              application/json:
-                schema: PrintAssetPageEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
-        params = ListParams.from_query(PrintAssetListQuery().load(req.params))
-        send(resp, assets.list_assets(organization_id=organization_id, params=params).as_dict(asset_out))
+    @operation(
+        "The organization's visuals, server-paginated",
+        tags=("print-assets",),
+        query=PrintAssetListQuery,
+        answer=page_of(PrintAssetOut),
+        answer_description="a page of visuals",
+    )
+    def on_get(self, req, resp, query: dict):
+        organization_id = acting_organization(req, "industrial")
+        return assets.list_assets(organization_id=organization_id, params=ListParams.from_query(query))
 
 
 class PrintAsset:
     def __init__(self, deps) -> None:
         self.storage = deps.storage
 
-    def on_get(self, req, resp, asset_id: str) -> None:
-        """One visual.
-        ---
-        summary: A visual of the organization's library
-        tags: [print-assets]
-        responses:
-          200:
-            description: the visual
-            content:
-              application/json:
-                schema: PrintAssetEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
-        send(resp, asset_out(assets.get_asset(organization_id=organization_id, asset_id=asset_id)))
+    @operation(
+        "A visual of the organization's library",
+        tags=("print-assets",),
+        answer=PrintAssetOut,
+        answer_description="the visual",
+    )
+    def on_get(self, req, resp, asset_id: str):
+        organization_id = acting_organization(req, "industrial")
+        return assets.get_asset(organization_id=organization_id, asset_id=asset_id)
 
-    def on_delete(self, req, resp, asset_id: str) -> None:
-        """Delete a visual.
-        ---
-        summary: Delete an unused visual
-        description: 409 CONFLICT while a print order line references it.
-        tags: [print-assets]
-        responses:
-          200:
-            description: the visual is deleted
-            content:
-              application/json:
-                schema: PrintAssetDeletedEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
+    @operation(
+        "Delete an unused visual",
+        description="409 CONFLICT while a print order line references it.",
+        tags=("print-assets",),
+        answer=PrintAssetDeletedOut,
+        answer_description="the visual is deleted",
+    )
+    def on_delete(self, req, resp, asset_id: str) -> dict:
+        organization_id = acting_organization(req, "industrial")
         assets.delete_asset(storage=self.storage, organization_id=organization_id, asset_id=asset_id)
-        send(resp, {"id": asset_id, "deleted": True})
+        return {"id": asset_id, "deleted": True}
 
+    @operation(
+        "Stream a visual's content",
+        tags=("print-assets",),
+        produces=tuple(ACCEPTED_TYPES),
+        answer_description="the file, raw, with its detected Content-Type",
+    )
     def on_get_content(self, req, resp, asset_id: str) -> None:
-        """The visual's bytes.
-        ---
-        summary: Stream a visual's content
-        tags: [print-assets]
-        responses:
-          200:
-            description: the file, raw, with its detected Content-Type
-            content:
-              application/octet-stream:
-                schema:
-                  type: string
-                  format: binary
-        """
-        organization_id, _ = industrial_organization(req)
+        organization_id = acting_organization(req, "industrial")
         asset, chunks = assets.open_asset_content(
             storage=self.storage, organization_id=organization_id, asset_id=asset_id
         )
@@ -182,7 +104,7 @@ class PrintAsset:
 def routes(deps) -> list[Route]:
     item = PrintAsset(deps)
     return [
-        Route(BASE, PrintAssets(deps), ACCESS),
-        Route(f"{BASE}/{{asset_id}}", item, ACCESS),
-        Route(f"{BASE}/{{asset_id}}/content", item, ACCESS, suffix="content"),
+        Route(BASE, PrintAssets(deps), INDUSTRIAL),
+        Route(f"{BASE}/{{asset_id}}", item, INDUSTRIAL),
+        Route(f"{BASE}/{{asset_id}}/content", item, INDUSTRIAL, suffix="content"),
     ]

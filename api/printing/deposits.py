@@ -7,26 +7,27 @@ that organization (another organization's reservation is 404).
 
 from __future__ import annotations
 
-from api.access import roles
-from api.printing.assets import MULTIPART_ALLOWANCE, industrial_organization, multipart_file, upload_part
-from api.responses import load, send
-from api.routes import Route
-from backend.errors import NotFound, ValidationError
+from api.access import INDUSTRIAL, Route
+from api.operations import operation
+from api.printing.preflight import read_preflight
+from api.requests import MULTIPART_ALLOWANCE, acting_organization
 from backend.listing import ListParams
 from backend.printing import deposits, impressions
 from backend.printing.allocation import Slot
 from schemas.printing.deposits import (
     DepositConfirmIn,
+    DepositOut,
+    GabaritsOut,
+    ImpressionDetailOut,
+    ImpressionItemPage,
     ImpressionsQuery,
+    PreflightAnswer,
     PreflightFromAssetIn,
+    PreflightListOut,
+    PreflightUpload,
     PrintSupportIn,
-    deposit_out,
-    gabarits_out,
-    impression_item_out,
-    preflight_out,
 )
 
-INDUSTRIAL = roles("industrial", kyb_required=True)
 BASE = "/api/reservations/{reservation_id}"
 
 
@@ -34,57 +35,18 @@ def slots(items: list[dict]) -> list[Slot]:
     return [Slot(item["zoneId"], item["faceIndex"]) for item in items]
 
 
-def face_index_text(text: str | None) -> int | None:
-    if text in (None, "", "null"):
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValidationError("faceIndex must be a face number or empty",
-                              fields={"faceIndex": ["an integer from 0, or empty for the whole zone"]})
-    return value
-
-
 class Gabarits:
-    def on_get(self, req, resp, reservation_id: str) -> None:
-        """Furniture templates of a reservation.
-        ---
-        summary: The furniture of the reservation's ad space (version frozen at checkout) with its zones
-        tags: [deposit]
-        responses:
-          200:
-            description: zones with face quantity, printable flag and size; `printableZoneCount`
-            content:
-              application/json:
-                schema: GabaritsOutEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
+    @operation(
+        "The furniture of the reservation's ad space (version frozen at checkout) with its zones",
+        tags=("deposit",),
+        answer=GabaritsOut,
+        answer_description="zones with face quantity, printable flag and size; `printableZoneCount`",
+    )
+    def on_get(self, req, resp, reservation_id: str) -> dict:
+        organization_id = acting_organization(req, "industrial")
         reservation, configuration = deposits.reservation_configuration(
             reservation_id=reservation_id, organization_id=organization_id)
-        send(resp, gabarits_out(reservation.id, configuration))
-
-
-def answer_preflight(req, resp, *, storage, max_file_bytes: int, check_slot, attach) -> None:
-    """Attach a visual to a slot and answer 201 `{preflight}`: JSON names a visual of the library;
-    multipart carries `zoneId`, `faceIndex`, then the `file`, which goes to the library once
-    `check_slot(organization_id, zone_id, face_index)` has accepted the slot.
-    `attach(organization_id, user_id, zone_id, face_index, asset_id)` makes the preflight."""
-    organization_id, user_id = industrial_organization(req)
-    if (req.content_type or "").lower().startswith("application/json"):
-        body = load(req, PreflightFromAssetIn())
-        zone_id, face_index, asset_id = body["zoneId"], body["faceIndex"], body["assetId"]
-    else:
-        texts, part = multipart_file(req, ("zoneId", "faceIndex"))
-        zone_id, face_index = texts.get("zoneId") or "", face_index_text(texts.get("faceIndex"))
-        if not zone_id:
-            raise ValidationError("zoneId is required before the file", fields={"zoneId": ["required"]})
-        check_slot(organization_id, zone_id, face_index)
-        asset_id = upload_part(storage, organization_id=organization_id, user_id=user_id, part=part,
-                               max_bytes=max_file_bytes).id
-    preflight = attach(organization_id, user_id, zone_id, face_index, asset_id)
-    send(resp, {"preflight": preflight_out(preflight)}, status=201)
+        return {"reservation": reservation, "configuration": configuration}
 
 
 class Preflight:
@@ -96,205 +58,147 @@ class Preflight:
         self.max_file_bytes = deps.config.print_asset_max_bytes
         self.max_body_bytes = self.max_file_bytes + MULTIPART_ALLOWANCE
 
-    def on_post(self, req, resp, reservation_id: str) -> None:
-        """Attach a file to a deposit slot.
-        ---
-        summary: Attach a visual to (zoneId, faceIndex); a new file (multipart) or an existing asset (JSON)
-        description: >
-          multipart/form-data: parts `zoneId`, `faceIndex` (empty for the whole zone), then `file` (uploaded to the
-          library, same checks as POST /api/print-assets). application/json: PreflightFromAssetIn. A slot that
-          already holds a file gets the new one; a whole-zone file replaces the zone's per-face files and the other
-          way round. 409 CONFLICT when the deposit is closed.
-        tags: [deposit]
-        requestBody:
-          content:
-            application/json:
-              schema: PreflightFromAssetIn
-            multipart/form-data:
-              schema:
-                type: object
-                required: [zoneId, file]
-                properties:
-                  zoneId: {type: string}
-                  faceIndex: {type: string, description: "a face number, or empty for the whole zone"}
-                  file: {type: string, format: binary}
-        responses:
-          201:
-            description: the preflight
-            content:
-              application/json:
-                schema: PreflightAnswerEnvelope
-        """
-        self._answer(req, resp, reservation_id)
+    @operation(
+        "Attach a visual to (zoneId, faceIndex); a new file (multipart) or an existing asset (JSON)",
+        description=(
+            "multipart/form-data: parts `zoneId`, `faceIndex` (empty for the whole zone), then `file` "
+            "(uploaded to the library, same checks as POST /api/print-assets). application/json: "
+            "PreflightFromAssetIn. A slot that already holds a file gets the new one; a whole-zone "
+            "file replaces the zone's per-face files and the other way round. 409 CONFLICT when the "
+            "deposit is closed."
+        ),
+        tags=("deposit",),
+        body=PreflightFromAssetIn,
+        upload=PreflightUpload,
+        answer=PreflightAnswer,
+        answer_description="the preflight",
+        status=201,
+    )
+    def on_post(self, req, resp, reservation_id: str, body: dict | None) -> dict:
+        return self._attach(req, reservation_id, body)
 
-    def on_post_from_asset(self, req, resp, reservation_id: str) -> None:
-        """Attach a visual of the library to a slot.
-        ---
-        summary: Preflight from an existing asset (the JSON form of POST .../upload/preflight)
-        tags: [deposit]
-        requestBody:
-          content:
-            application/json:
-              schema: PreflightFromAssetIn
-        responses:
-          201:
-            description: the preflight
-            content:
-              application/json:
-                schema: PreflightAnswerEnvelope
-        """
-        self._answer(req, resp, reservation_id)
+    @operation(
+        "Preflight from an existing asset (the JSON form of POST .../upload/preflight)",
+        description="Attach a visual of the library to a slot.",
+        tags=("deposit",),
+        body=PreflightFromAssetIn,
+        answer=PreflightAnswer,
+        answer_description="the preflight",
+        status=201,
+    )
+    def on_post_from_asset(self, req, resp, reservation_id: str, body: dict) -> dict:
+        return self._attach(req, reservation_id, body)
 
-    def _answer(self, req, resp, reservation_id: str) -> None:
-        answer_preflight(
-            req, resp, storage=self.storage, max_file_bytes=self.max_file_bytes,
-            check_slot=lambda org, zone, face: deposits.check_preflight_slot(
-                reservation_id=reservation_id, organization_id=org, zone_id=zone, face_index=face),
-            attach=lambda org, user, zone, face, asset: deposits.attach_preflight(
-                reservation_id=reservation_id, organization_id=org, zone_id=zone, face_index=face, asset_id=asset,
-                user_id=user),
+    def _attach(self, req, reservation_id: str, body: dict | None) -> dict:
+        organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
+        slot = read_preflight(
+            req, body, storage=self.storage, organization_id=organization_id, user_id=user_id,
+            max_file_bytes=self.max_file_bytes,
+            check_slot=lambda zone_id, face_index: deposits.check_preflight_slot(
+                reservation_id=reservation_id, organization_id=organization_id, zone_id=zone_id,
+                face_index=face_index),
         )
+        preflight = deposits.attach_preflight(
+            reservation_id=reservation_id, organization_id=organization_id, zone_id=slot.zone_id,
+            face_index=slot.face_index, asset_id=slot.asset_id, user_id=user_id)
+        return {"preflight": preflight}
 
 
 class Deposit:
     def __init__(self, deps) -> None:
         self.default_printer = deps.config.default_printer_organization_id
 
-    def on_get_preflights(self, req, resp, reservation_id: str) -> None:
-        """Files attached to the slots.
-        ---
-        summary: The reservation's preflights, by zone and face
-        tags: [deposit]
-        responses:
-          200:
-            description: the preflights with their visual
-            content:
-              application/json:
-                schema: PreflightListOutEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
-        rows = deposits.list_preflights(reservation_id=reservation_id, organization_id=organization_id)
-        send(resp, {"preflights": [preflight_out(row) for row in rows]})
+    @operation(
+        "The reservation's preflights, by zone and face",
+        tags=("deposit",),
+        answer=PreflightListOut,
+        answer_description="the preflights with their visual",
+    )
+    def on_get_preflights(self, req, resp, reservation_id: str) -> dict:
+        organization_id = acting_organization(req, "industrial")
+        return {"preflights": deposits.list_preflights(reservation_id=reservation_id, organization_id=organization_id)}
 
-    def on_get(self, req, resp, reservation_id: str) -> None:
-        """The deposit as it stands.
-        ---
-        summary: Deposit status, support mode, the active order recap and the reused faces
-        tags: [deposit]
-        responses:
-          200:
-            description: the deposit
-            content:
-              application/json:
-                schema: DepositOutEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
-        send(resp, deposit_out(deposits.deposit_state(reservation_id=reservation_id,
-                                                      organization_id=organization_id)))
+    @operation(
+        "Deposit status, support mode, the active order recap and the reused faces",
+        tags=("deposit",),
+        answer=DepositOut,
+        answer_description="the deposit",
+    )
+    def on_get(self, req, resp, reservation_id: str) -> deposits.DepositState:
+        organization_id = acting_organization(req, "industrial")
+        return deposits.deposit_state(reservation_id=reservation_id, organization_id=organization_id)
 
-    def on_post_confirm(self, req, resp, reservation_id: str) -> None:
-        """Confirm the single deposit.
-        ---
-        summary: Confirm the files of the slots (preflights) and the faces reused; creates the draft order
-        description: >
-          Refused with 400 VALIDATION_ERROR (details `zoneId`, `faceIndex`) for a zone outside the configuration,
-          more files than faces, a reuse above the zone's capacity, or a face with neither a file nor a reuse.
-          Quantities come from the configuration. Everything reused: no order, deposit `in_stock`. Otherwise a
-          draft order and deposit `in_review`, until an admin releases it. Replaces a previous deposit still open.
-        tags: [deposit]
-        requestBody:
-          content:
-            application/json:
-              schema: DepositConfirmIn
-        responses:
-          200:
-            description: the deposit
-            content:
-              application/json:
-                schema: DepositOutEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
-        body = load(req, DepositConfirmIn())
-        state = deposits.confirm_deposit(
+    @operation(
+        "Confirm the files of the slots (preflights) and the faces reused; creates the draft order",
+        description=(
+            "Refused with 400 VALIDATION_ERROR (details `zoneId`, `faceIndex`) for a zone outside the "
+            "configuration, more files than faces, a reuse above the zone's capacity, or a face with "
+            "neither a file nor a reuse. Quantities come from the configuration. Everything reused: "
+            "no order, deposit `in_stock`. Otherwise a draft order and deposit `in_review`, until an "
+            "admin releases it. Replaces a previous deposit still open."
+        ),
+        tags=("deposit",),
+        body=DepositConfirmIn,
+        answer=DepositOut,
+        answer_description="the deposit",
+    )
+    def on_post_confirm(self, req, resp, reservation_id: str, body: dict) -> deposits.DepositState:
+        organization_id = acting_organization(req, "industrial")
+        return deposits.confirm_deposit(
             reservation_id=reservation_id, organization_id=organization_id,
             confirmed_files=slots(body["confirmedFiles"]), reuse=slots(body["reuse"]),
             default_printer_organization_id=self.default_printer,
         )
-        send(resp, deposit_out(state))
 
-    def on_patch_support(self, req, resp, reservation_id: str) -> None:
-        """Declare the supports in stock.
-        ---
-        summary: "`inStock: true`: every face of the furniture is already in stock (no order); false withdraws it"
-        description: >
-          The reused faces are derived from the furniture configuration. 409 PRINT_CONFIGURATION_UNAVAILABLE when
-          the furniture has no printable zone; 409 CONFLICT when the deposit is closed.
-        tags: [deposit]
-        requestBody:
-          content:
-            application/json:
-              schema: PrintSupportIn
-        responses:
-          200:
-            description: the deposit
-            content:
-              application/json:
-                schema: DepositOutEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
-        body = load(req, PrintSupportIn())
-        state = deposits.declare_print_support(
+    @operation(
+        "`inStock: true`: every face of the furniture is already in stock (no order); false withdraws it",
+        description=(
+            "The reused faces are derived from the furniture configuration. 409 "
+            "PRINT_CONFIGURATION_UNAVAILABLE when the furniture has no printable zone; 409 CONFLICT "
+            "when the deposit is closed."
+        ),
+        tags=("deposit",),
+        body=PrintSupportIn,
+        answer=DepositOut,
+        answer_description="the deposit",
+    )
+    def on_patch_support(self, req, resp, reservation_id: str, body: dict) -> deposits.DepositState:
+        organization_id = acting_organization(req, "industrial")
+        return deposits.declare_print_support(
             reservation_id=reservation_id, organization_id=organization_id, in_stock=body["inStock"],
             default_printer_organization_id=self.default_printer,
         )
-        send(resp, deposit_out(state))
 
 
 class Impressions:
-    def on_get(self, req, resp) -> None:
-        """The industrial's impressions.
-        ---
-        summary: Approved reservations with their deposit status, active order and batch
-        description: >
-          `printOrderStatus` and `batchCode` come from the latest order that is not cancelled; `route` is the batch
-          wizard of the campaign for a reservation still to deposit with a printable furniture, else its own page;
-          `action` is view_order while the deposit is in review or validated, else manage_print. Filters `campaignId`,
-          `impressionStatus`; sortBy startsAt (default), createdAt, updatedAt, impressionStatus, storeName.
-        tags: [deposit]
-        parameters:
-          - in: query
-            schema: ImpressionsQuery
-        responses:
-          200:
-            description: a page of impressions
-            content:
-              application/json:
-                schema: ImpressionItemPageEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
-        query = ImpressionsQuery().load(req.params)
-        page = impressions.impressions(organization_id=organization_id, params=ListParams.from_query(query),
+    @operation(
+        "Approved reservations with their deposit status, active order and batch",
+        description=(
+            "`printOrderStatus` and `batchCode` come from the latest order that is not cancelled; "
+            "`route` is the batch wizard of the campaign for a reservation still to deposit with a "
+            "printable furniture, else its own page; `action` is view_order while the deposit is in "
+            "review or validated, else manage_print. Filters `campaignId`, `impressionStatus`; sortBy "
+            "startsAt (default), createdAt, updatedAt, impressionStatus, storeName."
+        ),
+        tags=("deposit",),
+        query=ImpressionsQuery,
+        answer=ImpressionItemPage,
+        answer_description="a page of impressions",
+    )
+    def on_get(self, req, resp, query: dict):
+        organization_id = acting_organization(req, "industrial")
+        return impressions.impressions(organization_id=organization_id, params=ListParams.from_query(query),
                                        campaign_id=query["campaignId"], impression_status=query["impressionStatus"])
-        send(resp, page.as_dict(impression_item_out))
 
-    def on_get_item(self, req, resp, reservation_id: str) -> None:
-        """One impression (the single deposit page).
-        ---
-        summary: The impression of one reservation with its deposit
-        tags: [deposit]
-        responses:
-          200:
-            description: the impression and its deposit
-            content:
-              application/json:
-                schema: ImpressionDetailOutEnvelope
-        """
-        organization_id, _ = industrial_organization(req)
-        item = impressions.impression(organization_id=organization_id, reservation_id=reservation_id)
-        if item is None:
-            raise NotFound("reservation not found")
-        state = deposits.deposit_state(reservation_id=reservation_id, organization_id=organization_id)
-        send(resp, {**impression_item_out(item), "deposit": deposit_out(state)})
+    @operation(
+        "The impression of one reservation with its deposit",
+        tags=("deposit",),
+        answer=ImpressionDetailOut,
+        answer_description="the impression and its deposit",
+    )
+    def on_get_item(self, req, resp, reservation_id: str) -> deposits.ImpressionDetail:
+        organization_id = acting_organization(req, "industrial")
+        return deposits.impression_detail(organization_id=organization_id, reservation_id=reservation_id)
 
 
 def routes(deps) -> list[Route]:

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from peewee import IntegrityError
 
-from backend import clock, outbox
+from backend import clock, events
 from backend.db import transaction
 from backend.logs import get_logger
 from backend.onboarding.models import ProcessingStatus, SignatureEvent, SignatureRequest
@@ -33,7 +33,6 @@ from backend.onboarding.status import (
 )
 
 log = get_logger("esign.events")
-STORE_SIGNED_ACTOR = "store_signed_documents"
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,8 @@ def _apply(event: SignatureEvent, confirmed: ProviderRequest | None) -> tuple[st
 def apply_status(request: SignatureRequest, status: ESignStatus, *, reason: str | None = None,
                  event_at: datetime | None = None) -> None:
     """Write a status move of a locked envelope (shared by events, reconciliation and creation);
-    a move to `signed` queues the download of the signed files."""
+    a move to `signed` publishes `onboarding.envelope_signed` (signed files kept, SEPA mandate
+    recorded: `backend.events`)."""
     now = clock.now()
     changes = {SignatureRequest.status: status, SignatureRequest.status_changed_at: now,
                SignatureRequest.updated_at: now, SignatureRequest.error_reason: reason}
@@ -152,7 +152,7 @@ def apply_status(request: SignatureRequest, status: ESignStatus, *, reason: str 
         changes[SignatureRequest.last_event_at] = max(event_at, request.last_event_at or event_at)
     SignatureRequest.update(changes).where(SignatureRequest.id == request.id).execute()
     if status == ESignStatus.SIGNED:
-        outbox.enqueue(STORE_SIGNED_ACTOR, request.id)
+        events.publish(events.ENVELOPE_SIGNED, request.id)
 
 
 def _offer(received: ReceivedEvent) -> None:

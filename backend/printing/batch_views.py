@@ -87,6 +87,10 @@ class BatchView:
     def archive_files(self) -> list[ArchiveFile]:
         return [f.archive_file for f in self.files]
 
+    @property
+    def manifest(self) -> list[dict]:
+        return manifest(self)
+
     def file_name(self, line: LineView) -> str | None:
         """The aggregated file of an order line (the name the batch ZIP gives its visual)."""
         return self._names.get((line.asset_id, line.zone_id))

@@ -106,13 +106,33 @@ class Group:
     draft_batch_id: str | None
 
     @property
+    def members(self) -> list[GroupMember]:
+        """Each reservation of the group with why a batch of the group cannot take it (or None)."""
+        return [GroupMember(r, _eligibility(r, self.configuration.version_id)) for r in self.reservations]
+
+    @property
     def to_deposit_count(self) -> int:
-        return sum(1 for r in self.reservations if _open_to_batch(r)
-                   and r.furniture_type_version_id == self.configuration.version_id)
+        return sum(1 for member in self.members if member.eligible)
 
 
-def _open_to_batch(reservation: Reservation) -> bool:
-    return (reservation.impression_status or ImpressionStatus.TO_DEPOSIT) == ImpressionStatus.TO_DEPOSIT
+@dataclass(frozen=True)
+class GroupMember:
+    reservation: Reservation
+    exclusion: Exclusion | None
+
+    @property
+    def eligible(self) -> bool:
+        return self.exclusion is None
+
+
+def _eligibility(reservation: Reservation, version_id: str) -> Exclusion | None:
+    """The batch eligibility rule of an approved reservation of the right group: still to deposit,
+    and frozen on the batch's furniture configuration."""
+    if (reservation.impression_status or ImpressionStatus.TO_DEPOSIT) != ImpressionStatus.TO_DEPOSIT:
+        return Exclusion.NOT_TO_DEPOSIT
+    if reservation.furniture_type_version_id != version_id:
+        return Exclusion.OTHER_CONFIGURATION
+    return None
 
 
 def _newest_versions(version_ids: set[str]) -> dict[str, str]:
@@ -177,6 +197,18 @@ def open_batch(*, organization_id: str, campaign_id: str, furniture_type_id: str
             PrintOrderBatch.promo_furniture_type_id == furniture_type_id, PrintOrderBatch.status == DRAFT,
         )
     return batch, created
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """A batch with its furniture configuration, as the batch answers show it."""
+
+    batch: PrintOrderBatch
+    configuration: Configuration
+
+
+def batch_state(batch: PrintOrderBatch) -> BatchState:
+    return BatchState(batch, configuration_of(batch.furniture_type_version_id))
 
 
 def industrial_batch(*, organization_id: str, batch_id: str, lock: bool = False) -> PrintOrderBatch:
@@ -304,11 +336,7 @@ def _exclusion(batch: PrintOrderBatch, reservation: Reservation) -> Exclusion | 
         return Exclusion.OTHER_GROUP
     if reservation.status != ReservationStatus.APPROVED:
         return Exclusion.NOT_APPROVED
-    if not _open_to_batch(reservation):
-        return Exclusion.NOT_TO_DEPOSIT
-    if reservation.furniture_type_version_id != batch.furniture_type_version_id:
-        return Exclusion.OTHER_CONFIGURATION
-    return None
+    return _eligibility(reservation, batch.furniture_type_version_id)
 
 
 def _files(batch: PrintOrderBatch, configuration: Configuration, slots: list[Slot] | None) -> list[DepositedFile]:
@@ -357,6 +385,26 @@ class Outcome:
     summary: dict
     order_codes: dict[str, str] = field(default_factory=dict)  # reservation id -> order code
     replayed: bool = False
+
+    @property
+    def deleted(self) -> bool:
+        return self.batch is None
+
+    @property
+    def orders(self) -> list[OrderRef]:
+        """The orders made, by code."""
+        return [OrderRef(code, rid) for rid, code in sorted(self.order_codes.items(), key=lambda kv: kv[1])]
+
+    @property
+    def state(self) -> BatchState | None:
+        """The batch with its configuration; None once deleted (no order)."""
+        return None if self.batch is None else batch_state(self.batch)
+
+
+@dataclass(frozen=True)
+class OrderRef:
+    code: str
+    reservation_id: str
 
 
 def summarize(batch_id: str, deposit: BatchDeposit, classification: Classification,

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from backend.db import transaction
 from backend.errors import Conflict, NotFound, ValidationError
 from backend.marketplace.models import AdSpace, Reservation, ReservationStatus, Store
-from backend.printing import allocation, preflights
+from backend.printing import allocation, impressions, preflights
 from backend.printing.allocation import DepositedFile, Slot
 from backend.printing.configuration import Configuration, configuration_of, printer_for
-from backend.printing.impressions import shown_impression_status
+from backend.printing.impressions import ImpressionItem, shown_impression_status
 from backend.printing.models import ImpressionStatus, PrintPreflight, PrintReusedFace
 from backend.printing.order_views import OrderView, active_order_view
 from backend.printing.plans import PlanWrite, Recipient, discard_draft, write_plans
@@ -174,6 +174,20 @@ class DepositState:
     @property
     def impression_status(self) -> str | None:
         return shown_impression_status(self.reservation.impression_status, self.reservation.status)
+
+
+@dataclass(frozen=True)
+class ImpressionDetail(ImpressionItem):
+    deposit: DepositState
+
+
+def impression_detail(*, organization_id: str, reservation_id: str) -> ImpressionDetail:
+    """The impression of one of the organization's reservations with its deposit (404 otherwise)."""
+    item = impressions.impression(organization_id=organization_id, reservation_id=reservation_id)
+    if item is None:
+        raise NotFound("reservation not found")
+    state = deposit_state(reservation_id=reservation_id, organization_id=organization_id)
+    return ImpressionDetail(item.reservation, item.impression_status, item.order, state)
 
 
 def deposit_state(*, reservation_id: str, organization_id: str) -> DepositState:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from peewee import JOIN, fn
 
@@ -20,8 +21,15 @@ from backend.printing.models import ImpressionStatus, PrintOrder, PrintOrderBatc
 from backend.printing.status import PrintOrderStatus
 
 DEPOSIT_RESERVATION_STATUSES = (ReservationStatus.APPROVED, ReservationStatus.COMPLETED)
-VIEW_ORDER = ("view_order", "Voir la commande")
-MANAGE_PRINT = ("manage_print", "Gérer l'impression")
+
+
+class Action(NamedTuple):
+    code: str
+    label: str
+
+
+VIEW_ORDER = Action("view_order", "Voir la commande")
+MANAGE_PRINT = Action("manage_print", "Gérer l'impression")
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,15 @@ def active_orders(reservation_ids: list[str]) -> dict[str, OrderSummary]:
         .objects()
     )
     return {row.reservation_id: OrderSummary(row.code, row.status, row.batch_code, row.created_at) for row in rows}
+
+
+def with_print_orders(reservations: list) -> list:
+    """Attach each reservation's active print order as `print_order` (one query for all): its code,
+    status and batch code, for the reservation answers."""
+    orders = active_orders([r.id for r in reservations])
+    for reservation in reservations:
+        reservation.print_order = orders.get(reservation.id)
+    return reservations
 
 
 def shown_impression_status(stored: str | None, reservation_status: str) -> str | None:
@@ -91,7 +108,7 @@ class ImpressionItem:
         return self.reservation.printable_zone_count
 
     @property
-    def action(self) -> tuple[str, str]:
+    def action(self) -> Action:
         """Spec B rule 8: view the order while it is reviewed or validated, else manage the print."""
         return VIEW_ORDER if self.impression_status in ("in_review", "validated") else MANAGE_PRINT
 

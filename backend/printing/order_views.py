@@ -22,6 +22,7 @@ from backend.marketplace.models import AdSpace, Campaign, FurnitureZone, Reserva
 from backend.printing.archive import ArchiveFile, entry_names
 from backend.printing.models import PrintAsset, PrintOrder, PrintOrderBatch, PrintOrderLine
 from backend.printing.orders import OrderMetrics, order_metrics
+from backend.printing.plans import formatted_address
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
 
 Industrial = Organization.alias("industrial")
@@ -45,6 +46,22 @@ class LineView:
 
 
 @dataclass(frozen=True)
+class BatchRef:
+    code: str
+    campaign_id: str
+
+
+@dataclass(frozen=True)
+class RecipientView:
+    name: str
+    street: str
+    postal_code: str
+    city: str
+    country: str
+    formatted: str
+
+
+@dataclass(frozen=True)
 class OrderView:
     order: PrintOrder  # with the joined columns of `order_rows()` as attributes
     lines: list[LineView]
@@ -53,6 +70,22 @@ class OrderView:
     @property
     def batch_code(self) -> str | None:
         return None if self.order.status == PrintOrderStatus.CANCELLED else self.order.batch_code
+
+    @property
+    def batch(self) -> BatchRef | None:
+        """The order's batch as its readers see it: None without a batch or once cancelled."""
+        code = self.batch_code
+        return None if code is None else BatchRef(code, self.order.batch_campaign_id)
+
+    @property
+    def recipient(self) -> RecipientView | None:
+        """Where the order is shipped, None when nothing is (target `none`)."""
+        order = self.order
+        formatted = formatted_address(order)
+        if formatted is None:
+            return None
+        return RecipientView(order.recipient_name, order.recipient_street, order.recipient_postal_code,
+                             order.recipient_city, order.recipient_country, formatted)
 
     @property
     def archive_files(self) -> list[ArchiveFile]:

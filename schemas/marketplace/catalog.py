@@ -2,58 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from marshmallow import Schema, fields, validate
 
-from marshmallow import EXCLUDE, Schema, fields, validate
-
-from backend import clock
-from schemas.common import JsonBoolean, PageQuery
+from schemas.common import JsonBoolean, ListQuery, UtcDateTime
 
 LABEL = validate.Length(min=1, max=120)
 NAME = validate.Length(min=1, max=160)
-
-
-class UtcDateTime(fields.AwareDateTime):
-    """Read as ISO 8601 (no offset means UTC), written as ISO 8601 UTC with `Z` (API.md)."""
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(default_timezone=UTC, **kwargs)
-
-    def _serialize(self, value, attr, obj, **kwargs):
-        return clock.iso(value)
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        return super()._deserialize(value, attr, data, **kwargs).astimezone(UTC)
-
-
-class ListQuery(PageQuery):
-    """Page query tolerant of unknown parameters (cache busters)."""
-
-    class Meta:
-        unknown = EXCLUDE
-
-
-def enveloped(data_schema: type[Schema]) -> type[Schema]:
-    """`{ok: true, data: <data_schema>}`, registered as `<Name>Envelope` for the OpenAPI document."""
-    return type(
-        f"{data_schema.__name__}Envelope",
-        (Schema,),
-        {"ok": fields.Boolean(required=True), "data": fields.Nested(data_schema, required=True)},
-    )
-
-
-def page_of(item_schema: type[Schema]) -> type[Schema]:
-    """The `{items, total, page, pageSize}` answer of a list of `item_schema` (API.md, Lists)."""
-    return type(
-        f"{item_schema.__name__.removesuffix('Out')}Page",
-        (Schema,),
-        {
-            "items": fields.List(fields.Nested(item_schema), required=True),
-            "total": fields.Integer(required=True),
-            "page": fields.Integer(required=True),
-            "pageSize": fields.Integer(required=True),
-        },
-    )
 
 
 # --- Store zones (Specification A) ---
@@ -167,9 +121,6 @@ class FurnitureTypeAnswer(Schema):
     furnitureType = fields.Nested(FurnitureTypeOut, required=True)
 
 
-FurnitureTypePage = page_of(FurnitureTypeOut)
-
-
 # --- Stores and ad spaces ---
 
 
@@ -204,9 +155,6 @@ class StoreAnswer(Schema):
     store = fields.Nested(StoreOut, required=True)
 
 
-StorePage = page_of(StoreOut)
-
-
 class AdSpaceIn(Schema):
     storeId = fields.String(required=True, validate=validate.Length(min=1, max=36))
     name = fields.String(required=True, validate=NAME)
@@ -239,19 +187,3 @@ class AdSpaceOut(Schema):
 
 class AdSpaceAnswer(Schema):
     adSpace = fields.Nested(AdSpaceOut, required=True)
-
-
-AdSpacePage = page_of(AdSpaceOut)
-
-
-# The enveloped answers the responders' docstrings name.
-UniverseAnswerEnvelope = enveloped(UniverseAnswer)
-RayonAnswerEnvelope = enveloped(RayonAnswer)
-StoreZoneTreeOutEnvelope = enveloped(StoreZoneTreeOut)
-MarketplaceDeletedOutEnvelope = enveloped(MarketplaceDeletedOut)
-FurnitureTypeAnswerEnvelope = enveloped(FurnitureTypeAnswer)
-FurnitureTypePageEnvelope = enveloped(FurnitureTypePage)
-StoreAnswerEnvelope = enveloped(StoreAnswer)
-StorePageEnvelope = enveloped(StorePage)
-AdSpaceAnswerEnvelope = enveloped(AdSpaceAnswer)
-AdSpacePageEnvelope = enveloped(AdSpacePage)

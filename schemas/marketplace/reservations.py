@@ -7,8 +7,9 @@ from marshmallow import Schema, fields, validate
 from backend.marketplace.models import ReservationStatus
 from backend.marketplace.pricing import resolve_billing_model
 from backend.marketplace.reservations import Review
-from backend.printing.impressions import active_orders, shown_impression_status
-from schemas.marketplace.catalog import NAME, AdSpaceOut, ListQuery, UtcDateTime, enveloped, page_of
+from backend.printing.impressions import shown_impression_status
+from schemas.common import ListQuery, UtcDateTime
+from schemas.marketplace.catalog import NAME, AdSpaceOut
 
 ZONE_IDS = fields.List(fields.String(validate=validate.Length(min=1, max=64)), load_default=list,
                        validate=validate.Length(max=200))
@@ -35,9 +36,6 @@ class CampaignOut(Schema):
 
 class CampaignAnswer(Schema):
     campaign = fields.Nested(CampaignOut, required=True)
-
-
-CampaignPage = page_of(CampaignOut)
 
 
 class PricingOut(Schema):
@@ -106,17 +104,9 @@ class ReservationQuery(ListQuery):
 
 
 def _print_order(reservation, name: str):
-    """An attribute of the reservation's active print order, set by `with_print_orders`."""
+    """An attribute of the reservation's active print order, set by `backend.printing.impressions.with_print_orders`."""
     order = getattr(reservation, "print_order", None)
     return getattr(order, name) if order else None
-
-
-def with_print_orders(reservations: list) -> list:
-    """Attach each reservation's active print order (one query for all): its code, status and batch."""
-    orders = active_orders([r.id for r in reservations])
-    for reservation in reservations:
-        reservation.print_order = orders.get(reservation.id)
-    return reservations
 
 
 class ReservationOut(Schema):
@@ -171,14 +161,3 @@ class ReservationAnswer(Schema):
 
 class CheckoutOut(Schema):
     reservations = fields.List(fields.Nested(ReservationOut), required=True)
-
-
-ReservationPage = page_of(ReservationOut)
-
-CampaignAnswerEnvelope = enveloped(CampaignAnswer)
-CampaignPageEnvelope = enveloped(CampaignPage)
-CartItemAnswerEnvelope = enveloped(CartItemAnswer)
-CartOutEnvelope = enveloped(CartOut)
-CheckoutOutEnvelope = enveloped(CheckoutOut)
-ReservationAnswerEnvelope = enveloped(ReservationAnswer)
-ReservationPageEnvelope = enveloped(ReservationPage)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from backend.clock import iso
 from backend.printing.assets import SORTS
 from backend.printing.files import ACCEPTED_TYPES
-from backend.printing.models import PrintAsset
-from schemas.common import PageQuery
+from schemas.common import ComputedString, PageQuery, UtcDateTime
 
 
 class PrintAssetListQuery(PageQuery):
@@ -18,59 +16,31 @@ class PrintAssetListQuery(PageQuery):
     )
 
 
+class PrintAssetUpload(Schema):
+    """The multipart form of an upload (the file is streamed to storage)."""
+
+    file = fields.Raw(required=True, metadata={"type": "string", "format": "binary"})
+
+
 class PrintAssetOut(Schema):
     id = fields.String(required=True)
-    originalName = fields.String(required=True, metadata={"description": "the name the file was uploaded with"})
+    originalName = fields.String(attribute="original_name", required=True,
+                                 metadata={"description": "the name the file was uploaded with"})
     technicalName = fields.String(
-        required=True,
+        attribute="technical_name", required=True,
         metadata={"description": "ASCII name used in download archives, extension of the detected type",
                   "example": "affiche-ete.pdf"},
     )
-    contentType = fields.String(required=True, validate=validate.OneOf(ACCEPTED_TYPES),
+    contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(ACCEPTED_TYPES),
                                 metadata={"description": "detected from the content, never from the name"})
-    sizeBytes = fields.Integer(required=True)
+    sizeBytes = fields.Integer(attribute="size_bytes", required=True)
     sha256 = fields.String(required=True, metadata={"description": "hex SHA-256 of the content"})
-    uploadedByUserId = fields.String(allow_none=True, required=True)
-    createdAt = fields.String(required=True, metadata={"format": "date-time"})
-    contentUrl = fields.String(required=True, metadata={"example": "/api/print-assets/{id}/content"})
-
-
-class PrintAssetEnvelope(Schema):
-    ok = fields.Boolean(required=True)
-    data = fields.Nested(PrintAssetOut, required=True)
-
-
-class PrintAssetPageOut(Schema):
-    items = fields.List(fields.Nested(PrintAssetOut), required=True)
-    total = fields.Integer(required=True)
-    page = fields.Integer(required=True)
-    pageSize = fields.Integer(required=True)
-
-
-class PrintAssetPageEnvelope(Schema):
-    ok = fields.Boolean(required=True)
-    data = fields.Nested(PrintAssetPageOut, required=True)
+    uploadedByUserId = fields.String(attribute="uploaded_by_user_id", allow_none=True, required=True)
+    createdAt = UtcDateTime(attribute="created_at", required=True)
+    contentUrl = ComputedString(lambda asset: f"/api/print-assets/{asset.id}/content", required=True,
+                                metadata={"example": "/api/print-assets/{id}/content"})
 
 
 class PrintAssetDeletedOut(Schema):
     id = fields.String(required=True)
     deleted = fields.Boolean(required=True, metadata={"example": True})
-
-
-class PrintAssetDeletedEnvelope(Schema):
-    ok = fields.Boolean(required=True)
-    data = fields.Nested(PrintAssetDeletedOut, required=True)
-
-
-def asset_out(asset: PrintAsset) -> dict:
-    return {
-        "id": asset.id,
-        "originalName": asset.original_name,
-        "technicalName": asset.technical_name,
-        "contentType": asset.content_type,
-        "sizeBytes": asset.size_bytes,
-        "sha256": asset.sha256,
-        "uploadedByUserId": asset.uploaded_by_user_id,
-        "createdAt": iso(asset.created_at),
-        "contentUrl": f"/api/print-assets/{asset.id}/content",
-    }

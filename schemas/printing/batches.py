@@ -1,22 +1,19 @@
 """Print batches (spec B): the industrial's groups, drafts, preview and confirmation; the
 printer's and industrial's views of sent batches; the batch status advance. Shapes decided in
-docs/printing.md; answers built by the `*_out` functions, documented by the schema classes."""
+docs/printing.md; each answer schema dumps the view `backend.printing` gives (named in its docstring)."""
 
 from __future__ import annotations
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from backend.clock import iso
 from backend.printing.allocation import Slot
-from backend.printing.batch_advance import RunState
-from backend.printing.batch_views import BatchView, manifest, status_of
-from backend.printing.batches import BatchDeposit, Delivery, Exclusion, Group, Outcome, Reuse
-from backend.printing.configuration import configuration_of
+from backend.printing.batch_views import status_of
+from backend.printing.batches import BatchDeposit, Delivery, Exclusion, Reuse
 from backend.printing.impressions import shown_impression_status
-from backend.printing.models import DeliveryTarget, PrintOrderBatch
+from backend.printing.models import DeliveryTarget
 from backend.printing.plans import Recipient
-from schemas.marketplace.catalog import enveloped
-from schemas.printing.deposits import ZONE_ID, GabaritZoneOut, SlotIn, gabarits_out
+from schemas.common import ComputedInteger, ComputedString, UtcDateTime
+from schemas.printing.deposits import ZONE_ID, GabaritZoneOut, SlotIn
 
 MAX_SELECTION = 2_000  # spec B targets batches of up to 1,000 stores
 
@@ -122,29 +119,42 @@ def deposit_from(body: dict) -> BatchDeposit:
 
 
 class GroupOut(Schema):
-    furnitureTypeId = fields.String(required=True)
-    furnitureTypeVersionId = fields.String(required=True)
-    name = fields.String(required=True)
-    printableZoneCount = fields.Integer(required=True)
-    zones = fields.List(fields.Nested(GabaritZoneOut), required=True)
-    reservationsCount = fields.Integer(required=True)
-    toDepositCount = fields.Integer(required=True, metadata={"description": "reservations a batch can take"})
-    draftBatchId = fields.String(required=True, allow_none=True)
+    """A furniture group of a campaign (`backend.printing.batches.Group`)."""
+
+    furnitureTypeId = fields.String(attribute="furniture_type_id", required=True)
+    furnitureTypeVersionId = fields.String(attribute="configuration.version_id", required=True)
+    name = fields.String(attribute="configuration.name", required=True)
+    printableZoneCount = fields.Integer(attribute="configuration.printable_zone_count", required=True)
+    zones = fields.List(fields.Nested(GabaritZoneOut), attribute="configuration.zones", required=True)
+    reservationsCount = ComputedInteger(lambda group: len(group.reservations), required=True)
+    toDepositCount = fields.Integer(attribute="to_deposit_count", required=True,
+                                    metadata={"description": "reservations a batch can take"})
+    draftBatchId = fields.String(attribute="draft_batch_id", required=True, allow_none=True)
 
 
 class GroupsOut(Schema):
     groups = fields.List(fields.Nested(GroupOut), required=True)
 
 
+def _store_address(member) -> str | None:
+    store = member.reservation.ad_space.store
+    return f"{store.street}, {store.postal_code} {store.city}" if Recipient.of_store(store).has_address else None
+
+
 class GroupReservationOut(Schema):
-    reservationId = fields.String(required=True)
-    adSpaceName = fields.String(required=True)
-    storeName = fields.String(required=True)
-    address = fields.String(required=True, allow_none=True)
-    impressionStatus = fields.String(required=True)
+    """A reservation of a group with the batch eligibility `backend` decided (`GroupMember`)."""
+
+    reservationId = fields.String(attribute="reservation.id", required=True)
+    adSpaceName = fields.String(attribute="reservation.ad_space.name", required=True)
+    storeName = fields.String(attribute="reservation.ad_space.store.name", required=True)
+    address = ComputedString(_store_address, required=True, allow_none=True)
+    impressionStatus = ComputedString(
+        lambda member: shown_impression_status(member.reservation.impression_status, member.reservation.status),
+        required=True)
     eligible = fields.Boolean(required=True)
-    exclusionReason = fields.String(required=True, allow_none=True,
-                                    metadata={"enum": ["not_to_deposit", "other_configuration"]})
+    exclusionReason = fields.String(attribute="exclusion", required=True, allow_none=True,
+                                    metadata={"enum": [Exclusion.NOT_TO_DEPOSIT.value,
+                                                       Exclusion.OTHER_CONFIGURATION.value]})
 
 
 class GroupReservationsOut(Schema):
@@ -153,22 +163,26 @@ class GroupReservationsOut(Schema):
 
 class BatchOrderRefOut(Schema):
     code = fields.String(required=True)
-    reservationId = fields.String(required=True)
+    reservationId = fields.String(attribute="reservation_id", required=True)
 
 
 class BatchOut(Schema):
-    id = fields.String(required=True)
-    code = fields.String(required=True, allow_none=True, metadata={"description": "LOT-..., once sent"})
-    status = fields.String(required=True, metadata={"enum": ["draft", "sent"], "description": "stored status"})
-    campaignId = fields.String(required=True)
-    promoFurnitureTypeId = fields.String(required=True)
-    furnitureTypeVersionId = fields.String(required=True)
-    deliveryTarget = fields.String(required=True)
-    createdAt = fields.String(required=True)
-    updatedAt = fields.String(required=True)
-    sentAt = fields.String(required=True, allow_none=True)
-    zones = fields.List(fields.Nested(GabaritZoneOut), required=True)
-    printableZoneCount = fields.Integer(required=True)
+    """A batch with its configuration (`backend.printing.batches.BatchState`)."""
+
+    id = fields.String(attribute="batch.id", required=True)
+    code = fields.String(attribute="batch.code", required=True, allow_none=True,
+                         metadata={"description": "LOT-..., once sent"})
+    status = fields.String(attribute="batch.status", required=True,
+                           metadata={"enum": ["draft", "sent"], "description": "stored status"})
+    campaignId = fields.String(attribute="batch.campaign_id", required=True)
+    promoFurnitureTypeId = fields.String(attribute="batch.promo_furniture_type_id", required=True)
+    furnitureTypeVersionId = fields.String(attribute="batch.furniture_type_version_id", required=True)
+    deliveryTarget = fields.String(attribute="batch.delivery_target", required=True)
+    createdAt = UtcDateTime(attribute="batch.created_at", required=True)
+    updatedAt = UtcDateTime(attribute="batch.updated_at", required=True)
+    sentAt = UtcDateTime(attribute="batch.sent_at", required=True, allow_none=True)
+    zones = fields.List(fields.Nested(GabaritZoneOut), attribute="configuration.zones", required=True)
+    printableZoneCount = fields.Integer(attribute="configuration.printable_zone_count", required=True)
 
 
 class BatchAnswer(Schema):
@@ -215,34 +229,45 @@ class ExclusionOut(Schema):
 
 
 class PreviewOut(Schema):
-    batchId = fields.String(required=True)
-    recap = fields.Nested(RecapOut, required=True)
-    zones = fields.List(fields.Nested(ZoneTotalOut), required=True)
-    reservations = fields.List(fields.Nested(CandidateOut), required=True)
-    exclusions = fields.List(fields.Nested(ExclusionOut), required=True)
+    """A preview (`backend.printing.batches.Outcome`, its `summary`)."""
+
+    batchId = fields.String(attribute="summary.batchId", required=True)
+    recap = fields.Nested(RecapOut, attribute="summary.recap", required=True)
+    zones = fields.List(fields.Nested(ZoneTotalOut), attribute="summary.zones", required=True)
+    reservations = fields.List(fields.Nested(CandidateOut), attribute="summary.reservations", required=True)
+    exclusions = fields.List(fields.Nested(ExclusionOut), attribute="summary.exclusions", required=True)
 
 
 class ConfirmOut(PreviewOut):
-    batch = fields.Nested(BatchOut, required=True, allow_none=True,
+    """A confirmation (`Outcome`): the preview's fields and what it did."""
+
+    batch = fields.Nested(BatchOut, attribute="state", required=True, allow_none=True,
                           metadata={"description": "null when no order resulted: the batch was deleted"})
     deleted = fields.Boolean(required=True)
     replayed = fields.Boolean(required=True, metadata={"description": "the batch was already confirmed"})
     orders = fields.List(fields.Nested(BatchOrderRefOut), required=True)
 
 
-class BatchListItemOut(Schema):
-    code = fields.String(required=True)
-    industrialOrganizationId = fields.String(required=True)
-    industrialName = fields.String(required=True)
-    campaignId = fields.String(required=True)
-    campaignName = fields.String(required=True)
-    deliveryTarget = fields.String(required=True)
-    status = fields.String(required=True, metadata={"description": "derived from the orders (draft, cancelled, "
-                                                                   "a common status, or mixed)"})
-    ordersCount = fields.Integer(required=True)
-    totalPanels = fields.Integer(required=True)
-    createdAt = fields.String(required=True)
-    updatedAt = fields.String(required=True)
+def _batch_item_fields(path: str) -> dict[str, fields.Field]:
+    """The fields of a sent batch read from `path` (the batch row with its aggregates)."""
+    return {
+        "code": fields.String(attribute=f"{path}code", required=True),
+        "industrialOrganizationId": fields.String(attribute=f"{path}organization_id", required=True),
+        "industrialName": fields.String(attribute=f"{path}industrial_name", required=True),
+        "campaignId": fields.String(attribute=f"{path}campaign_id", required=True),
+        "campaignName": fields.String(attribute=f"{path}campaign_name", required=True),
+        "deliveryTarget": fields.String(attribute=f"{path}delivery_target", required=True),
+        "status": ComputedString(
+            (lambda view: status_of(view.batch)) if path else status_of, required=True,
+            metadata={"description": "derived from the orders (draft, cancelled, a common status, or mixed)"}),
+        "ordersCount": fields.Integer(attribute=f"{path}orders_count", required=True),
+        "totalPanels": fields.Integer(attribute=f"{path}total_panels", required=True),
+        "createdAt": UtcDateTime(attribute=f"{path}created_at", required=True),
+        "updatedAt": UtcDateTime(attribute=f"{path}last_update", required=True),
+    }
+
+
+BatchListItemOut = Schema.from_dict(_batch_item_fields(""), name="BatchListItemOut")
 
 
 class BatchListOut(Schema):
@@ -250,14 +275,17 @@ class BatchListOut(Schema):
 
 
 class AggregatedLineOut(Schema):
-    fileName = fields.String(required=True, metadata={"description": "entry name in the batch ZIP"})
-    assetId = fields.String(required=True)
-    zoneId = fields.String(required=True)
-    zoneLabel = fields.String(required=True)
-    widthMm = fields.Integer(required=True)
-    heightMm = fields.Integer(required=True)
-    quantity = fields.Integer(required=True, metadata={"description": "batch total"})
-    position = fields.Integer(required=True)
+    """`backend.printing.batch_views.AggregatedFile`."""
+
+    fileName = fields.String(attribute="file_name", required=True,
+                             metadata={"description": "entry name in the batch ZIP"})
+    assetId = fields.String(attribute="line.asset_id", required=True)
+    zoneId = fields.String(attribute="line.zone_id", required=True)
+    zoneLabel = fields.String(attribute="zone_label", required=True)
+    widthMm = fields.Integer(attribute="width_mm", required=True)
+    heightMm = fields.Integer(attribute="height_mm", required=True)
+    quantity = fields.Integer(attribute="line.quantity", required=True, metadata={"description": "batch total"})
+    position = fields.Integer(attribute="line.position", required=True)
 
 
 class ManifestFileOut(Schema):
@@ -275,10 +303,12 @@ class ManifestEntryOut(Schema):
     files = fields.List(fields.Nested(ManifestFileOut), required=True)
 
 
-class BatchDetailOut(BatchListItemOut):
-    distinctVisualsCount = fields.Integer(required=True)
-    aggregatedLines = fields.List(fields.Nested(AggregatedLineOut), required=True)
-    manifest = fields.List(fields.Nested(ManifestEntryOut), required=True)
+BatchDetailOut = Schema.from_dict({
+    **_batch_item_fields("batch."),
+    "distinctVisualsCount": ComputedInteger(lambda view: len(view.files), required=True),
+    "aggregatedLines": fields.List(fields.Nested(AggregatedLineOut), attribute="files", required=True),
+    "manifest": fields.List(fields.Nested(ManifestEntryOut), required=True),
+}, name="BatchDetailOut")
 
 
 class AdvanceCountersOut(Schema):
@@ -288,97 +318,11 @@ class AdvanceCountersOut(Schema):
 
 
 class StatusRunOut(AdvanceCountersOut):
-    runId = fields.String(required=True)
+    """`backend.printing.batch_advance.RunState`."""
+
+    runId = fields.String(attribute="id", required=True)
     status = fields.String(required=True, metadata={"enum": ["running", "done"]})
-    groupsTotal = fields.Integer(required=True)
-    currentGroup = fields.Integer(required=True)
-    createdAt = fields.String(required=True)
-    finishedAt = fields.String(required=True, allow_none=True)
-
-
-GroupsOutEnvelope = enveloped(GroupsOut)
-GroupReservationsOutEnvelope = enveloped(GroupReservationsOut)
-BatchAnswerEnvelope = enveloped(BatchAnswer)
-PreviewOutEnvelope = enveloped(PreviewOut)
-ConfirmOutEnvelope = enveloped(ConfirmOut)
-BatchListOutEnvelope = enveloped(BatchListOut)
-BatchDetailOutEnvelope = enveloped(BatchDetailOut)
-AdvanceCountersOutEnvelope = enveloped(AdvanceCountersOut)
-StatusRunOutEnvelope = enveloped(StatusRunOut)
-
-
-def group_out(group: Group) -> dict:
-    configuration = gabarits_out("", group.configuration)
-    return {
-        "furnitureTypeId": group.furniture_type_id, "furnitureTypeVersionId": group.configuration.version_id,
-        "name": group.configuration.name, "printableZoneCount": configuration["printableZoneCount"],
-        "zones": configuration["zones"], "reservationsCount": len(group.reservations),
-        "toDepositCount": group.to_deposit_count, "draftBatchId": group.draft_batch_id,
-    }
-
-
-def group_reservation_out(group: Group, reservation) -> dict:
-    store = reservation.ad_space.store
-    recipient = Recipient.of_store(store)
-    impression = shown_impression_status(reservation.impression_status, reservation.status)
-    reason = None
-    if impression != "to_deposit":
-        reason = Exclusion.NOT_TO_DEPOSIT.value
-    elif reservation.furniture_type_version_id != group.configuration.version_id:
-        reason = Exclusion.OTHER_CONFIGURATION.value
-    return {
-        "reservationId": reservation.id, "adSpaceName": reservation.ad_space.name, "storeName": store.name,
-        "address": f"{store.street}, {store.postal_code} {store.city}" if recipient.has_address else None,
-        "impressionStatus": impression, "eligible": reason is None, "exclusionReason": reason,
-    }
-
-
-def batch_out(batch: PrintOrderBatch) -> dict:
-    configuration = gabarits_out("", configuration_of(batch.furniture_type_version_id))
-    return {
-        "id": batch.id, "code": batch.code, "status": batch.status, "campaignId": batch.campaign_id,
-        "promoFurnitureTypeId": batch.promo_furniture_type_id,
-        "furnitureTypeVersionId": batch.furniture_type_version_id, "deliveryTarget": batch.delivery_target,
-        "createdAt": iso(batch.created_at), "updatedAt": iso(batch.updated_at), "sentAt": iso(batch.sent_at),
-        "zones": configuration["zones"], "printableZoneCount": configuration["printableZoneCount"],
-    }
-
-
-def preview_out(outcome: Outcome) -> dict:
-    return outcome.summary
-
-
-def confirm_out(outcome: Outcome) -> dict:
-    return {
-        **outcome.summary, "batch": batch_out(outcome.batch) if outcome.batch else None,
-        "deleted": outcome.batch is None, "replayed": outcome.replayed,
-        "orders": [{"code": code, "reservationId": rid}
-                   for rid, code in sorted(outcome.order_codes.items(), key=lambda kv: kv[1])],
-    }
-
-
-def batch_list_item_out(batch: PrintOrderBatch) -> dict:
-    return {
-        "code": batch.code, "industrialOrganizationId": batch.organization_id, "industrialName": batch.industrial_name,
-        "campaignId": batch.campaign_id, "campaignName": batch.campaign_name, "deliveryTarget": batch.delivery_target,
-        "status": status_of(batch), "ordersCount": batch.orders_count, "totalPanels": int(batch.total_panels),
-        "createdAt": iso(batch.created_at), "updatedAt": iso(batch.last_update),
-    }
-
-
-def batch_detail_out(view: BatchView) -> dict:
-    return {
-        **batch_list_item_out(view.batch), "distinctVisualsCount": len(view.files),
-        "aggregatedLines": [
-            {"fileName": f.file_name, "assetId": f.line.asset_id, "zoneId": f.line.zone_id, "zoneLabel": f.zone_label,
-             "widthMm": f.width_mm, "heightMm": f.height_mm, "quantity": f.line.quantity, "position": f.line.position}
-            for f in view.files
-        ],
-        "manifest": manifest(view),
-    }
-
-
-def run_out(state: RunState) -> dict:
-    return {"runId": state.id, "status": state.status, "advanced": state.advanced, "skipped": state.skipped,
-            "failed": state.failed, "groupsTotal": state.groups_total, "currentGroup": state.current_group,
-            "createdAt": iso(state.created_at), "finishedAt": iso(state.finished_at)}
+    groupsTotal = fields.Integer(attribute="groups_total", required=True)
+    currentGroup = fields.Integer(attribute="current_group", required=True)
+    createdAt = UtcDateTime(attribute="created_at", required=True)
+    finishedAt = UtcDateTime(attribute="finished_at", required=True, allow_none=True)

@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from backend.clock import iso
-from backend.printing.configuration import Configuration
-from backend.printing.deposits import DepositState
-from backend.printing.impressions import ImpressionItem
-from backend.printing.models import ImpressionStatus, PrintPreflight
-from schemas.common import JsonBoolean, PageQuery
-from schemas.marketplace.catalog import enveloped, page_of
-from schemas.printing.assets import PrintAssetOut, asset_out
-from schemas.printing.orders import DeliveryOut, PrintLineOut, line_out
+from backend.printing.models import ImpressionStatus
+from schemas.common import ComputedBoolean, JsonBoolean, NestedAt, PageQuery, UtcDateTime, page_of
+from schemas.printing.assets import PrintAssetOut
+from schemas.printing.orders import DeliveryOut, PrintLineOut
 
 IMPRESSION_STATUSES = [s.value for s in ImpressionStatus]
 ZONE_ID = fields.String(required=True, validate=validate.Length(min=1, max=36))
@@ -22,22 +17,27 @@ FACE_INDEX = fields.Integer(load_default=None, allow_none=True, strict=True, val
 
 
 class GabaritZoneOut(Schema):
+    """A zone of a furniture configuration (`backend.printing.configuration.ConfigurationZone`)."""
+
     id = fields.String(required=True)
     code = fields.String(required=True)
     label = fields.String(required=True)
-    faceQuantity = fields.Integer(required=True, metadata={"description": "panels of this zone per furniture"})
+    faceQuantity = fields.Integer(attribute="face_quantity", required=True,
+                                  metadata={"description": "panels of this zone per furniture"})
     printable = fields.Boolean(required=True)
-    widthMm = fields.Integer(required=True)
-    heightMm = fields.Integer(required=True)
+    widthMm = fields.Integer(attribute="width_mm", required=True)
+    heightMm = fields.Integer(attribute="height_mm", required=True)
 
 
 class GabaritsOut(Schema):
-    reservationId = fields.String(required=True)
-    furnitureTypeId = fields.String(required=True)
-    furnitureTypeVersionId = fields.String(required=True)
-    name = fields.String(required=True)
-    printableZoneCount = fields.Integer(required=True)
-    zones = fields.List(fields.Nested(GabaritZoneOut), required=True)
+    """A reservation's furniture: `{reservation, configuration}` as `reservation_configuration` gives them."""
+
+    reservationId = fields.String(attribute="reservation.id", required=True)
+    furnitureTypeId = fields.String(attribute="configuration.furniture_type_id", required=True)
+    furnitureTypeVersionId = fields.String(attribute="configuration.version_id", required=True)
+    name = fields.String(attribute="configuration.name", required=True)
+    printableZoneCount = fields.Integer(attribute="configuration.printable_zone_count", required=True)
+    zones = fields.List(fields.Nested(GabaritZoneOut), attribute="configuration.zones", required=True)
 
 
 class SlotIn(Schema):
@@ -49,13 +49,22 @@ class PreflightFromAssetIn(SlotIn):
     assetId = fields.String(required=True, validate=validate.Length(min=1, max=36))
 
 
+class PreflightUpload(Schema):
+    """The multipart form of a preflight (parts in this order; the file is streamed)."""
+
+    zoneId = fields.String(required=True)
+    faceIndex = fields.String(metadata={"description": "a face number, or empty for the whole zone"})
+    file = fields.Raw(required=True, metadata={"type": "string", "format": "binary"})
+
+
 class PreflightOut(Schema):
     id = fields.String(required=True)
-    zoneId = fields.String(required=True)
-    faceIndex = fields.Integer(required=True, allow_none=True)
-    appliesToAllQualifiers = fields.Boolean(required=True, metadata={"description": "true when faceIndex is null"})
+    zoneId = fields.String(attribute="zone_id", required=True)
+    faceIndex = fields.Integer(attribute="face_index", required=True, allow_none=True)
+    appliesToAllQualifiers = ComputedBoolean(lambda preflight: preflight.face_index is None, required=True,
+                                             metadata={"description": "true when faceIndex is null"})
     asset = fields.Nested(PrintAssetOut, required=True)
-    createdAt = fields.String(required=True)
+    createdAt = UtcDateTime(attribute="created_at", required=True)
 
 
 class PreflightAnswer(Schema):
@@ -82,28 +91,34 @@ class PrintSupportIn(Schema):
 
 
 class ReusedFaceOut(Schema):
-    zoneId = fields.String(required=True)
-    faceIndex = fields.Integer(required=True)
+    zoneId = fields.String(attribute="zone_id", required=True)
+    faceIndex = fields.Integer(attribute="face_index", required=True)
 
 
 class OrderRecapOut(Schema):
-    code = fields.String(required=True)
-    status = fields.String(required=True)
-    batchCode = fields.String(required=True, allow_none=True)
-    filesCount = fields.Integer(required=True)
-    panelCount = fields.Integer(required=True)
-    totalSurfaceM2 = fields.Float(required=True)
-    deliveryTarget = fields.String(required=True)
-    delivery = fields.Nested(DeliveryOut, required=True)
+    """The active order of a deposit (`backend.printing.order_views.OrderView`), qualifiers hidden."""
+
+    code = fields.String(attribute="order.code", required=True)
+    status = fields.String(attribute="order.status", required=True)
+    batchCode = fields.String(attribute="batch_code", required=True, allow_none=True)
+    filesCount = fields.Integer(attribute="metrics.files_count", required=True)
+    panelCount = fields.Integer(attribute="metrics.panel_count", required=True)
+    totalSurfaceM2 = fields.Float(attribute="metrics.total_surface_m2", required=True)
+    deliveryTarget = fields.String(attribute="order.delivery_target", required=True)
+    delivery = NestedAt(DeliveryOut, source="order", required=True)
     lines = fields.List(fields.Nested(PrintLineOut), required=True, metadata={"description": "qualifiers hidden"})
 
 
 class DepositOut(Schema):
-    reservationId = fields.String(required=True)
-    impressionStatus = fields.String(required=True, allow_none=True, metadata={"enum": IMPRESSION_STATUSES})
-    supportMode = fields.String(required=True, allow_none=True, metadata={"enum": ["print", "hybrid", "reuse_all"]})
-    printOrder = fields.Nested(OrderRecapOut, required=True, allow_none=True)
-    reusedFaces = fields.List(fields.Nested(ReusedFaceOut), required=True)
+    """A reservation's deposit (`backend.printing.deposits.DepositState`)."""
+
+    reservationId = fields.String(attribute="reservation.id", required=True)
+    impressionStatus = fields.String(attribute="impression_status", required=True, allow_none=True,
+                                     metadata={"enum": IMPRESSION_STATUSES})
+    supportMode = fields.String(attribute="reservation.print_support_mode", required=True, allow_none=True,
+                                metadata={"enum": ["print", "hybrid", "reuse_all"]})
+    printOrder = fields.Nested(OrderRecapOut, attribute="order", required=True, allow_none=True)
+    reusedFaces = fields.List(fields.Nested(ReusedFaceOut), attribute="reused", required=True)
 
 
 class ActionOut(Schema):
@@ -112,22 +127,25 @@ class ActionOut(Schema):
 
 
 class ImpressionItemOut(Schema):
-    reservationId = fields.String(required=True)
-    campaignId = fields.String(required=True)
-    campaignName = fields.String(required=True)
-    industrialOrganizationId = fields.String(required=True)
-    industrialName = fields.String(required=True)
-    adSpaceName = fields.String(required=True)
-    storeName = fields.String(required=True)
-    city = fields.String(required=True)
-    startsAt = fields.String(required=True)
-    endsAt = fields.String(required=True)
-    impressionStatus = fields.String(required=True, metadata={"enum": IMPRESSION_STATUSES})
-    supportMode = fields.String(required=True, allow_none=True)
-    printableZoneCount = fields.Integer(required=True)
-    printOrderCode = fields.String(required=True, allow_none=True)
-    printOrderStatus = fields.String(required=True, allow_none=True)
-    batchCode = fields.String(required=True, allow_none=True)
+    """An approved reservation with its deposit status (`backend.printing.impressions.ImpressionItem`)."""
+
+    reservationId = fields.String(attribute="reservation.id", required=True)
+    campaignId = fields.String(attribute="reservation.campaign_id", required=True)
+    campaignName = fields.String(attribute="reservation.campaign.name", required=True)
+    industrialOrganizationId = fields.String(attribute="reservation.industrial_organization_id", required=True)
+    industrialName = fields.String(attribute="reservation.industrial.legal_name", required=True)
+    adSpaceName = fields.String(attribute="reservation.ad_space.name", required=True)
+    storeName = fields.String(attribute="reservation.ad_space.store.name", required=True)
+    city = fields.String(attribute="reservation.ad_space.store.city", required=True)
+    startsAt = UtcDateTime(attribute="reservation.starts_at", required=True)
+    endsAt = UtcDateTime(attribute="reservation.ends_at", required=True)
+    impressionStatus = fields.String(attribute="impression_status", required=True,
+                                     metadata={"enum": IMPRESSION_STATUSES})
+    supportMode = fields.String(attribute="reservation.print_support_mode", required=True, allow_none=True)
+    printableZoneCount = fields.Integer(attribute="printable_zone_count", required=True)
+    printOrderCode = fields.String(attribute="order.code", dump_default=None, required=True, allow_none=True)
+    printOrderStatus = fields.String(attribute="order.status", dump_default=None, required=True, allow_none=True)
+    batchCode = fields.String(attribute="order.batch_code", dump_default=None, required=True, allow_none=True)
     action = fields.Nested(ActionOut, required=True)
     route = fields.String(required=True, metadata={"description": "the page to open (batch wizard or single page)"})
 
@@ -136,6 +154,8 @@ ImpressionItemPage = page_of(ImpressionItemOut)
 
 
 class ImpressionDetailOut(ImpressionItemOut):
+    """`backend.printing.deposits.ImpressionDetail`."""
+
     deposit = fields.Nested(DepositOut, required=True)
 
 
@@ -146,68 +166,3 @@ class ImpressionsQuery(PageQuery):
 
 class AdminDepositsQuery(PageQuery):
     impressionStatus = fields.String(load_default="in_review", validate=validate.OneOf(IMPRESSION_STATUSES))
-
-
-GabaritsOutEnvelope = enveloped(GabaritsOut)
-PreflightAnswerEnvelope = enveloped(PreflightAnswer)
-PreflightListOutEnvelope = enveloped(PreflightListOut)
-DepositOutEnvelope = enveloped(DepositOut)
-ImpressionItemPageEnvelope = enveloped(ImpressionItemPage)
-ImpressionDetailOutEnvelope = enveloped(ImpressionDetailOut)
-
-
-def gabarits_out(reservation_id: str, configuration: Configuration) -> dict:
-    return {
-        "reservationId": reservation_id, "furnitureTypeId": configuration.furniture_type_id,
-        "furnitureTypeVersionId": configuration.version_id, "name": configuration.name,
-        "printableZoneCount": configuration.printable_zone_count,
-        "zones": [{"id": z.id, "code": z.code, "label": z.label, "faceQuantity": z.face_quantity,
-                   "printable": z.printable, "widthMm": z.width_mm, "heightMm": z.height_mm}
-                  for z in configuration.zones],
-    }
-
-
-def preflight_out(preflight: PrintPreflight) -> dict:
-    return {
-        "id": preflight.id, "zoneId": preflight.zone_id, "faceIndex": preflight.face_index,
-        "appliesToAllQualifiers": preflight.face_index is None, "asset": asset_out(preflight.asset),
-        "createdAt": iso(preflight.created_at),
-    }
-
-
-def deposit_out(state: DepositState) -> dict:
-    view = state.order
-    recap = None
-    if view is not None:
-        order = view.order
-        recap = {
-            "code": order.code, "status": order.status, "batchCode": view.batch_code,
-            "filesCount": view.metrics.files_count, "panelCount": view.metrics.panel_count,
-            "totalSurfaceM2": view.metrics.total_surface_m2, "deliveryTarget": order.delivery_target,
-            "delivery": {"carrier": order.carrier, "trackingNumber": order.tracking_number,
-                         "trackingUrl": order.tracking_url},
-            "lines": [line_out(line) for line in view.lines],
-        }
-    return {
-        "reservationId": state.reservation.id, "impressionStatus": state.impression_status,
-        "supportMode": state.reservation.print_support_mode, "printOrder": recap,
-        "reusedFaces": [{"zoneId": r.zone_id, "faceIndex": r.face_index} for r in state.reused],
-    }
-
-
-def impression_item_out(item: ImpressionItem) -> dict:
-    reservation, order = item.reservation, item.order
-    code, label = item.action
-    return {
-        "reservationId": reservation.id, "campaignId": reservation.campaign_id,
-        "campaignName": reservation.campaign.name,
-        "industrialOrganizationId": reservation.industrial_organization_id,
-        "industrialName": reservation.industrial.legal_name, "adSpaceName": reservation.ad_space.name,
-        "storeName": reservation.ad_space.store.name, "city": reservation.ad_space.store.city,
-        "startsAt": iso(reservation.starts_at), "endsAt": iso(reservation.ends_at),
-        "impressionStatus": item.impression_status, "supportMode": reservation.print_support_mode,
-        "printableZoneCount": item.printable_zone_count,
-        "printOrderCode": order.code if order else None, "printOrderStatus": order.status if order else None,
-        "batchCode": order.batch_code if order else None,
-        "action": {"code": code, "label": label}, "route": item.route,
-    }

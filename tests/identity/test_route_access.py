@@ -8,9 +8,8 @@ import re
 import falcon.testing
 import pytest
 
-from api.access import PUBLIC, SESSION, Access, admin, roles
+from api.access import PUBLIC, SESSION, Access, Route, admin, roles
 from api.policy import enforce
-from api.routes import Route
 from backend.errors import Forbidden, Unauthenticated
 from backend.identity.principal import Principal
 from tests.factories import add_member, make_organization, make_user, signed_in

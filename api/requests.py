@@ -1,0 +1,75 @@
+"""Reading a request: the JSON body with its size limit, a declared schema's load, multipart files,
+and the acting organization of the caller. Every area's responders use these, none defines its own."""
+
+from __future__ import annotations
+
+import json
+
+import falcon
+from marshmallow import Schema
+
+from backend.errors import Forbidden, PayloadTooLarge, ValidationError
+
+JSON_BODY_LIMIT = 1024 * 1024
+# Multipart framing (boundaries, part headers) around an uploaded file: the storage enforces the
+# exact file limit, this margin only keeps BodyLimit from refusing a file right at the limit.
+MULTIPART_ALLOWANCE = 64 * 1024
+TEXT_PART_MAX_BYTES = 1024
+
+
+def read_json(req: falcon.Request, limit: int = JSON_BODY_LIMIT) -> object:
+    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing.
+    The raw body is kept on the request, so a responder run again (`api.conflicts`) reads it again."""
+    if req.content_length and req.content_length > limit:
+        raise PayloadTooLarge(f"the body exceeds {limit} bytes")
+    raw = getattr(req.context, "raw_json_body", None)
+    if raw is None:
+        raw = req.context.raw_json_body = req.bounded_stream.read(limit + 1)
+    if len(raw) > limit:
+        raise PayloadTooLarge(f"the body exceeds {limit} bytes")
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationError("the body is not valid JSON", reason=str(exc)) from None
+
+
+def load(req: falcon.Request, schema: Schema) -> dict:
+    """The body validated by `schema` (marshmallow errors become VALIDATION_ERROR with fields)."""
+    body = read_json(req)
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        raise ValidationError("the body must be a JSON object")
+    return schema.load(body)
+
+
+def is_json(req: falcon.Request) -> bool:
+    return (req.content_type or "").lower().startswith("application/json")
+
+
+def multipart_file(req: falcon.Request, text_fields: tuple[str, ...] = ()) -> tuple[dict[str, str], object]:
+    """The text parts named in `text_fields` that come before the `file` part, and the `file`
+    part itself, its stream not read yet (the file is streamed to storage, so the fields that
+    decide where it goes must precede it). Other parts are ignored."""
+    if not (req.content_type or "").lower().startswith(falcon.MEDIA_MULTIPART):
+        raise falcon.HTTPUnsupportedMediaType(description="send multipart/form-data with a `file` part")
+    texts: dict[str, str] = {}
+    for part in req.get_media():
+        if part.name == "file":
+            return texts, part
+        if part.name in text_fields:
+            texts[part.name] = part.stream.read(TEXT_PART_MAX_BYTES).decode("utf-8", "replace").strip()
+    raise ValidationError("the file is missing (send it after the other fields)", fields={"file": ["required"]})
+
+
+def acting_organization(req: falcon.Request, *actor_types: str) -> str:
+    """The caller's active organization, which must be of one of `actor_types` (`industrial`,
+    `distributor`, `printer`): every business query is scoped to it. 403 otherwise, with
+    `details.reason = "<types>_organization_required"`."""
+    organization_id = req.context.principal.active_organization_id or ""
+    if organization_id.partition(":")[0] not in actor_types:
+        raise Forbidden(f"an active {' or '.join(actor_types)} organization is required",
+                        reason=f"{'_or_'.join(actor_types)}_organization_required")
+    return organization_id

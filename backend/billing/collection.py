@@ -1,0 +1,185 @@
+"""Collection of a `principal_seller` reservation (spec C "Collection flow"), manual or automatic.
+
+One transaction, the seven steps of spec C: the reservation is `approved` or `completed`; its
+billing model is `principal_seller`; `sepa_dd` resolves the industrial's active SEPA mandate; a
+`reservation_total` payment order is created and moved `pending` to `paid` (no payment service
+provider is called); the financial status moves `reservation_total_due` to
+`reservation_total_paid`; the `platform_sale` invoice is issued (store base + commission,
+excluding tax; the industrial pays it including VAT); three ledger entries are written.
+
+The `Idempotency-Key` wraps the flow (`idempotency.run_once`); auto-collection uses the key
+`auto-collect-<reservationId>` in the same scope, so a manual retry with that key replays it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend import clock
+from backend.billing import idempotency, ledger, mandates, records
+from backend.billing.invoices import InvoiceDraft, Line, billing_config, issue_invoice
+from backend.billing.models import (
+    FinancialStatus,
+    InvoiceKind,
+    PaymentKind,
+    PaymentMethod,
+    PaymentOrder,
+    PaymentStatus,
+)
+from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
+from backend.config import Config
+from backend.errors import Conflict, DomainError, NotFound
+from backend.logs import log_event
+from backend.marketplace.models import AdSpace, Reservation, ReservationStatus, Store
+from backend.marketplace.pricing import BillingModel, resolve_billing_model
+
+COLLECTABLE = frozenset({ReservationStatus.APPROVED, ReservationStatus.COMPLETED})
+COLLECT_ROUTE = "billing.reservation.collect"
+
+
+def collect_path(reservation_id: str) -> str:
+    return f"/api/billing/reservations/{reservation_id}/collect"
+
+
+def auto_collect_key(reservation_id: str) -> str:
+    return f"auto-collect-{reservation_id}"
+
+
+@dataclass(frozen=True)
+class Collected:
+    answer: dict  # {reservationId, paymentOrderId, invoiceNumber, financialStatus, paymentStatus, idempotent}
+    idempotent: bool
+
+
+def collect(*, reservation_id: str, industrial_organization_id: str, method: PaymentMethod, key: str,
+            user_id: str | None, config: Config | None = None, auto: bool = False) -> Collected:
+    """Collect the reservation total once per `key` (scoped to the industrial organization)."""
+    method = PaymentMethod(method)
+    request_hash = idempotency.fingerprint("POST", collect_path(reservation_id), {"paymentMethod": method.value})
+    fields = {"reservationId": reservation_id, "paymentMethod": method.value, "auto": auto}
+    log_event("billing.reservation.collect.requested", "reservation collection requested", "info", **fields)
+    try:
+        reservation = _eligible(reservation_id, industrial_organization_id)
+        records.open_record(reservation, FinancialStatus.RESERVATION_TOTAL_DUE)
+        answer, replayed = idempotency.run_once(
+            scope=industrial_organization_id, route=COLLECT_ROUTE, key=key, request_hash=request_hash,
+            flow=lambda: _collect(reservation_id, industrial_organization_id, method, user_id, config),
+        )
+    except DomainError as exc:
+        log_event("billing.reservation.collect.failed", "reservation collection failed", "warn", **fields,
+                  code=exc.code, errorMessage=exc.message, reason=exc.details.get("reason"))
+        raise
+    except Exception as exc:
+        log_event("billing.reservation.collect.failed", "reservation collection failed", "error", **fields,
+                  code="INTERNAL_ERROR", errorMessage=str(exc))
+        raise
+    if not replayed:
+        log_event("billing.reservation.collect.paid", "reservation collected", "info", **fields,
+                  paymentOrderId=answer["paymentOrderId"], invoiceNumber=answer["invoiceNumber"])
+    return Collected({**answer, "idempotent": replayed}, replayed)
+
+
+def _scoped(reservation_id: str, industrial_organization_id: str):
+    return Reservation.select().where(Reservation.id == reservation_id,
+                                      Reservation.industrial_organization_id == industrial_organization_id)
+
+
+def _eligible(reservation_id: str, industrial_organization_id: str) -> Reservation:
+    reservation = _scoped(reservation_id, industrial_organization_id).first()
+    if reservation is None:
+        raise NotFound("reservation not found")
+    _check(reservation)
+    return reservation
+
+
+def _check(reservation: Reservation) -> None:
+    if reservation.status not in COLLECTABLE:
+        raise Conflict(f"the reservation is {reservation.status}: only an approved or completed reservation is "
+                       "collected", reason="reservation_not_approved", status=reservation.status)
+    if resolve_billing_model(reservation.billing_model) is not BillingModel.PRINCIPAL_SELLER:
+        raise Conflict("the reservation is billed under the legacy mandate model", reason="not_principal_seller",
+                       billingModel=BillingModel.LEGACY_MANDATE.value)
+
+
+def _collect(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, user_id: str | None,
+             config: Config | None) -> dict:
+    reservation = _scoped(reservation_id, industrial_organization_id).for_update().first()
+    if reservation is None:
+        raise NotFound("reservation not found")
+    _check(reservation)  # 1, 2 (again, under the lock)
+    mandate_ref = None
+    if method is PaymentMethod.SEPA_DD:  # 3
+        mandate = mandates.active_mandate(industrial_organization_id)
+        if mandate is None:
+            raise Conflict("the organization has no active SEPA mandate", reason="sepa_mandate_missing")
+        mandate_ref = mandate.mandate_ref
+    record = records.locked_record(reservation.id)
+    if record is None or record.financial_status != FinancialStatus.RESERVATION_TOTAL_DUE:
+        status = record.financial_status if record else FinancialStatus.DRAFT.value
+        raise Conflict(f"the reservation is not due for collection (financial status {status})",
+                       reason="not_due", financialStatus=status)
+    place = (AdSpace.select(AdSpace.name, Store.name.alias("store_name")).join(Store)
+             .where(AdSpace.id == reservation.ad_space_id).dicts().get())
+    draft = InvoiceDraft(
+        kind=InvoiceKind.PLATFORM_SALE,
+        lines=(Line(f"Emplacement {place['name']}, {place['store_name']}, du "
+                    f"{reservation.starts_at:%d/%m/%Y} au {reservation.ends_at:%d/%m/%Y}", record.store_base_cents),
+               Line("Commission de la plateforme", record.commission_cents)),
+        issuer_organization_id=None, customer_organization_id=industrial_organization_id,
+        reservation_id=reservation.id, service_starts_at=reservation.starts_at,
+        service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True,
+    )
+    config = billing_config(config)
+    order = PaymentOrder.create(  # 4: the total including the VAT the invoice will freeze
+        reservation_id=reservation.id, organization_id=industrial_organization_id,
+        kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PENDING,
+        amount_cents=amount_incl_tax_cents(record.total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
+        mandate_ref=mandate_ref, created_by_user_id=user_id,
+    )
+    records.move(record, FinancialStatus.RESERVATION_TOTAL_PAID)  # 5
+    invoice = issue_invoice(draft, config=config)  # 6
+    now = clock.now()
+    order.invoice = invoice.id
+    order.status, order.paid_at, order.updated_at = PaymentStatus.PAID, now, now
+    order.save()
+    ledger.post_journal([  # 7
+        ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, record.total_cents),
+        ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, record.commission_cents),
+        ledger.Posting(ledger.supplier_payable(reservation.distributor_organization_id), ledger.CREDIT,
+                       record.store_base_cents),
+    ], description=f"collection {invoice.number}", reservation_id=reservation.id, invoice_id=invoice.id,
+        payment_order_id=order.id)
+    return {"reservationId": reservation.id, "paymentOrderId": order.id, "invoiceNumber": invoice.number,
+            "financialStatus": record.financial_status, "paymentStatus": order.status}
+
+
+def auto_collect(reservation_id: str, *, config: Config | None = None) -> Collected | None:
+    """The `reservation.approved` subscriber: collect asynchronously, never touching the approval.
+    A domain refusal is logged (`auto_failed`) and leaves `reservation_total_due` for the manual
+    route; an unexpected error is logged and raised, so the worker retries it."""
+    reservation = Reservation.get_or_none(Reservation.id == reservation_id)
+    if reservation is None or reservation.status not in COLLECTABLE:
+        return None
+    if resolve_billing_model(reservation.billing_model) is not BillingModel.PRINCIPAL_SELLER:
+        log_event("billing.reservation.collect.auto_skipped", "auto-collection skipped: not principal_seller",
+                  "info", reservationId=reservation_id, billingModel=BillingModel.LEGACY_MANDATE.value)
+        return None
+    organization_id = reservation.industrial_organization_id
+    method = PaymentMethod.SEPA_DD if mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
+    fields = {"reservationId": reservation_id, "paymentMethod": method.value}
+    log_event("billing.reservation.collect.auto_triggered", "auto-collection triggered", "info", **fields)
+    try:
+        result = collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
+                         method=method, key=auto_collect_key(reservation_id), user_id=None, config=config,
+                         auto=True)
+    except DomainError as exc:
+        log_event("billing.reservation.collect.auto_failed", "auto-collection failed", "warn", **fields,
+                  code=exc.code, errorMessage=exc.message)
+        return None
+    except Exception as exc:
+        log_event("billing.reservation.collect.auto_failed", "auto-collection failed", "error", **fields,
+                  code="INTERNAL_ERROR", errorMessage=str(exc))
+        raise
+    log_event("billing.reservation.collect.auto_succeeded", "auto-collection succeeded", "info", **fields,
+              invoiceNumber=result.answer["invoiceNumber"], idempotent=result.idempotent)
+    return result
