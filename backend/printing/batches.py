@@ -44,6 +44,7 @@ from backend.printing.models import (
     PrintOrderBatch,
     PrintPreflight,
 )
+from backend.printing.order_views import OrderView, order_rows, with_lines
 from backend.printing.plans import PlanWrite, Recipient, write_plans
 from backend.printing.status import PrintOrderStatus
 
@@ -201,14 +202,21 @@ def open_batch(*, organization_id: str, campaign_id: str, furniture_type_id: str
 
 @dataclass(frozen=True)
 class BatchState:
-    """A batch with its furniture configuration, as the batch answers show it."""
+    """A batch as the batch answers show it (spec B resource): its furniture configuration, its
+    orders (none while a draft; cancelled ones included, each with its `batchId`) and its
+    preflights."""
 
     batch: PrintOrderBatch
     configuration: Configuration
+    orders: list[OrderView]
+    preflights: list[PrintPreflight]
 
 
 def batch_state(batch: PrintOrderBatch) -> BatchState:
-    return BatchState(batch, configuration_of(batch.furniture_type_version_id))
+    orders = (with_lines(list(order_rows().where(PrintOrder.batch_id == batch.id).order_by(PrintOrder.code)))
+              if batch.status == SENT else [])
+    return BatchState(batch, configuration_of(batch.furniture_type_version_id), orders,
+                      preflights.preflights_of(preflights.Owner(batch_id=batch.id)))
 
 
 def industrial_batch(*, organization_id: str, batch_id: str, lock: bool = False) -> PrintOrderBatch:

@@ -76,6 +76,9 @@ class PrinterPrintOrderListItemOut(Schema):
                            metadata={"enum": [s.value for s in PRINTER_VISIBLE]})
     batchCode = fields.String(attribute="batch_code", required=True, allow_none=True,
                               metadata={"description": "the order's batch; null when the order is cancelled"})
+    batchId = fields.String(attribute="order.batch_id", required=True, allow_none=True,
+                            metadata={"description": "the batch that made the order (kept once cancelled); null "
+                                                     "for a single deposit"})
     campaign = NestedAt(CampaignRefOut, source="order", required=True)
     industrialName = fields.String(attribute="order.industrial_name", required=True)
     storeName = fields.String(attribute="order.store_name", required=True)

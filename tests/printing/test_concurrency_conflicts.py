@@ -8,7 +8,8 @@ import falcon.testing
 import pytest
 
 from api import conflicts, errors
-from api.responses import load, send
+from api.requests import load
+from api.responses import send
 from backend.db import database, transaction
 from backend.marketplace.models import Universe
 from schemas.common import PageQuery
