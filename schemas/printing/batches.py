@@ -154,8 +154,7 @@ class GroupReservationOut(Schema):
         required=True)
     eligible = fields.Boolean(required=True)
     exclusionReason = fields.String(attribute="exclusion", required=True, allow_none=True,
-                                    metadata={"enum": [Exclusion.NOT_TO_DEPOSIT.value,
-                                                       Exclusion.OTHER_CONFIGURATION.value]})
+                                    metadata={"enum": [Exclusion.NOT_TO_DEPOSIT.value]})
 
 
 class GroupReservationsOut(Schema):

@@ -28,3 +28,30 @@ def test_a_deposit_uses_the_furniture_type_as_it_is_now(client, member, setting)
     assert order.printer_organization_id == new_printer.id
     (line,) = PrintOrderLine.select().where(PrintOrderLine.order == order.id)
     assert (line.zone_id, line.quantity) == (fronton.id, 3)
+
+
+def test_a_batch_makes_its_orders_from_the_furniture_type_as_it_is_now(client, member, setting):
+    sold = [setting.reservation() for _ in range(2)]  # sold on version 1
+    opened = client.simulate_post("/api/print-batches", headers=member, json={
+        "campaignId": setting.campaign.id, "promoFurnitureTypeId": setting.version.furniture_type_id})
+    batch_id = opened.json["data"]["batch"]["id"]
+    new_printer = make_organization("printer")
+    version = FurnitureTypeVersion.create(furniture_type=setting.version.furniture_type, version=2,
+                                          name="Tête de gondole XL", printer_organization_id=new_printer.id)
+    fronton = FurnitureZone.create(furniture_type_version=version, position=0, code="FRONTON", label="Fronton",
+                                   face_quantity=3, printable=True, width_mm=1000, height_mm=300)
+    FurnitureType.update(current_version=2).where(FurnitureType.id == version.furniture_type_id).execute()
+
+    batch = client.simulate_get(f"/api/print-batches/{batch_id}", headers=member).json["data"]["batch"]
+    assert [z["id"] for z in batch["zones"]] == [fronton.id]
+    asset = upload(client, member)
+    attached = client.simulate_post(f"/api/print-batches/{batch_id}/upload/preflight-from-asset", headers=member,
+                                    json={"zoneId": fronton.id, "faceIndex": None, "assetId": asset})
+    assert attached.status_code == 201, attached.json
+    confirmed = client.simulate_post(f"/api/print-batches/{batch_id}/confirm", headers=member, json={
+        "reservationIds": [r.id for r in sold], "delivery": {"target": "store"}})
+    assert confirmed.status_code == 201, confirmed.json
+    orders = list(PrintOrder.select().where(PrintOrder.batch_id == batch_id))
+    assert len(orders) == 2 and {o.printer_organization_id for o in orders} == {new_printer.id}
+    lines = PrintOrderLine.select().where(PrintOrderLine.order.in_([o.id for o in orders]))
+    assert {(line.zone_id, line.quantity) for line in lines} == {(fronton.id, 3)}
