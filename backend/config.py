@@ -18,7 +18,7 @@ class ConfigError(Exception):
 
 
 SECRET_SETTINGS = frozenset(
-    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "smtp_url"}
+    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "smtp_url", "metrics_token"}
 )
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
@@ -60,6 +60,7 @@ class Config:
     platform_sepa_creditor_id: str | None = None  # ICS printed on the SEPA mandate
 
     platform_commission_rate_bps: int = 2000
+    legacy_deposit_rate_bps: int = 3000  # legacy_mandate: the deposit's share of the store base
     platform_vat_rate_percent: int = 20
     platform_country_code: str = "FR"
     platform_legal_company_name: str | None = None
@@ -93,6 +94,9 @@ class Config:
     batch_advance_wait_seconds: int = 20
 
     outbox_resend_after_seconds: int = 60
+    outbox_redeliver_after_seconds: int = 600
+    outbox_max_handovers: int = 8
+    metrics_token: str | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def secrets(self) -> list[str]:
@@ -169,6 +173,13 @@ def _commission_rate(env: dict[str, str], warnings: list[str]) -> int:
         ) from None
     if not 0 <= value <= 10_000:
         raise ConfigError(f"PLATFORM_COMMISSION_RATE_BPS must be within [0, 10000], got {value}")
+    return value
+
+
+def _bps(env: dict[str, str], name: str, default: int) -> int:
+    value = _int(env, name, default, minimum=0)
+    if value > 10_000:
+        raise ConfigError(f"{name} must be within [0, 10000] basis points, got {value}")
     return value
 
 
@@ -251,6 +262,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         esign_reconcile_after_seconds=_int(env, "ESIGN_RECONCILE_AFTER_SECONDS", 3600, minimum=60),
         platform_sepa_creditor_id=_str(env, "PLATFORM_SEPA_CREDITOR_ID"),
         platform_commission_rate_bps=_commission_rate(env, warnings),
+        legacy_deposit_rate_bps=_bps(env, "LEGACY_DEPOSIT_RATE_BPS", 3000),
         platform_vat_rate_percent=_int(env, "PLATFORM_VAT_RATE_PERCENT", 20, minimum=0),
         platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),
         platform_legal_company_name=_str(env, "PLATFORM_LEGAL_COMPANY_NAME"),
@@ -283,5 +295,8 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         advance_status_concurrency=_int(env, "ADVANCE_STATUS_CONCURRENCY", 10, minimum=1),
         batch_advance_wait_seconds=_int(env, "BATCH_ADVANCE_WAIT_SECONDS", 20, minimum=0),
         outbox_resend_after_seconds=_int(env, "OUTBOX_RESEND_AFTER_SECONDS", 60, minimum=1),
+        outbox_redeliver_after_seconds=_int(env, "OUTBOX_REDELIVER_AFTER_SECONDS", 600, minimum=1),
+        outbox_max_handovers=_int(env, "OUTBOX_MAX_HANDOVERS", 8, minimum=1),
+        metrics_token=_str(env, "METRICS_TOKEN"),
         warnings=tuple(warnings),
     )

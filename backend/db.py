@@ -64,22 +64,17 @@ def _levels() -> list[list[Callable[[], None]]]:
 def transaction() -> Iterator[None]:
     """A transaction (a savepoint when nested); on_commit hooks run after the outermost commit."""
     levels = _levels()
-    if not levels:
-        _state.scope = {}
     levels.append([])
     try:
         with database.atomic():
             yield
     except BaseException:
         levels.pop()
-        if not levels:
-            _state.scope = {}
         raise
     hooks = levels.pop()
     if levels:
         levels[-1].extend(hooks)
         return
-    _state.scope = {}
     for hook in hooks:
         hook()
 
@@ -109,12 +104,6 @@ def is_concurrency_conflict(exc: BaseException) -> bool:
 def in_transaction() -> bool:
     return bool(_levels())
 
-
-def transaction_scope() -> dict:
-    """A dict that lives as long as the outermost transaction (for batching after-commit work)."""
-    if not _levels():
-        raise RuntimeError("transaction_scope needs an enclosing transaction()")
-    return _state.scope
 
 
 def on_commit(hook: Callable[[], None]) -> None:

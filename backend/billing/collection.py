@@ -13,6 +13,7 @@ The `Idempotency-Key` wraps the flow (`idempotency.run_once`); auto-collection u
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from backend import clock
@@ -30,6 +31,7 @@ from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
 from backend.errors import Conflict, DomainError, NotFound
 from backend.logs import log_event
+from backend.marketplace.kyb import require_kyb_approved
 from backend.marketplace.models import AdSpace, Reservation, ReservationStatus, Store
 from backend.marketplace.pricing import BillingModel, resolve_billing_model
 
@@ -55,16 +57,32 @@ def collect(*, reservation_id: str, industrial_organization_id: str, method: Pay
             user_id: str | None, config: Config | None = None, auto: bool = False) -> Collected:
     """Collect the reservation total once per `key` (scoped to the industrial organization)."""
     method = PaymentMethod(method)
-    request_hash = idempotency.fingerprint("POST", collect_path(reservation_id), {"paymentMethod": method.value})
-    fields = {"reservationId": reservation_id, "paymentMethod": method.value, "auto": auto}
+
+    def prepare() -> None:
+        reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER)
+        records.open_record(reservation, FinancialStatus.RESERVATION_TOTAL_DUE)
+
+    return run_collection(
+        route=COLLECT_ROUTE, path=collect_path(reservation_id), reservation_id=reservation_id,
+        industrial_organization_id=industrial_organization_id, method=method, key=key, prepare=prepare,
+        flow=lambda: _collect(reservation_id, industrial_organization_id, method, user_id, config),
+        log_fields={"auto": auto},
+    )
+
+
+def run_collection(*, route: str, path: str, reservation_id: str, industrial_organization_id: str,
+                   method: PaymentMethod, key: str, prepare: Callable[[], None], flow: Callable[[], dict],
+                   log_fields: dict) -> Collected:
+    """A collection flow (reservation total, legacy deposit or balance) run once per key, with
+    the `billing.reservation.collect.*` telemetry. `prepare` (once the key is claimed; not on a
+    replay) checks eligibility and opens the financial record, committed on its own: a failing
+    flow leaves the reservation due."""
+    request_hash = idempotency.fingerprint("POST", path, {"paymentMethod": method.value})
+    fields = {"reservationId": reservation_id, "paymentMethod": method.value, **log_fields}
     log_event("billing.reservation.collect.requested", "reservation collection requested", "info", **fields)
     try:
-        reservation = _eligible(reservation_id, industrial_organization_id)
-        records.open_record(reservation, FinancialStatus.RESERVATION_TOTAL_DUE)
-        answer, replayed = idempotency.run_once(
-            scope=industrial_organization_id, route=COLLECT_ROUTE, key=key, request_hash=request_hash,
-            flow=lambda: _collect(reservation_id, industrial_organization_id, method, user_id, config),
-        )
+        answer, replayed = idempotency.run_once(scope=industrial_organization_id, route=route, key=key,
+                                                request_hash=request_hash, prepare=prepare, flow=flow)
     except DomainError as exc:
         log_event("billing.reservation.collect.failed", "reservation collection failed", "warn", **fields,
                   code=exc.code, errorMessage=exc.message, reason=exc.details.get("reason"))
@@ -84,46 +102,58 @@ def _scoped(reservation_id: str, industrial_organization_id: str):
                                       Reservation.industrial_organization_id == industrial_organization_id)
 
 
-def _eligible(reservation_id: str, industrial_organization_id: str) -> Reservation:
-    reservation = _scoped(reservation_id, industrial_organization_id).first()
+def eligible_reservation(reservation_id: str, industrial_organization_id: str, model: BillingModel, *,
+              lock: bool = False) -> Reservation:
+    query = _scoped(reservation_id, industrial_organization_id)
+    reservation = (query.for_update() if lock else query).first()
     if reservation is None:
         raise NotFound("reservation not found")
-    _check(reservation)
+    check_collectable(reservation, model)
     return reservation
 
 
-def _check(reservation: Reservation) -> None:
+def check_collectable(reservation: Reservation, model: BillingModel) -> None:
+    """Steps 1-2: `approved` or `completed`, and billed under `model` (409 otherwise)."""
     if reservation.status not in COLLECTABLE:
         raise Conflict(f"the reservation is {reservation.status}: only an approved or completed reservation is "
                        "collected", reason="reservation_not_approved", status=reservation.status)
-    if resolve_billing_model(reservation.billing_model) is not BillingModel.PRINCIPAL_SELLER:
-        raise Conflict("the reservation is billed under the legacy mandate model", reason="not_principal_seller",
-                       billingModel=BillingModel.LEGACY_MANDATE.value)
+    actual = resolve_billing_model(reservation.billing_model)
+    if actual is not model:
+        raise Conflict(f"the reservation is billed under {actual}, not {model}", reason=f"not_{model.value}",
+                       billingModel=actual.value)
+
+
+def mandate_ref_for(organization_id: str, method: PaymentMethod) -> str | None:
+    """Step 3: the active SEPA mandate's reference for `sepa_dd` (409 without one)."""
+    if method is not PaymentMethod.SEPA_DD:
+        return None
+    mandate = mandates.active_mandate(organization_id)
+    if mandate is None:
+        raise Conflict("the organization has no active SEPA mandate", reason="sepa_mandate_missing")
+    return mandate.mandate_ref
+
+
+def service_label(reservation: Reservation) -> str:
+    place = (AdSpace.select(AdSpace.name, Store.name.alias("store_name")).join(Store)
+             .where(AdSpace.id == reservation.ad_space_id).dicts().get())
+    return (f"Emplacement {place['name']}, {place['store_name']}, du {reservation.starts_at:%d/%m/%Y} au "
+            f"{reservation.ends_at:%d/%m/%Y}")
 
 
 def _collect(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, user_id: str | None,
              config: Config | None) -> dict:
-    reservation = _scoped(reservation_id, industrial_organization_id).for_update().first()
-    if reservation is None:
-        raise NotFound("reservation not found")
-    _check(reservation)  # 1, 2 (again, under the lock)
-    mandate_ref = None
-    if method is PaymentMethod.SEPA_DD:  # 3
-        mandate = mandates.active_mandate(industrial_organization_id)
-        if mandate is None:
-            raise Conflict("the organization has no active SEPA mandate", reason="sepa_mandate_missing")
-        mandate_ref = mandate.mandate_ref
+    require_kyb_approved(industrial_organization_id)
+    reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER,
+                            lock=True)  # 1, 2 (again, under the lock)
+    mandate_ref = mandate_ref_for(industrial_organization_id, method)  # 3
     record = records.locked_record(reservation.id)
     if record is None or record.financial_status != FinancialStatus.RESERVATION_TOTAL_DUE:
         status = record.financial_status if record else FinancialStatus.DRAFT.value
         raise Conflict(f"the reservation is not due for collection (financial status {status})",
                        reason="not_due", financialStatus=status)
-    place = (AdSpace.select(AdSpace.name, Store.name.alias("store_name")).join(Store)
-             .where(AdSpace.id == reservation.ad_space_id).dicts().get())
     draft = InvoiceDraft(
         kind=InvoiceKind.PLATFORM_SALE,
-        lines=(Line(f"Emplacement {place['name']}, {place['store_name']}, du "
-                    f"{reservation.starts_at:%d/%m/%Y} au {reservation.ends_at:%d/%m/%Y}", record.store_base_cents),
+        lines=(Line(service_label(reservation), record.store_base_cents),
                Line("Commission de la plateforme", record.commission_cents)),
         issuer_organization_id=None, customer_organization_id=industrial_organization_id,
         reservation_id=reservation.id, service_starts_at=reservation.starts_at,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
-from schemas.common import JsonBoolean, NestedAt, PageQuery, QueryList, UtcDateTime, page_of
+from schemas.common import MAX_OFFSET, JsonBoolean, NestedAt, PageQuery, QueryList, UtcDateTime, page_of
 
 STATUSES = [s.value for s in PrintOrderStatus]
 OPTIONAL_TEXT = {"load_default": None, "allow_none": True}
@@ -144,7 +144,7 @@ class PrinterOrdersQuery(Schema):
                           metadata={"description": "`isolated`: orders with no batch; `batch`: batch orders"})
     limit = fields.Integer(load_default=None, validate=validate.Range(min=1),
                            metadata={"description": "optional; without it, every order"})
-    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET))
 
 
 class StatusIn(Schema):
