@@ -6,13 +6,17 @@ from __future__ import annotations
 import falcon
 import falcon.testing
 import pytest
+from marshmallow import Schema, fields
 
 from api import conflicts, errors
 from api.requests import load
 from api.responses import send
 from backend.db import database, transaction
 from backend.marketplace.models import Universe
-from schemas.common import PageQuery
+
+
+class RaceIn(Schema):
+    code = fields.String(required=True)
 
 
 class Racing:
@@ -23,7 +27,7 @@ class Racing:
         self.losses, self.calls = losses, 0
 
     def on_post(self, req, resp) -> None:
-        body = load(req, PageQuery(unknown="include"))
+        body = load(req, RaceIn())
         self.calls += 1
         with transaction():
             if self.calls <= self.losses:
