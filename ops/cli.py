@@ -47,9 +47,9 @@ def cmd_seed_demo(args) -> int:
     from backend.db import database
     from ops.seed import seed_demo
 
-    _boot("seed")
+    runtime = _boot("seed")
     with database.connection_context():
-        report = seed_demo(only_if_empty=args.if_empty)
+        report = seed_demo(runtime, only_if_empty=args.if_empty)
     print(report)
     return 0
 

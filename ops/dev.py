@@ -52,6 +52,15 @@ class Supervisor:
                             ("ODP_ENTITY_ID", "ent-dev-platform"), ("EINVOICING_POLLING_ENABLED", "true"),
                             ("EINVOICING_POLLING_INTERVAL_MS", "60000")):
             env[name] = env.get(name) or value
+        # A demo legal identity of the platform (a fictitious, checksum-valid SIRET), so the demo's
+        # invoices carry complete Factur-X parties; ODP_SELLER_AP is its directory address.
+        for name, value in (("PLATFORM_LEGAL_COMPANY_NAME", "Vitrine Démo SAS"),
+                            ("PLATFORM_LEGAL_SIRET", "90123456700013"), ("PLATFORM_LEGAL_VAT_NUMBER", "FR15901234567"),
+                            ("PLATFORM_LEGAL_STREET", "8 avenue de l'Opéra"), ("PLATFORM_LEGAL_POSTAL_CODE", "75001"),
+                            ("PLATFORM_LEGAL_CITY", "Paris"), ("PLATFORM_LEGAL_EMAIL", "facturation@vitrine.example"),
+                            ("PLATFORM_LEGAL_IBAN", "FR7630006000011234567890189"), ("ODP_SELLER_AP", "901234567"),
+                            ("PLATFORM_SEPA_CREDITOR_ID", "FR12ZZZ123456")):
+            env[name] = env.get(name) or value
         # The demo printer manufactures the furniture types that name no printer of their own.
         env["DEFAULT_PRINTER_ORGANIZATION_ID"] = env.get("DEFAULT_PRINTER_ORGANIZATION_ID") or DEMO_PRINTER
         if not env.get("DATABASE_URL"):

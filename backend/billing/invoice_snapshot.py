@@ -76,7 +76,7 @@ def _party(data: dict, *, platform: bool, config: Config) -> Party:
     siren = _value(data, "siren") or (_value(data, "siret") or "")[:9] or None
     vat_number = _value(data, "vatNumber")
     if vat_number is None and siren and siren_number.is_valid(siren):
-        vat_number = siren_number.to_tva(siren)  # FR + key + SIREN: every French VAT number's form
+        vat_number = "FR" + siren_number.to_tva(siren)  # FR + key + SIREN: the French VAT number
     if platform and config.odp_seller_ap:
         endpoint = ElectronicAddress(config.odp_seller_ap, config.odp_seller_ap_scheme)
     else:

@@ -33,6 +33,8 @@ from backend.billing.models import Invoice
 from backend.billing.snapshot import SELF_BILLED_KINDS, TRANSMITTED_KINDS, document_kind
 from backend.config import Config
 from backend.db import database
+from backend.einvoicing.drafts import create_transmission_draft
+from backend.einvoicing.flow_types import flow_type_for
 from backend.identity.models import BillingProfile
 from backend.logs import log_event
 from storage import Storage
@@ -56,10 +58,16 @@ class HookOutcome:
                 "transmissionId": self.transmission_id, "idempotent": self.idempotent, "skipped": self.skipped}
 
 
-def run_post_invoice_hook(invoice_id: str, *, storage: Storage, config: Config,
+def run_post_invoice_hook(invoice_id: str, *, storage: Storage | None = None, config: Config | None = None,
                           mandate_signed: MandateCheck | None = None) -> HookOutcome | None:
-    """Steps 1-5 for one invoice; never raises (a failure is logged and None returned)."""
+    """Steps 1-5 for one invoice; never raises (a failure is logged and None returned). Storage
+    and settings default to the booted process's (the worker's)."""
     try:
+        if storage is None or config is None:
+            from backend.runtime import current_runtime  # actors run in a booted process
+
+            runtime = current_runtime()
+            storage, config = storage or runtime.storage, config or runtime.config
         return _run(invoice_id, storage, config, mandate_signed or signed_self_billing_mandate)
     except Exception as exc:  # the hook never re-raises into the flow that issued the invoice
         log_event(HOOK_SCOPE, "post-invoice hook failed", "error", invoiceId=invoice_id,
@@ -90,9 +98,6 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
             return _skipped(number, key, "no_signed_mandate", kind, organizationId=invoice.issuer_organization_id)
 
     try:
-        from backend.einvoicing.drafts import create_transmission_draft
-        from backend.einvoicing.flow_types import flow_type_for
-
         flow = flow_type_for(buyer_country(invoice, config))
         transmission, existed = create_transmission_draft(
             invoice_number=number, document_kind=document_kind(kind).value, flow_type=flow.value,
