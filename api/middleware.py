@@ -14,7 +14,7 @@ from api.requests import JSON_BODY_LIMIT
 from api.telemetry import Telemetry
 from backend import db
 from backend.context import accept_request_id, bind_request_id, reset_request_id
-from backend.errors import PayloadTooLarge
+from backend.errors import PayloadTooLarge, ValidationError
 from backend.logs import get_logger
 
 access_log = get_logger("api.request")
@@ -47,6 +47,15 @@ class RequestId:
             req.context.request_id_token = None
 
 
+class RefuseNul:
+    """A NUL character (`%00`) in the path or the query string is refused (400) before routing:
+    PostgreSQL text cannot hold it, and no identifier or filter of this API contains one."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if "\x00" in req.path or "%00" in req.query_string:
+            raise ValidationError("the path or query string contains a NUL character (%00)")
+
+
 class CountRequests:
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
@@ -56,8 +65,14 @@ class CountRequests:
             self.telemetry.count_request()
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
-        if req.path.startswith("/api") and resp.status_code >= 500:
+        if not req.path.startswith("/api"):
+            return
+        if resp.status_code >= 500:
             self.telemetry.count_error()
+        started = getattr(req.context, "request_started", None)
+        self.telemetry.metrics.observe(route=req.uri_template or "unmatched", method=req.method,
+                                       status=resp.status_code,
+                                       seconds=time.perf_counter() - started if started else 0.0)
 
 
 class RateLimit:

@@ -18,7 +18,7 @@ class ConfigError(Exception):
 
 
 SECRET_SETTINGS = frozenset(
-    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "smtp_url"}
+    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "smtp_url", "metrics_token"}
 )
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
@@ -96,6 +96,7 @@ class Config:
     outbox_resend_after_seconds: int = 60
     outbox_redeliver_after_seconds: int = 600
     outbox_max_handovers: int = 8
+    metrics_token: str | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def secrets(self) -> list[str]:
@@ -296,5 +297,6 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         outbox_resend_after_seconds=_int(env, "OUTBOX_RESEND_AFTER_SECONDS", 60, minimum=1),
         outbox_redeliver_after_seconds=_int(env, "OUTBOX_REDELIVER_AFTER_SECONDS", 600, minimum=1),
         outbox_max_handovers=_int(env, "OUTBOX_MAX_HANDOVERS", 8, minimum=1),
+        metrics_token=_str(env, "METRICS_TOKEN"),
         warnings=tuple(warnings),
     )

@@ -47,9 +47,9 @@ def cmd_seed_demo(args) -> int:
     from backend.db import database
     from ops.seed import seed_demo
 
-    _boot("seed")
+    runtime = _boot("seed")
     with database.connection_context():
-        report = seed_demo(only_if_empty=args.if_empty)
+        report = seed_demo(runtime, only_if_empty=args.if_empty)
     print(report)
     return 0
 
@@ -121,6 +121,25 @@ def cmd_billing_invoice_pdf(args) -> int:
     return 0
 
 
+def cmd_billing_recover_legacy(args) -> int:
+    """Move never-billed legacy reservations to principal_seller (commission recomputed)."""
+    from backend.billing.recovery import recover_legacy
+    from backend.db import database
+
+    runtime = _boot("cli")
+    with database.connection_context():
+        changes = recover_legacy(rate_bps=runtime.config.platform_commission_rate_bps, dry_run=args.dry_run)
+    for change in changes:
+        before, after = change["before"], change["after"]
+        print(f"{change['reservationId']} ({change['status']}): {before['billingModel'] or '-'} -> "
+              f"{after['billingModel']}, commission {before['commissionAmountCents']} -> "
+              f"{after['commissionAmountCents']} cents, total {before['totalAmountCents']} -> "
+              f"{after['totalAmountCents']} cents at {after['commissionRateBps']} bps")
+    verb = "would change" if args.dry_run else "changed"
+    print(f"{len(changes)} reservation(s) {verb}")
+    return 0
+
+
 def cmd_stop_embedded(args) -> int:
     """Stop the embedded PostgreSQL and Redis of the data directory (a no-op for servers that do
     not run there, and for `DATABASE_URL` / `REDIS_URL` servers, which are never touched)."""
@@ -168,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     invoice_pdf.add_argument("-o", "--output", help="file to write (default: <NUMBER>.pdf)")
     invoice_pdf.add_argument("--regenerate", action="store_true", help="render it again (same bytes) before writing")
     invoice_pdf.set_defaults(func=cmd_billing_invoice_pdf)
+    recover = billing.add_parser("recover-legacy", help="move never-billed legacy reservations to principal_seller")
+    recover.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    recover.set_defaults(func=cmd_billing_recover_legacy)
 
     bench = sub.add_parser("bench", help="run benchmark scenarios (ops/bench)")
     bench.add_argument("scenario", nargs="?", default=None)

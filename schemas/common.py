@@ -84,10 +84,16 @@ class ComputedBoolean(_Computed, fields.Boolean):
     pass
 
 
+# Pages and offsets beyond these are refused (400) before any arithmetic reaches PostgreSQL's
+# bigint (`OFFSET (page - 1) * pageSize`); no list here has a billion rows.
+MAX_PAGE = 10_000_000
+MAX_OFFSET = 1_000_000_000
+
+
 class PageQuery(Schema):
     """Query of server-paginated lists (API.md, Lists)."""
 
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     pageSize = fields.Integer(load_default=25, validate=validate.Range(min=1, max=100))
     search = fields.String(load_default=None)
     sortBy = fields.String(load_default=None)

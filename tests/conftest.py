@@ -159,15 +159,24 @@ def config():
 
 @pytest.fixture
 def make_app(config):
-    """Build an app, optionally with settings changed (`make_app(trusted_proxy_count=1)`)."""
+    """Build an app, optionally with settings changed (`make_app(trusted_proxy_count=1)`) or an
+    external client handed in (`make_app(esign=client)`), as boot would build it."""
     from dataclasses import replace
 
     from api.app import create_app
+    from backend.runtime import boot, client_names
+
+    handed_in = []
 
     def build(**overrides):
-        return create_app(replace(config, **overrides) if overrides else config)
+        """Settings by field name; external clients (`esign=...`) by their `Runtime` name."""
+        clients = {name: overrides.pop(name) for name in client_names() if name in overrides}
+        handed_in.extend(clients)
+        return create_app(replace(config, **overrides) if overrides else config, **clients)
 
-    return build
+    yield build
+    if handed_in:  # the process's own clients again, for the tests that follow
+        boot(config, role="test")
 
 
 @pytest.fixture

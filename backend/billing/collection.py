@@ -74,15 +74,15 @@ def run_collection(*, route: str, path: str, reservation_id: str, industrial_org
                    method: PaymentMethod, key: str, prepare: Callable[[], None], flow: Callable[[], dict],
                    log_fields: dict) -> Collected:
     """A collection flow (reservation total, legacy deposit or balance) run once per key, with
-    the `billing.reservation.collect.*` telemetry. `prepare` checks eligibility and opens the
-    financial record (committed on its own: a failing flow leaves the reservation due)."""
+    the `billing.reservation.collect.*` telemetry. `prepare` (once the key is claimed; not on a
+    replay) checks eligibility and opens the financial record, committed on its own: a failing
+    flow leaves the reservation due."""
     request_hash = idempotency.fingerprint("POST", path, {"paymentMethod": method.value})
     fields = {"reservationId": reservation_id, "paymentMethod": method.value, **log_fields}
     log_event("billing.reservation.collect.requested", "reservation collection requested", "info", **fields)
     try:
-        prepare()
         answer, replayed = idempotency.run_once(scope=industrial_organization_id, route=route, key=key,
-                                                request_hash=request_hash, flow=flow)
+                                                request_hash=request_hash, prepare=prepare, flow=flow)
     except DomainError as exc:
         log_event("billing.reservation.collect.failed", "reservation collection failed", "warn", **fields,
                   code=exc.code, errorMessage=exc.message, reason=exc.details.get("reason"))

@@ -38,8 +38,11 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import pass_environment
 
 from backend.documents import formatting
-from backend.documents.catalog import FRAME_KEYS
 from backend.errors import ValidationError
+
+# Context keys the common frame reads (header and footer), available to every template besides
+# the variables its catalog entry declares.
+FRAME_KEYS = ("headerLines", "footerTextLine1", "footerTextLine2", "headerOnFirstPage")
 
 ANCHOR = re.compile(r"\{\{([a-z0-9_]+)\|signature\|(\d{1,4})\|(\d{1,4})\}\}")
 # Private-use characters delimit anchor placeholders; they are removed from every value, so

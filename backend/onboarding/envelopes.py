@@ -34,7 +34,6 @@ from backend.onboarding.provider import (
     ProviderRequest,
     SignatureProvider,
     SignerInfo,
-    current_provider,
 )
 from backend.onboarding.reconciliation import reconcile_envelope
 from backend.onboarding.status import PENDING, ESignStatus, from_provider_status, next_status
@@ -209,16 +208,15 @@ def _activate(provider: SignatureProvider, pid: str) -> ProviderRequest:
         return remote
 
 
-def onboarding_state(*, principal: Principal, organization_id: str, reconcile: bool = False,
-                     provider: SignatureProvider | None = None
-                     ) -> tuple[Organization, SignatureRequest | None, list[SignatureDocument]]:
+def onboarding_state(*, principal: Principal, organization_id: str, provider: SignatureProvider,
+                     reconcile: bool = False) -> tuple[Organization, SignatureRequest | None, list[SignatureDocument]]:
     """The organization (member or admin), its latest envelope and that envelope's documents;
     `reconcile` asks the provider first (a provider failure is logged, the stored state answered)."""
     organization = organization_for(principal, organization_id)
     envelope = latest_envelope(organization.id)
     if envelope is not None and reconcile:
         try:
-            reconcile_envelope(envelope.id, provider=provider or current_provider())
+            reconcile_envelope(envelope.id, provider=provider)
         except ProviderError as exc:
             log.warning("on-demand reconciliation failed", extra={"fields": {
                 "signatureRequestId": envelope.id, "error": str(exc)}})

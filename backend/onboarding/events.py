@@ -20,7 +20,7 @@ from backend import clock, events
 from backend.db import transaction
 from backend.logs import get_logger
 from backend.onboarding.models import ProcessingStatus, SignatureEvent, SignatureRequest
-from backend.onboarding.provider import ProviderRequest, SignatureProvider, current_provider
+from backend.onboarding.provider import ProviderRequest, SignatureProvider
 from backend.onboarding.status import (
     EVENT_TARGETS,
     SUBSCRIBED_EVENTS,
@@ -76,12 +76,12 @@ def event_time(payload: dict) -> datetime | None:
     return None
 
 
-def process_signature_event(event_id: str, *, provider: SignatureProvider | None = None) -> str | None:
+def process_signature_event(event_id: str, *, provider: SignatureProvider) -> str | None:
     """Process one stored event; returns its processing status, None when it was already done."""
     event = SignatureEvent.get_or_none(SignatureEvent.event_id == event_id)
     if event is None or event.processing_status != ProcessingStatus.RECEIVED:
         return None
-    confirmed = _confirm(event, provider or current_provider())
+    confirmed = _confirm(event, provider)
     with transaction():
         event = SignatureEvent.select().where(SignatureEvent.event_id == event_id).for_update().first()
         if event.processing_status != ProcessingStatus.RECEIVED:

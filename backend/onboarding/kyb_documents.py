@@ -14,10 +14,10 @@ import uuid
 from backend import clock
 from backend.db import transaction
 from backend.errors import ValidationError
+from backend.files import SNIFF_BYTES, detect_content_type
 from backend.identity.organizations import MANAGERS, organization_for
 from backend.identity.principal import Principal
 from backend.onboarding.models import KybDocument, KybDocumentType
-from backend.printing.files import detect_content_type
 from storage import Storage
 
 KYB_DOCUMENTS_CONTEXT = "kyb-documents"
@@ -34,7 +34,7 @@ def upload_kyb_document(*, principal: Principal, organization_id: str, document_
             "type": [f"must be one of: {', '.join(t.value for t in KybDocumentType)}"]})
     if not content:
         raise ValidationError("the file is missing", fields={"file": ["required"]})
-    content_type = detect_content_type(content[:8])
+    content_type = detect_content_type(content[:SNIFF_BYTES])
     if content_type not in EXTENSIONS:
         raise ValidationError("the file must be a PDF, PNG or JPEG", fields={"file": ["must be PDF, PNG or JPEG"]})
     folder = organization.id.replace(":", "-")  # storage keys allow no colon

@@ -24,10 +24,11 @@ from peewee import fn
 from backend import clock
 from backend.db import on_commit, transaction
 from backend.errors import Conflict, NotFound, PayloadTooLarge
+from backend.files import SNIFF_BYTES, detect_content_type
 from backend.listing import ListParams, Page, paginate
 from backend.logs import get_logger
 from backend.model import new_id
-from backend.printing.files import PRINT_ASSETS_CONTEXT, SNIFF_BYTES, detect_content_type, technical_name
+from backend.printing.files import PRINT_ASSETS_CONTEXT, technical_name
 from backend.printing.models import PrintAsset, PrintOrderLine, PrintPreflight
 from storage import Storage, StorageError
 from storage.base import TooLarge

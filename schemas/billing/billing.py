@@ -91,12 +91,22 @@ class InvoiceOut(Schema):
     customer = fields.Nested(PartyOut, required=True)
 
 
+class RepeatedString(fields.List):
+    """A repeatable query parameter: one value arrives as a string, several as a list."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(fields.String(validate=validate.Length(max=60)), **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        return super()._deserialize([value] if isinstance(value, str) else value, attr, data, **kwargs)
+
+
 class InvoicesQuery(Schema):
     class Meta:
         unknown = EXCLUDE
 
     limit = fields.Integer(load_default=LIST_DEFAULT, validate=validate.Range(min=1, max=LIST_MAX))
-    kind = fields.List(fields.String(), load_default=list,
+    kind = RepeatedString(load_default=list,
                        metadata={"description": "repeatable; unknown values ignored; empty means all",
                                  **_enum(InvoiceKind)})
 

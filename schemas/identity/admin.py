@@ -9,19 +9,9 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.identity.models import KYB_REVIEW_STATUSES
 from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
-from schemas.common import JsonBoolean, PageQuery
-from schemas.identity.accounts import UserOut, envelope
+from schemas.common import JsonBoolean, PageQuery, page_of
+from schemas.identity.accounts import UserOut
 from schemas.identity.organizations import OrganizationDetailOut
-
-
-def _page_of(name: str, item: type[Schema]) -> type[Schema]:
-    return type(name, (Schema,), {
-        "items": fields.List(fields.Nested(item), required=True),
-        "total": fields.Integer(required=True),
-        "page": fields.Integer(required=True),
-        "pageSize": fields.Integer(required=True),
-        "__module__": __name__,
-    })
 
 
 class AdminUserCreateIn(Schema):
@@ -131,13 +121,6 @@ class EmailSmokeOut(Schema):
     to = fields.String(required=True)
 
 
-AdminUserEnvelope = envelope("AdminUserEnvelope", fields.Nested(AdminUserData))
-AdminUsersEnvelope = envelope("AdminUsersEnvelope", fields.Nested(_page_of("AdminUsersPage", AdminUserOut)))
-AdminOrganizationsEnvelope = envelope(
-    "AdminOrganizationsEnvelope", fields.Nested(_page_of("AdminOrganizationsPage", AdminOrganizationItem))
-)
-SecurityAuditEnvelope = envelope(
-    "SecurityAuditEnvelope", fields.Nested(_page_of("SecurityAuditPage", SecurityEventOut))
-)
-AdminOrganizationEnvelope = envelope("AdminOrganizationEnvelope", fields.Nested(AdminOrganizationData))
-EmailSmokeEnvelope = envelope("EmailSmokeEnvelope", fields.Nested(EmailSmokeOut))
+AdminUsersPage = page_of(AdminUserOut, "AdminUsers")
+AdminOrganizationsPage = page_of(AdminOrganizationItem, "AdminOrganizations")
+SecurityAuditPage = page_of(SecurityEventOut, "SecurityAudit")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
-from schemas.common import JsonBoolean, NestedAt, PageQuery, UtcDateTime, page_of
+from schemas.common import MAX_OFFSET, JsonBoolean, NestedAt, PageQuery, UtcDateTime, page_of
 
 STATUSES = [s.value for s in PrintOrderStatus]
 OPTIONAL_TEXT = {"load_default": None, "allow_none": True}
@@ -140,7 +140,7 @@ class PrinterOrdersQuery(Schema):
     scope = fields.String(load_default="all", validate=validate.OneOf(["all", "isolated", "batch"]),
                           metadata={"description": "`isolated`: orders with no batch; `batch`: batch orders"})
     limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
-    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET))
 
 
 class StatusIn(Schema):
