@@ -9,7 +9,6 @@ import falcon
 from falcon.stream import BoundedStream
 from marshmallow import Schema
 
-from backend import json_input
 from backend.errors import Forbidden, PayloadTooLarge, ValidationError
 
 JSON_BODY_LIMIT = 1024 * 1024
@@ -38,15 +37,17 @@ class Request(falcon.Request):
 
 
 def read_json(req: falcon.Request, limit: int = JSON_BODY_LIMIT) -> object:
-    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing."""
+    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing.
+    The raw body is kept on the request, so a responder run again (`api.conflicts`) reads it again."""
     if req.content_length and req.content_length > limit:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
-    raw = req.bounded_stream.read(limit + 1)
+    raw = getattr(req.context, "raw_json_body", None)
+    if raw is None:
+        raw = req.context.raw_json_body = req.bounded_stream.read(limit + 1)
     if len(raw) > limit:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
     if not raw.strip():
         return None
-    return json_input.loads(raw)
 
 
 def load(req: falcon.Request, schema: Schema) -> dict:

@@ -31,6 +31,7 @@ from backend.identity import secrets
 from backend.logs import configure_logging, get_logger, register_secrets
 from backend.onboarding.esign_client import EsignClient
 from backend.onboarding.provider import SignatureProvider
+from backend.printing import quota
 from storage import Storage, build_storage
 
 log = get_logger("boot")
@@ -100,6 +101,7 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
     secrets.use_costs(time_cost=config.argon2_time_cost, memory_cost_kib=config.argon2_memory_cost_kib,
                       parallelism=config.argon2_parallelism)
     messages.use_links(public_base_url=config.public_base_url, platform_name=config.platform_name)
+    quota.use_quota(config.upload_quota_bytes)
     _current = build_runtime(config, **clients)
     return _current
 

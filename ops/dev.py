@@ -81,6 +81,8 @@ class Supervisor:
         subprocess.run([sys.executable, "-m", "ops.cli", "seed-demo", "--if-empty"], env=env, check=True)
         bin_dir = Path(sys.executable).parent
         web_env = dict(env, PORT=str(self.port), HOST="127.0.0.1", WEB_CONCURRENCY="1")
+        # One web process: its rate-limit counters can stay in memory (elsewhere they are in Redis).
+        web_env.setdefault("RATE_LIMIT_STORAGE_URL", "memory://")
         self.spawn(
             "web",
             [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(GUNICORN_CONF)],

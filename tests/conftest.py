@@ -73,6 +73,9 @@ def pytest_configure(config) -> None:
             "PUBLIC_BASE_URL": "http://testserver",
             "ESIGN_WEBHOOK_SECRET": TEST_WEBHOOK_SECRET,
             "PLATFORM_COMMISSION_RATE_BPS": "2000",
+            # Every test client calls from 127.0.0.1: per-app counters keep tests independent
+            # (production's default, Redis, is tested in tests/test_rate_limits.py).
+            "RATE_LIMIT_STORAGE_URL": "memory://",
         }
     )
     from backend.db import database
