@@ -6,6 +6,7 @@ import dramatiq
 from periodiq import cron
 
 from backend.billing import collection, idempotency, mandates
+from backend.billing import post_invoice_hook as post_invoice
 
 
 @dramatiq.actor(queue_name="billing", max_retries=5, time_limit=120_000, throws=())
@@ -31,3 +32,11 @@ def end_sepa_mandates(organization_id: str) -> None:
 def purge_idempotency_keys() -> None:
     """Idempotency keys are kept 24 h (API.md)."""
     idempotency.purge_expired()
+
+
+@dramatiq.actor(queue_name="documents", max_retries=3, time_limit=300_000, throws=())
+def run_post_invoice_hook(invoice_id: str) -> None:
+    """Subscriber of `invoice.issued` (spec C post-invoice hook): the Factur-X PDF stored, then
+    the e-invoice transmission draft. The service logs its failures and never raises; it runs on
+    the `documents` queue so PDF rendering never holds collections back."""
+    post_invoice.run_post_invoice_hook(invoice_id)

@@ -1,5 +1,6 @@
 """E-invoicing actors: the dispatch of a new transmission (fed by the outbox when a draft is
-created) and the polling schedule (a job every minute; a pass when the interval has elapsed)."""
+created) and the polling schedule (a job every minute; a pass when the interval has elapsed).
+The operator client is the one the worker built at boot (`current_runtime().operator`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,8 @@ from periodiq import cron
 
 from backend.einvoicing import lifecycle, polling
 from backend.einvoicing.drafts import DISPATCH_ACTOR
-from backend.einvoicing.operator_client import OperatorClient, build_operator_client
 from backend.errors import DomainError
 from backend.runtime import current_runtime
-
-# Built once when the worker boots (this module is imported by `actors`), passed to the services.
-operator: OperatorClient = build_operator_client(current_runtime().config)
 
 
 @dramatiq.actor(actor_name=DISPATCH_ACTOR, queue_name="einvoicing", max_retries=5, time_limit=300_000,
@@ -22,7 +19,7 @@ def dispatch_einvoice_transmission(transmission_id: str) -> None:
     """Post a `pending_dispatch` transmission to the operator (a redelivered message finds it
     claimed or sent, and does nothing)."""
     runtime = current_runtime()
-    lifecycle.dispatch(transmission_id, client=operator, storage=runtime.storage,
+    lifecycle.dispatch(transmission_id, client=runtime.operator, storage=runtime.storage,
                        test_mode=runtime.config.e2e_test_mode)
 
 
@@ -33,5 +30,5 @@ def poll_einvoice_transmissions() -> None:
     runtime = current_runtime()
     if not runtime.config.einvoicing_polling_enabled:
         return
-    polling.poll_if_due(interval_ms=runtime.config.einvoicing_polling_interval_ms, client=operator,
+    polling.poll_if_due(interval_ms=runtime.config.einvoicing_polling_interval_ms, client=runtime.operator,
                         storage=runtime.storage, test_mode=runtime.config.e2e_test_mode)

@@ -37,8 +37,10 @@ def _register_all_schemas() -> None:
         importlib.import_module(module.name)
 
 
-def _path_parameters(path: str) -> list[dict]:
-    return [{"in": "path", "name": name, "required": True, "schema": {"type": "string"}}
+def _path_parameters(path: str, enums: dict[str, tuple[str, ...]] | None = None) -> list[dict]:
+    enums = enums or {}
+    return [{"in": "path", "name": name, "required": True,
+             "schema": {"type": "string", **({"enum": list(enums[name])} if name in enums else {})}}
             for name in PATH_PARAMETER.findall(path)]
 
 
@@ -54,7 +56,7 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
         operation["description"] = declared.description
     if declared.tags:
         operation["tags"] = list(declared.tags)
-    parameters = _path_parameters(path)
+    parameters = _path_parameters(path, dict(declared.path_enums))
     if declared.query is not None:
         parameters.append({"in": "query", "schema": declared.query})
     if parameters:
@@ -75,6 +77,8 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
     for status, schema, description in declared.other_answers:
         operation["responses"][str(status)] = {
             "description": description, "content": {"application/json": {"schema": enveloped(schema)}}}
+    for status, description in declared.errors:
+        operation["responses"][str(status)] = {**ERROR_ANSWER, "description": description}
     return operation
 
 

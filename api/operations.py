@@ -15,13 +15,14 @@ A responder that answers something other than JSON (a PDF, a ZIP, a CSV, a redir
 `produces=` with the media type and writes `resp` itself; one whose body is a multipart upload
 declares its form with `upload=` (documented; the responder streams the parts itself). When a
 responder declares both `body` and `upload`, the JSON body is loaded only for a JSON request and
-`body` is None for a multipart one.
+`body` is None for a multipart one. `raw_body=True` documents `body` but leaves the bytes to the
+responder (a signed webhook verifies the signature over the raw body before parsing it).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -45,6 +46,7 @@ class Operation:
     description: str | None = None
     tags: tuple[str, ...] = ()
     body: type[Schema] | None = None
+    raw_body: bool = False
     upload: type[Schema] | None = None
     query: type[Schema] | None = None
     answer: type[Schema] | None = None
@@ -52,6 +54,8 @@ class Operation:
     other_answers: tuple[tuple[int, type[Schema], str], ...] = ()
     produces: tuple[str, ...] = ()
     answer_description: str = "ok"
+    errors: tuple[tuple[int, str], ...] = ()
+    path_enums: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @functools.cached_property
     def body_schema(self) -> Schema | None:
@@ -71,7 +75,7 @@ class Operation:
     def read(self, req) -> dict[str, Any]:
         """The declared inputs of the request, validated: `{"body": ..., "query": ...}`."""
         inputs: dict[str, Any] = {}
-        if self.body is not None:
+        if self.body is not None and not self.raw_body:
             inputs["body"] = load(req, self.body_schema) if self.upload is None or is_json(req) else None
         if self.query is not None:
             inputs["query"] = self.query_schema.load(req.params)
@@ -90,6 +94,7 @@ def operation(
     description: str | None = None,
     tags: tuple[str, ...] | list[str] = (),
     body: type[Schema] | None = None,
+    raw_body: bool = False,
     upload: type[Schema] | None = None,
     query: type[Schema] | None = None,
     answer: type[Schema] | None = None,
@@ -97,19 +102,25 @@ def operation(
     other_answers: Mapping[int, type[Schema] | tuple[type[Schema], str]] | None = None,
     produces: tuple[str, ...] | str = (),
     answer_description: str = "ok",
+    errors: Mapping[int, str] | None = None,
+    path_enums: Mapping[str, Iterable[str]] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Declare a responder's operation (see the module docstring). `other_answers`: the other
     success statuses the responder may return with `Answer`, each with its schema (and, in a
-    tuple, its description)."""
+    tuple, its description). `errors`: the error statuses worth naming, with what they mean (every
+    error has the `ErrorOut` envelope; the others are the document's `default`). `path_enums`: the
+    values a path parameter may take, when they are a closed list."""
     others = tuple(
         (code, *(schema if isinstance(schema, tuple) else (schema, answer_description)))
         for code, schema in (other_answers or {}).items()
     )
     declared = Operation(
-        summary=summary, description=description, tags=tuple(tags), body=body, upload=upload, query=query,
+        summary=summary, description=description, tags=tuple(tags), body=body, raw_body=raw_body, upload=upload,
+        query=query,
         answer=answer, status=status, other_answers=others,
         produces=(produces,) if isinstance(produces, str) else tuple(produces),
-        answer_description=answer_description,
+        answer_description=answer_description, errors=tuple((errors or {}).items()),
+        path_enums=tuple((name, tuple(values)) for name, values in (path_enums or {}).items()),
     )
     if declared.answer is None and not declared.produces:
         raise TypeError(f"{summary!r}: declare the answer schema, or `produces` for a raw answer")

@@ -23,8 +23,9 @@ SUBSCRIBERS: dict[str, tuple[str, ...]] = {
     # An onboarding envelope reached `signed`: its signed files are kept (spec A), the SEPA
     # mandate it holds becomes the organization's active one (spec C).
     ENVELOPE_SIGNED: ("store_signed_documents", "record_sepa_mandate"),
-    # An invoice committed (any kind): the post-invoice hook of spec C subscribes here.
-    INVOICE_ISSUED: (),
+    # An invoice committed (any kind): the post-invoice hook of spec C (Factur-X PDF, then the
+    # e-invoice transmission draft).
+    INVOICE_ISSUED: ("run_post_invoice_hook",),
     # An approved organization's IBAN changed: its SEPA mandate no longer matches the account.
     ORGANIZATION_IBAN_CHANGED: ("end_sepa_mandates",),
 }

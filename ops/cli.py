@@ -71,8 +71,9 @@ def cmd_seed_demo(args) -> int:
     from ops.progress import Progress
     from ops.seed import seed_demo
 
+    runtime = _boot("seed")
     with database.connection_context():
-        report = seed_demo(only_if_empty=args.if_empty, progress=Progress("seed-demo"))
+        report = seed_demo(runtime, only_if_empty=args.if_empty, progress=Progress("seed-demo"))
         # The rows the seeders wrote go to the broker now (the hand-over thread flushed, then any
         # row it could not hand over swept), not at the clock's next sweep (never, without a clock).
         outbox.flush()
@@ -144,6 +145,25 @@ def cmd_billing_invoice_pdf(args) -> int:
     target = Path(args.output or f"{args.number}.pdf")
     target.write_bytes(pdf)
     print(f"{target}: {len(pdf)} bytes, sha256 {hashlib.sha256(pdf).hexdigest()}")
+    return 0
+
+
+def cmd_billing_recover_legacy(args) -> int:
+    """Move never-billed legacy reservations to principal_seller (commission recomputed)."""
+    from backend.billing.recovery import recover_legacy
+    from backend.db import database
+
+    runtime = _boot("cli")
+    with database.connection_context():
+        changes = recover_legacy(rate_bps=runtime.config.platform_commission_rate_bps, dry_run=args.dry_run)
+    for change in changes:
+        before, after = change["before"], change["after"]
+        print(f"{change['reservationId']} ({change['status']}): {before['billingModel'] or '-'} -> "
+              f"{after['billingModel']}, commission {before['commissionAmountCents']} -> "
+              f"{after['commissionAmountCents']} cents, total {before['totalAmountCents']} -> "
+              f"{after['totalAmountCents']} cents at {after['commissionRateBps']} bps")
+    verb = "would change" if args.dry_run else "changed"
+    print(f"{len(changes)} reservation(s) {verb}")
     return 0
 
 
@@ -252,6 +272,11 @@ def build_parser() -> argparse.ArgumentParser:
     invoice_pdf.add_argument("-o", "--output", metavar="FILE", help="file to write (default: <NUMBER>.pdf)")
     invoice_pdf.add_argument("--regenerate", action="store_true", help="render it again (same bytes) before writing")
     invoice_pdf.set_defaults(func=cmd_billing_invoice_pdf, needs=NEEDS_DATABASE)
+    recover = billing.add_parser("recover-legacy", parents=[common],
+                                 help="move never-billed legacy reservations to principal_seller",
+                                 description="move never-billed legacy reservations to principal_seller")
+    recover.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    recover.set_defaults(func=cmd_billing_recover_legacy, needs=NEEDS_DATABASE)
 
     bench = command("bench", cmd_bench, "run benchmark scenarios (ops/bench)",
                     epilog=_bench_scenarios(), formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -150,6 +150,15 @@ class Supervisor:
         for simulator in SIMULATORS:  # unset provider settings point at the simulators
             for name, value in simulator.settings(self.sim_url(simulator)).items():
                 env[name] = env.get(name) or value
+        # A demo legal identity of the platform (a fictitious, checksum-valid SIRET), so the demo's
+        # invoices carry complete Factur-X parties; ODP_SELLER_AP is its directory address.
+        for name, value in (("PLATFORM_LEGAL_COMPANY_NAME", "Vitrine Démo SAS"),
+                            ("PLATFORM_LEGAL_SIRET", "90123456700013"), ("PLATFORM_LEGAL_VAT_NUMBER", "FR15901234567"),
+                            ("PLATFORM_LEGAL_STREET", "8 avenue de l'Opéra"), ("PLATFORM_LEGAL_POSTAL_CODE", "75001"),
+                            ("PLATFORM_LEGAL_CITY", "Paris"), ("PLATFORM_LEGAL_EMAIL", "facturation@vitrine.example"),
+                            ("PLATFORM_LEGAL_IBAN", "FR7630006000011234567890189"), ("ODP_SELLER_AP", "901234567"),
+                            ("PLATFORM_SEPA_CREDITOR_ID", "FR12ZZZ123456")):
+            env[name] = env.get(name) or value
         # The demo printer manufactures the furniture types that name no printer of their own.
         env["DEFAULT_PRINTER_ORGANIZATION_ID"] = env.get("DEFAULT_PRINTER_ORGANIZATION_ID") or DEMO_PRINTER
         if not env.get("DATABASE_URL"):
@@ -176,6 +185,8 @@ class Supervisor:
         subprocess.run([sys.executable, "-m", "ops.cli", "migrate"], env=quiet, check=True)
         subprocess.run([sys.executable, "-m", "ops.cli", "seed-demo", "--if-empty"], env=quiet, check=True)
         web_env = dict(env, PORT=str(self.port), HOST="127.0.0.1", WEB_CONCURRENCY="1")
+        # One web process: its rate-limit counters can stay in memory (elsewhere they are in Redis).
+        web_env.setdefault("RATE_LIMIT_STORAGE_URL", "memory://")
         self.add("web", [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(GUNICORN_CONF)],
                  web_env)
         self.add("worker", [sys.executable, "-m", "dramatiq", "actors", "--processes", "1", "--threads", "4"], env)

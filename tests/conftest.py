@@ -37,6 +37,7 @@ def _is_xdist_controller(config) -> bool:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "committed: the test commits; tables are truncated afterwards")
+    config.addinivalue_line("markers", "drills: fault drills with real processes (tests/reliability/test_drills.py)")
     if _is_xdist_controller(config):
         return  # the controller runs no test
     from backend import embedded
@@ -72,6 +73,9 @@ def pytest_configure(config) -> None:
             "PUBLIC_BASE_URL": "http://testserver",
             "ESIGN_WEBHOOK_SECRET": TEST_WEBHOOK_SECRET,
             "PLATFORM_COMMISSION_RATE_BPS": "2000",
+            # Every test client calls from 127.0.0.1: per-app counters keep tests independent
+            # (production's default, Redis, is tested in tests/test_rate_limits.py).
+            "RATE_LIMIT_STORAGE_URL": "memory://",
         }
     )
     from backend.db import database
@@ -159,15 +163,24 @@ def config():
 
 @pytest.fixture
 def make_app(config):
-    """Build an app, optionally with settings changed (`make_app(trusted_proxy_count=1)`)."""
+    """Build an app, optionally with settings changed (`make_app(trusted_proxy_count=1)`) or an
+    external client handed in (`make_app(esign=client)`), as boot would build it."""
     from dataclasses import replace
 
     from api.app import create_app
+    from backend.runtime import boot, client_names
+
+    handed_in = []
 
     def build(**overrides):
-        return create_app(replace(config, **overrides) if overrides else config)
+        """Settings by field name; external clients (`esign=...`) by their `Runtime` name."""
+        clients = {name: overrides.pop(name) for name in client_names() if name in overrides}
+        handed_in.extend(clients)
+        return create_app(replace(config, **overrides) if overrides else config, **clients)
 
-    return build
+    yield build
+    if handed_in:  # the process's own clients again, for the tests that follow
+        boot(config, role="test")
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""E-invoicing routes (Specification C): the admin back-office and the deprecated operator webhook."""
+"""E-invoicing (Specification C): the admin back-office and the deprecated operator webhook."""
 
 from __future__ import annotations
 

@@ -4,178 +4,152 @@ security audit log, and the e-mail smoke test."""
 from __future__ import annotations
 
 from api.access import ADMIN, KYB_REVIEWER, PLATFORM_ADMIN, Route
-from api.requests import load
-from api.responses import send
+from api.operations import operation
 from backend.audit import list_security_events
 from backend.email.messages import queue_email
-from backend.identity import admin_users, organizations
+from backend.identity import admin_users, organizations, squatting
 from backend.identity.admin_lists import list_organizations, list_users, organization_for_admin
 from backend.listing import ListParams
+from backend.onboarding.kyb_documents import kyb_documents_of
+from schemas.identity.accounts import DoneOut
 from schemas.identity.admin import (
-    AdminOrganizationDetailOut,
-    AdminOrganizationItem,
+    AdminOrganizationData,
+    AdminOrganizationsPage,
     AdminOrganizationsQuery,
     AdminUserCreateIn,
-    AdminUserOut,
+    AdminUserData,
+    AdminUsersPage,
     AdminUsersQuery,
     AdminUserUpdateIn,
     EmailSmokeIn,
+    EmailSmokeOut,
+    OrganizationDeleteIn,
+    OrganizationReassignIn,
+    SecurityAuditPage,
     SecurityAuditQuery,
-    SecurityEventOut,
 )
-from schemas.identity.organizations import OrganizationDetailOut, PrinterCreateIn
+from schemas.identity.organizations import OrganizationData, PrinterCreateIn
 
-
-def _query(req, schema) -> tuple[ListParams, dict]:
-    """The list parameters and the remaining filters of a list's query string."""
-    query = schema.load(dict(req.params))
-    params = ListParams.from_query(query)
-    filters = {k: v for k, v in query.items() if k not in ("page", "pageSize", "search", "sortBy", "sortDir")}
-    return params, filters
+TAGS = ("admin",)
 
 
 class AdminUsers:
-    def on_get(self, req, resp) -> None:
-        """Users, server-paginated (sortBy: createdAt, email, name; search on e-mail and name).
-        ---
-        summary: List users (admin)
-        tags: [admin]
-        parameters:
-          - {in: query, schema: AdminUsersQuery}
-        responses:
-          200: {description: a page, content: {application/json: {schema: AdminUsersEnvelope}}}
-        """
-        params, filters = _query(req, AdminUsersQuery())
-        send(resp, list_users(params, **filters).as_dict(AdminUserOut().dump))
+    @operation("List users (admin)",
+               description="Users, server-paginated (sortBy: createdAt, email, name; search on e-mail and name).",
+               tags=TAGS, query=AdminUsersQuery, answer=AdminUsersPage, answer_description="a page")
+    def on_get(self, req, resp, query: dict):
+        return list_users(ListParams.from_query(query), role=query.get("role"), blocked=query.get("blocked"))
 
-    def on_post(self, req, resp) -> None:
-        """Create a user (a printer user, another admin ...), optionally a member of an organization.
-        ---
-        summary: Create a user (admin)
-        tags: [admin]
-        requestBody: {content: {application/json: {schema: AdminUserCreateIn}}}
-        responses:
-          201: {description: created, content: {application/json: {schema: AdminUserEnvelope}}}
-          404: {description: NOT_FOUND, no such organization}
-          409: {description: CONFLICT, the e-mail address is taken}
-        """
-        body = load(req, AdminUserCreateIn())
+    @operation("Create a user (admin)",
+               description="Create a user (a printer user, another admin ...), optionally a member of an "
+                           "organization.",
+               tags=TAGS, body=AdminUserCreateIn, answer=AdminUserData, status=201, answer_description="created",
+               errors={404: "NOT_FOUND, no such organization", 409: "CONFLICT, the e-mail address is taken"})
+    def on_post(self, req, resp, body: dict) -> dict:
         user = admin_users.create_user(
             email=body["email"], name=body["name"], password=body["password"], role=body["role"],
             organization_id=body["organizationId"], membership_role=body["membershipRole"],
             admin_user_id=req.context.principal.user_id,
         )
-        send(resp, {"user": AdminUserOut().dump(user)}, 201)
+        return {"user": user}
 
-    def on_patch_item(self, req, resp, user_id: str) -> None:
-        """Update a user's name, roles, granted permissions or blocked state (blocking revokes
-        every session of the user).
-        ---
-        summary: Update a user (admin)
-        tags: [admin]
-        requestBody: {content: {application/json: {schema: AdminUserUpdateIn}}}
-        responses:
-          200: {description: the user, content: {application/json: {schema: AdminUserEnvelope}}}
-          404: {description: NOT_FOUND, no such user}
-        """
-        body = load(req, AdminUserUpdateIn())
-        user = admin_users.update_user(user_id=user_id, admin_user_id=req.context.principal.user_id, **body)
-        send(resp, {"user": AdminUserOut().dump(user)})
+    @operation("Update a user (admin)",
+               description="Update a user's name, roles, granted permissions or blocked state (blocking revokes "
+                           "every session of the user).",
+               tags=TAGS, body=AdminUserUpdateIn, answer=AdminUserData, answer_description="the user",
+               errors={404: "NOT_FOUND"})
+    def on_patch_item(self, req, resp, user_id: str, body: dict) -> dict:
+        return {"user": admin_users.update_user(user_id=user_id, admin_user_id=req.context.principal.user_id, **body)}
 
 
 class AdminOrganizations:
-    def on_get(self, req, resp) -> None:
-        """Organizations, server-paginated, with filters (KYB status, actor type, SIRET conflicts),
-        search on name, SIREN and SIRET, and sortBy createdAt, legalName, siren, siret, kybStatus,
-        actorType.
-        ---
-        summary: List organizations (admin)
-        tags: [admin]
-        parameters:
-          - {in: query, schema: AdminOrganizationsQuery}
-        responses:
-          200: {description: a page, content: {application/json: {schema: AdminOrganizationsEnvelope}}}
-          400: {description: VALIDATION_ERROR, e.g. an unknown sortBy}
-        """
-        params, filters = _query(req, AdminOrganizationsQuery())
-        filters = {"kyb_status": filters.get("kybStatus"), "actor_type": filters.get("actorType"),
-                   "siret_conflict": filters.get("siretConflict")}
-        send(resp, list_organizations(params, **filters).as_dict(AdminOrganizationItem().dump))
+    @operation("List organizations (admin)",
+               description="Organizations, server-paginated, with filters (KYB status, actor type, SIRET "
+                           "conflicts), search on name, SIREN and SIRET, and sortBy createdAt, legalName, siren, "
+                           "siret, kybStatus, actorType.",
+               tags=TAGS, query=AdminOrganizationsQuery, answer=AdminOrganizationsPage, answer_description="a page",
+               errors={400: "VALIDATION_ERROR"})
+    def on_get(self, req, resp, query: dict):
+        return list_organizations(ListParams.from_query(query), kyb_status=query.get("kybStatus"),
+                                  actor_type=query.get("actorType"), siret_conflict=query.get("siretConflict"))
 
-    def on_post(self, req, resp) -> None:
-        """Provision a printer organization (printers never sign themselves up).
-        ---
-        summary: Create a printer organization (admin)
-        tags: [admin]
-        requestBody: {content: {application/json: {schema: PrinterCreateIn}}}
-        responses:
-          201: {description: created, content: {application/json: {schema: OrganizationEnvelope}}}
-          409: {description: CONFLICT, the organization exists}
-        """
-        body = load(req, PrinterCreateIn())
+    @operation("Create a printer organization (admin)",
+               description="Provision a printer organization (printers never sign themselves up).",
+               tags=TAGS, body=PrinterCreateIn, answer=OrganizationData, status=201, answer_description="created",
+               errors={409: "CONFLICT"})
+    def on_post(self, req, resp, body: dict) -> dict:
         organization = organizations.create_printer_organization(
             siren=body["siren"], legal_name=body["legalName"], admin_user_id=req.context.principal.user_id
         )
-        send(resp, {"organization": OrganizationDetailOut().dump(organization)}, 201)
+        return {"organization": organization}
 
 
 class AdminOrganization:
-    def on_get(self, req, resp, organization_id: str) -> None:
-        """An organization with its billing profile, members and SIRET conflicts.
-        ---
-        summary: Organization detail (admin, permission kyb.review)
-        tags: [admin]
-        responses:
-          200: {description: the organization, content: {application/json: {schema: AdminOrganizationEnvelope}}}
-          404: {description: NOT_FOUND}
-        """
+    @operation("Organization detail (admin, permission kyb.review)",
+               description="An organization with its billing profile, members, SIRET conflicts and the KYB "
+                           "delegation documents to check before approving.",
+               tags=TAGS, answer=AdminOrganizationData, answer_description="the organization",
+               errors={404: "NOT_FOUND"})
+    def on_get(self, req, resp, organization_id: str) -> dict:
         organization = organization_for_admin(organization_id)
-        send(resp, {"organization": AdminOrganizationDetailOut().dump(organization)})
+        organization.kyb_documents = kyb_documents_of(organization_id)
+        return {"organization": organization}
+
+    @operation("Delete an organization (admin, permission kyb.review)",
+               description="Delete a squatted organization (its SIREN taken by someone else); audited.",
+               tags=TAGS, body=OrganizationDeleteIn, answer=DoneOut, answer_description="deleted",
+               errors={404: "NOT_FOUND", 409: "CONFLICT, the organization holds business records (reassign it)"})
+    def on_delete(self, req, resp, organization_id: str, body: dict) -> dict:
+        squatting.delete_organization(organization_id=organization_id, note=body["note"],
+                                      actor_user_id=req.context.principal.user_id)
+        return {"done": True}
+
+    @operation("Reassign an organization (admin, permission kyb.review)",
+               description="Hand a squatted organization to its rightful owner: the only member, as manager; "
+                           "the billing profile and KYB status are dropped; audited.",
+               tags=TAGS, body=OrganizationReassignIn, answer=AdminOrganizationData,
+               answer_description="the organization",
+               errors={403: "FORBIDDEN, the new owner's e-mail address is not verified",
+                       404: "NOT_FOUND, no such organization or user"})
+    def on_post_reassign(self, req, resp, organization_id: str, body: dict) -> dict:
+        squatting.reassign_organization(organization_id=organization_id, user_id=body["userId"],
+                                        note=body["note"], actor_user_id=req.context.principal.user_id)
+        return {"organization": organization_for_admin(organization_id)}
 
 
 class SecurityAudit:
-    def on_get(self, req, resp) -> None:
-        """The security audit log, newest first, server-paginated; filters by event family, actor,
-        target and date range (`from` inclusive, `to` exclusive); sortBy occurredAt or event.
-        ---
-        summary: Security audit log (admin)
-        tags: [admin]
-        parameters:
-          - {in: query, schema: SecurityAuditQuery}
-        responses:
-          200: {description: a page, content: {application/json: {schema: SecurityAuditEnvelope}}}
-        """
-        params, filters = _query(req, SecurityAuditQuery())
-        page = list_security_events(
-            params, family=filters.get("event"), actor_user_id=filters.get("actorUserId"),
-            target_id=filters.get("targetId"), since=filters.get("since"), until=filters.get("until"),
+    @operation("Security audit log (admin)",
+               description="The security audit log, newest first, server-paginated; filters by event family, "
+                           "actor, target and date range (`from` inclusive, `to` exclusive); sortBy occurredAt or "
+                           "event.",
+               tags=TAGS, query=SecurityAuditQuery, answer=SecurityAuditPage, answer_description="a page")
+    def on_get(self, req, resp, query: dict):
+        return list_security_events(
+            ListParams.from_query(query), family=query.get("event"), actor_user_id=query.get("actorUserId"),
+            target_id=query.get("targetId"), since=query.get("since"), until=query.get("until"),
         )
-        send(resp, page.as_dict(SecurityEventOut().dump))
 
 
 class EmailSmoke:
-    def on_post(self, req, resp) -> None:
-        """Queue a test e-mail (to the caller unless `to` is given).
-        ---
-        summary: E-mail smoke test (permission platform.manage)
-        tags: [admin]
-        requestBody: {content: {application/json: {schema: EmailSmokeIn}}}
-        responses:
-          200: {description: queued, content: {application/json: {schema: EmailSmokeEnvelope}}}
-        """
+    @operation("E-mail smoke test (permission platform.manage)",
+               description="Queue a test e-mail (to the caller unless `to` is given).",
+               tags=TAGS, body=EmailSmokeIn, answer=EmailSmokeOut, answer_description="queued")
+    def on_post(self, req, resp, body: dict) -> dict:
         principal = req.context.principal
-        to = load(req, EmailSmokeIn())["to"] or principal.email
+        to = body["to"] or principal.email
         message = queue_email("smoke_test", to=to, requester=principal.email)
-        send(resp, {"emailId": message.id, "to": to})
+        return {"emailId": message.id, "to": to}
 
 
 def routes(deps) -> list[Route]:
-    users = AdminUsers()
+    users, admin_organization = AdminUsers(), AdminOrganization()
     return [
         Route("/api/admin/users", users, ADMIN),
         Route("/api/admin/users/{user_id}", users, ADMIN, suffix="item"),
         Route("/api/admin/organizations", AdminOrganizations(), ADMIN),
-        Route("/api/admin/organizations/{organization_id}", AdminOrganization(), KYB_REVIEWER),
+        Route("/api/admin/organizations/{organization_id}", admin_organization, KYB_REVIEWER),
+        Route("/api/admin/organizations/{organization_id}/reassign", admin_organization, KYB_REVIEWER,
+              suffix="reassign"),
         Route("/api/admin/audit/security", SecurityAudit(), ADMIN),
         Route("/api/notifications/email-smoke", EmailSmoke(), PLATFORM_ADMIN),
     ]

@@ -6,9 +6,8 @@ from __future__ import annotations
 import falcon
 
 from api.access import ADMIN, PUBLIC, SESSION, Route
+from api.operations import operation
 from api.policy import SESSION_COOKIE
-from api.requests import load
-from api.responses import send
 from backend.config import Config
 from backend.identity import accounts, memberships, sessions
 from backend.identity.workspace import describe_session, resolve_path
@@ -16,17 +15,22 @@ from schemas.identity.accounts import (
     ActiveOrganizationIn,
     AssignRoleIn,
     ChangePasswordIn,
+    DoneOut,
     EmailIn,
     PasswordResetConfirmIn,
     SessionOut,
     SignInIn,
     SignUpIn,
     TokenIn,
-    UserOut,
+    TokenQuery,
+    UserData,
     WorkspaceQuery,
+    WorkspaceResolveOut,
 )
 
 DONE = {"done": True}
+TAGS = ("auth",)
+INVALID_TOKEN = {400: "VALIDATION_ERROR with details.reason invalid_token (unknown, used or expired)"}
 
 
 class AuthResource:
@@ -44,208 +48,132 @@ class AuthResource:
     def clear_cookie(self, resp: falcon.Response) -> None:
         resp.unset_cookie(SESSION_COOKIE, path="/", same_site="Lax")
 
-    def signed_in(self, resp: falcon.Response, user, token: str, status: int = 200) -> None:
+    def signed_in(self, resp: falcon.Response, user, token: str) -> dict:
+        """Set the session cookie; the `UserData` answer."""
         self.set_cookie(resp, token)
-        send(resp, {"user": UserOut().dump(user)}, status)
+        return {"user": user}
 
 
 class SignUp(AuthResource):
-    def on_post(self, req, resp) -> None:
-        """Create an account and sign in.
-        ---
-        summary: Sign up (the user has no role until it creates or joins an organization)
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: SignUpIn}}}
-        responses:
-          201: {description: signed up; sets the auth.session_token cookie; a verification e-mail is queued,
-                content: {application/json: {schema: UserEnvelope}}}
-          409: {description: CONFLICT, the e-mail address is taken}
-        """
-        body = load(req, SignUpIn())
+    @operation("Sign up (the user has no role until it creates or joins an organization)",
+               description="Create an account and sign in.", tags=TAGS, body=SignUpIn, answer=UserData, status=201,
+               answer_description="signed up; sets the auth.session_token cookie; a verification e-mail is queued",
+               errors={409: "CONFLICT, the e-mail address is taken"})
+    def on_post(self, req, resp, body: dict) -> dict:
         user, token = accounts.sign_up(email=body["email"], password=body["password"], name=body["name"],
                                        client=self.client(req))
-        self.signed_in(resp, user, token, status=201)
+        return self.signed_in(resp, user, token)
 
 
 class SignIn(AuthResource):
-    def on_post(self, req, resp) -> None:
-        """Sign in with e-mail and password.
-        ---
-        summary: Sign in
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: SignInIn}}}
-        responses:
-          200: {description: signed in; sets the cookie, content: {application/json: {schema: UserEnvelope}}}
-          401: {description: AUTH_INVALID_CREDENTIALS for an unknown e-mail, a wrong password or a blocked account}
-        """
-        body = load(req, SignInIn())
+    @operation("Sign in", tags=TAGS, body=SignInIn, answer=UserData, answer_description="signed in; sets the cookie",
+               errors={401: "AUTH_INVALID_CREDENTIALS for an unknown e-mail or a wrong password"})
+    def on_post(self, req, resp, body: dict) -> dict:
         user, token = accounts.sign_in(email=body["email"], password=body["password"], client=self.client(req))
-        self.signed_in(resp, user, token)
+        return self.signed_in(resp, user, token)
 
 
 class SignOut(AuthResource):
-    def on_post(self, req, resp) -> None:
-        """Revoke the session and clear the cookie.
-        ---
-        summary: Sign out
-        tags: [auth]
-        responses:
-          200: {description: signed out, content: {application/json: {schema: DoneEnvelope}}}
-        """
+    @operation("Sign out", description="Revoke the session and clear the cookie.", tags=TAGS, answer=DoneOut,
+               answer_description="signed out")
+    def on_post(self, req, resp) -> dict:
         accounts.sign_out(session_id=req.context.session_id, user_id=req.context.principal.user_id)
         self.clear_cookie(resp)
-        send(resp, DONE)
+        return DONE
 
 
 class Session:
-    def on_get(self, req, resp) -> None:
-        """The signed-in user, its roles, permissions, organizations and workspace.
-        ---
-        summary: Current session
-        tags: [auth]
-        responses:
-          200: {description: the session, content: {application/json: {schema: SessionEnvelope}}}
-        """
-        send(resp, SessionOut().dump(describe_session(req.context.principal, user=req.context.user)))
+    @operation("Current session",
+               description="The signed-in user, its roles, permissions, organizations and workspace.",
+               tags=TAGS, answer=SessionOut, answer_description="the session")
+    def on_get(self, req, resp) -> dict:
+        return describe_session(req.context.principal, user=req.context.user)
 
 
 class ActiveOrganization:
-    def on_post(self, req, resp) -> None:
-        """Switch the session's active organization (must be a membership).
-        ---
-        summary: Set the active organization
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: ActiveOrganizationIn}}}
-        responses:
-          200: {description: the updated session, content: {application/json: {schema: SessionEnvelope}}}
-          403: {description: FORBIDDEN, not a member}
-        """
-        body = load(req, ActiveOrganizationIn())
+    @operation("Set the active organization",
+               description="Switch the session's active organization (must be a membership).",
+               tags=TAGS, body=ActiveOrganizationIn, answer=SessionOut, answer_description="the updated session",
+               errors={403: "FORBIDDEN, not a membership of the user"})
+    def on_post(self, req, resp, body: dict) -> dict:
         principal = req.context.principal
         sessions.set_active_organization(session_id=req.context.session_id, user_id=principal.user_id,
                                          organization_id=body["organizationId"])
         resolved = sessions.resolve_session(req.cookies.get(SESSION_COOKIE))
-        send(resp, SessionOut().dump(describe_session(resolved.principal, user=resolved.user)))
+        return describe_session(resolved.principal, user=resolved.user)
 
 
 class MagicLink(AuthResource):
-    def on_post(self, req, resp) -> None:
-        """E-mail a single-use sign-in link valid 15 minutes (200 whether the account exists or not).
-        ---
-        summary: Request a magic link
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: EmailIn}}}
-        responses:
-          200: {description: always, content: {application/json: {schema: DoneEnvelope}}}
-        """
-        accounts.request_magic_link(email=load(req, EmailIn())["email"])
-        send(resp, DONE)
+    @operation("Request a magic link",
+               description="E-mail a single-use sign-in link valid 15 minutes (200 whether the account exists or "
+                           "not).",
+               tags=TAGS, body=EmailIn, answer=DoneOut, answer_description="always")
+    def on_post(self, req, resp, body: dict) -> dict:
+        accounts.request_magic_link(email=body["email"])
+        return DONE
 
-    def on_get_verify(self, req, resp) -> None:
-        """Open a magic link: signs in.
-        ---
-        summary: Verify a magic link
-        tags: [auth]
-        parameters: [{in: query, name: token, required: true, schema: {type: string}}]
-        responses:
-          200: {description: signed in; sets the cookie, content: {application/json: {schema: UserEnvelope}}}
-          400: {description: VALIDATION_ERROR with details.reason invalid_token (unknown, used or expired)}
-        """
-        token = TokenIn().load({"token": req.get_param("token") or ""})["token"]
-        user, session_token = accounts.verify_magic_link(token=token, client=self.client(req))
-        self.signed_in(resp, user, session_token)
+    @operation("Verify a magic link", description="Open a magic link: signs in.", tags=TAGS, query=TokenQuery,
+               answer=UserData, answer_description="signed in; sets the cookie", errors=INVALID_TOKEN)
+    def on_get_verify(self, req, resp, query: dict) -> dict:
+        user, session_token = accounts.verify_magic_link(token=query["token"], client=self.client(req))
+        return self.signed_in(resp, user, session_token)
 
 
 class PasswordReset:
-    def on_post(self, req, resp) -> None:
-        """E-mail a single-use reset token valid one hour (200 whether the account exists or not).
-        ---
-        summary: Request a password reset
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: EmailIn}}}
-        responses:
-          200: {description: always, content: {application/json: {schema: DoneEnvelope}}}
-        """
-        accounts.request_password_reset(email=load(req, EmailIn())["email"])
-        send(resp, DONE)
+    @operation("Request a password reset",
+               description="E-mail a single-use reset token valid one hour (200 whether the account exists or not).",
+               tags=TAGS, body=EmailIn, answer=DoneOut, answer_description="always")
+    def on_post(self, req, resp, body: dict) -> dict:
+        accounts.request_password_reset(email=body["email"])
+        return DONE
 
-    def on_post_confirm(self, req, resp) -> None:
-        """Set a new password with a reset token; the user's other sessions are revoked.
-        ---
-        summary: Confirm a password reset
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: PasswordResetConfirmIn}}}
-        responses:
-          200: {description: password changed, content: {application/json: {schema: DoneEnvelope}}}
-          400: {description: VALIDATION_ERROR with details.reason invalid_token}
-        """
-        body = load(req, PasswordResetConfirmIn())
+    @operation("Confirm a password reset",
+               description="Set a new password with a reset token; the user's other sessions are revoked.",
+               tags=TAGS, body=PasswordResetConfirmIn, answer=DoneOut, answer_description="password changed",
+               errors=INVALID_TOKEN)
+    def on_post_confirm(self, req, resp, body: dict) -> dict:
         accounts.confirm_password_reset(token=body["token"], new_password=body["newPassword"],
                                         current_session_id=req.context.session_id)
-        send(resp, DONE)
+        return DONE
 
 
 class ChangePassword:
-    def on_post(self, req, resp) -> None:
-        """Change the signed-in user's password; its other sessions are revoked.
-        ---
-        summary: Change password
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: ChangePasswordIn}}}
-        responses:
-          200: {description: password changed, content: {application/json: {schema: DoneEnvelope}}}
-          401: {description: AUTH_INVALID_CREDENTIALS, the current password is wrong}
-        """
-        body = load(req, ChangePasswordIn())
+    @operation("Change password",
+               description="Change the signed-in user's password; its other sessions are revoked.",
+               tags=TAGS, body=ChangePasswordIn, answer=DoneOut, answer_description="password changed",
+               errors={401: "AUTH_INVALID_CREDENTIALS, the current password is wrong"})
+    def on_post(self, req, resp, body: dict) -> dict:
         accounts.change_password(user_id=req.context.principal.user_id, session_id=req.context.session_id,
                                  current_password=body["currentPassword"], new_password=body["newPassword"])
-        send(resp, DONE)
+        return DONE
 
 
 class EmailVerification:
-    def on_post(self, req, resp) -> None:
-        """Confirm the e-mail address with the token of the verification e-mail.
-        ---
-        summary: Confirm e-mail verification
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: TokenIn}}}
-        responses:
-          200: {description: verified, content: {application/json: {schema: UserEnvelope}}}
-          400: {description: VALIDATION_ERROR with details.reason invalid_token}
-        """
-        user = accounts.confirm_email_verification(token=load(req, TokenIn())["token"])
-        send(resp, {"user": UserOut().dump(user)})
+    @operation("Confirm e-mail verification",
+               description="Confirm the e-mail address with the token of the verification e-mail.",
+               tags=TAGS, body=TokenIn, answer=UserData, answer_description="verified", errors=INVALID_TOKEN)
+    def on_post(self, req, resp, body: dict) -> dict:
+        return {"user": accounts.confirm_email_verification(token=body["token"],
+                                                            current_session_id=req.context.session_id)}
 
 
 class AssignRole:
-    def on_post(self, req, resp) -> None:
-        """Add a role to a user (and set its granted permissions when given); audited.
-        ---
-        summary: Assign a role (admin)
-        tags: [auth]
-        requestBody: {content: {application/json: {schema: AssignRoleIn}}}
-        responses:
-          200: {description: the user, content: {application/json: {schema: UserEnvelope}}}
-          404: {description: NOT_FOUND, no such user}
-        """
-        body = load(req, AssignRoleIn())
+    @operation("Assign a role (admin)",
+               description="Add a role to a user (and set its granted permissions when given); audited.",
+               tags=TAGS, body=AssignRoleIn, answer=UserData, answer_description="the user",
+               errors={404: "NOT_FOUND, no such user"})
+    def on_post(self, req, resp, body: dict) -> dict:
         user = memberships.assign_role(user_id=body["userId"], role=body["role"], permissions=body["permissions"],
                                        actor_user_id=req.context.principal.user_id)
-        send(resp, {"user": UserOut().dump(user)})
+        return {"user": user}
 
 
 class WorkspaceResolve:
-    def on_get(self, req, resp) -> None:
-        """May the signed-in user open this front-end path, and where to send it otherwise.
-        ---
-        summary: Resolve a workspace path
-        tags: [auth]
-        parameters: [{in: query, name: path, required: true, schema: {type: string}, example: /industrial/reservations}]
-        responses:
-          200: {description: the decision, content: {application/json: {schema: WorkspaceResolveEnvelope}}}
-        """
-        path = WorkspaceQuery().load({"path": req.get_param("path") or ""})["path"]
-        send(resp, resolve_path(req.context.principal, path))
+    @operation("Resolve a workspace path",
+               description="May the signed-in user open this front-end path, and where to send it otherwise.",
+               tags=TAGS, query=WorkspaceQuery, answer=WorkspaceResolveOut, answer_description="the decision")
+    def on_get(self, req, resp, query: dict) -> dict:
+        return resolve_path(req.context.principal, query["path"])
 
 
 def routes(deps) -> list[Route]:

@@ -6,116 +6,106 @@ is not approved (they are how an organization gets approved)."""
 from __future__ import annotations
 
 from api.access import SESSION, Route
-from api.requests import load
-from api.responses import send
+from api.operations import operation
 from backend.identity import invitations, organizations
 from schemas.identity.organizations import (
+    BillingProfileData,
     BillingProfileIn,
-    BillingProfileOut,
+    InvitationData,
     InvitationIn,
-    InvitationOut,
     OrganizationCreateIn,
-    OrganizationDetailOut,
+    OrganizationData,
 )
 
 
-def _send_organization(resp, organization, status: int = 200) -> None:
-    send(resp, {"organization": OrganizationDetailOut().dump(organization)}, status)
-
-
 class Organizations:
-    def on_post(self, req, resp) -> None:
-        """Create an industrial or distributor organization; the caller becomes its manager.
-        ---
-        summary: Create an organization (id `<actorType>:<siren>`, SIREN Luhn key checked)
-        tags: [organizations]
-        requestBody: {content: {application/json: {schema: OrganizationCreateIn}}}
-        responses:
-          201: {description: created; the session's active organization switches to it,
-                content: {application/json: {schema: OrganizationEnvelope}}}
-          409: {description: CONFLICT, the organization exists}
-        """
-        body = load(req, OrganizationCreateIn())
+    @operation(
+        "Create an organization (id `<actorType>:<siren>`, SIREN Luhn key checked)",
+        description="Create an industrial or distributor organization; the caller becomes its manager.",
+        tags=("organizations",),
+        body=OrganizationCreateIn,
+        answer=OrganizationData,
+        answer_description="created; the session's active organization switches to it",
+        status=201,
+        errors={409: "CONFLICT"},
+    )
+    def on_post(self, req, resp, body: dict) -> dict:
         organization = organizations.create_organization(
             actor_type=body["actorType"], siren=body["siren"], legal_name=body["legalName"],
             actor_user_id=req.context.principal.user_id, session_id=req.context.session_id,
         )
-        _send_organization(resp, organization, 201)
+        return {"organization": organization}
 
 
 class Organization:
-    def on_get(self, req, resp, organization_id: str) -> None:
-        """An organization with its billing profile (members and admins; NOT_FOUND for others).
-        ---
-        summary: Organization detail
-        tags: [organizations]
-        responses:
-          200: {description: the organization, content: {application/json: {schema: OrganizationEnvelope}}}
-          404: {description: NOT_FOUND, unknown or not a member}
-        """
-        _send_organization(resp, organizations.organization_detail(req.context.principal, organization_id))
+    @operation(
+        "Organization detail",
+        description="An organization with its billing profile (members and admins; NOT_FOUND for others).",
+        tags=("organizations",),
+        answer=OrganizationData,
+        answer_description="the organization",
+        errors={404: "NOT_FOUND"},
+    )
+    def on_get(self, req, resp, organization_id: str) -> dict:
+        return {"organization": organizations.organization_detail(req.context.principal, organization_id)}
 
-    def on_put_billing(self, req, resp, organization_id: str) -> None:
-        """Create or replace the billing profile (manager or billing member, or admin).
-        ---
-        summary: Put the billing profile
-        tags: [organizations]
-        requestBody: {content: {application/json: {schema: BillingProfileIn}}}
-        responses:
-          200: {description: the billing profile, content: {application/json: {schema: BillingProfileEnvelope}}}
-          400: {description: VALIDATION_ERROR (SIRET key or SIREN mismatch, VAT key, IBAN, phone)}
-          403: {description: FORBIDDEN, a plain member}
-          404: {description: NOT_FOUND, unknown or not a member}
-        """
-        body = load(req, BillingProfileIn())
+    @operation(
+        "Put the billing profile",
+        description="Create or replace the billing profile (manager or billing member, or admin).",
+        tags=("organizations",),
+        body=BillingProfileIn,
+        answer=BillingProfileData,
+        answer_description="the billing profile",
+        errors={400: "VALIDATION_ERROR (SIRET key or SIREN mismatch, VAT key, IBAN, phone)", 403: "FORBIDDEN",
+                404: "NOT_FOUND"},
+    )
+    def on_put_billing(self, req, resp, organization_id: str, body: dict) -> dict:
         profile = organizations.put_billing_profile(principal=req.context.principal, organization_id=organization_id,
                                                     profile=body)
-        send(resp, {"billingProfile": BillingProfileOut().dump(profile)})
+        return {"billingProfile": profile}
 
-    def on_post_kyb(self, req, resp, organization_id: str) -> None:
-        """Submit the organization for KYB review (manager or admin; needs a billing profile).
-        ---
-        summary: Submit KYB
-        tags: [organizations]
-        responses:
-          200: {description: KYB status `submitted`, content: {application/json: {schema: OrganizationEnvelope}}}
-          409: {description: CONFLICT, already submitted, in review or approved, or no billing profile}
-        """
-        organization = organizations.submit_kyb(principal=req.context.principal, organization_id=organization_id)
-        _send_organization(resp, organization)
+    @operation(
+        "Submit KYB",
+        description="Submit the organization for KYB review (manager or admin; needs a billing profile).",
+        tags=("organizations",),
+        answer=OrganizationData,
+        answer_description="KYB status `submitted`",
+        errors={409: "CONFLICT"},
+    )
+    def on_post_kyb(self, req, resp, organization_id: str) -> dict:
+        return {"organization": organizations.submit_kyb(principal=req.context.principal,
+                                                         organization_id=organization_id)}
 
-    def on_post_invitations(self, req, resp, organization_id: str) -> None:
-        """Invite a colleague by e-mail (manager or admin); the link is valid 7 days.
-        ---
-        summary: Invite to the organization
-        tags: [organizations]
-        requestBody: {content: {application/json: {schema: InvitationIn}}}
-        responses:
-          201: {description: invitation e-mailed, content: {application/json: {schema: InvitationEnvelope}}}
-          403: {description: FORBIDDEN, not a manager}
-        """
-        body = load(req, InvitationIn())
+    @operation(
+        "Invite to the organization",
+        description="Invite a colleague by e-mail (manager or admin); the link is valid 7 days.",
+        tags=("organizations",),
+        body=InvitationIn,
+        answer=InvitationData,
+        answer_description="invitation e-mailed",
+        status=201,
+        errors={403: "FORBIDDEN"},
+    )
+    def on_post_invitations(self, req, resp, organization_id: str, body: dict) -> dict:
         invitation = invitations.create_invitation(principal=req.context.principal, organization_id=organization_id,
                                                    email=body["email"], role=body["role"])
-        send(resp, {"invitation": InvitationOut().dump(invitation)}, 201)
+        return {"invitation": invitation}
 
 
 class InvitationAccept:
-    def on_post(self, req, resp, token: str) -> None:
-        """Join the organization of an invitation (signed in with the invited e-mail address).
-        ---
-        summary: Accept an invitation
-        tags: [organizations]
-        responses:
-          200: {description: joined; it becomes the active organization,
-                content: {application/json: {schema: OrganizationEnvelope}}}
-          403: {description: FORBIDDEN, signed in with another e-mail address}
-          404: {description: NOT_FOUND, unknown, expired or used invitation}
-        """
+    @operation(
+        "Accept an invitation",
+        description="Join the organization of an invitation (signed in with the invited e-mail address).",
+        tags=("organizations",),
+        answer=OrganizationData,
+        answer_description="joined; it becomes the active organization",
+        errors={403: "FORBIDDEN", 404: "NOT_FOUND"},
+    )
+    def on_post(self, req, resp, token: str) -> dict:
         principal = req.context.principal
         organization = invitations.accept_invitation(token=token, principal=principal,
                                                      session_id=req.context.session_id)
-        _send_organization(resp, organizations.organization_detail(principal, organization.id))
+        return {"organization": organizations.organization_detail(principal, organization.id)}
 
 
 def routes(deps) -> list[Route]:

@@ -51,13 +51,17 @@ def check_key(key: str | None) -> str:
     return key
 
 
-def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Callable[[], dict]) -> tuple[dict, bool]:
+def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Callable[[], dict],
+             prepare: Callable[[], None] | None = None) -> tuple[dict, bool]:
     """`(answer, idempotent)`: the stored answer of a known key (True), else the answer `flow`
-    gives, stored with the key in the flow's transaction (False)."""
+    gives, stored with the key in the flow's transaction (False). `prepare` runs once the key is
+    claimed, before the flow and outside its transaction (what it commits stays if the flow fails)."""
     stored = _claim(scope, route, key, request_hash)
     if stored is not None:
         return stored, True
     try:
+        if prepare is not None:
+            prepare()
         with transaction():
             answer = flow()
             (IdempotencyRecord.update(state="completed", response_status=200, response_body=answer)

@@ -121,7 +121,7 @@ def payment_terms(snapshot: InvoiceSnapshot) -> str:
     return "Règlement par virement."
 
 
-def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage | None = None,
+def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage,
                        config: Config | None = None) -> InvoicePdf:
     """The Factur-X PDF of `snapshot`: the template rendering, or the fallback when it fails."""
     os.environ.setdefault("SOURCE_DATE_EPOCH", FONT_TIMESTAMP_EPOCH)

@@ -20,7 +20,6 @@ from stdnum.fr import siren as siren_number
 
 from backend.billing.models import Invoice, PaymentOrder, SepaMandate
 from backend.billing.snapshot import (
-    CREDIT_NOTE_KINDS,
     ElectronicAddress,
     InvoiceLine,
     InvoiceSnapshot,
@@ -61,7 +60,7 @@ def snapshot_of_invoice(invoice: Invoice, config: Config) -> InvoiceSnapshot:
         preceding_invoice=_preceding(invoice), payment_means=_payment_means(invoice, issuer, config),
         paid_cents=0,
     )
-    if invoice.paid_at is not None and kind not in CREDIT_NOTE_KINDS:
+    if invoice.paid_at is not None and not snapshot.is_credit_note:
         # Paid in the issuing transaction (a collected sale): BT-113 is the whole total.
         return dataclasses.replace(snapshot, paid_cents=snapshot.amount_incl_tax_cents)
     return snapshot
@@ -76,7 +75,7 @@ def _party(data: dict, *, platform: bool, config: Config) -> Party:
     siren = _value(data, "siren") or (_value(data, "siret") or "")[:9] or None
     vat_number = _value(data, "vatNumber")
     if vat_number is None and siren and siren_number.is_valid(siren):
-        vat_number = siren_number.to_tva(siren)  # FR + key + SIREN: every French VAT number's form
+        vat_number = "FR" + siren_number.to_tva(siren)  # FR + key + SIREN: the French VAT number
     if platform and config.odp_seller_ap:
         endpoint = ElectronicAddress(config.odp_seller_ap, config.odp_seller_ap_scheme)
     else:

@@ -30,9 +30,10 @@ from backend.billing.invoice_document import FAILURE_SCOPE
 from backend.billing.invoice_pdfs import ensure_invoice_pdf
 from backend.billing.invoice_snapshot import snapshot_of_invoice
 from backend.billing.models import Invoice
-from backend.billing.snapshot import SELF_BILLED_KINDS, TRANSMITTED_KINDS, document_kind
 from backend.config import Config
 from backend.db import database
+from backend.einvoicing.drafts import create_transmission_draft
+from backend.einvoicing.flow_types import SELF_BILLED_KINDS, document_kind_for, flow_type_for
 from backend.identity.models import BillingProfile
 from backend.logs import log_event
 from storage import Storage
@@ -51,15 +52,17 @@ class HookOutcome:
     idempotent: bool = False
     skipped: str | None = None  # why no transmission draft was made
 
-    def as_json(self) -> dict:
-        return {"invoiceNumber": self.invoice_number, "hasPdf": self.pdf_storage_key is not None,
-                "transmissionId": self.transmission_id, "idempotent": self.idempotent, "skipped": self.skipped}
 
-
-def run_post_invoice_hook(invoice_id: str, *, storage: Storage, config: Config,
+def run_post_invoice_hook(invoice_id: str, *, storage: Storage | None = None, config: Config | None = None,
                           mandate_signed: MandateCheck | None = None) -> HookOutcome | None:
-    """Steps 1-5 for one invoice; never raises (a failure is logged and None returned)."""
+    """Steps 1-5 for one invoice; never raises (a failure is logged and None returned). Storage
+    and settings default to the booted process's (the worker's)."""
     try:
+        if storage is None or config is None:
+            from backend.runtime import current_runtime  # actors run in a booted process
+
+            runtime = current_runtime()
+            storage, config = storage or runtime.storage, config or runtime.config
         return _run(invoice_id, storage, config, mandate_signed or signed_self_billing_mandate)
     except Exception as exc:  # the hook never re-raises into the flow that issued the invoice
         log_event(HOOK_SCOPE, "post-invoice hook failed", "error", invoiceId=invoice_id,
@@ -81,7 +84,8 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
                   kind=kind, error=f"{type(exc).__name__}: {exc}")
         return _skipped(number, None, "pdf_failed", kind)
 
-    if kind not in TRANSMITTED_KINDS:
+    document_kind = document_kind_for(kind)
+    if document_kind is None:  # legacy kinds: a PDF, no transmission
         return _skipped(number, key, "legacy_kind", kind)
     if kind in SELF_BILLED_KINDS:
         if not config.einvoicing_self_billing_enabled:
@@ -90,12 +94,9 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
             return _skipped(number, key, "no_signed_mandate", kind, organizationId=invoice.issuer_organization_id)
 
     try:
-        from backend.einvoicing.drafts import create_transmission_draft
-        from backend.einvoicing.flow_types import flow_type_for
-
         flow = flow_type_for(buyer_country(invoice, config))
         transmission, existed = create_transmission_draft(
-            invoice_number=number, document_kind=document_kind(kind).value, flow_type=flow.value,
+            invoice_number=number, document_kind=document_kind.value, flow_type=flow.value,
             document_pdf_key=key, amount_incl_tax_cents=snapshot.amount_incl_tax_cents, invoice_kind=kind,
         )
     except Exception as exc:

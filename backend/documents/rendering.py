@@ -17,8 +17,9 @@ from markdown_it import MarkdownIt
 
 from backend.config import Config
 from backend.documents import sandbox, versions
-from backend.documents.catalog import FRAME_KEYS, PDF_STYLE_KEY, CatalogEntry, catalog_entry, default_style
+from backend.documents.catalog import PDF_STYLE_KEY, CatalogEntry, catalog_entry, default_style
 from backend.documents.formatting import prepare_variables, type_problem
+from backend.documents.sandbox import FRAME_KEYS
 from backend.errors import DomainError, NotFound, ValidationError
 from backend.logs import log_event
 from storage import Storage
@@ -168,10 +169,9 @@ def render_pdf(entry: CatalogEntry, content: str, style_css: str, context: dict,
         raise
 
 
-def render_document(template_key: str, context: dict, *, storage: Storage | None = None,
-                    config: Config | None = None, pdf_options: dict | None = None) -> bytes:
+def render_document(template_key: str, context: dict, *, storage: Storage, config: Config | None,
+                    pdf_options: dict | None = None) -> bytes:
     """The PDF of the current published version of `template_key`, with the published style."""
-    storage, config = _dependencies(storage, config)
     entry = catalog_entry(template_key)
     current = versions.require_current_version(template_key, versions.Kind.MARKDOWN)
     return render_pdf(entry, versions.read_content(storage, current), _style_css(storage, draft=False), context,
@@ -205,17 +205,8 @@ def _style_css(storage: Storage, *, draft: bool) -> str:
 
 
 def store_document(template_key: str, context: dict, *, storage_context: str, storage_key: str,
-                   storage: Storage | None = None, config: Config | None = None):
+                   storage: Storage, config: Config | None):
     """Render, then store in one write: on any failure nothing is stored."""
-    storage, config = _dependencies(storage, config)
     pdf = render_document(template_key, context, storage=storage, config=config)
     return storage.put_bytes(storage_context, storage_key, pdf, "application/pdf")
 
-
-def _dependencies(storage: Storage | None, config: Config | None) -> tuple[Storage, Config | None]:
-    if storage is not None:
-        return storage, config
-    from backend.runtime import current_runtime  # actors run in a booted process
-
-    runtime = current_runtime()
-    return runtime.storage, config or runtime.config

@@ -4,11 +4,11 @@ logged, never propagated, and the pass goes on. A `dispatching` one is taken onl
 has expired (its worker died): it is dispatched again, which searches the operator first.
 
 API.md, "Intervals in milliseconds": a periodiq job runs every minute and starts a pass only when
-`EINVOICING_POLLING_INTERVAL_MS` has elapsed since the start of the last pass recorded in
-`einvoicing_polling_pass`. At most one pass runs at a time, across clocks and workers: the decision
-is taken under a transaction-level advisory lock, and a unique partial index admits one `running`
-row. A pass left `running` for longer than `ABANDONED_AFTER` (its worker died) is closed as
-`abandoned` by the next decision.
+`EINVOICING_POLLING_INTERVAL_MS` (less `SCHEDULE_SLACK`, the minute job's jitter) has elapsed
+since the start of the last pass recorded in `einvoicing_polling_pass`. At most one pass runs at a
+time, across clocks and workers: the decision is taken under a transaction-level advisory lock,
+and a unique partial index admits one `running` row. A pass left `running` for longer than
+`ABANDONED_AFTER` (its worker died) is closed as `abandoned` by the next decision.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from storage import Storage
 
 PASS_SIZE = 50
 ABANDONED_AFTER = timedelta(minutes=30)
+# The minute job fires a little early or late; without slack, a pass due every 60 s would start
+# every other minute (59.9 s after the last one is "not yet").
+SCHEDULE_SLACK = timedelta(seconds=5)
 _LOCK_KEY = 0x45494E56  # "EINV"
 
 S = TransmissionStatus
@@ -41,7 +44,7 @@ def start_pass_if_due(interval_ms: int) -> PollingPass | None:
         PollingPass.update(outcome="abandoned", finished_at=now).where(
             PollingPass.outcome == "running", PollingPass.started_at < now - ABANDONED_AFTER).execute()
         last = PollingPass.select().order_by(PollingPass.started_at.desc()).first()
-        interval = timedelta(milliseconds=interval_ms)
+        interval = max(timedelta(milliseconds=interval_ms) - SCHEDULE_SLACK, timedelta(0))
         if last is not None and (last.outcome == "running" or now - last.started_at < interval):
             return None
         return PollingPass.create(started_at=now)

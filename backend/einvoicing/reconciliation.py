@@ -72,17 +72,12 @@ def kinds_in_scope(config: Config) -> tuple[str, ...]:
     return PLATFORM_KINDS + (SELF_BILLED_KINDS if config.einvoicing_self_billing_enabled else ())
 
 
-def _invoice_table_exists() -> bool:
-    return database.execute_sql("SELECT to_regclass(%s) IS NOT NULL", (INVOICE_TABLE,)).fetchone()[0]
-
-
-def _status_counts(kinds: tuple[str, ...], with_invoices: bool) -> dict[str, int]:
+def _status_counts(kinds: tuple[str, ...]) -> dict[str, int]:
     # A transmission's kind is its own (given by the post-invoice hook), else its invoice's.
-    kind = "coalesce(t.invoice_kind, i.kind)" if with_invoices else "t.invoice_kind"
-    join = f"LEFT JOIN {INVOICE_TABLE} i ON i.number = t.invoice_number" if with_invoices else ""
     rows = database.execute_sql(
-        f"SELECT t.status, count(*) FROM einvoice_transmission t {join} "  # noqa: S608 (constants only)
-        f"WHERE {kind} = ANY(%s) GROUP BY t.status", (list(kinds),)).fetchall()
+        f"SELECT t.status, count(*) FROM einvoice_transmission t "  # noqa: S608 (constants only)
+        f"LEFT JOIN {INVOICE_TABLE} i ON i.number = t.invoice_number "
+        f"WHERE coalesce(t.invoice_kind, i.kind) = ANY(%s) GROUP BY t.status", (list(kinds),)).fetchall()
     counts = dict.fromkeys((s.value for s in TransmissionStatus), 0)
     counts.update({status: count for status, count in rows})
     return counts
@@ -108,9 +103,8 @@ def _invoice_counts(kinds: tuple[str, ...], now) -> tuple[int, int]:
 def snapshot(config: Config) -> dict:
     now = clock.now()
     kinds = kinds_in_scope(config)
-    with_invoices = _invoice_table_exists()
-    by_status = _status_counts(kinds, with_invoices)
-    invoices, missing = _invoice_counts(kinds, now) if with_invoices else (0, 0)
+    by_status = _status_counts(kinds)
+    invoices, missing = _invoice_counts(kinds, now)
     provider_failed = by_status[TransmissionStatus.FAILED] + by_status[TransmissionStatus.REJECTED]
     discrepancies = missing + provider_failed
     return {

@@ -30,8 +30,10 @@ def list_transmissions(*, params: ListParams, statuses: list[str], flow_types: l
                     search_columns=(Transmission.invoice_number,))
 
 
-def transmission_with_history(transmission_id: str) -> tuple[Transmission, list[TransmissionEvent]]:
+def transmission_with_history(transmission_id: str) -> Transmission:
+    """The transmission, its status changes in order on `history` (read once, here)."""
     transmission = get_transmission(transmission_id)
-    events = list(TransmissionEvent.select().where(TransmissionEvent.transmission == transmission.id)
-                  .order_by(TransmissionEvent.id))
-    return transmission, events
+    transmission.history = list(TransmissionEvent.select()
+                                .where(TransmissionEvent.transmission == transmission.id)
+                                .order_by(TransmissionEvent.id))
+    return transmission

@@ -256,6 +256,14 @@ class SimulatorServer(ThreadingHTTPServer):
     request_queue_size = 128  # bursts of concurrent dispatches
     store: Store
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that gave up (a timeout on a slow answer) is expected: no traceback for it."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
 
 class OdpSimulator:
     """The simulator as an object: `start()`, `stop()`, `url` (API base) and `token_url`."""

@@ -2,67 +2,63 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, pre_load, validate
+from marshmallow import Schema, fields, validate
 
-from backend.clock import iso
-from backend.einvoicing.models import Transmission, TransmissionEvent
 from backend.einvoicing.status import DocumentKind, FlowType, ProviderStatus, TransmissionStatus
-from schemas.common import PageQuery, enveloped, page_of
+from schemas.common import PageQuery, QueryList, UtcDateTime, page_of
 
 STATUSES = [s.value for s in TransmissionStatus]
 
 
 class TransmissionsQuery(PageQuery):
-    status = fields.List(fields.String(validate=validate.OneOf(STATUSES)), load_default=list)
-    flowType = fields.List(fields.String(validate=validate.OneOf([f.value for f in FlowType])), load_default=list)
-    documentKind = fields.List(fields.String(validate=validate.OneOf([k.value for k in DocumentKind])),
-                               load_default=list)
+    # `?status=sent` and `?status=sent&status=failed` both load as lists (QueryList)
+    status = QueryList(fields.String(validate=validate.OneOf(STATUSES)), load_default=list)
+    flowType = QueryList(fields.String(validate=validate.OneOf([f.value for f in FlowType])), load_default=list)
+    documentKind = QueryList(fields.String(validate=validate.OneOf([k.value for k in DocumentKind])),
+                             load_default=list)
     sortDir = fields.String(load_default="desc", validate=validate.OneOf(["asc", "desc"]))
-
-    @pre_load
-    def repeatable(self, data, **kwargs):
-        """`?status=sent` gives a string, `?status=sent&status=failed` a list: both are lists here."""
-        data = dict(data)
-        for name in ("status", "flowType", "documentKind"):
-            if isinstance(data.get(name), str):
-                data[name] = [data[name]]
-        return data
 
 
 class TransmissionOut(Schema):
     id = fields.String(required=True)
-    invoiceNumber = fields.String(required=True, metadata={"description": "the invoice's number (its id)"})
-    invoiceKind = fields.String(allow_none=True)
-    documentKind = fields.String(required=True, validate=validate.OneOf([k.value for k in DocumentKind]))
-    flowType = fields.String(required=True, validate=validate.OneOf([f.value for f in FlowType]))
+    invoiceNumber = fields.String(attribute="invoice_number", required=True,
+                                  metadata={"description": "the invoice's number (its id)"})
+    invoiceKind = fields.String(attribute="invoice_kind", allow_none=True)
+    documentKind = fields.String(attribute="document_kind", required=True,
+                                 validate=validate.OneOf([k.value for k in DocumentKind]))
+    flowType = fields.String(attribute="flow_type", required=True, validate=validate.OneOf([f.value for f in FlowType]))
     status = fields.String(required=True, validate=validate.OneOf(STATUSES))
-    providerStatus = fields.String(allow_none=True, validate=validate.OneOf([p.value for p in ProviderStatus]))
-    providerFlowId = fields.String(allow_none=True)
-    operatorStatus = fields.String(allow_none=True, metadata={"description": "the operator's last word, as is"})
-    documentPdfKey = fields.String(allow_none=True)
-    amountInclTaxCents = fields.Integer(required=True)
-    idempotencyKey = fields.String(required=True, metadata={"description": "<invoiceNumber>:<documentKind>:<flowType>"})
-    dispatchAttempts = fields.Integer(required=True)
-    lastErrorCode = fields.String(allow_none=True)
-    lastErrorMessage = fields.String(allow_none=True)
-    lastSyncedAt = fields.String(allow_none=True)
-    createdAt = fields.String(required=True)
-    updatedAt = fields.String(required=True)
-    statusChangedAt = fields.String(required=True)
+    providerStatus = fields.String(attribute="provider_status", allow_none=True,
+                                   validate=validate.OneOf([p.value for p in ProviderStatus]))
+    providerFlowId = fields.String(attribute="provider_flow_id", allow_none=True)
+    operatorStatus = fields.String(attribute="operator_status", allow_none=True,
+                                   metadata={"description": "the operator's last word, as answered"})
+    documentPdfKey = fields.String(attribute="document_pdf_key", allow_none=True)
+    amountInclTaxCents = fields.Integer(attribute="amount_incl_tax_cents", required=True)
+    idempotencyKey = fields.String(attribute="idempotency_key", required=True,
+                                   metadata={"description": "<invoiceNumber>:<documentKind>:<flowType>"})
+    dispatchAttempts = fields.Integer(attribute="dispatch_attempts", required=True)
+    lastErrorCode = fields.String(attribute="last_error_code", allow_none=True)
+    lastErrorMessage = fields.String(attribute="last_error_message", allow_none=True)
+    lastSyncedAt = UtcDateTime(attribute="last_synced_at", allow_none=True)
+    createdAt = UtcDateTime(attribute="created_at", required=True)
+    updatedAt = UtcDateTime(attribute="updated_at", required=True)
+    statusChangedAt = UtcDateTime(attribute="status_changed_at", required=True)
 
 
 class TransmissionEventOut(Schema):
-    fromStatus = fields.String(allow_none=True)
-    toStatus = fields.String(required=True)
-    providerStatus = fields.String(allow_none=True)
-    operatorStatus = fields.String(allow_none=True)
-    operatorAnswer = fields.Dict(allow_none=True)
-    errorCode = fields.String(allow_none=True)
-    errorMessage = fields.String(allow_none=True)
+    fromStatus = fields.String(attribute="from_status", allow_none=True)
+    toStatus = fields.String(attribute="to_status", required=True)
+    providerStatus = fields.String(attribute="provider_status", allow_none=True)
+    operatorStatus = fields.String(attribute="operator_status", allow_none=True)
+    operatorAnswer = fields.Raw(attribute="operator_answer", allow_none=True,
+                                metadata={"description": "the operator's answer (JSON) that caused the change"})
+    errorCode = fields.String(attribute="error_code", allow_none=True)
+    errorMessage = fields.String(attribute="error_message", allow_none=True)
     trigger = fields.String(required=True, metadata={
         "description": "draft_created, dispatch, poll, admin_retry or admin_resync"})
-    actorUserId = fields.String(allow_none=True)
-    occurredAt = fields.String(required=True)
+    actorUserId = fields.String(attribute="actor_user_id", allow_none=True)
+    occurredAt = UtcDateTime(attribute="occurred_at", required=True)
 
 
 class TransmissionDetailOut(TransmissionOut):
@@ -109,33 +105,3 @@ class ReconciliationOut(Schema):
 
 
 TransmissionPage = page_of(TransmissionOut)
-TransmissionPageEnvelope = enveloped(TransmissionPage)
-TransmissionOutEnvelope = enveloped(TransmissionOut)
-TransmissionDetailOutEnvelope = enveloped(TransmissionDetailOut)
-ReconciliationOutEnvelope = enveloped(ReconciliationOut)
-
-
-def transmission_out(t: Transmission) -> dict:
-    return {
-        "id": t.id, "invoiceNumber": t.invoice_number, "invoiceKind": t.invoice_kind,
-        "documentKind": t.document_kind, "flowType": t.flow_type, "status": t.status,
-        "providerStatus": t.provider_status, "providerFlowId": t.provider_flow_id,
-        "operatorStatus": t.operator_status, "documentPdfKey": t.document_pdf_key,
-        "amountInclTaxCents": t.amount_incl_tax_cents, "idempotencyKey": t.idempotency_key,
-        "dispatchAttempts": t.dispatch_attempts, "lastErrorCode": t.last_error_code,
-        "lastErrorMessage": t.last_error_message, "lastSyncedAt": iso(t.last_synced_at),
-        "createdAt": iso(t.created_at), "updatedAt": iso(t.updated_at), "statusChangedAt": iso(t.status_changed_at),
-    }
-
-
-def event_out(e: TransmissionEvent) -> dict:
-    return {
-        "fromStatus": e.from_status, "toStatus": e.to_status, "providerStatus": e.provider_status,
-        "operatorStatus": e.operator_status, "operatorAnswer": e.operator_answer, "errorCode": e.error_code,
-        "errorMessage": e.error_message, "trigger": e.trigger, "actorUserId": e.actor_user_id,
-        "occurredAt": iso(e.occurred_at),
-    }
-
-
-def transmission_detail_out(t: Transmission, events: list[TransmissionEvent]) -> dict:
-    return {**transmission_out(t), "history": [event_out(e) for e in events]}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from marshmallow import EXCLUDE, Schema, fields, validate
 
 from backend import clock
 from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
@@ -34,6 +34,11 @@ class TokenIn(Schema):
     token = fields.String(required=True, validate=validate.Length(min=1, max=200))
 
 
+class TokenQuery(TokenIn):
+    class Meta:
+        unknown = EXCLUDE
+
+
 class PasswordResetConfirmIn(TokenIn):
     newPassword = fields.String(required=True, validate=PASSWORD)
 
@@ -55,6 +60,9 @@ class AssignRoleIn(Schema):
 
 class WorkspaceQuery(Schema):
     path = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+    class Meta:
+        unknown = EXCLUDE
 
 
 class UserOut(Schema):
@@ -100,9 +108,3 @@ class WorkspaceResolveOut(Schema):
 
 class DoneOut(Schema):
     done = fields.Boolean(required=True)
-
-
-UserEnvelope = envelope("UserEnvelope", fields.Nested(UserData))
-SessionEnvelope = envelope("SessionEnvelope", fields.Nested(SessionOut))
-WorkspaceResolveEnvelope = envelope("WorkspaceResolveEnvelope", fields.Nested(WorkspaceResolveOut))
-DoneEnvelope = envelope("DoneEnvelope", fields.Nested(DoneOut))

@@ -9,19 +9,10 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.identity.models import KYB_REVIEW_STATUSES
 from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
-from schemas.common import JsonBoolean, PageQuery
-from schemas.identity.accounts import UserOut, envelope
+from schemas.common import JsonBoolean, PageQuery, page_of
+from schemas.identity.accounts import UserOut
 from schemas.identity.organizations import OrganizationDetailOut
-
-
-def _page_of(name: str, item: type[Schema]) -> type[Schema]:
-    return type(name, (Schema,), {
-        "items": fields.List(fields.Nested(item), required=True),
-        "total": fields.Integer(required=True),
-        "page": fields.Integer(required=True),
-        "pageSize": fields.Integer(required=True),
-        "__module__": __name__,
-    })
+from schemas.onboarding.envelopes import KybDocumentOut
 
 
 class AdminUserCreateIn(Schema):
@@ -89,10 +80,17 @@ class SiretConflictOut(Schema):
     kybStatus = fields.String(attribute="kyb_status", allow_none=True)
 
 
+class AdminKybDocumentOut(KybDocumentOut):
+    downloadUrl = fields.Function(
+        lambda d: f"/api/admin/organizations/{d.organization_id}/kyb/documents/{d.document_type}", required=True)
+
+
 class AdminOrganizationDetailOut(OrganizationDetailOut):
     members = fields.List(fields.Nested(OrganizationMemberOut), required=True)
     siretConflicts = fields.List(fields.Nested(SiretConflictOut), attribute="siret_conflicts", required=True,
                                  metadata={"description": "other organizations declaring the same SIRET"})
+    kybDocuments = fields.List(fields.Nested(AdminKybDocumentOut), attribute="kyb_documents", required=True,
+                               metadata={"description": "the delegation documents to check before approving"})
 
 
 class AdminOrganizationData(Schema):
@@ -122,6 +120,16 @@ class SecurityEventOut(Schema):
     details = fields.Dict()
 
 
+class OrganizationReassignIn(Schema):
+    userId = fields.String(required=True, validate=validate.Length(min=1, max=36),
+                           metadata={"description": "the rightful owner (verified e-mail), made manager"})
+    note = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class OrganizationDeleteIn(Schema):
+    note = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
 class EmailSmokeIn(Schema):
     to = fields.Email(load_default=None, allow_none=True, metadata={"description": "default: the caller"})
 
@@ -131,13 +139,6 @@ class EmailSmokeOut(Schema):
     to = fields.String(required=True)
 
 
-AdminUserEnvelope = envelope("AdminUserEnvelope", fields.Nested(AdminUserData))
-AdminUsersEnvelope = envelope("AdminUsersEnvelope", fields.Nested(_page_of("AdminUsersPage", AdminUserOut)))
-AdminOrganizationsEnvelope = envelope(
-    "AdminOrganizationsEnvelope", fields.Nested(_page_of("AdminOrganizationsPage", AdminOrganizationItem))
-)
-SecurityAuditEnvelope = envelope(
-    "SecurityAuditEnvelope", fields.Nested(_page_of("SecurityAuditPage", SecurityEventOut))
-)
-AdminOrganizationEnvelope = envelope("AdminOrganizationEnvelope", fields.Nested(AdminOrganizationData))
-EmailSmokeEnvelope = envelope("EmailSmokeEnvelope", fields.Nested(EmailSmokeOut))
+AdminUsersPage = page_of(AdminUserOut, "AdminUsers")
+AdminOrganizationsPage = page_of(AdminOrganizationItem, "AdminOrganizations")
+SecurityAuditPage = page_of(SecurityEventOut, "SecurityAudit")

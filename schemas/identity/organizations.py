@@ -7,7 +7,6 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.identity.permissions import MEMBERSHIP_ROLES
 from schemas.common import JsonBoolean
-from schemas.identity.accounts import envelope
 
 SIREN = validate.Regexp(r"^\d{9}$", error="must be 9 digits")
 NAME = validate.Length(min=1, max=200)
@@ -114,8 +113,3 @@ class InvitationOut(Schema):
 
 class InvitationData(Schema):
     invitation = fields.Nested(InvitationOut, required=True)
-
-
-OrganizationEnvelope = envelope("OrganizationEnvelope", fields.Nested(OrganizationData))
-BillingProfileEnvelope = envelope("BillingProfileEnvelope", fields.Nested(BillingProfileData))
-InvitationEnvelope = envelope("InvitationEnvelope", fields.Nested(InvitationData))

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from backend import clock
 from backend.onboarding.status import ESignStatus
 from backend.onboarding.verification import VerificationPolicy
-from schemas.common import PageQuery
-from schemas.identity.accounts import envelope
+from schemas.common import ComputedBoolean, PageQuery, UtcDateTime, page_of
 
 
 class EsignSignatureRequestRef(Schema):
@@ -44,11 +42,6 @@ class WebhookAckOut(Schema):
     duplicate = fields.Boolean(required=True, metadata={"description": "true when event_id was already stored"})
 
 
-class WebhookAckEnvelope(Schema):
-    ok = fields.Boolean(required=True)
-    data = fields.Nested(WebhookAckOut, required=True)
-
-
 class DelegatorIn(Schema):
     firstName = fields.String(required=True, validate=validate.Length(min=1, max=120))
     lastName = fields.String(required=True, validate=validate.Length(min=1, max=120))
@@ -63,6 +56,8 @@ class OnboardingStartIn(Schema):
 
 
 class SignatureDocumentOut(Schema):
+    """A document of an envelope (`ESignDocument`)."""
+
     type = fields.String(attribute="document_type", required=True)
     identityVerificationPolicy = fields.String(
         attribute="identity_verification_policy", required=True,
@@ -71,19 +66,27 @@ class SignatureDocumentOut(Schema):
                                    metadata={"description": "the signer's level: the strongest policy asked"})
     authenticationMode = fields.String(attribute="authentication_mode", allow_none=True,
                                        metadata={"description": "null for the qualified level"})
-    signedFileStored = fields.Function(lambda d: d.signed_storage_key is not None, required=True, metadata={
+    signedFileStored = ComputedBoolean(lambda d: d.signed_storage_key is not None, required=True, metadata={
         "description": "the signed PDF is in private storage (GET .../onboarding/documents/{type})"})
 
 
 class SignatureRequestOut(Schema):
-    id = fields.String(required=True)
-    status = fields.String(required=True, metadata={"description": "ESignStatus"})
-    providerSignatureRequestId = fields.String(attribute="provider_signature_request_id", allow_none=True)
-    signatureLink = fields.String(attribute="signature_link", allow_none=True)
-    errorReason = fields.String(attribute="error_reason", allow_none=True)
-    auditTrailStored = fields.Function(lambda e: e.audit_trail_storage_key is not None, metadata={
+    """An envelope with its documents: `{envelope, documents}` (see `signature_request`)."""
+
+    id = fields.String(attribute="envelope.id", required=True)
+    status = fields.String(attribute="envelope.status", required=True,
+                           metadata={"enum": [s.value for s in ESignStatus]})
+    providerSignatureRequestId = fields.String(attribute="envelope.provider_signature_request_id", allow_none=True)
+    signatureLink = fields.String(attribute="envelope.signature_link", allow_none=True)
+    errorReason = fields.String(attribute="envelope.error_reason", allow_none=True)
+    auditTrailStored = ComputedBoolean(lambda r: r["envelope"].audit_trail_storage_key is not None, metadata={
         "description": "the provider's audit trail is in private storage (GET .../onboarding/documents/audit_trail)"})
     documents = fields.List(fields.Nested(SignatureDocumentOut), required=True)
+
+
+def signature_request(envelope, documents) -> dict | None:
+    """What `SignatureRequestOut` dumps (None without an envelope)."""
+    return None if envelope is None else {"envelope": envelope, "documents": documents}
 
 
 class OnboardingOut(Schema):
@@ -91,12 +94,16 @@ class OnboardingOut(Schema):
     kybStatus = fields.String(allow_none=True, required=True)
 
 
+class SignatureRequestStartOut(Schema):
+    signatureRequest = fields.Nested(SignatureRequestOut, required=True)
+
+
 class OnboardingQuery(Schema):
     reconcile = fields.Boolean(load_default=False, metadata={"description": "ask the provider first"})
 
 
-def _iso(name: str) -> fields.Function:
-    return fields.Function(lambda o: clock.iso(getattr(o, name)))
+def _iso(name: str) -> UtcDateTime:
+    return UtcDateTime(attribute=name)
 
 
 class SignatureRequestItem(Schema):
@@ -119,16 +126,7 @@ class SignatureRequestsQuery(PageQuery):
     organizationId = fields.String(load_default=None)
 
 
-class _Page(Schema):
-    """A page of a server-paginated list (API.md, Lists); subclasses declare `items`."""
-
-    total = fields.Integer(required=True)
-    page = fields.Integer(required=True)
-    pageSize = fields.Integer(required=True)
-
-
-class SignatureRequestsPage(_Page):
-    items = fields.List(fields.Nested(SignatureRequestItem), required=True)
+SignatureRequestsPage = page_of(SignatureRequestItem, "SignatureRequests")
 
 
 class RelaunchIn(Schema):
@@ -162,8 +160,7 @@ class PendingApprovalItem(Schema):
     onboardingStatus = fields.String(attribute="onboarding_status", allow_none=True)
 
 
-class PendingApprovalsPage(_Page):
-    items = fields.List(fields.Nested(PendingApprovalItem), required=True)
+PendingApprovalsPage = page_of(PendingApprovalItem, "PendingApprovals")
 
 
 class PendingApprovalsQuery(PageQuery):
@@ -180,6 +177,17 @@ class KybReviewOut(Schema):
     kybStatus = fields.String(attribute="kyb_status", required=True)
     kybNote = fields.String(attribute="kyb_note", allow_none=True)
     kybReviewedAt = _iso("kyb_reviewed_at")
+
+
+class KybReviewData(Schema):
+    organization = fields.Nested(KybReviewOut, required=True)
+
+
+class KybDocumentUpload(Schema):
+    """The multipart form of a KYB delegation document."""
+
+    type = fields.String(required=True, metadata={"description": "the delegation document type"})
+    file = fields.Raw(required=True, metadata={"type": "string", "format": "binary"})
 
 
 class KybDocumentOut(Schema):
@@ -203,6 +211,14 @@ class VerificationOverrideOut(Schema):
     setAt = _iso("set_at")
 
 
+class KybDocumentData(Schema):
+    document = fields.Nested(KybDocumentOut, required=True)
+
+
+class VerificationOverrideData(Schema):
+    override = fields.Nested(VerificationOverrideOut, required=True)
+
+
 class VerificationOverridesOut(Schema):
     organizationId = fields.String(required=True)
     overrides = fields.List(fields.Nested(VerificationOverrideOut), required=True)
@@ -217,23 +233,3 @@ class ResetOnboardingOut(Schema):
     organizationId = fields.String(required=True)
     invalidated = fields.Integer(required=True)
     kybStatus = fields.String(allow_none=True, required=True)
-
-
-OnboardingEnvelope = envelope("OnboardingEnvelope", fields.Nested(OnboardingOut))
-SignatureRequestStartEnvelope = envelope("SignatureRequestStartEnvelope", fields.Nested(
-    type("SignatureRequestStartOut", (Schema,), {"signatureRequest": fields.Nested(SignatureRequestOut),
-                                                 "__module__": __name__})))
-SignatureRequestsEnvelope = envelope("SignatureRequestsEnvelope", fields.Nested(SignatureRequestsPage))
-PendingApprovalsEnvelope = envelope("PendingApprovalsEnvelope", fields.Nested(PendingApprovalsPage))
-RelaunchEnvelope = envelope("RelaunchEnvelope", fields.Nested(RelaunchOut))
-KybReviewEnvelope = envelope("KybReviewEnvelope", fields.Nested(
-    type("KybReviewData", (Schema,), {"organization": fields.Nested(KybReviewOut), "__module__": __name__})))
-KybDocumentEnvelope = envelope("KybDocumentEnvelope", fields.Nested(
-    type("KybDocumentData", (Schema,), {"document": fields.Nested(KybDocumentOut), "__module__": __name__})))
-ResetOnboardingEnvelope = envelope("ResetOnboardingEnvelope", fields.Nested(ResetOnboardingOut))
-VerificationOverridesEnvelope = envelope("VerificationOverridesEnvelope", fields.Nested(VerificationOverridesOut))
-VerificationOverrideEnvelope = envelope("VerificationOverrideEnvelope", fields.Nested(
-    type("VerificationOverrideData", (Schema,), {"override": fields.Nested(VerificationOverrideOut),
-                                                 "__module__": __name__})))
-VerificationOverrideRemovedEnvelope = envelope("VerificationOverrideRemovedEnvelope",
-                                               fields.Nested(VerificationOverrideRemovedOut))

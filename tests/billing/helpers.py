@@ -38,7 +38,9 @@ class Market:
         self.furniture = furniture.create_furniture_type(name=f"Gondole {tag}", zones=[zone])
 
     def reservation(self, industrial: Organization, distributor: Organization, *, price_cents: int = 100_000,
-                    approve: bool = True, rate_bps: int = RATE_BPS, day: int = 0) -> Reservation:
+                    approve: bool = True, rate_bps: int = RATE_BPS, day: int = 0,
+                    cart_seen: list | None = None) -> Reservation:
+        """A reservation checked out (and approved); `cart_seen` receives the cart shown before checkout."""
         store = catalog.create_store(organization_id=distributor.id, name="Supermarché du Lac", street="1 rue Neuve",
                                      postal_code="74000", city="Annecy", country="FR")
         space = catalog.publish_ad_space(
@@ -51,6 +53,8 @@ class Market:
                                              ends_at=starts + timedelta(days=14))
         cart.add_cart_item(organization_id=industrial.id, campaign_id=campaign.id, ad_space_id=space.id, user_id=None,
                            rate_bps=rate_bps)
+        if cart_seen is not None:
+            cart_seen.append(cart.current_cart(organization_id=industrial.id, rate_bps=rate_bps))
         (reservation,) = cart.checkout(organization_id=industrial.id, user_id=None, rate_bps=rate_bps)
         if approve:
             reservations.review_reservation(reservation_id=reservation.id, distributor_organization_id=distributor.id,

@@ -15,11 +15,14 @@ pytestmark = pytest.mark.committed
 
 
 @pytest.fixture
-def actor_operator(monkeypatch, operator_client):
-    import actors.einvoicing
+def actor_operator(operator_client):
+    """The worker's runtime booted with the simulator-backed operator client, then restored."""
+    from backend.runtime import boot, current_runtime
 
-    monkeypatch.setattr(actors.einvoicing, "operator", operator_client)
-    return operator_client
+    previous = current_runtime()
+    boot(previous.config, role="worker", operator=operator_client)
+    yield operator_client
+    boot(previous.config, role="worker", **previous.clients())
 
 
 def status_of(transmission_id: str) -> str:

@@ -27,10 +27,19 @@ def test_a_pass_starts_only_when_the_interval_has_elapsed_since_the_last_one():
         assert first is not None
         assert polling.start_pass_if_due(900_000) is None  # still running
     PollingPass.update(outcome="completed", finished_at=T0).execute()
-    with clock.frozen_at(T0 + timedelta(minutes=14, seconds=59)):
+    # Due at the interval less the minute job's jitter (5 s).
+    with clock.frozen_at(T0 + timedelta(minutes=14, seconds=54)):
         assert polling.start_pass_if_due(900_000) is None
-    with clock.frozen_at(T0 + timedelta(minutes=15)):
+    with clock.frozen_at(T0 + timedelta(minutes=14, seconds=55)):
         assert polling.start_pass_if_due(900_000) is not None
+
+
+def test_a_one_minute_interval_passes_every_minute_despite_the_jitter():
+    with clock.frozen_at(T0):
+        polling.start_pass_if_due(60_000)
+    PollingPass.update(outcome="completed", finished_at=T0).execute()
+    with clock.frozen_at(T0 + timedelta(seconds=59, milliseconds=900)):
+        assert polling.start_pass_if_due(60_000) is not None
 
 
 def test_a_running_pass_blocks_the_next_until_it_is_abandoned():
