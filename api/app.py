@@ -9,7 +9,7 @@ import dramatiq
 import falcon
 import swagger_ui_bundle
 
-from api import errors
+from api import conflicts, errors
 from api.access import Route
 from api.middleware import BodyLimit, CanonicalPath, CountRequests, DatabaseSession, RateLimit, RefuseNul, RequestId
 from api.policy import Policy
@@ -74,9 +74,11 @@ def create_app(config: Config | None = None, **clients) -> App:
     )
     app.req_options.strip_url_path_trailing_slash = True
     errors.register(app)
+    conflicts.register(app)
     deps.routes = all_routes(deps)
     for route in deps.routes:
-        app.add_route(route.path, route.resource, **({"suffix": route.suffix} if route.suffix else {}))
+        app.add_route(route.path, conflicts.retrying(route.resource),
+                      **({"suffix": route.suffix} if route.suffix else {}))
     app.add_static_route("/api/docs/static", swagger_ui_bundle.swagger_ui_path)
     app.deps = deps
     return app

@@ -38,10 +38,13 @@ class Request(falcon.Request):
 
 
 def read_json(req: falcon.Request, limit: int = JSON_BODY_LIMIT) -> object:
-    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing."""
+    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing.
+    The raw body is kept on the request, so a responder run again (`api.conflicts`) reads it again."""
     if req.content_length and req.content_length > limit:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
-    raw = req.bounded_stream.read(limit + 1)
+    raw = getattr(req.context, "raw_json_body", None)
+    if raw is None:
+        raw = req.context.raw_json_body = req.bounded_stream.read(limit + 1)
     if len(raw) > limit:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
     if not raw.strip():

@@ -37,6 +37,7 @@ def _is_xdist_controller(config) -> bool:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "committed: the test commits; tables are truncated afterwards")
+    config.addinivalue_line("markers", "drills: fault drills with real processes (tests/reliability/test_drills.py)")
     if _is_xdist_controller(config):
         return  # the controller runs no test
     from backend import embedded

@@ -10,6 +10,7 @@ from backend.email.messages import queue_email
 from backend.identity import admin_users, organizations, squatting
 from backend.identity.admin_lists import list_organizations, list_users, organization_for_admin
 from backend.listing import ListParams
+from backend.onboarding.kyb_documents import kyb_documents_of
 from schemas.identity.accounts import DoneOut
 from schemas.identity.admin import (
     AdminOrganizationData,
@@ -85,11 +86,14 @@ class AdminOrganizations:
 
 class AdminOrganization:
     @operation("Organization detail (admin, permission kyb.review)",
-               description="An organization with its billing profile, members and SIRET conflicts.",
+               description="An organization with its billing profile, members, SIRET conflicts and the KYB "
+                           "delegation documents to check before approving.",
                tags=TAGS, answer=AdminOrganizationData, answer_description="the organization",
                errors={404: "NOT_FOUND"})
     def on_get(self, req, resp, organization_id: str) -> dict:
-        return {"organization": organization_for_admin(organization_id)}
+        organization = organization_for_admin(organization_id)
+        organization.kyb_documents = kyb_documents_of(organization_id)
+        return {"organization": organization}
 
     @operation("Delete an organization (admin, permission kyb.review)",
                description="Delete a squatted organization (its SIREN taken by someone else); audited.",
