@@ -55,7 +55,10 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
         operation["description"] = declared.description
     if declared.tags:
         operation["tags"] = list(declared.tags)
-    parameters = _path_parameters(path, dict(declared.path_enums))
+    if declared.path is not None:
+        parameters = [{"in": "path", "schema": declared.path}]
+    else:
+        parameters = _path_parameters(path, dict(declared.path_enums))
     if declared.query is not None:
         parameters.append({"in": "query", "schema": declared.query})
     if parameters:
@@ -66,7 +69,7 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
     if declared.upload is not None:
         content["multipart/form-data"] = {"schema": plugin.converter.schema2jsonschema(declared.upload)}
     if content:
-        operation["requestBody"] = {"required": True, "content": content}
+        operation["requestBody"] = {"required": declared.body_required, "content": content}
     answers = {}
     if declared.answer is not None:
         answers["application/json"] = {"schema": enveloped(declared.answer)}
