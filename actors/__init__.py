@@ -11,4 +11,4 @@ from backend.runtime import boot, current_runtime
 
 setup_broker((current_runtime() or boot(role="worker")).config)
 
-from actors import diagnostics, email, marketplace, onboarding, outbox, printing  # noqa: E402,F401  (declare the actors)
+from actors import billing, diagnostics, einvoicing, email, marketplace, onboarding, outbox, printing  # noqa: E402, F401  (declare the actors)

@@ -1,15 +1,16 @@
 """The Dramatiq broker, set up once per process before any actor is declared.
 
 Redis broker with: periodiq (schedules), the request-id middleware (a message carries the id of
-the request that caused it), and a database session per message. `install_outbox_sender`
-makes `backend.outbox` hand committed rows to this broker.
+the request that caused it), a database session per message, and the outbox completion (a
+message that came from an outbox row closes it once its actor has done the work).
+`install_outbox_sender` makes `backend.outbox` hand committed rows to this broker.
 """
 
 from __future__ import annotations
 
 import dramatiq
 from dramatiq.brokers.redis import RedisBroker
-from dramatiq.middleware import Middleware
+from dramatiq.middleware import Middleware, Retries
 from periodiq import PeriodiqMiddleware
 
 from backend import db, outbox
@@ -18,7 +19,7 @@ from backend.context import bind_request_id, current_request_id, reset_request_i
 from backend.logs import get_logger
 
 log = get_logger("worker")
-QUEUES = ("default", "webhooks", "documents", "einvoicing", "printing", "email")
+QUEUES = ("default", "webhooks", "documents", "einvoicing", "printing", "email", "billing")
 _broker: RedisBroker | None = None
 
 
@@ -54,19 +55,64 @@ class DatabaseSession(Middleware):
     after_skip_message = after_process_message
 
 
+class OutboxCompletion(Middleware):
+    """Close the outbox row a message came from once the work is done (end-to-end at least once).
+
+    Added before `Retries` so that its after-hooks (which Dramatiq runs in reverse order) see
+    Retries' decision: `message.failed` means no retry will come. A declared `throws` exception
+    is the actor's answer (done); retries exhausted is a dead row; a failure that will be
+    retried pushes the row's redelivery past that retry. A failure here only means the sweeper
+    re-sends the row later, which idempotent actors absorb."""
+
+    def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
+        outbox_id = message.options.get("outbox_id")
+        if outbox_id is None:
+            return
+        try:
+            opened = db.open_connection()
+            try:
+                self._settle(broker, message, outbox_id, exception)
+            finally:
+                if opened:
+                    db.close_connection()
+        except Exception as exc:
+            log.warning("outbox completion not recorded", extra={"fields": {"outboxId": outbox_id, "error": str(exc)}})
+
+    def after_skip_message(self, broker, message) -> None:
+        self.after_process_message(broker, message, exception=RuntimeError("message skipped"))
+
+    @staticmethod
+    def _settle(broker, message, outbox_id: int, exception: BaseException | None) -> None:
+        if exception is None:
+            outbox.mark_done(outbox_id)
+            return
+        throws = broker.get_actor(message.actor_name).options.get("throws") or ()
+        if throws and isinstance(exception, throws):
+            outbox.mark_done(outbox_id)
+        elif message.failed:
+            outbox.mark_dead(outbox_id, f"{type(exception).__name__}: {exception}")
+        else:  # Dramatiq retries with backoff 15 s x 2^n: leave it that long before re-sending
+            outbox.postpone_redelivery(outbox_id, 15 * 2 ** min(message.options.get("retries", 1), 12))
+
+
 def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
     """Create the broker for `config.redis_url` and make it the global one (idempotent)."""
     global _broker
     if _broker is not None:
         return _broker
-    broker = RedisBroker(url=config.redis_url, namespace=namespace)
+    # Short socket timeouts: a stalled Redis fails a hand-over (the sweeper re-sends) instead of
+    # hanging a thread; the consumers poll, they never block on a read.
+    broker = RedisBroker(url=config.redis_url, namespace=namespace, socket_timeout=5, socket_connect_timeout=3)
     broker.add_middleware(PeriodiqMiddleware(skip_delay=60))
     broker.add_middleware(RequestIdMiddleware())
     broker.add_middleware(DatabaseSession())
+    broker.add_middleware(OutboxCompletion(), before=Retries)
     for queue in QUEUES:
         broker.declare_queue(queue)
     dramatiq.set_broker(broker)
     install_outbox_sender(broker)
+    outbox.set_redelivery(outbox.Redelivery(after_seconds=config.outbox_redeliver_after_seconds,
+                                            max_handovers=config.outbox_max_handovers))
     _broker = broker
     return broker
 

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import dramatiq
 import falcon
 import swagger_ui_bundle
 
-from api import errors
+from api import conflicts, errors
 from api.access import Route
-from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RequestId
+from api.middleware import BodyLimit, CanonicalPath, CountRequests, DatabaseSession, RateLimit, RefuseNul, RequestId
 from api.policy import Policy
 from api.ratelimit import RateLimiter
+from api.requests import Request
 from api.routes import all_routes
 from api.telemetry import Telemetry
 from backend.config import Config
+from backend.einvoicing.operator_client import OperatorClient
+from backend.onboarding.provider import SignatureProvider
 from backend.runtime import boot
 from storage import Storage
 
@@ -25,8 +30,11 @@ class Deps:
 
     config: Config
     storage: Storage
+    esign: SignatureProvider
+    operator: OperatorClient
     telemetry: Telemetry
     limiter: RateLimiter
+    queue_sizes: Callable[[], list[dict]] = list  # per Dramatiq queue: messages, delayed, dead
     routes: list[Route] = field(default_factory=list)
 
 
@@ -36,19 +44,27 @@ class App(falcon.App):
     deps: Deps
 
 
-def create_app(config: Config | None = None) -> App:
-    runtime = boot(config, role="web")
+def create_app(config: Config | None = None, **clients) -> App:
+    """The app of `config`; `clients` given by name replace those boot builds (tests)."""
+    runtime = boot(config, role="web", **clients)
     import actors  # noqa: F401  (the broker the outbox hands committed work to)
+    from actors.broker import queue_sizes
 
     deps = Deps(
         config=runtime.config,
         storage=runtime.storage,
+        esign=runtime.esign,
+        operator=runtime.operator,
         telemetry=Telemetry(),
-        limiter=RateLimiter(runtime.config.rate_limit_storage_url),
+        limiter=RateLimiter(runtime.config.rate_limit_storage_url or runtime.config.redis_url),
+        queue_sizes=lambda: queue_sizes(dramatiq.get_broker()),
     )
     app = App(
+        request_type=Request,
         middleware=[
+            CanonicalPath(),
             RequestId(),
+            RefuseNul(),
             CountRequests(deps.telemetry),
             RateLimit(deps.limiter, deps.config.trusted_proxy_count),
             BodyLimit(),
@@ -58,9 +74,11 @@ def create_app(config: Config | None = None) -> App:
     )
     app.req_options.strip_url_path_trailing_slash = True
     errors.register(app)
+    conflicts.register(app)
     deps.routes = all_routes(deps)
     for route in deps.routes:
-        app.add_route(route.path, route.resource, **({"suffix": route.suffix} if route.suffix else {}))
+        app.add_route(route.path, conflicts.retrying(route.resource),
+                      **({"suffix": route.suffix} if route.suffix else {}))
     app.add_static_route("/api/docs/static", swagger_ui_bundle.swagger_ui_path)
     app.deps = deps
     return app

@@ -6,6 +6,7 @@ import logging
 
 import falcon
 import marshmallow
+import peewee
 
 from backend.context import current_request_id
 from backend.errors import DomainError, RateLimited
@@ -87,11 +88,18 @@ def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
         resp.set_header(name, value)
 
 
+def handle_data_error(req, resp, ex: peewee.DataError, params) -> None:
+    """A value PostgreSQL cannot take (a number past its column's range, text it cannot hold)
+    came from the request: the caller's input, not a fault of the server."""
+    log.info("value refused by the database", extra={"fields": {"method": req.method, "error": str(ex)[:200]}})
+    _answer(resp, "VALIDATION_ERROR", "a value of the request is out of range or not storable")
+
+
 def handle_uncaught(req, resp, ex: Exception, params) -> None:
     log.error(
         "uncaught exception",
         exc_info=ex,
-        extra={"fields": {"method": req.method, "path": req.path}},
+        extra={"fields": {"method": req.method, "route": req.uri_template}},  # never the path: it may hold a token
     )
     _answer(resp, "INTERNAL_ERROR", "an internal error occurred")
 
@@ -102,3 +110,4 @@ def register(app: falcon.App) -> None:
     app.add_error_handler(falcon.HTTPError, handle_http_error)
     app.add_error_handler(marshmallow.ValidationError, handle_validation_error)
     app.add_error_handler(DomainError, handle_domain_error)
+    app.add_error_handler(peewee.DataError, handle_data_error)

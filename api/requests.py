@@ -3,11 +3,13 @@ and the acting organization of the caller. Every area's responders use these, no
 
 from __future__ import annotations
 
-import json
+import sys
 
 import falcon
+from falcon.stream import BoundedStream
 from marshmallow import Schema
 
+from backend import json_input
 from backend.errors import Forbidden, PayloadTooLarge, ValidationError
 
 JSON_BODY_LIMIT = 1024 * 1024
@@ -17,19 +19,37 @@ MULTIPART_ALLOWANCE = 64 * 1024
 TEXT_PART_MAX_BYTES = 1024
 
 
+class Request(falcon.Request):
+    """Falcon's request, reading chunked bodies too.
+
+    Falcon bounds `bounded_stream` by Content-Length and reads nothing when there is none, so a
+    chunked body (no Content-Length) would look empty: a JSON body "missing", a signed webhook
+    failing its signature. When the server says the input ends by itself (gunicorn sets
+    `wsgi.input_terminated` and decodes the chunks), the stream is read to its end; every
+    reader still bounds what it reads (JSON 1 MiB, webhooks, uploads by their own limits)."""
+
+    @property
+    def bounded_stream(self):
+        if self.content_length is None and self.env.get("wsgi.input_terminated"):
+            if self.__dict__.get("_terminated_stream") is None:
+                self.__dict__["_terminated_stream"] = BoundedStream(self.env["wsgi.input"], sys.maxsize)
+            return self.__dict__["_terminated_stream"]
+        return super().bounded_stream
+
+
 def read_json(req: falcon.Request, limit: int = JSON_BODY_LIMIT) -> object:
-    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing."""
+    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing.
+    The raw body is kept on the request, so a responder run again (`api.conflicts`) reads it again."""
     if req.content_length and req.content_length > limit:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
-    raw = req.bounded_stream.read(limit + 1)
+    raw = getattr(req.context, "raw_json_body", None)
+    if raw is None:
+        raw = req.context.raw_json_body = req.bounded_stream.read(limit + 1)
     if len(raw) > limit:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
     if not raw.strip():
         return None
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValidationError("the body is not valid JSON", reason=str(exc)) from None
+    return json_input.loads(raw)
 
 
 def load(req: falcon.Request, schema: Schema) -> dict:
@@ -57,7 +77,10 @@ def multipart_file(req: falcon.Request, text_fields: tuple[str, ...] = ()) -> tu
         if part.name == "file":
             return texts, part
         if part.name in text_fields:
-            texts[part.name] = part.stream.read(TEXT_PART_MAX_BYTES).decode("utf-8", "replace").strip()
+            text = part.stream.read(TEXT_PART_MAX_BYTES).decode("utf-8", "replace").strip()
+            if "\x00" in text:
+                raise ValidationError("a form field contains a NUL character", fields={part.name: ["NUL character"]})
+            texts[part.name] = text
     raise ValidationError("the file is missing (send it after the other fields)", fields={"file": ["required"]})
 
 

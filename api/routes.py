@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 
 import api
-from api import health, openapi
+from api import health, metrics, openapi
 from api.access import Route
 
 
@@ -24,7 +24,7 @@ def area_packages() -> list:
 
 
 def all_routes(deps) -> list[Route]:
-    table = [*health.routes(deps), *openapi.routes(deps)]
+    table = [*health.routes(deps), *metrics.routes(deps), *openapi.routes(deps)]
     for area in area_packages():
         table.extend(area.routes(deps))
     return table

@@ -1,9 +1,12 @@
-"""In-memory counters for `/api/health`: reset when the process restarts (Specification A)."""
+"""In-memory counters for `/api/health` (reset when the process restarts, Specification A) and the
+Prometheus request metrics of `/api/metrics`."""
 
 from __future__ import annotations
 
 import threading
 import time
+
+from api.metrics import RequestMetrics
 
 
 class Telemetry:
@@ -14,6 +17,7 @@ class Telemetry:
         self.started = time.monotonic()
         self.requests_total = 0
         self.errors_total = 0
+        self.metrics = RequestMetrics()
 
     def count_request(self) -> None:
         with self._lock:

@@ -56,6 +56,12 @@ class PayloadTooLarge(DomainError):
     code = "PAYLOAD_TOO_LARGE"
 
 
+class UnsupportedMediaType(DomainError):
+    """A JSON route called with a body of another `Content-Type`."""
+
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
 class RateLimited(DomainError):
     code = "RATE_LIMITED"
 
@@ -66,3 +72,21 @@ class RateLimited(DomainError):
 
 class ServiceUnavailable(DomainError):
     code = "SERVICE_UNAVAILABLE"
+
+
+class EinvoiceMissingPdf(Conflict):
+    """Spec C: a transmission dispatched without its invoice PDF (outside `E2E_TEST_MODE`)."""
+
+    code = "EINVOICE_MISSING_PDF"
+
+
+class EinvoiceProviderFailed(DomainError):
+    """Spec C: the e-invoicing operator refused the credentials or the call, or did not answer."""
+
+    code = "EINVOICE_PROVIDER_FAILED"
+
+
+class WebhookDeprecated(DomainError):
+    """Spec C: the operator's inbound webhook is gone; status progress comes from polling."""
+
+    code = "WEBHOOK_DEPRECATED"

@@ -12,11 +12,22 @@ from __future__ import annotations
 from backend import outbox
 
 RESERVATION_APPROVED = "reservation.approved"
+INVOICE_ISSUED = "invoice.issued"
+ORGANIZATION_IBAN_CHANGED = "organization.iban_changed"
+ENVELOPE_SIGNED = "onboarding.envelope_signed"
 
 SUBSCRIBERS: dict[str, tuple[str, ...]] = {
     # A passage to `approved` (review or accepted counter-proposal): the approval is logged, the
-    # deposit of visuals opens (spec B).
-    RESERVATION_APPROVED: ("announce_reservation_approved", "open_print_deposit"),
+    # deposit of visuals opens (spec B), billing collects the reservation total (spec C).
+    RESERVATION_APPROVED: ("announce_reservation_approved", "open_print_deposit", "auto_collect_reservation"),
+    # An onboarding envelope reached `signed`: its signed files are kept (spec A), the SEPA
+    # mandate it holds becomes the organization's active one (spec C).
+    ENVELOPE_SIGNED: ("store_signed_documents", "record_sepa_mandate"),
+    # An invoice committed (any kind): the post-invoice hook of spec C (Factur-X PDF, then the
+    # e-invoice transmission draft).
+    INVOICE_ISSUED: ("run_post_invoice_hook",),
+    # An approved organization's IBAN changed: its SEPA mandate no longer matches the account.
+    ORGANIZATION_IBAN_CHANGED: ("end_sepa_mandates",),
 }
 
 

@@ -1,15 +1,37 @@
-"""The outbox: follow-up work recorded in the same transaction as the change that causes it.
+"""The outbox: follow-up work recorded in the same transaction as the change that causes it, and
+closed only when its actor has done the work.
 
-`enqueue("actor_name", *args)` inserts a row inside the caller's `transaction()`; after the
-commit the row is handed to the broker by the sender the process installed (`set_sender`) and
-marked sent. A row whose send failed (Redis down, crash between commit and send) stays unsent;
-`sweep()`, run every minute by the clock, re-sends rows unsent for longer than
-`OUTBOX_RESEND_AFTER_SECONDS`. Rows of a rolled-back transaction never exist, so never run.
+The life of a row:
+
+1. `enqueue("actor_name", *args)` inserts it inside the caller's `transaction()`.
+2. After the commit of the (sub)transaction that created it, the row goes to this process's
+   hand-over thread (`Handoff`), which gives rows to the broker in batches and marks each batch
+   `sent_at` in one statement. The request thread never talks to Redis: a Redis stall delays the
+   hand-over, never an answer. A row of a rolled-back transaction or savepoint never reaches the
+   thread (the hand-over is an after-commit hook of the block that created it), and the rows are
+   handed over from memory, not read back.
+3. The worker's `OutboxCompletion` middleware (`actors/broker.py`) closes the row (`done_at`)
+   when its actor returned, or raised an exception it declares in `throws` (a refusal is an
+   answer); it marks it `dead_at` when Dramatiq gives the message up (retries exhausted).
+4. `sweep()`, every minute on the clock, re-sends (a) rows never handed over after
+   `OUTBOX_RESEND_AFTER_SECONDS` (a crash or a Redis outage between commit and hand-over) and
+   (b) rows handed over but not done once their `redeliver_at` passed: Redis lost the message
+   (restart without persistence, FLUSHALL, eviction) or it died with a worker. Each hand-over
+   doubles the wait (`OUTBOX_REDELIVER_AFTER_SECONDS` x 2^n, at most 6 h); a row still not done
+   after `OUTBOX_MAX_HANDOVERS` hand-overs is marked dead, which `vitrine queues` and
+   `/api/metrics` show. Actors are idempotent, so a re-sent message whose first copy ran after
+   all is harmless: work is done at least once end to end, never lost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import atexit
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from peewee import BigAutoField, CharField, IntegerField, TextField
@@ -17,7 +39,7 @@ from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
 from backend import clock
 from backend.context import current_request_id
-from backend.db import database, in_transaction, on_commit, transaction, transaction_scope
+from backend.db import close_connection, database, in_transaction, on_commit, open_connection, transaction
 from backend.logs import get_logger
 from backend.model import BaseModel, created_at_field
 
@@ -33,13 +55,26 @@ class OutboxMessage(BaseModel):
     sent_at = DateTimeTZField(null=True)
     attempts = IntegerField(default=0)
     last_error = TextField(null=True)
+    redeliver_at = DateTimeTZField(null=True)
+    done_at = DateTimeTZField(null=True)
+    dead_at = DateTimeTZField(null=True)
 
     class Meta:
         table_name = "outbox_message"
 
 
+@dataclass(frozen=True)
+class Redelivery:
+    """When a handed-over row that is not done is handed over again, and when it is given up."""
+
+    after_seconds: int = 600
+    max_handovers: int = 8
+    cap_seconds: int = 6 * 3600
+
+
 Sender = Callable[[OutboxMessage], None]
 _sender: Sender | None = None
+_redelivery = Redelivery()
 
 
 def set_sender(sender: Sender | None) -> None:
@@ -48,26 +83,29 @@ def set_sender(sender: Sender | None) -> None:
     _sender = sender
 
 
+def set_redelivery(policy: Redelivery) -> None:
+    global _redelivery
+    _redelivery = policy
+
+
 def enqueue(actor_name: str, *args: object) -> OutboxMessage:
     """Record `actor_name(*args)` to run once the enclosing transaction commits."""
     if not in_transaction():
         raise RuntimeError("outbox.enqueue must run inside transaction()")
     row = OutboxMessage.create(actor_name=actor_name, args=list(args), request_id=current_request_id())
-    scope = transaction_scope()
-    if "outbox_ids" not in scope:
-        ids: list[int] = []
-        scope["outbox_ids"] = ids
-        on_commit(lambda: dispatch(ids))
-    scope["outbox_ids"].append(row.id)
+    on_commit(lambda: handoff.submit((row,)))
     return row
 
 
 def dispatch(ids: list[int]) -> int:
-    """Send the given rows now (after their commit); returns how many were sent. The rows are read
-    back: one whose savepoint rolled back does not exist, and is not sent."""
+    """Hand the given committed rows to the broker now, in this thread (the CLI and tests)."""
     if not ids or _sender is None:
         return 0
     rows = list(OutboxMessage.select().where(OutboxMessage.id.in_(ids), OutboxMessage.sent_at.is_null()))
+    return _hand_over_all(rows)
+
+
+def _hand_over_all(rows: Iterable[OutboxMessage]) -> int:
     sent = [row.id for row in rows if _hand_over(row)]
     _mark_sent(sent)
     return len(sent)
@@ -88,42 +126,173 @@ def _hand_over(row: OutboxMessage) -> bool:
     return True
 
 
-MARK_SENT = "UPDATE outbox_message SET sent_at = %s, attempts = attempts + 1 WHERE id = ANY(%s)"
+# `attempts` on the right is the value before this hand-over: the n-th hand-over waits base x 2^n.
+MARK_SENT = (
+    "UPDATE outbox_message SET sent_at = %(now)s, attempts = attempts + 1,"
+    " redeliver_at = %(now)s + LEAST(%(base)s * power(2, LEAST(attempts, 20)), %(cap)s) * interval '1 second'"
+    " WHERE id = ANY(%(ids)s)"
+)
 
 
 def _mark_sent(ids: list[int]) -> None:
     """One statement for the rows handed over, whose commit does not wait for the disk: a mark a
-    crash loses only makes the sweeper send the row again, which at-least-once actors tolerate.
-    After a commit (no transaction open) it is one round trip to the server."""
+    crash loses only makes the sweeper send the row again, which at-least-once actors tolerate."""
     if not ids:
         return
+    params = {"now": clock.now(), "base": _redelivery.after_seconds, "cap": _redelivery.cap_seconds, "ids": ids}
     if in_transaction():  # the sweeper's transaction
         database.execute_sql("SET LOCAL synchronous_commit TO OFF")
-        database.execute_sql(MARK_SENT, (clock.now(), ids))
+        database.execute_sql(MARK_SENT, params)
         return
-    database.execute_sql(f"BEGIN; SET LOCAL synchronous_commit TO OFF; {MARK_SENT}; COMMIT", (clock.now(), ids))
+    database.execute_sql(f"BEGIN; SET LOCAL synchronous_commit TO OFF; {MARK_SENT}; COMMIT", params)
+
+
+class Handoff:
+    """This process's hand-over thread: committed rows from every thread are given to the broker
+    in batches, off the request threads. Started on first use in each process (after a fork too).
+    Rows beyond `capacity` waiting in memory are left to the sweeper (they are committed)."""
+
+    def __init__(self, *, batch_size: int = 500, capacity: int = 20_000) -> None:
+        self.batch_size, self.capacity = batch_size, capacity
+        self._reset()
+
+    def _reset(self) -> None:
+        self._rows: deque[OutboxMessage] = deque()
+        self._cond = threading.Condition()
+        self._pending = 0
+        self._pid = os.getpid()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, rows: Iterable[OutboxMessage]) -> None:
+        if _sender is None:
+            return  # no broker in this process: the sweeper hands the rows over
+        if self._pid != os.getpid():
+            self._reset()
+        with self._cond:
+            room = self.capacity - self._pending
+            taken = list(rows)[: max(room, 0)]
+            self._rows.extend(taken)
+            self._pending += len(taken)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="outbox-handoff", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every submitted row was handed over (or failed); False on timeout."""
+        if self._pid != os.getpid():
+            return True
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._pending:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+        return True
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._rows:
+                    self._cond.wait()
+                batch = [self._rows.popleft() for _ in range(min(len(self._rows), self.batch_size))]
+            try:
+                opened = open_connection()
+                try:
+                    _hand_over_all(batch)
+                finally:
+                    if opened:
+                        close_connection()
+            except Exception as exc:  # the database is away: the rows stay unsent for the sweeper
+                log.warning("outbox hand-over failed; the sweeper will retry",
+                            extra={"fields": {"rows": len(batch), "error": str(exc)}})
+            finally:
+                with self._cond:
+                    self._pending -= len(batch)
+                    self._cond.notify_all()
+
+
+handoff = Handoff()
+atexit.register(handoff.flush, 5.0)
+
+
+def flush(timeout: float = 10.0) -> bool:
+    """Wait for this process's pending hand-overs (tests, and commands before they exit)."""
+    return handoff.flush(timeout)
+
+
+def mark_done(outbox_id: int) -> None:
+    OutboxMessage.update(done_at=clock.now()).where(
+        OutboxMessage.id == outbox_id, OutboxMessage.done_at.is_null()
+    ).execute()
+
+
+def mark_dead(outbox_id: int, reason: str) -> None:
+    OutboxMessage.update(dead_at=clock.now(), last_error=reason[:2000]).where(
+        OutboxMessage.id == outbox_id, OutboxMessage.done_at.is_null(), OutboxMessage.dead_at.is_null()
+    ).execute()
+
+
+def postpone_redelivery(outbox_id: int, seconds: float) -> None:
+    """A failed attempt Dramatiq will retry: do not re-send the row before that retry had its chance."""
+    OutboxMessage.update(redeliver_at=clock.now() + timedelta(seconds=seconds + _redelivery.after_seconds)).where(
+        OutboxMessage.id == outbox_id, OutboxMessage.done_at.is_null()
+    ).execute()
 
 
 def sweep(*, older_than_seconds: int = 60, limit: int = 500) -> int:
-    """Re-send rows left unsent for `older_than_seconds`; locked rows are left to another sweeper."""
+    """Re-send rows left unsent for `older_than_seconds`, and rows handed over but not done once
+    their `redeliver_at` passed (or mark them dead after `max_handovers`); locked rows are left
+    to another sweeper. Returns how many rows were handed over."""
     if _sender is None:
         return 0
-    cutoff = clock.now() - timedelta(seconds=older_than_seconds)
+    now = clock.now()
+    cutoff = now - timedelta(seconds=older_than_seconds)
     with transaction():
-        rows = list(
+        unsent = list(
             OutboxMessage.select()
-            .where(OutboxMessage.sent_at.is_null(), OutboxMessage.created_at < cutoff)
+            .where(OutboxMessage.sent_at.is_null(), OutboxMessage.dead_at.is_null(), OutboxMessage.created_at < cutoff)
             .order_by(OutboxMessage.id)
             .limit(limit)
             .for_update("FOR UPDATE SKIP LOCKED")
         )
-        handed = [row.id for row in rows if _hand_over(row)]
-        _mark_sent(handed)
-        sent = len(handed)
-    if rows:
-        log.info("outbox sweep", extra={"fields": {"found": len(rows), "sent": sent}})
+        lost = list(
+            OutboxMessage.select()
+            .where(OutboxMessage.sent_at.is_null(False), OutboxMessage.done_at.is_null(),
+                   OutboxMessage.dead_at.is_null(), OutboxMessage.redeliver_at < now)
+            .order_by(OutboxMessage.id)
+            .limit(limit)
+            .for_update("FOR UPDATE SKIP LOCKED")
+        )
+        given_up = [row for row in lost if row.attempts >= _redelivery.max_handovers]
+        for row in given_up:
+            mark_dead(row.id, f"not done after {row.attempts} hand-overs")
+        resent = [row for row in lost if row.attempts < _redelivery.max_handovers]
+        sent = _hand_over_all([*unsent, *resent])
+    if unsent or lost:
+        log.info("outbox sweep", extra={"fields": {
+            "unsent": len(unsent), "redelivered": len(resent), "dead": len(given_up), "sent": sent}})
+        for row in given_up:
+            log.error("outbox row given up", extra={"fields": {"outboxId": row.id, "actor": row.actor_name}})
     return sent
 
 
 def unsent_count() -> int:
-    return OutboxMessage.select().where(OutboxMessage.sent_at.is_null()).count(database)
+    unsent = OutboxMessage.sent_at.is_null() & OutboxMessage.dead_at.is_null()
+    return OutboxMessage.select().where(unsent).count(database)
+
+
+def backlog() -> dict:
+    """The figures operators watch: rows not handed over, handed over but not done (with the
+    oldest one's age in seconds), and dead rows."""
+    cursor = database.execute_sql(
+        "SELECT count(*) FILTER (WHERE sent_at IS NULL AND dead_at IS NULL),"
+        " count(*) FILTER (WHERE sent_at IS NOT NULL AND done_at IS NULL AND dead_at IS NULL),"
+        " min(sent_at) FILTER (WHERE sent_at IS NOT NULL AND done_at IS NULL AND dead_at IS NULL),"
+        " count(*) FILTER (WHERE dead_at IS NOT NULL)"
+        " FROM outbox_message WHERE done_at IS NULL"
+    )
+    unsent, not_done, oldest, dead = cursor.fetchone()
+    age = max(0.0, (clock.now() - oldest).total_seconds()) if oldest else 0.0
+    return {"unsent": unsent, "notDone": not_done, "oldestNotDoneSeconds": round(age, 1), "dead": dead}

@@ -47,9 +47,9 @@ def cmd_seed_demo(args) -> int:
     from backend.db import database
     from ops.seed import seed_demo
 
-    _boot("seed")
+    runtime = _boot("seed")
     with database.connection_context():
-        report = seed_demo(only_if_empty=args.if_empty)
+        report = seed_demo(runtime, only_if_empty=args.if_empty)
     print(report)
     return 0
 
@@ -74,20 +74,22 @@ def cmd_queues(args) -> int:
     import actors  # noqa: F401  (boots and sets up the broker)
     from actors.broker import queue_sizes, setup_broker
     from backend.db import database
-    from backend.outbox import unsent_count
+    from backend.outbox import backlog
     from backend.runtime import current_runtime
 
     broker = setup_broker(current_runtime().config)
     rows = queue_sizes(broker)
     with database.connection_context():
-        unsent = unsent_count()
+        figures = backlog()
     if args.json:
-        print(json.dumps({"queues": rows, "outboxUnsent": unsent}))
+        print(json.dumps({"queues": rows, "outboxUnsent": figures["unsent"], "outbox": figures}))
         return 0
     print(f"{'queue':<14}{'messages':>10}{'delayed':>10}{'dead':>8}")
     for row in rows:
         print(f"{row['queue']:<14}{row['messages']:>10}{row['delayed']:>10}{row['dead']:>8}")
-    print(f"outbox rows not yet sent: {unsent}")
+    print(f"outbox rows not yet sent: {figures['unsent']}")
+    print(f"outbox rows handed over, not done: {figures['notDone']}"
+          f" (oldest {figures['oldestNotDoneSeconds']:.0f} s); dead: {figures['dead']}")
     return 0
 
 
@@ -95,6 +97,47 @@ def cmd_bench(args) -> int:
     from ops.bench import run_bench
 
     return run_bench(args.scenario, quick=args.quick)
+
+
+def cmd_billing_invoice_pdf(args) -> int:
+    """Write an invoice's Factur-X PDF (generated and stored first when missing)."""
+    import hashlib
+
+    from backend.billing.invoice_pdfs import invoice_pdf
+    from backend.db import database
+    from backend.errors import NotFound
+
+    runtime = _boot("cli")
+    with database.connection_context():
+        try:
+            pdf = invoice_pdf(args.number, storage=runtime.storage, config=runtime.config,
+                              regenerate=args.regenerate)
+        except NotFound as exc:
+            print(f"vitrine billing invoice-pdf: {exc.message}", file=sys.stderr)
+            return 1
+    target = Path(args.output or f"{args.number}.pdf")
+    target.write_bytes(pdf)
+    print(f"{target}: {len(pdf)} bytes, sha256 {hashlib.sha256(pdf).hexdigest()}")
+    return 0
+
+
+def cmd_billing_recover_legacy(args) -> int:
+    """Move never-billed legacy reservations to principal_seller (commission recomputed)."""
+    from backend.billing.recovery import recover_legacy
+    from backend.db import database
+
+    runtime = _boot("cli")
+    with database.connection_context():
+        changes = recover_legacy(rate_bps=runtime.config.platform_commission_rate_bps, dry_run=args.dry_run)
+    for change in changes:
+        before, after = change["before"], change["after"]
+        print(f"{change['reservationId']} ({change['status']}): {before['billingModel'] or '-'} -> "
+              f"{after['billingModel']}, commission {before['commissionAmountCents']} -> "
+              f"{after['commissionAmountCents']} cents, total {before['totalAmountCents']} -> "
+              f"{after['totalAmountCents']} cents at {after['commissionRateBps']} bps")
+    verb = "would change" if args.dry_run else "changed"
+    print(f"{len(changes)} reservation(s) {verb}")
+    return 0
 
 
 def cmd_stop_embedded(args) -> int:
@@ -136,6 +179,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("stop-embedded", help="stop the embedded PostgreSQL and Redis of the data directory").set_defaults(
         func=cmd_stop_embedded)
+
+    billing = sub.add_parser("billing", help="billing support commands").add_subparsers(dest="billing_command",
+                                                                                         required=True)
+    invoice_pdf = billing.add_parser("invoice-pdf", help="write an invoice's Factur-X PDF (regenerated when missing)")
+    invoice_pdf.add_argument("number", help="invoice number, e.g. FAC-RES-2026-000001")
+    invoice_pdf.add_argument("-o", "--output", help="file to write (default: <NUMBER>.pdf)")
+    invoice_pdf.add_argument("--regenerate", action="store_true", help="render it again (same bytes) before writing")
+    invoice_pdf.set_defaults(func=cmd_billing_invoice_pdf)
+    recover = billing.add_parser("recover-legacy", help="move never-billed legacy reservations to principal_seller")
+    recover.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    recover.set_defaults(func=cmd_billing_recover_legacy)
 
     bench = sub.add_parser("bench", help="run benchmark scenarios (ops/bench)")
     bench.add_argument("scenario", nargs="?", default=None)

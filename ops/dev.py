@@ -44,6 +44,23 @@ class Supervisor:
         for name, value in (("ESIGN_BASE_URL", f"http://127.0.0.1:{self.port + 1}/v3"),
                             ("ESIGN_API_KEY", "esk_dev_simulator"), ("ESIGN_WEBHOOK_SECRET", "whsec_dev_simulator")):
             env[name] = env.get(name) or value
+        # Unset operator settings point at the e-invoicing operator simulator on port + 2, with test
+        # credentials; polling runs every minute so a transmission reaches `acknowledged` on its own.
+        odp = f"http://127.0.0.1:{self.port + 2}"
+        for name, value in (("ODP_BASE_URL", odp), ("ODP_TOKEN_URL", f"{odp}/oauth/token"),
+                            ("ODP_CLIENT_ID", "odp_dev_client"), ("ODP_CLIENT_SECRET", "odp_dev_simulator_secret"),
+                            ("ODP_ENTITY_ID", "ent-dev-platform"), ("EINVOICING_POLLING_ENABLED", "true"),
+                            ("EINVOICING_POLLING_INTERVAL_MS", "60000")):
+            env[name] = env.get(name) or value
+        # A demo legal identity of the platform (a fictitious, checksum-valid SIRET), so the demo's
+        # invoices carry complete Factur-X parties; ODP_SELLER_AP is its directory address.
+        for name, value in (("PLATFORM_LEGAL_COMPANY_NAME", "Vitrine Démo SAS"),
+                            ("PLATFORM_LEGAL_SIRET", "90123456700013"), ("PLATFORM_LEGAL_VAT_NUMBER", "FR15901234567"),
+                            ("PLATFORM_LEGAL_STREET", "8 avenue de l'Opéra"), ("PLATFORM_LEGAL_POSTAL_CODE", "75001"),
+                            ("PLATFORM_LEGAL_CITY", "Paris"), ("PLATFORM_LEGAL_EMAIL", "facturation@vitrine.example"),
+                            ("PLATFORM_LEGAL_IBAN", "FR7630006000011234567890189"), ("ODP_SELLER_AP", "901234567"),
+                            ("PLATFORM_SEPA_CREDITOR_ID", "FR12ZZZ123456")):
+            env[name] = env.get(name) or value
         # The demo printer manufactures the furniture types that name no printer of their own.
         env["DEFAULT_PRINTER_ORGANIZATION_ID"] = env.get("DEFAULT_PRINTER_ORGANIZATION_ID") or DEMO_PRINTER
         if not env.get("DATABASE_URL"):
@@ -64,6 +81,8 @@ class Supervisor:
         subprocess.run([sys.executable, "-m", "ops.cli", "seed-demo", "--if-empty"], env=env, check=True)
         bin_dir = Path(sys.executable).parent
         web_env = dict(env, PORT=str(self.port), HOST="127.0.0.1", WEB_CONCURRENCY="1")
+        # One web process: its rate-limit counters can stay in memory (elsewhere they are in Redis).
+        web_env.setdefault("RATE_LIMIT_STORAGE_URL", "memory://")
         self.spawn(
             "web",
             [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(GUNICORN_CONF)],
@@ -75,10 +94,12 @@ class Supervisor:
         # Started once the web answers, so that its start does not slow the web's boot down.
         self.spawn("esign", [sys.executable, "-m", "ops.simulators.esign", "--port", str(self.port + 1),
                              "--callback", f"http://127.0.0.1:{self.port}"], env)
+        self.spawn("odp", [sys.executable, "-m", "ops.simulators.odp", "--port", str(self.port + 2)], env)
         print(
             f"\nVitrine is running at http://127.0.0.1:{self.port}\n"
             f"  API docs      http://127.0.0.1:{self.port}/api/docs\n"
             f"  health        http://127.0.0.1:{self.port}/api/health\n"
+            f"  e-invoicing   operator simulator at http://127.0.0.1:{self.port + 2}\n"
             f"  data dir      {self.data_dir}\n"
             "Press Ctrl-C to stop.\n",
             flush=True,

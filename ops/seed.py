@@ -1,26 +1,32 @@
 """`vitrine seed-demo`: demo data for a fresh platform. Each area adds an idempotent seeder to
-`SEEDERS`; running the command twice never duplicates anything."""
+`SEEDERS`; running the command twice never duplicates anything. A seeder receives the booted
+runtime and hands its service the clients and settings it needs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from backend.billing.demo import seed_demo_billing
 from backend.db import transaction
 from backend.identity.demo import seed_demo_identity
 from backend.marketplace.demo import seed_demo_marketplace
 from backend.printing.demo import seed_demo_printing
+from backend.runtime import Runtime
 
 # (name, seeder) in dependency order; a seeder returns a one-line report.
-SEEDERS: list[tuple[str, Callable[[], str]]] = [("identity", seed_demo_identity)]
-SEEDERS.append(("marketplace", seed_demo_marketplace))
-SEEDERS.append(("printing", seed_demo_printing))
+SEEDERS: list[tuple[str, Callable[[Runtime], str]]] = [("identity", lambda runtime: seed_demo_identity())]
+SEEDERS.append(("marketplace", lambda runtime: seed_demo_marketplace(
+    rate_bps=runtime.config.platform_commission_rate_bps)))
+SEEDERS.append(("printing", lambda runtime: seed_demo_printing(
+    storage=runtime.storage, rate=runtime.config.platform_commission_rate_bps)))
+SEEDERS.append(("billing", lambda runtime: seed_demo_billing()))
 
 
-def seed_demo(*, only_if_empty: bool = False) -> str:
+def seed_demo(runtime: Runtime, *, only_if_empty: bool = False) -> str:
     if not SEEDERS:
         return "demo data: nothing to seed yet"
     lines = []
     for name, seeder in SEEDERS:
         with transaction():
-            lines.append(f"{name}: {seeder()}")
+            lines.append(f"{name}: {seeder(runtime)}")
     return "\n".join(lines)

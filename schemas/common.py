@@ -34,6 +34,17 @@ class JsonBoolean(fields.Boolean):
         return value
 
 
+class QueryList(fields.List):
+    """A list in a query string: `?status=a` (one value, which the framework gives as a string)
+    and `?status=a&status=b` (repeated keys) both load as a list. Every list field of a query
+    schema is one of these (a test walks them)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            value = [value]
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class UtcDateTime(fields.AwareDateTime):
     """Read as ISO 8601 (no offset means UTC), written as ISO 8601 UTC with `Z` (API.md)."""
 
@@ -84,10 +95,16 @@ class ComputedBoolean(_Computed, fields.Boolean):
     pass
 
 
+# Pages and offsets beyond these are refused (400) before any arithmetic reaches PostgreSQL's
+# bigint (`OFFSET (page - 1) * pageSize`); no list here has a billion rows.
+MAX_PAGE = 10_000_000
+MAX_OFFSET = 1_000_000_000
+
+
 class PageQuery(Schema):
     """Query of server-paginated lists (API.md, Lists)."""
 
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     pageSize = fields.Integer(load_default=25, validate=validate.Range(min=1, max=100))
     search = fields.String(load_default=None)
     sortBy = fields.String(load_default=None)

@@ -16,6 +16,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No test asserts a duration: hypothesis' per-example deadline would, and fails on a busy machine.
+settings.register_profile("vitrine", deadline=None)
+settings.load_profile("vitrine")
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.identity_fixtures"]
@@ -67,6 +72,9 @@ def pytest_configure(config) -> None:
             "PUBLIC_BASE_URL": "http://testserver",
             "ESIGN_WEBHOOK_SECRET": TEST_WEBHOOK_SECRET,
             "PLATFORM_COMMISSION_RATE_BPS": "2000",
+            # Every test client calls from 127.0.0.1: per-app counters keep tests independent
+            # (production's default, Redis, is tested in tests/test_rate_limits.py).
+            "RATE_LIMIT_STORAGE_URL": "memory://",
         }
     )
     from backend.db import database
@@ -154,15 +162,24 @@ def config():
 
 @pytest.fixture
 def make_app(config):
-    """Build an app, optionally with settings changed (`make_app(trusted_proxy_count=1)`)."""
+    """Build an app, optionally with settings changed (`make_app(trusted_proxy_count=1)`) or an
+    external client handed in (`make_app(esign=client)`), as boot would build it."""
     from dataclasses import replace
 
     from api.app import create_app
+    from backend.runtime import boot, client_names
+
+    handed_in = []
 
     def build(**overrides):
-        return create_app(replace(config, **overrides) if overrides else config)
+        """Settings by field name; external clients (`esign=...`) by their `Runtime` name."""
+        clients = {name: overrides.pop(name) for name in client_names() if name in overrides}
+        handed_in.extend(clients)
+        return create_app(replace(config, **overrides) if overrides else config, **clients)
 
-    return build
+    yield build
+    if handed_in:  # the process's own clients again, for the tests that follow
+        boot(config, role="test")
 
 
 @pytest.fixture
@@ -181,9 +198,21 @@ def client(app):
 def broker():
     import dramatiq
 
+    from backend import outbox
+
     broker = dramatiq.get_broker()
     broker.flush_all()
+    join = broker.join
+
+    def join_after_handoff(queue_name, *args, **kwargs):
+        # Committed outbox rows reach Redis from a background thread: let it finish first, so
+        # "wait for the queue to drain" also covers work committed just before.
+        assert outbox.flush(timeout=10), "the outbox hand-over did not finish"
+        return join(queue_name, *args, **kwargs)
+
+    broker.join = join_after_handoff
     yield broker
+    del broker.join
     broker.flush_all()
 
 

@@ -7,8 +7,9 @@ import itertools
 import random
 import uuid
 
+from stdnum.luhn import calc_check_digit
+
 from backend import clock
-from backend.identity.french_ids import luhn_check_digit
 from backend.identity.memberships import grant_role
 from backend.identity.models import Membership, Organization, User
 from backend.identity.permissions import ROLE_BY_ACTOR_TYPE
@@ -22,13 +23,13 @@ _sequence = itertools.count(1)
 def random_siren() -> str:
     """A Luhn-valid SIREN, different at each call."""
     prefix = f"{random.randrange(10_000_000, 99_999_999):08d}"
-    return prefix + luhn_check_digit(prefix)
+    return prefix + calc_check_digit(prefix)
 
 
 def siret_for(siren: str, establishment: str = "0001") -> str:
     """A Luhn-valid SIRET of `siren` (a 4-digit establishment number and the check digit)."""
     prefix = siren + establishment
-    return prefix + luhn_check_digit(prefix)
+    return prefix + calc_check_digit(prefix)
 
 
 def make_user(**overrides) -> User:

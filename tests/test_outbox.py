@@ -87,6 +87,7 @@ def test_a_failed_send_is_recovered_by_the_sweeper_once(broker, worker, connecti
     outbox.set_sender(redis_is_down)
     try:
         row_id = _enqueue_committed("recovered")
+        assert outbox.flush()
     finally:
         install_outbox_sender(broker)
     row = outbox.OutboxMessage.get_by_id(row_id)
@@ -175,3 +176,118 @@ def test_dead_letters_are_counted_per_queue(broker, worker):
     assert sizes["default"]["dead"] == 1
     assert sizes["default"]["messages"] == 0
     assert set(sizes) >= {"default", "webhooks", "documents", "einvoicing", "printing", "email"}
+
+
+# End-to-end at least once: a row is closed by the worker, not by Redis taking the message.
+
+class _Refused(Exception):
+    pass
+
+
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=10_000, throws=(_Refused,))
+def refuses_politely() -> None:
+    raise _Refused("nothing to do for this one")
+
+
+def _row(row_id: int) -> outbox.OutboxMessage:
+    return outbox.OutboxMessage.get_by_id(row_id)
+
+
+def _committed(actor_name: str, *args) -> int:
+    with transaction():
+        return outbox.enqueue(actor_name, *args).id
+
+
+@pytest.mark.committed
+def test_a_row_is_closed_when_its_actor_has_done_the_work(broker, worker, connection):
+    done, refused = _committed("record_probe", "closed"), _committed("refuses_politely")
+    dead = _committed("always_fails")
+    _drain(broker, worker)
+    assert _runs(broker, "closed") == ["-"]
+    assert _row(done).done_at is not None and _row(done).dead_at is None
+    assert _row(refused).done_at is not None  # a declared refusal is the actor's answer
+    assert _row(dead).dead_at is not None and _row(dead).done_at is None and "poison" in _row(dead).last_error
+    assert outbox.backlog() == {"unsent": 0, "notDone": 0, "oldestNotDoneSeconds": 0.0, "dead": 1}
+    with clock.frozen_at(clock.now() + timedelta(days=2)):
+        assert outbox.sweep() == 0  # neither done nor dead rows are ever sent again
+
+
+@pytest.mark.committed
+def test_work_lost_by_redis_after_the_hand_over_is_sent_again_and_done_once(broker, connection):
+    from dramatiq import Worker
+
+    row_id = _committed("record_probe", "lost")  # no worker yet: handed over, not done
+    assert outbox.flush()
+    assert _row(row_id).sent_at is not None
+    broker.client.flushall()  # Redis restarted without its data
+    assert outbox.backlog()["notDone"] == 1
+    assert outbox.sweep() == 0  # too early: the message may still be on its way
+    with clock.frozen_at(clock.now() + timedelta(seconds=601)):
+        assert outbox.sweep() == 1
+    worker = Worker(broker, worker_timeout=100, worker_threads=1)
+    worker.start()
+    try:
+        _drain(broker, worker)
+    finally:
+        worker.stop()
+    assert _runs(broker, "lost") == ["-"]
+    row = _row(row_id)
+    assert row.done_at is not None and row.attempts == 2
+    assert outbox.backlog()["notDone"] == 0
+
+
+@pytest.mark.committed
+def test_each_hand_over_waits_twice_as_long_then_the_row_is_dead(broker, connection):
+    outbox.set_redelivery(outbox.Redelivery(after_seconds=10, max_handovers=3))
+    try:
+        row_id = _committed("record_probe", "never-done")
+        assert outbox.flush()
+        first = _row(row_id)
+        assert (first.redeliver_at - first.sent_at).total_seconds() == 10
+        with clock.frozen_at(first.sent_at + timedelta(seconds=11)):
+            assert outbox.sweep() == 1
+            second = _row(row_id)
+            assert (second.redeliver_at - second.sent_at).total_seconds() == 20
+        with clock.frozen_at(second.sent_at + timedelta(seconds=21)):
+            assert outbox.sweep() == 1
+        with clock.frozen_at(second.sent_at + timedelta(days=1)):
+            assert outbox.sweep() == 0
+        row = _row(row_id)
+        assert row.attempts == 3 and row.dead_at is not None and "3 hand-overs" in row.last_error
+        assert outbox.backlog()["dead"] == 1
+    finally:
+        outbox.set_redelivery(outbox.Redelivery())
+
+
+class _Stalled:
+    """A sender stuck on a frozen Redis until released."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.release = threading.Event()
+        self.rows: list[int] = []
+
+    def __call__(self, row) -> None:
+        assert self.release.wait(10)
+        self.rows.append(row.id)
+
+
+@pytest.mark.committed
+def test_a_stalled_redis_never_holds_the_request_that_committed(app, broker, connection):
+    import falcon.testing
+
+    stalled = _Stalled()
+    outbox.set_sender(stalled)
+    try:
+        app.add_route("/api/test/follow-up", _RecordsFollowUp())
+        resp = falcon.testing.TestClient(app).simulate_post("/api/test/follow-up")
+        assert resp.status_code == 201  # answered while the hand-over is still stuck
+        row_id = resp.json["data"]["outboxId"]
+        assert stalled.rows == [] and _row(row_id).sent_at is None
+        stalled.release.set()
+        assert outbox.flush()
+        assert stalled.rows == [row_id] and _row(row_id).sent_at is not None
+    finally:
+        stalled.release.set()
+        install_outbox_sender(broker)

@@ -13,7 +13,7 @@ from backend.identity import workspace
 from backend.listing import ListParams
 from backend.onboarding import documents as signed_documents
 from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision, verification_overrides
-from backend.onboarding.provider import current_provider
+from backend.onboarding.models import KybDocumentType
 from schemas.onboarding.envelopes import (
     KybDocumentData,
     KybDocumentUpload,
@@ -41,8 +41,8 @@ SIGNED_FILES = ["framework_contract", "cgu_acceptance", "sepa_mandate", "delegat
 
 
 class Onboarding:
-    def __init__(self, storage) -> None:
-        self.storage = storage
+    def __init__(self, storage, esign) -> None:
+        self.storage, self.esign = storage, esign
 
     @operation(
         "Onboarding state",
@@ -55,7 +55,8 @@ class Onboarding:
     )
     def on_get(self, req, resp, organization_id: str, query: dict) -> dict:
         organization, envelope, documents = envelopes.onboarding_state(
-            principal=req.context.principal, organization_id=organization_id, reconcile=query["reconcile"])
+            principal=req.context.principal, organization_id=organization_id, reconcile=query["reconcile"],
+            provider=self.esign)
         return {"signatureRequest": signature_request(envelope, documents), "kybStatus": organization.kyb_status}
 
     @operation(
@@ -128,7 +129,32 @@ class KybDocuments:
         return {"document": document}
 
 
+class AdminKybDocuments:
+    def __init__(self, storage) -> None:
+        self.storage = storage
+
+    @operation(
+        "Download a KYB delegation document",
+        description="One delegation document of the organization, as uploaded (admin, permission kyb.review).",
+        tags=("admin-onboarding",),
+        path_enums={"document_type": [t.value for t in KybDocumentType]},
+        produces=tuple(kyb_documents.EXTENSIONS),
+        answer_description="the file, raw, with the type detected at upload",
+        errors={404: "NOT_FOUND: unknown organization, or no document of this type"},
+    )
+    def on_get(self, req, resp, organization_id: str, document_type: str) -> None:
+        document, filename, chunks = kyb_documents.open_kyb_document(
+            organization_id=organization_id, document_type=document_type, storage=self.storage)
+        resp.content_type = document.content_type
+        resp.downloadable_as = filename
+        resp.set_header("Cache-Control", "private, no-store")
+        resp.stream = chunks
+
+
 class AdminSignatureRequests:
+    def __init__(self, esign) -> None:
+        self.esign = esign
+
     @operation(
         "List onboarding envelopes",
         description="sortBy is one of createdAt (default), statusChangedAt, status, organizationName.",
@@ -156,7 +182,7 @@ class AdminSignatureRequests:
     def on_post_relaunch(self, req, resp, body: dict) -> dict:
         return supervision.relaunch_envelopes(
             signature_request_ids=body["signatureRequestIds"], statuses=body["statuses"],
-            actor_user_id=req.context.principal.user_id, provider=current_provider())
+            actor_user_id=req.context.principal.user_id, provider=self.esign)
 
 
 class AdminPendingApprovals:
@@ -223,6 +249,9 @@ class AdminVerificationOverrides:
 
 
 class AdminOrganizationOnboarding:
+    def __init__(self, esign) -> None:
+        self.esign = esign
+
     @operation(
         "KYB review",
         description="Approve or reject the organization's KYB (audited as kyb.company.reviewed).",
@@ -249,14 +278,14 @@ class AdminOrganizationOnboarding:
     def on_post_reset(self, req, resp, organization_id: str) -> dict:
         return supervision.reset_onboarding(organization_id=organization_id,
                                             actor_user_id=req.context.principal.user_id,
-                                            provider=current_provider())
+                                            provider=self.esign)
 
 
 def routes(deps) -> list[Route]:
     # The workspace routing of identity asks onboarding whether an envelope is pending.
     workspace.set_onboarding_pending_check(envelopes.has_pending_envelope)
-    organization, admin_envelopes = Onboarding(deps.storage), AdminSignatureRequests()
-    admin_organization, overrides = AdminOrganizationOnboarding(), AdminVerificationOverrides()
+    organization, admin_envelopes = Onboarding(deps.storage, deps.esign), AdminSignatureRequests(deps.esign)
+    admin_organization, overrides = AdminOrganizationOnboarding(deps.esign), AdminVerificationOverrides()
     base = "/api/organizations/{organization_id}/onboarding"
     admin_base = "/api/admin/organizations/{organization_id}"
     return [
@@ -269,6 +298,7 @@ def routes(deps) -> list[Route]:
         Route("/api/admin/approvals/pending", AdminPendingApprovals(), ADMIN),
         Route(f"{admin_base}/review", admin_organization, KYB_REVIEWER, suffix="review"),
         Route(f"{admin_base}/reset-onboarding", admin_organization, ADMIN, suffix="reset"),
+        Route(f"{admin_base}/kyb/documents/{{document_type}}", AdminKybDocuments(deps.storage), KYB_REVIEWER),
         Route(f"{admin_base}/verification-policies", overrides, KYB_REVIEWER),
         Route(f"{admin_base}/verification-policies/{{document_type}}", overrides, KYB_REVIEWER, suffix="item"),
     ]

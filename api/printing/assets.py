@@ -10,9 +10,9 @@ from __future__ import annotations
 from api.access import INDUSTRIAL, Route
 from api.operations import operation
 from api.requests import MULTIPART_ALLOWANCE, acting_organization, multipart_file
+from backend.files import ACCEPTED_TYPES
 from backend.listing import ListParams
 from backend.printing import assets
-from backend.printing.files import ACCEPTED_TYPES
 from schemas.common import page_of
 from schemas.printing.assets import PrintAssetDeletedOut, PrintAssetListQuery, PrintAssetOut, PrintAssetUpload
 

@@ -16,6 +16,8 @@ from functools import cache
 from pathlib import Path
 
 from backend.config import ConfigError
+from backend.documents.formatting import type_problem
+from backend.documents.sandbox import FRAME_KEYS, check_template
 from backend.errors import NotFound
 
 ENTRIES_DIR = Path(__file__).parent / "entries"
@@ -28,9 +30,6 @@ VARIABLE_TYPES = ("string", "number", "boolean", "date", "currency", "array", "o
 # The PDF style is a template of its own kind (`pdf_css`) under this key, outside the catalog.
 PDF_STYLE_KEY = "pdf_style"
 PDF_STYLE_TITLE = "Style PDF"
-
-# Context keys the common frame reads (header and footer), available to every template.
-FRAME_KEYS = ("headerLines", "footerTextLine1", "footerTextLine2", "headerOnFirstPage")
 
 
 class CatalogError(ConfigError):
@@ -103,8 +102,6 @@ def load_catalog() -> dict[str, CatalogEntry]:
         entries[entry.template_key] = entry
     if not entries:
         raise CatalogError(f"no template declared in {ENTRIES_DIR}")
-    from backend.documents.sandbox import check_template  # the sandbox checks default content
-
     for entry in entries.values():
         try:
             check_template(entry.default_content(), declared=[v.name for v in entry.variables])
@@ -167,8 +164,6 @@ def _parse_file(path: Path) -> CatalogEntry:
 
 
 def _parse_variable(item: object, fail) -> CatalogVariable:
-    from backend.documents.formatting import type_problem
-
     if not isinstance(item, dict):
         raise fail("each variable must be an object")
     name = item.get("name")

@@ -17,8 +17,9 @@ from markdown_it import MarkdownIt
 
 from backend.config import Config
 from backend.documents import sandbox, versions
-from backend.documents.catalog import FRAME_KEYS, PDF_STYLE_KEY, CatalogEntry, catalog_entry, default_style
+from backend.documents.catalog import PDF_STYLE_KEY, CatalogEntry, catalog_entry, default_style
 from backend.documents.formatting import prepare_variables, type_problem
+from backend.documents.sandbox import FRAME_KEYS
 from backend.errors import DomainError, NotFound, ValidationError
 from backend.logs import log_event
 from storage import Storage
@@ -140,23 +141,24 @@ def _frame_variables(context: dict) -> dict:
     return {key: context.get(key) for key in FRAME_KEYS}
 
 
-def html_to_pdf(document_html: str) -> bytes:
+def html_to_pdf(document_html: str, **pdf_options: object) -> bytes:
     """weasyprint, with every external fetch refused except data: URIs (admin content must not
-    read local files or reach the network)."""
+    read local files or reach the network); `pdf_options` go to `write_pdf` (e.g. the invoice's
+    `pdf_variant="pdf/a-3b"` and `pdf_identifier`)."""
     # Imported here: weasyprint takes most of a second to import, which web workers should not
     # pay at boot (health checks) but on their first render.
     from weasyprint import HTML
     from weasyprint.urls import URLFetcher
 
     fetcher = URLFetcher(allowed_protocols={"data"}, timeout=2)
-    return HTML(string=document_html, url_fetcher=fetcher, base_url=None).write_pdf()
+    return HTML(string=document_html, url_fetcher=fetcher, base_url=None).write_pdf(**pdf_options)
 
 
 def render_pdf(entry: CatalogEntry, content: str, style_css: str, context: dict, config: Config | None,
-               *, version: int | None, title: str | None = None) -> bytes:
+               *, version: int | None, title: str | None = None, pdf_options: dict | None = None) -> bytes:
     """HTML then PDF; failures are logged with the template key and version, then re-raised."""
     try:
-        return html_to_pdf(render_html(entry, content, style_css, context, config, title=title))
+        return html_to_pdf(render_html(entry, content, style_css, context, config, title=title), **(pdf_options or {}))
     except DomainError as exc:
         log_event(SCOPE, "document rendering refused", "warn", templateKey=entry.template_key,
                   version=version, code=exc.code, error=exc.message)
@@ -167,14 +169,13 @@ def render_pdf(entry: CatalogEntry, content: str, style_css: str, context: dict,
         raise
 
 
-def render_document(template_key: str, context: dict, *, storage: Storage | None = None,
-                    config: Config | None = None) -> bytes:
+def render_document(template_key: str, context: dict, *, storage: Storage, config: Config | None,
+                    pdf_options: dict | None = None) -> bytes:
     """The PDF of the current published version of `template_key`, with the published style."""
-    storage, config = _dependencies(storage, config)
     entry = catalog_entry(template_key)
     current = versions.require_current_version(template_key, versions.Kind.MARKDOWN)
     return render_pdf(entry, versions.read_content(storage, current), _style_css(storage, draft=False), context,
-                      config, version=current.version, title=current.title_snapshot)
+                      config, version=current.version, title=current.title_snapshot, pdf_options=pdf_options)
 
 
 def render_preview(template_key: str, *, context: dict, version: int | None = None, style_draft: bool = False,
@@ -204,17 +205,8 @@ def _style_css(storage: Storage, *, draft: bool) -> str:
 
 
 def store_document(template_key: str, context: dict, *, storage_context: str, storage_key: str,
-                   storage: Storage | None = None, config: Config | None = None):
+                   storage: Storage, config: Config | None):
     """Render, then store in one write: on any failure nothing is stored."""
-    storage, config = _dependencies(storage, config)
     pdf = render_document(template_key, context, storage=storage, config=config)
     return storage.put_bytes(storage_context, storage_key, pdf, "application/pdf")
 
-
-def _dependencies(storage: Storage | None, config: Config | None) -> tuple[Storage, Config | None]:
-    if storage is not None:
-        return storage, config
-    from backend.runtime import current_runtime  # actors run in a booted process
-
-    runtime = current_runtime()
-    return runtime.storage, config or runtime.config

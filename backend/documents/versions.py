@@ -24,6 +24,7 @@ from backend.audit import record_security_event
 from backend.db import database, on_commit, transaction
 from backend.documents import sandbox
 from backend.documents.catalog import PDF_STYLE_KEY, PDF_STYLE_TITLE, catalog_entry, default_style, load_catalog
+from backend.documents.formatting import prepare_variables
 from backend.documents.models import Kind, Status, TemplateVersion
 from backend.errors import NotFound, TemplateLastActiveVersion, ValidationError
 from storage import Storage
@@ -52,8 +53,11 @@ def check_content(template_key: str, kind: Kind, content: object) -> str:
         raise ValidationError(f"content exceeds {MAX_CONTENT_CHARS} characters",
                               fields={"content": [f"at most {MAX_CONTENT_CHARS} characters"]})
     if kind == Kind.MARKDOWN:
-        declared = [v.name for v in catalog_entry(template_key).variables]
-        sandbox.check_template(content, declared=declared)
+        entry = catalog_entry(template_key)
+        # Rendered once with the catalog's examples: a template over the rendering limits is
+        # refused when saved, before any document needs it.
+        sandbox.check_template(content, declared=[v.name for v in entry.variables],
+                               sample=prepare_variables(entry.variables, entry.sample_context()))
     elif "</style" in content.lower():
         # The style is embedded in a <style> element; closing it would let CSS inject markup.
         raise ValidationError("the PDF style must not contain </style>",

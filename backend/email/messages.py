@@ -4,14 +4,21 @@
 transaction: the request never waits for SMTP and a rolled-back change sends nothing.
 `deliver_email` (the actor's service) sends by SMTP when `SMTP_URL` is set, else writes an
 `.eml` file under `<data dir>/mail/`. A failure is counted and raised so Dramatiq retries it.
+E-mails carry reset and sign-in links and SMTP carries credentials, so they never cross the
+network in clear text: `smtps://` is implicit TLS, `smtp://` requires STARTTLS (a server that
+does not offer it is refused), except to a loopback host (a local relay).
+Links and the platform's name come from the process settings `backend.runtime.boot` applies
+(`use_links`); before boot, the configuration's defaults.
 Once delivered the body is erased: it may hold a single-use link, which must not outlive its
 purpose in the database.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import smtplib
 import ssl
+from dataclasses import dataclass
 from email.message import EmailMessage as MimeMessage
 from email.utils import formatdate, make_msgid
 from pathlib import Path
@@ -26,7 +33,6 @@ from backend.db import transaction
 from backend.email.templates import render
 from backend.logs import get_logger
 from backend.model import BaseModel, created_at_field, new_id
-from backend.runtime import current_runtime
 
 log = get_logger("email")
 SMTP_TIMEOUT_SECONDS = 20
@@ -52,20 +58,30 @@ class EmailMessage(BaseModel):
         table_name = "email_message"
 
 
-def _config() -> Config:
-    runtime = current_runtime()
-    return runtime.config if runtime else Config()
+@dataclass(frozen=True)
+class _Links:
+    public_base_url: str = Config.public_base_url
+    platform_name: str = Config.platform_name
+
+
+_links = _Links()
+
+
+def use_links(*, public_base_url: str, platform_name: str) -> None:
+    """The base of the links e-mails carry and the platform name they sign with (called at boot)."""
+    global _links
+    _links = _Links(public_base_url, platform_name)
 
 
 def public_link(path: str, **query: str) -> str:
     """An absolute link to the platform (`PUBLIC_BASE_URL`) for an e-mail."""
-    url = _config().public_base_url + path
+    url = _links.public_base_url + path
     return f"{url}?{urlencode(query)}" if query else url
 
 
 def queue_email(template: str, *, to: str, **context: str) -> EmailMessage:
     """Store the message and hand it to the `deliver_email` actor once the transaction commits."""
-    subject, body = render(template, platform=_config().platform_name, **context)
+    subject, body = render(template, platform=_links.platform_name, **context)
     with transaction():
         message = EmailMessage.create(template=template, to_address=to, subject=subject, body_text=body)
         outbox.enqueue("deliver_email", message.id)
@@ -115,6 +131,16 @@ def _mime(message: EmailMessage, config: Config) -> MimeMessage:
     return mime
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` names this machine (no DNS lookup: only `localhost` and loopback addresses)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _send(mime: MimeMessage, message: EmailMessage, config: Config) -> None:
     if not config.smtp_url:
         folder = Path(config.data_dir) / "mail"
@@ -132,9 +158,13 @@ def _send(mime: MimeMessage, message: EmailMessage, config: Config) -> None:
         server = smtplib.SMTP(host, url.port or 587, timeout=SMTP_TIMEOUT_SECONDS)
     with server:
         server.ehlo()
-        if url.scheme != "smtps" and server.has_extn("starttls"):
-            server.starttls(context=ssl.create_default_context())
-            server.ehlo()
+        if url.scheme != "smtps":
+            if server.has_extn("starttls"):
+                server.starttls(context=ssl.create_default_context())
+                server.ehlo()
+            elif not is_loopback(host):
+                raise smtplib.SMTPNotSupportedError(
+                    f"{host} offers no STARTTLS: nothing is sent in clear text (use smtps:// for implicit TLS)")
         if user:
             server.login(unquote(user), unquote(password or ""))
         server.send_message(mime)

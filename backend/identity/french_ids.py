@@ -1,64 +1,37 @@
-"""French company identifiers and contact details: SIREN, SIRET, VAT number, IBAN, phone."""
+"""French company identifiers and contact details: SIREN, SIRET, VAT number, IBAN, phone.
+
+The checks are python-stdnum's (`stdnum.fr.siren`, `stdnum.fr.siret`, `stdnum.fr.tva`,
+`stdnum.iban`), which follow INSEE's and the banks' published rules, La Poste's SIRET exception
+included; this module only turns their verdict into the platform's stable errors (VALIDATION_ERROR
+with the field that is wrong) and keeps the normalized form that is stored.
+"""
 
 from __future__ import annotations
 
 import re
 
 import phonenumbers
+from stdnum import iban as stdnum_iban
+from stdnum.fr import siren as stdnum_siren
+from stdnum.fr import siret as stdnum_siret
+from stdnum.fr import tva as stdnum_tva
 
 from backend.errors import ValidationError
-
-# La Poste's establishments share one SIREN and break the Luhn rule; INSEE's published exception
-# is that their SIRET digits sum to a multiple of 5.
-LA_POSTE_SIREN = "356000000"
-
-
-def luhn_valid(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char) * (2 if index % 2 else 1)
-        total += value - 9 if value > 9 else value
-    return total % 10 == 0
-
-
-def luhn_check_digit(prefix: str) -> str:
-    """The digit that makes `prefix + digit` Luhn-valid."""
-    return next(d for d in "0123456789" if luhn_valid(prefix + d))
-
-
-def is_valid_siren(siren: str) -> bool:
-    return bool(re.fullmatch(r"\d{9}", siren)) and luhn_valid(siren)
-
-
-def is_valid_siret(siret: str) -> bool:
-    if not re.fullmatch(r"\d{14}", siret):
-        return False
-    if siret.startswith(LA_POSTE_SIREN):
-        return sum(int(c) for c in siret) % 5 == 0
-    return luhn_valid(siret)
 
 
 def vat_number_for(siren: str) -> str:
     """The French VAT number of a SIREN: FR + a two-digit key + the SIREN."""
-    key = (12 + 3 * (int(siren) % 97)) % 97
-    return f"FR{key:02d}{siren}"
-
-
-def is_valid_iban(iban: str) -> bool:
-    if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{10,30}", iban):
-        return False
-    rearranged = iban[4:] + iban[:4]
-    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+    return "FR" + stdnum_siren.to_tva(siren)
 
 
 def check_siren(siren: str) -> str:
-    if not is_valid_siren(siren):
+    if not (siren.isascii() and siren.isdigit() and stdnum_siren.is_valid(siren)):
         raise ValidationError("invalid SIREN", fields={"siren": ["must be 9 digits with a valid check key"]})
     return siren
 
 
 def check_siret(siret: str, *, siren: str) -> str:
-    if not is_valid_siret(siret):
+    if not (siret.isascii() and siret.isdigit() and stdnum_siret.is_valid(siret)):
         raise ValidationError("invalid SIRET", fields={"siret": ["must be 14 digits with a valid check key"]})
     if siret[:9] != siren:
         raise ValidationError("SIRET of another company", fields={"siret": [f"must start with the SIREN {siren}"]})
@@ -66,9 +39,10 @@ def check_siret(siret: str, *, siren: str) -> str:
 
 
 def check_vat_number(vat_number: str, *, siren: str) -> str:
-    """A French VAT number whose key is right and whose SIREN is the organization's."""
+    """A French VAT number whose key is right and whose SIREN is the organization's (spaces, dots
+    and dashes dropped, upper case)."""
     normalized = re.sub(r"[\s.-]", "", vat_number).upper()
-    if normalized != vat_number_for(siren):
+    if not (stdnum_tva.is_valid(normalized) and normalized == vat_number_for(siren)):
         raise ValidationError(
             "invalid VAT number", fields={"vatNumber": [f"must be the French VAT number of SIREN {siren}"]}
         )
@@ -76,10 +50,10 @@ def check_vat_number(vat_number: str, *, siren: str) -> str:
 
 
 def check_iban(iban: str) -> str:
-    normalized = re.sub(r"\s", "", iban).upper()
-    if not is_valid_iban(normalized):
+    """An IBAN whose check digits and national structure are right, without spaces, upper case."""
+    if not stdnum_iban.is_valid(iban):
         raise ValidationError("invalid IBAN", fields={"iban": ["not a valid IBAN"]})
-    return normalized
+    return stdnum_iban.compact(iban)
 
 
 def to_e164(phone: str, *, field: str = "phone", region: str = "FR") -> str:

@@ -32,6 +32,8 @@ def set_roles(user: User, roles: list[str], permissions: list[str] | None, *, ac
     """Replace a user's roles (and granted permissions when given), auditing the difference."""
     _check_known(roles, permissions)
     before_roles, before_permissions = set(user.roles), set(user.permissions)
+    if ADMIN in before_roles and ADMIN not in roles:
+        _check_admin_removable(user.id, actor_user_id=actor_user_id)
     changes: dict[str, object] = {"updated_at": clock.now(), "roles": sorted(set(roles))}
     if permissions is not None:
         changes["permissions"] = sorted(set(permissions))
@@ -46,6 +48,19 @@ def set_roles(user: User, roles: list[str], permissions: list[str] | None, *, ac
                 "permissions": sorted(after_permissions),
             },
         )
+
+
+ADMIN = "admin"
+
+
+def _check_admin_removable(user_id: str, *, actor_user_id: str) -> None:
+    """Nobody removes their own admin role, and the platform keeps at least one admin. The admin
+    rows are locked first, so two admins removing each other at once cannot leave none."""
+    if user_id == actor_user_id:
+        raise Conflict("an admin cannot remove their own admin role", reason="own_admin_role")
+    admins = [u.id for u in User.select(User.id).where(User.roles.contains(ADMIN)).order_by(User.id).for_update()]
+    if set(admins) <= {user_id}:
+        raise Conflict("the last admin keeps the admin role", reason="last_admin")
 
 
 def assign_role(*, user_id: str, role: str, permissions: list[str] | None, actor_user_id: str) -> User:

@@ -1,4 +1,8 @@
-"""Passwords (Argon2id) and random tokens (stored only as SHA-256 digests)."""
+"""Passwords (Argon2id) and random tokens (stored only as SHA-256 digests).
+
+The Argon2 costs are a process setting: `backend.runtime.boot` applies the configured ones
+(`use_costs`) once; before that, argon2-cffi's defaults apply (RFC 9106 low-memory profile).
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,14 @@ from functools import lru_cache
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from backend.runtime import current_runtime
-
 TOKEN_BYTES = 32
+_costs: tuple[int, int, int] | None = None  # (time cost, memory cost in KiB, parallelism)
+
+
+def use_costs(*, time_cost: int, memory_cost_kib: int, parallelism: int) -> None:
+    """The Argon2 costs of new hashes and of `needs_rehash` in this process (called at boot)."""
+    global _costs
+    _costs = (time_cost, memory_cost_kib, parallelism)
 
 
 @lru_cache(maxsize=4)
@@ -20,11 +29,9 @@ def _hasher(time_cost: int, memory_cost: int, parallelism: int) -> PasswordHashe
 
 
 def _current_hasher() -> PasswordHasher:
-    runtime = current_runtime()
-    if runtime is None:
+    if _costs is None:
         return PasswordHasher()  # argon2-cffi defaults: Argon2id, RFC 9106 low-memory profile
-    c = runtime.config
-    return _hasher(c.argon2_time_cost, c.argon2_memory_cost_kib, c.argon2_parallelism)
+    return _hasher(*_costs)
 
 
 def hash_password(password: str) -> str:

@@ -13,7 +13,6 @@ from backend.marketplace.furniture import ZoneSpec
 from backend.marketplace.models import FurnitureTypeVersion, Rayon, Store, Universe
 from backend.marketplace.naming import normalize_label
 from backend.marketplace.reservations import Review
-from backend.runtime import current_runtime
 
 INDUSTRIAL = "industrial:552100554"
 DISTRIBUTOR = "distributor:385347927"
@@ -49,8 +48,8 @@ CITIES = (("Paris", "75011"), ("Lyon", "69003"), ("Marseille", "13008"), ("Toulo
           ("Angers", "49000"), ("Nîmes", "30000"), ("Besançon", "25000"))
 
 
-def seed_demo_marketplace() -> str:
-    rate_bps = current_runtime().config.platform_commission_rate_bps
+def seed_demo_marketplace(*, rate_bps: int) -> str:
+    """The demo catalog and campaigns; `rate_bps` is the platform's commission rate."""
     universes = [_universe(label, transversal, rayons) for label, transversal, rayons in ZONE_TREE]
     types = [_furniture_type(name, zones) for name, zones in FURNITURE]
     if Store.select().where(Store.organization_id == DISTRIBUTOR).exists():

@@ -16,11 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from backend import clock, outbox
+from peewee import IntegrityError
+
+from backend import clock, events
 from backend.db import transaction
 from backend.logs import get_logger
 from backend.onboarding.models import ProcessingStatus, SignatureEvent, SignatureRequest
-from backend.onboarding.provider import ProviderRequest, SignatureProvider, current_provider
+from backend.onboarding.provider import ProviderRequest, SignatureProvider
 from backend.onboarding.status import (
     EVENT_TARGETS,
     SUBSCRIBED_EVENTS,
@@ -31,7 +33,6 @@ from backend.onboarding.status import (
 )
 
 log = get_logger("esign.events")
-STORE_SIGNED_ACTOR = "store_signed_documents"
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,12 @@ def event_time(payload: dict) -> datetime | None:
     return None
 
 
-def process_signature_event(event_id: str, *, provider: SignatureProvider | None = None) -> str | None:
+def process_signature_event(event_id: str, *, provider: SignatureProvider) -> str | None:
     """Process one stored event; returns its processing status, None when it was already done."""
     event = SignatureEvent.get_or_none(SignatureEvent.event_id == event_id)
     if event is None or event.processing_status != ProcessingStatus.RECEIVED:
         return None
-    confirmed = _confirm(event, provider or current_provider())
+    confirmed = _confirm(event, provider)
     with transaction():
         event = SignatureEvent.select().where(SignatureEvent.event_id == event_id).for_update().first()
         if event.processing_status != ProcessingStatus.RECEIVED:
@@ -129,15 +130,21 @@ def _apply(event: SignatureEvent, confirmed: ProviderRequest | None) -> tuple[st
     moved = next_status(request.status, target, newer=newer)
     if moved is None:
         return ProcessingStatus.PROCESSED, f"stays {request.status}"
-    apply_status(request, moved, reason=event.event_name if moved == ESignStatus.ERROR else None,
-                 event_at=when)
+    try:
+        with transaction():  # a savepoint: the event row is still written when this move is refused
+            apply_status(request, moved, reason=event.event_name if moved == ESignStatus.ERROR else None,
+                         event_at=when)
+    except IntegrityError:  # the one-pending-envelope index: a newer envelope of the organization is live
+        return ProcessingStatus.IGNORED, (f"stays {request.status}: another envelope of the organization is "
+                                          f"pending ({moved} refused)")
     return ProcessingStatus.PROCESSED, f"{request.status} -> {moved}"
 
 
 def apply_status(request: SignatureRequest, status: ESignStatus, *, reason: str | None = None,
                  event_at: datetime | None = None) -> None:
     """Write a status move of a locked envelope (shared by events, reconciliation and creation);
-    a move to `signed` queues the download of the signed files."""
+    a move to `signed` publishes `onboarding.envelope_signed` (signed files kept, SEPA mandate
+    recorded: `backend.events`)."""
     now = clock.now()
     changes = {SignatureRequest.status: status, SignatureRequest.status_changed_at: now,
                SignatureRequest.updated_at: now, SignatureRequest.error_reason: reason}
@@ -145,7 +152,7 @@ def apply_status(request: SignatureRequest, status: ESignStatus, *, reason: str 
         changes[SignatureRequest.last_event_at] = max(event_at, request.last_event_at or event_at)
     SignatureRequest.update(changes).where(SignatureRequest.id == request.id).execute()
     if status == ESignStatus.SIGNED:
-        outbox.enqueue(STORE_SIGNED_ACTOR, request.id)
+        events.publish(events.ENVELOPE_SIGNED, request.id)
 
 
 def _offer(received: ReceivedEvent) -> None:

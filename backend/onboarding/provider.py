@@ -1,8 +1,9 @@
 """The e-signature provider behind an interface, so it can be replaced (Specification A, point 1).
 
-Services talk to `SignatureProvider`; `EsignClient` (`esign_client.py`) implements it for the
-provider API v3. The process builds one client from its configuration on first use
-(`current_provider()`); tests install one pointed at the simulator with `use_provider`.
+Services talk to `SignatureProvider` and receive it as an argument; `EsignClient`
+(`esign_client.py`) implements it for the provider API v3. Each process builds one client at boot
+(`backend.runtime.Runtime.esign`); the web passes it on from `Deps`, the actors from the worker's
+runtime, tests hand in a client pointed at the simulator the same way.
 """
 
 from __future__ import annotations
@@ -78,24 +79,3 @@ class SignatureProvider(Protocol):
 
     def download_audit_trail(self, request_id: str, signer_id: str) -> bytes: ...
 
-
-_provider: SignatureProvider | None = None
-
-
-def use_provider(provider: SignatureProvider | None) -> None:
-    """Install the provider this process uses (None: build it from the configuration again)."""
-    global _provider
-    _provider = provider
-
-
-def current_provider() -> SignatureProvider:
-    global _provider
-    if _provider is None:
-        from backend.onboarding.esign_client import EsignClient
-        from backend.runtime import current_runtime
-
-        runtime = current_runtime()
-        if runtime is None:
-            raise RuntimeError("the process has not booted: no provider configuration")
-        _provider = EsignClient.from_config(runtime.config)
-    return _provider

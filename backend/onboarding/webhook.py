@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 
-from backend import clock, outbox
+from backend import clock, json_input, outbox
 from backend.db import transaction
 from backend.errors import ValidationError, WebhookSignatureInvalid
 from backend.logs import log_event
@@ -50,10 +49,7 @@ def _refusal(body: bytes, signature: str | None, issued_at: str | None, secret: 
 
 def parse_event(body: bytes) -> dict:
     """The event object; ValidationError when it lacks a string `event_id` or `event_name`."""
-    try:
-        event = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise ValidationError("the webhook body is not valid JSON") from None
+    event = json_input.loads(body, what="the webhook body")
     if not isinstance(event, dict):
         raise ValidationError("the webhook body must be a JSON object")
     problems = {

@@ -26,7 +26,7 @@ from backend.printing.allocation import Slot
 from backend.printing.configuration import configuration_of
 from backend.printing.delivery import update_delivery
 from backend.printing.models import PrintOrder
-from backend.runtime import current_runtime
+from storage import Storage
 
 DEMO_PRINTER = "printer:414217190"
 CAMPAIGN = "Raclette d'hiver"
@@ -51,10 +51,10 @@ def _user_id(email: str) -> str:
     return User.get(User.email == email).id
 
 
-def seed_demo_printing() -> str:
+def seed_demo_printing(*, storage: Storage, rate: int) -> str:
+    """Demo deposits and print orders in every status; `rate` is the platform's commission rate."""
     if PrintOrder.select().where(PrintOrder.printer_organization_id == DEMO_PRINTER).exists():
         return "demo print orders already present"
-    storage, rate = current_runtime().storage, current_runtime().config.platform_commission_rate_bps
     industrial_user = _user_id("industriel@vitrine.example")
     booked = _approved_campaign(CAMPAIGN, datetime(2027, 1, 11, tzinfo=UTC), datetime(2027, 2, 7, tzinfo=UTC),
                                 industrial_user, rate, limit=len(STEPS) + 4)

@@ -69,8 +69,9 @@ def _deliveries(prefix: str, count: int, provider_ids: list[str], rng: random.Ra
 
 def _envelopes(token: str) -> list[str]:
     """Organizations with an envelope each in `pending_signature`; returns the provider ids."""
+    from stdnum.luhn import calc_check_digit
+
     from backend.db import transaction
-    from backend.identity.french_ids import luhn_check_digit
     from backend.identity.models import Organization
     from backend.onboarding.models import SignatureRequest
 
@@ -78,7 +79,7 @@ def _envelopes(token: str) -> list[str]:
     with transaction():
         for n in range(ENVELOPES):
             prefix = f"{random.randrange(10_000_000, 99_999_999):08d}"
-            siren = prefix + luhn_check_digit(prefix)
+            siren = prefix + calc_check_digit(prefix)
             organization = Organization.create(id=f"industrial:{siren}", actor_type="industrial", siren=siren,
                                                legal_name=f"Banc d'essai {n}")
             pid = f"bench-{token}-request-{n}"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from backend.files import ACCEPTED_TYPES
 from backend.printing.assets import SORTS
-from backend.printing.files import ACCEPTED_TYPES
 from schemas.common import ComputedString, PageQuery, UtcDateTime
 
 

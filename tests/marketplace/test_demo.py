@@ -1,6 +1,7 @@
 """`vitrine seed-demo`: the marketplace demo data, seeded twice without duplicates."""
 
 from backend.marketplace.models import AdSpace, Campaign, Rayon, Reservation, Store, Universe
+from backend.runtime import current_runtime
 from ops.seed import seed_demo
 
 
@@ -9,9 +10,9 @@ def _counts():
 
 
 def test_demo_marketplace_is_seeded_once_with_reservations_in_several_statuses():
-    seed_demo()
+    seed_demo(current_runtime())
     first = _counts()
-    seed_demo()
+    seed_demo(current_runtime())
     assert _counts() == first
     assert first[:4] == [13, 24, 20, 40]
     spring = Reservation.select().join(Campaign).where(Campaign.name == "Printemps des laitages")

@@ -17,8 +17,8 @@ import pytest
 from backend.documents.seeding import seed_default_versions
 from backend.identity.models import BillingProfile
 from backend.onboarding.esign_client import EsignClient
-from backend.onboarding.provider import SignerInfo, use_provider
-from backend.runtime import current_runtime
+from backend.onboarding.provider import SignerInfo
+from backend.runtime import boot, current_runtime
 from ops.simulators.esign import EsignSimulator
 from ops.simulators.esign_store import minimal_pdf
 from tests.conftest import TEST_WEBHOOK_SECRET
@@ -111,11 +111,26 @@ def fast_client(base_url: str, api_key: str | None = API_KEY) -> EsignClient:
 
 @pytest.fixture
 def provider(simulator):
-    """The process's provider: a real client on the simulator (retries shortened)."""
-    client = fast_client(simulator.api_url)
-    use_provider(client)
-    yield client
-    use_provider(None)
+    """A real client on the simulator (retries shortened), handed to services as an argument; a
+    test that also uses `app` gets an app booted with it (see `app`)."""
+    return fast_client(simulator.api_url)
+
+
+@pytest.fixture
+def app(make_app, request):
+    """The app; booted with the simulator-backed `provider` when the test uses it, the way a
+    process hands the clients it builds at boot to the web and to the actors."""
+    if "provider" in request.fixturenames:
+        return make_app(esign=request.getfixturevalue("provider"))
+    return make_app()
+
+
+def hand_to_worker(**clients):
+    """Boot the worker's runtime with `clients` (what `dramatiq actors` builds at boot), for a test
+    whose simulator starts after its app; returns the function that restores the previous one."""
+    previous = current_runtime()
+    boot(previous.config, role="worker", **clients)
+    return lambda: boot(previous.config, role="worker", **previous.clients())
 
 
 def live_request(provider) -> str:

@@ -22,10 +22,10 @@ def _envelope(pid: str, status: str = "pending_signature") -> SignatureRequest:
         signer_on_registry_extract=True)
 
 
-def _deliver(name: str, pid: str | None, **kwargs) -> str | None:
+def _deliver(provider, name: str, pid: str | None, **kwargs) -> str | None:
     event = parse_event(event_body(name, pid, **kwargs))
     record_signature_event(event=event, retry_attempt=1)
-    return events.process_signature_event(event["event_id"])
+    return events.process_signature_event(event["event_id"], provider=provider)
 
 
 def _status(envelope: SignatureRequest) -> str:
@@ -46,7 +46,7 @@ def _control(simulator, pid: str, action: str) -> None:
 ])
 def test_progress_events_move_the_envelope(provider, name, status):
     envelope = _envelope("prov-progress", status="draft")
-    assert _deliver(name, "prov-progress") == ProcessingStatus.PROCESSED
+    assert _deliver(provider, name, "prov-progress") == ProcessingStatus.PROCESSED
     assert _status(envelope) == status
     if status == "error":
         assert SignatureRequest.get_by_id(envelope.id).error_reason == name
@@ -62,7 +62,7 @@ def test_terminal_events_apply_the_status_the_provider_confirms(provider, simula
     pid = live_request(provider)
     envelope = _envelope(pid, status="signer_opened")
     _control(simulator, pid, action)
-    assert _deliver(name, pid) == ProcessingStatus.PROCESSED
+    assert _deliver(provider, name, pid) == ProcessingStatus.PROCESSED
     assert _status(envelope) == status
 
 
@@ -70,14 +70,14 @@ def test_a_canceled_request_is_confirmed_too(provider):
     pid = live_request(provider)
     envelope = _envelope(pid)
     provider.cancel(pid)
-    _deliver("signature_request.canceled", pid)
+    _deliver(provider, "signature_request.canceled", pid)
     assert _status(envelope) == "canceled"
 
 
 def test_a_terminal_event_the_provider_does_not_confirm_is_not_applied(provider):
     pid = live_request(provider)  # ongoing at the provider
     envelope = _envelope(pid, status="signer_opened")
-    assert _deliver("signature_request.done", pid, status="done") == ProcessingStatus.PROCESSED
+    assert _deliver(provider, "signature_request.done", pid, status="done") == ProcessingStatus.PROCESSED
     assert _status(envelope) == "signer_opened"
     assert SignatureEvent.get(SignatureEvent.provider_signature_request_id == pid).processing_note == (
         "stays signer_opened")
@@ -87,39 +87,39 @@ def test_late_link_opened_does_not_reopen_a_signed_envelope(provider, simulator)
     pid = live_request(provider)
     envelope = _envelope(pid)
     _control(simulator, pid, "sign")
-    _deliver("signature_request.done", pid)
-    assert _deliver("signer.link_opened", pid) == ProcessingStatus.PROCESSED
+    _deliver(provider, "signature_request.done", pid)
+    assert _deliver(provider, "signer.link_opened", pid) == ProcessingStatus.PROCESSED
     assert _status(envelope) == "signed"
 
 
 def test_an_event_older_than_the_last_applied_one_moves_nothing(provider):
     envelope = _envelope("prov-order", status="pending_signature")
     now = int(time.time())
-    _deliver("signer.error", "prov-order", event_time=now)
-    _deliver("signer.notified", "prov-order", event_time=now - 60)
+    _deliver(provider, "signer.error", "prov-order", event_time=now)
+    _deliver(provider, "signer.notified", "prov-order", event_time=now - 60)
     assert _status(envelope) == "error"
-    _deliver("signer.link_opened", "prov-order", event_time=now + 1)
+    _deliver(provider, "signer.link_opened", "prov-order", event_time=now + 1)
     assert _status(envelope) == "signer_opened"
 
 
 def test_events_of_unknown_requests_are_stored_and_ignored(provider):
-    assert _deliver("signature_request.done", "prov-nobody-knows") == ProcessingStatus.UNKNOWN_REQUEST
+    assert _deliver(provider, "signature_request.done", "prov-nobody-knows") == ProcessingStatus.UNKNOWN_REQUEST
     event = SignatureEvent.get(SignatureEvent.provider_signature_request_id == "prov-nobody-knows")
     assert event.processing_status == "unknown_request" and event.processed_at is not None
 
 
 def test_unsubscribed_events_and_events_without_request_id_are_ignored(provider):
     _envelope("prov-ign")
-    assert _deliver("signer.password_changed", "prov-ign") == ProcessingStatus.IGNORED
-    assert _deliver("signer.notified", None) == ProcessingStatus.IGNORED
+    assert _deliver(provider, "signer.password_changed", "prov-ign") == ProcessingStatus.IGNORED
+    assert _deliver(provider, "signer.notified", None) == ProcessingStatus.IGNORED
 
 
 def test_an_event_is_processed_once(provider):
     _envelope("prov-once", status="draft")
     event = parse_event(event_body("signer.notified", "prov-once"))
     record_signature_event(event=event, retry_attempt=None)
-    assert events.process_signature_event(event["event_id"]) == ProcessingStatus.PROCESSED
-    assert events.process_signature_event(event["event_id"]) is None
+    assert events.process_signature_event(event["event_id"], provider=provider) == ProcessingStatus.PROCESSED
+    assert events.process_signature_event(event["event_id"], provider=provider) is None
 
 
 @pytest.fixture
@@ -148,8 +148,8 @@ def test_further_handlers_see_every_processed_event_and_a_failing_one_breaks_not
     pid = live_request(provider)
     envelope = _envelope(pid)
     _control(simulator, pid, "sign")
-    assert _deliver("signature_request.done", pid) == ProcessingStatus.PROCESSED
-    assert _deliver("signature_request.done", "prov-mandate-elsewhere") == ProcessingStatus.UNKNOWN_REQUEST
+    assert _deliver(provider, "signature_request.done", pid) == ProcessingStatus.PROCESSED
+    assert _deliver(provider, "signature_request.done", "prov-mandate-elsewhere") == ProcessingStatus.UNKNOWN_REQUEST
     assert _status(envelope) == "signed"
     assert [(r.event_name, r.confirmed_provider_status) for r in seen] == [
         ("signature_request.done", "done"), ("signature_request.done", None)]

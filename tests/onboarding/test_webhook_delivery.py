@@ -13,10 +13,17 @@ from backend.documents.seeding import seed_default_versions
 from backend.onboarding import events
 from backend.onboarding.documents import SIGNED_CONTEXT
 from backend.onboarding.models import ProcessingStatus, SignatureDocument, SignatureEvent, SignatureRequest
-from backend.onboarding.provider import use_provider
 from backend.outbox import OutboxMessage
 from tests.factories import make_admin, make_organization, random_siren, siret_for
-from tests.onboarding.conftest import event_body, fast_client, prepared_request, signed_headers, wait_until
+from tests.identity.helpers import last_email, token_in
+from tests.onboarding.conftest import (
+    event_body,
+    fast_client,
+    hand_to_worker,
+    prepared_request,
+    signed_headers,
+    wait_until,
+)
 
 pytestmark = pytest.mark.committed
 
@@ -78,7 +85,7 @@ def test_the_simulator_drives_an_envelope_to_signed_through_duplicated_reversed_
         api_server, make_simulator, broker, worker, connection, processed):
     simulator = make_simulator(callback_url=api_server)
     client = fast_client(simulator.api_url)
-    use_provider(client)
+    restore = hand_to_worker(esign=client)
     try:
         pid = prepared_request(client)
         envelope = _envelope(pid, status="draft")
@@ -93,7 +100,7 @@ def test_the_simulator_drives_an_envelope_to_signed_through_duplicated_reversed_
         wait_until(lambda: SignatureEvent.select().count() == 4 and simulator.sender.idle())
         wait_until(lambda: len(processed) == 4)
     finally:
-        use_provider(None)
+        restore()
     assert _status(envelope) == "signed"
     names = [e.event_name for e in SignatureEvent.select().order_by(SignatureEvent.id)]
     assert names == ["signature_request.activated", "signature_request.done", "signer.done", "signer.link_opened"]
@@ -113,12 +120,15 @@ def test_onboarding_end_to_end_over_http_from_sign_up_to_kyb_approval(
     delegation documents; the signer page signs; the signed files are stored; an admin approves."""
     seed_default_versions(runtime.storage)  # committed: the worker renders with them
     simulator = make_simulator(callback_url=api_server)
-    use_provider(fast_client(simulator.api_url))
+    restore = hand_to_worker(esign=fast_client(simulator.api_url))
     user, admin = requests.Session(), requests.Session()
     try:
         assert user.post(f"{api_server}/api/auth/sign-up", timeout=30, json={
             "email": "camille.e2e@example.com", "password": "signature-e2e-pass", "name": "Camille Martin",
         }).status_code == 201
+        verification = token_in(last_email("camille.e2e@example.com", "email_verification"))
+        assert user.post(f"{api_server}/api/auth/email-verification/confirm", timeout=30,
+                         json={"token": verification}).status_code == 200
         siren = random_siren()
         created = user.post(f"{api_server}/api/organizations", timeout=30, json={
             "actorType": "industrial", "siren": siren, "legalName": "Fromagerie du Lac SAS"})
@@ -181,7 +191,7 @@ def test_onboarding_end_to_end_over_http_from_sign_up_to_kyb_approval(
         assert approved.status_code == 200 and approved.json()["data"]["organization"]["kybStatus"] == "approved"
         assert user.get(f"{api_server}/api/auth/session", timeout=30).json()["data"]["workspace"]["redirectTo"] is None
     finally:
-        use_provider(None)
+        restore()
     keys = [d.signed_storage_key for d in SignatureDocument.select().where(
         SignatureDocument.signature_request == envelope.id)]
     assert len(keys) == 4 and all(runtime.storage.exists(SIGNED_CONTEXT, key) for key in keys)

@@ -4,13 +4,14 @@ from collections import Counter
 
 from backend.marketplace.models import Campaign, Reservation
 from backend.printing.models import PrintAsset, PrintOrder
+from backend.runtime import current_runtime
 from ops.seed import seed_demo
 
 
 def test_demo_printing_has_orders_in_every_status_and_is_seeded_once():
-    seed_demo()
+    seed_demo(current_runtime())
     orders_before = PrintOrder.select().count()
-    seed_demo()
+    seed_demo(current_runtime())
     assert PrintOrder.select().count() == orders_before == 6
     statuses = Counter(o.status for o in PrintOrder.select())
     assert statuses == Counter(["draft", "pending", "sent", "in_production", "produced", "delivered"])

@@ -3,7 +3,8 @@
 import pytest
 
 from backend.errors import ValidationError
-from backend.printing.files import detect_content_type, split_extension, technical_name
+from backend.files import detect_content_type
+from backend.printing.files import split_extension, technical_name
 
 
 @pytest.mark.parametrize(

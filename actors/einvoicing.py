@@ -1,0 +1,34 @@
+"""E-invoicing actors: the dispatch of a new transmission (fed by the outbox when a draft is
+created) and the polling schedule (a job every minute; a pass when the interval has elapsed).
+The operator client is the one the worker built at boot (`current_runtime().operator`)."""
+
+from __future__ import annotations
+
+import dramatiq
+from periodiq import cron
+
+from backend.einvoicing import lifecycle, polling
+from backend.einvoicing.drafts import DISPATCH_ACTOR
+from backend.errors import DomainError
+from backend.runtime import current_runtime
+
+
+@dramatiq.actor(actor_name=DISPATCH_ACTOR, queue_name="einvoicing", max_retries=5, time_limit=300_000,
+                throws=(DomainError,))
+def dispatch_einvoice_transmission(transmission_id: str) -> None:
+    """Post a `pending_dispatch` transmission to the operator (a redelivered message finds it
+    claimed or sent, and does nothing)."""
+    runtime = current_runtime()
+    lifecycle.dispatch(transmission_id, client=runtime.operator, storage=runtime.storage,
+                       test_mode=runtime.config.e2e_test_mode)
+
+
+@dramatiq.actor(queue_name="einvoicing", max_retries=0, time_limit=900_000, throws=(),
+                periodic=cron("* * * * *"))
+def poll_einvoice_transmissions() -> None:
+    """Every minute: a polling pass when `EINVOICING_POLLING_ENABLED` and the interval is due."""
+    runtime = current_runtime()
+    if not runtime.config.einvoicing_polling_enabled:
+        return
+    polling.poll_if_due(interval_ms=runtime.config.einvoicing_polling_interval_ms, client=runtime.operator,
+                        storage=runtime.storage, test_mode=runtime.config.e2e_test_mode)

@@ -1,0 +1,82 @@
+"""Collection of a reservation and its financial summary (spec C "Collection and refunds").
+
+`Idempotency-Key` is required on every collect route (400 when absent): a replay answers the
+stored result with `idempotent: true`, another body with the same key is 422
+`IDEMPOTENCY_KEY_REUSED`, a request still in flight with that key is 409 `CONFLICT`.
+"""
+
+from __future__ import annotations
+
+from api.access import Route, roles
+from api.operations import operation
+from api.requests import acting_organization
+from backend.billing import collection, idempotency, legacy, views
+from backend.identity.permissions import BILLING_COLLECT
+from schemas.billing.billing import CollectIn, CollectOut, SummaryOut
+
+# Spec C: KYB approved, permission billing.collect, membership manager or billing.
+COLLECTOR = roles("industrial", permission=BILLING_COLLECT, kyb_required=True, membership_roles=("manager", "billing"))
+PARTIES = roles("industrial", "distributor", "admin", kyb_required=True)
+KEY_DESCRIPTION = ("Header `Idempotency-Key` required (400 when absent; kept 24 h per organization and route): the "
+                   "same key and body replay the first answer with `idempotent: true`; another body is 422 "
+                   "`IDEMPOTENCY_KEY_REUSED`; a request still in flight with the key is 409 `CONFLICT`. ")
+
+
+class Collect:
+    def __init__(self, config) -> None:
+        self.config = config
+
+    @operation("Collect a reservation",
+               description=KEY_DESCRIPTION + "The seven steps of spec C in one transaction: the reservation must be "
+               "`approved` or `completed` and `principal_seller` (else 409 with `details.reason`); `sepa_dd` needs "
+               "the organization's active SEPA mandate (409, `sepa_mandate_missing`). Issues the `platform_sale` "
+               "invoice, pays the `reservation_total` payment order, writes three ledger entries.",
+               tags=("billing",), body=CollectIn, answer=CollectOut)
+    def on_post(self, req, resp, reservation_id: str, body: dict) -> dict:
+        key = idempotency.check_key(req.get_header("Idempotency-Key"))
+        return collection.collect(
+            reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
+            method=body["paymentMethod"], key=key, user_id=req.context.principal.user_id, config=self.config,
+        ).answer
+
+    @operation("Collect the deposit of a legacy reservation",
+               description=KEY_DESCRIPTION + "`legacy_mandate` reservations only (else 409): "
+               "`LEGACY_DEPOSIT_RATE_BPS` of the store base, a `store_deposit` invoice from the store.",
+               tags=("billing",), body=CollectIn, answer=CollectOut)
+    def on_post_deposit(self, req, resp, reservation_id: str, body: dict) -> dict:
+        return self._legacy(req, reservation_id, body, legacy.DEPOSIT)
+
+    @operation("Collect the balance of a legacy reservation",
+               description=KEY_DESCRIPTION + "`legacy_mandate` reservations whose deposit is paid (else 409): the "
+               "rest of the store base (`store_balance`), and the platform's `platform_commission` to the store.",
+               tags=("billing",), body=CollectIn, answer=CollectOut)
+    def on_post_balance(self, req, resp, reservation_id: str, body: dict) -> dict:
+        return self._legacy(req, reservation_id, body, legacy.BALANCE)
+
+    def _legacy(self, req, reservation_id: str, body: dict, step: str) -> dict:
+        key = idempotency.check_key(req.get_header("Idempotency-Key"))
+        return legacy.collect_step(
+            step, reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
+            method=body["paymentMethod"], key=key, user_id=req.context.principal.user_id, config=self.config,
+        )
+
+
+class Summary:
+    @operation("Financial summary of a reservation",
+               description="For members (manager, member, billing) of the reservation's industrial or distributor "
+               "organization, or admins: billing model, financial status, the amounts of the spec C formula, "
+               "payment orders, invoices with VAT, refunded total. 404 for anyone else.",
+               tags=("billing",), answer=SummaryOut)
+    def on_get(self, req, resp, reservation_id: str) -> dict:
+        return views.reservation_summary(principal=req.context.principal, reservation_id=reservation_id)
+
+
+def routes(deps) -> list[Route]:
+    collect = Collect(deps.config)
+    base = "/api/billing/reservations/{reservation_id}"
+    return [
+        Route(f"{base}/collect", collect, COLLECTOR),
+        Route(f"{base}/deposit/collect", collect, COLLECTOR, suffix="deposit"),
+        Route(f"{base}/balance/collect", collect, COLLECTOR, suffix="balance"),
+        Route(f"{base}/summary", Summary(), PARTIES),
+    ]

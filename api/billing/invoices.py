@@ -1,0 +1,84 @@
+"""Invoices: list, PDF download, refund and credit note (spec C "Invoices", API.md decisions).
+
+`invoiceId` in the routes is the invoice number (API.md).
+"""
+
+from __future__ import annotations
+
+from api.access import Route, admin, roles
+from api.operations import operation
+from backend.billing import corrections, idempotency, views
+from backend.billing.errors import BillingPdfNotReady
+from backend.db import transaction
+from backend.identity.permissions import BILLING_MANAGE_ALL
+from schemas.billing.billing import CreditNoteIn, CreditNoteOut, InvoicesOut, InvoicesQuery, RefundIn, RefundOut
+
+PARTIES = roles("industrial", "distributor", "admin", kyb_required=True)
+BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
+
+
+class Invoices:
+    @operation("List invoices",
+               description="Newest first. Admins (`billing.manage.all`) see every invoice, others those their active "
+               "organization issued or received. `kind` is repeatable (unknown values ignored, none means all): "
+               "the industrial space asks `platform_sale` + `platform_credit_note`, the distributor space "
+               "`supplier_self_billed` + `supplier_credit_note`. `limit` default 50, max 200.",
+               tags=("billing",), query=InvoicesQuery, answer=InvoicesOut)
+    def on_get(self, req, resp, query: dict) -> dict:
+        return {"items": views.list_invoices(principal=req.context.principal, kinds=views.parse_kinds(query["kind"]),
+                                             limit=query["limit"])}
+
+
+class Invoice:
+    def __init__(self, storage, config) -> None:
+        self.storage = storage
+        self.config = config
+
+    @operation("Download an invoice PDF",
+               description="The Factur-X PDF as an attachment, for an admin or the issuer or customer organization "
+               "(403 for any other); 404 `BILLING_PDF_NOT_READY` while the PDF is not stored yet.",
+               tags=("billing",), produces="application/pdf")
+    def on_get_download(self, req, resp, invoice_id: str) -> None:
+        invoice = views.downloadable_invoice(principal=req.context.principal, invoice_number=invoice_id)
+        context, key = views.INVOICE_PDF_CONTEXT, invoice.pdf_storage_key
+        if not self.storage.exists(context, key):
+            raise BillingPdfNotReady("the invoice PDF is not ready yet", invoiceNumber=invoice.number)
+        resp.content_type = "application/pdf"
+        resp.downloadable_as = f"{invoice.number}.pdf"
+        resp.content_length = self.storage.size(context, key)
+        resp.stream = self.storage.open(context, key)
+
+    @operation("Refund an invoice",
+               description="`platform_sale` invoices only (else 409). Header `Idempotency-Key` required (400 when "
+               "absent; a replay answers `idempotent: true`; another body 422; in flight 409). `amountCents` "
+               "excludes tax: a `platform_credit_note` of that amount and a `refund` payment order of its amount "
+               "including VAT; more than is left to refund is 409 `CONFLICT` (`over_refund`). Audited with the "
+               "reason and the actor.",
+               tags=("billing",), body=RefundIn, answer=RefundOut)
+    def on_post_refund(self, req, resp, invoice_id: str, body: dict) -> dict:
+        key = idempotency.check_key(req.get_header("Idempotency-Key"))
+        principal = req.context.principal
+        return corrections.refund_once(
+            scope=principal.active_organization_id or f"user:{principal.user_id}", key=key,
+            invoice_number=invoice_id, amount_cents=body["amountCents"], reason=body["reason"],
+            method=body["paymentMethod"], user_id=principal.user_id, config=self.config,
+        )
+
+    @operation("Credit an invoice in full",
+               description="Issues the credit note of what is left of the invoice (`platform_credit_note` or "
+               "`supplier_credit_note`), marks the invoice `credited`, moves no money; audited with the reason.",
+               tags=("billing",), body=CreditNoteIn, answer=CreditNoteOut, status=201)
+    def on_post_credit_note(self, req, resp, invoice_id: str, body: dict) -> dict:
+        with transaction():
+            return corrections.credit_in_full(invoice_number=invoice_id, reason=body["reason"],
+                                              user_id=req.context.principal.user_id, config=self.config)
+
+
+def routes(deps) -> list[Route]:
+    invoice = Invoice(deps.storage, deps.config)
+    return [
+        Route("/api/billing/invoices", Invoices(), PARTIES),
+        Route("/api/billing/invoices/{invoice_id}/download", invoice, PARTIES, suffix="download"),
+        Route("/api/billing/invoices/{invoice_id}/refund", invoice, BILLING_ADMIN, suffix="refund"),
+        Route("/api/billing/invoices/{invoice_id}/credit-note", invoice, BILLING_ADMIN, suffix="credit_note"),
+    ]

@@ -1,0 +1,17 @@
+"""Billing's stable error codes beyond the common ones (`api/errors.py` maps them to statuses)."""
+
+from __future__ import annotations
+
+from backend.errors import DomainError, NotFound
+
+
+class IdempotencyKeyReused(DomainError):
+    """422: the same `Idempotency-Key` with another request body."""
+
+    code = "IDEMPOTENCY_KEY_REUSED"
+
+
+class BillingPdfNotReady(NotFound):
+    """404: the document's PDF is not stored yet."""
+
+    code = "BILLING_PDF_NOT_READY"

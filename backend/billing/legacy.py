@@ -1,0 +1,112 @@
+"""The historical collection mandate (`legacy_mandate`, spec C): deposit, then balance.
+
+Kept for reservations created before the principal-seller model (API.md "Legacy routes"): the
+store is the official seller, so the store invoices the industrial (`store_deposit`, then
+`store_balance`, numbered in the store's own `FAC-DEP-<siren>` / `FAC-BAL-<siren>` series) and
+the platform invoices the store its commission at the balance (`platform_commission`,
+`FAC-COM-<year>`); the industrial never receives a platform invoice. The deposit is
+`LEGACY_DEPOSIT_RATE_BPS` (default 3000) of the store base, the balance the rest. The commission
+is the reservation's frozen rate applied to the store base (legacy reservations froze a zero
+commission amount, not a zero rate); a zero commission issues no commission invoice.
+
+Financial statuses follow the spec C tree: `draft` -> `deposit_due` -> `deposit_paid` ->
+`balance_due` -> `balance_paid`. Ledger (excluding tax): the platform collects for the store, so
+each payment debits `industrial_receivable:<org>` and credits `supplier_payable:<store org>`; the
+commission moves `supplier_payable` to `platform_revenue`.
+"""
+
+from __future__ import annotations
+
+from backend import clock
+from backend.billing import ledger, records
+from backend.billing.collection import eligible_reservation, mandate_ref_for, run_collection, service_label
+from backend.billing.invoices import InvoiceDraft, Line, billing_config, issue_invoice
+from backend.billing.models import FinancialStatus, InvoiceKind, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus
+from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
+from backend.config import Config
+from backend.errors import Conflict
+from backend.marketplace.kyb import require_kyb_approved
+from backend.marketplace.pricing import BillingModel, commission_cents
+from backend.money import apply_bps
+
+DEPOSIT, BALANCE = "deposit", "balance"
+_DUE = {DEPOSIT: FinancialStatus.DEPOSIT_DUE, BALANCE: FinancialStatus.DEPOSIT_PAID}
+
+
+def collect_step(step: str, *, reservation_id: str, industrial_organization_id: str, method: PaymentMethod,
+                 key: str, user_id: str | None, config: Config | None = None) -> dict:
+    """Collect the deposit or the balance of a legacy reservation once per key."""
+    method = PaymentMethod(method)
+
+    def prepare() -> None:
+        reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.LEGACY_MANDATE)
+        records.open_record(reservation, FinancialStatus.DEPOSIT_DUE)
+
+    return run_collection(
+        route=f"billing.reservation.{step}.collect", path=f"/api/billing/reservations/{reservation_id}/{step}/collect",
+        reservation_id=reservation_id, industrial_organization_id=industrial_organization_id, method=method,
+        key=key, prepare=prepare, log_fields={"step": step, "billingModel": BillingModel.LEGACY_MANDATE.value},
+        flow=lambda: _collect(step, reservation_id, industrial_organization_id, method, user_id,
+                              billing_config(config)),
+    ).answer
+
+
+def _collect(step: str, reservation_id: str, industrial_organization_id: str, method: PaymentMethod,
+             user_id: str | None, config: Config) -> dict:
+    require_kyb_approved(industrial_organization_id)
+    reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.LEGACY_MANDATE,
+                                       lock=True)
+    mandate_ref = mandate_ref_for(industrial_organization_id, method)
+    record = records.locked_record(reservation.id)
+    if record is None or record.financial_status != _DUE[step]:
+        status = record.financial_status if record else FinancialStatus.DRAFT.value
+        raise Conflict(f"the {step} is not due (financial status {status})", reason="not_due", financialStatus=status)
+    base = record.store_base_cents
+    deposit = apply_bps(base, config.legacy_deposit_rate_bps)
+    amount = deposit if step == DEPOSIT else base - deposit
+    distributor = reservation.distributor_organization_id
+    label = service_label(reservation)
+    if step == BALANCE:
+        records.move(record, FinancialStatus.BALANCE_DUE)
+    order = PaymentOrder.create(
+        reservation_id=reservation.id, organization_id=industrial_organization_id,
+        kind=PaymentKind.DEPOSIT if step == DEPOSIT else PaymentKind.BALANCE, method=method,
+        status=PaymentStatus.PENDING, mandate_ref=mandate_ref, created_by_user_id=user_id,
+        amount_cents=amount_incl_tax_cents(amount, vat_rate_bps(config.platform_vat_rate_percent)),
+    )
+    records.move(record, FinancialStatus.DEPOSIT_PAID if step == DEPOSIT else FinancialStatus.BALANCE_PAID)
+    invoice = issue_invoice(InvoiceDraft(
+        kind=InvoiceKind.STORE_DEPOSIT if step == DEPOSIT else InvoiceKind.STORE_BALANCE,
+        lines=(Line(f"{'Acompte' if step == DEPOSIT else 'Solde'} : {label}", amount),),
+        issuer_organization_id=distributor, customer_organization_id=industrial_organization_id,
+        reservation_id=reservation.id, service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at,
+        created_by_user_id=user_id, paid=True,
+    ), config=config)
+    now = clock.now()
+    order.invoice, order.status, order.paid_at, order.updated_at = invoice.id, PaymentStatus.PAID, now, now
+    order.save()
+    ledger.post_journal([
+        ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, amount),
+        ledger.Posting(ledger.supplier_payable(distributor), ledger.CREDIT, amount),
+    ], description=f"legacy {step} {invoice.number}", reservation_id=reservation.id, invoice_id=invoice.id,
+        payment_order_id=order.id)
+    if step == BALANCE:
+        _commission(reservation, record, label, user_id, config)
+    return {"reservationId": reservation.id, "paymentOrderId": order.id, "invoiceNumber": invoice.number,
+            "financialStatus": record.financial_status, "paymentStatus": order.status}
+
+
+def _commission(reservation, record, label: str, user_id: str | None, config: Config) -> None:
+    commission = commission_cents(record.store_base_cents, record.commission_rate_bps)
+    if commission == 0:
+        return
+    invoice = issue_invoice(InvoiceDraft(
+        kind=InvoiceKind.PLATFORM_COMMISSION, lines=(Line(f"Commission de la plateforme : {label}", commission),),
+        issuer_organization_id=None, customer_organization_id=reservation.distributor_organization_id,
+        reservation_id=reservation.id, service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at,
+        created_by_user_id=user_id, due_in_days=30,
+    ), config=config)
+    ledger.post_journal([
+        ledger.Posting(ledger.supplier_payable(reservation.distributor_organization_id), ledger.DEBIT, commission),
+        ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, commission),
+    ], description=f"legacy commission {invoice.number}", reservation_id=reservation.id, invoice_id=invoice.id)

@@ -1,0 +1,256 @@
+"""Billing tables (migration `070_billing_core` holds the constraints and triggers these models
+mirror: invoice immutability, append-only ledger and audit, balanced journals).
+
+Organization, user and reservation references are plain text columns, so this module imports
+neither the identity nor the marketplace area; queries scope on them explicitly.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from peewee import BigAutoField, BigIntegerField, CharField, ForeignKeyField, IntegerField, TextField
+from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
+
+from backend.model import BaseModel, created_at_field, id_field, status_field
+
+
+class FinancialStatus(StrEnum):
+    """BillingFinancialStatus of Specification C."""
+
+    DRAFT = "draft"
+    DEPOSIT_DUE = "deposit_due"
+    DEPOSIT_PAID = "deposit_paid"
+    BALANCE_DUE = "balance_due"
+    BALANCE_PAID = "balance_paid"
+    RESERVATION_TOTAL_DUE = "reservation_total_due"
+    RESERVATION_TOTAL_PAID = "reservation_total_paid"
+    PARTIALLY_REFUNDED = "partially_refunded"
+    FULLY_REFUNDED = "fully_refunded"
+    SUPPLIER_SETTLEMENT_PENDING = "supplier_settlement_pending"
+    SUPPLIER_SETTLEMENT_PAID = "supplier_settlement_paid"
+    CANCELLED = "cancelled"
+    WRITTEN_OFF = "written_off"
+
+
+class InvoiceKind(StrEnum):
+    """BillingInvoiceKind of Specification C."""
+
+    STORE_DEPOSIT = "store_deposit"
+    STORE_BALANCE = "store_balance"
+    PLATFORM_COMMISSION = "platform_commission"
+    PLATFORM_SALE = "platform_sale"
+    PLATFORM_CREDIT_NOTE = "platform_credit_note"
+    SUPPLIER_SELF_BILLED = "supplier_self_billed"
+    SUPPLIER_CREDIT_NOTE = "supplier_credit_note"
+
+
+CREDIT_NOTE_KINDS = frozenset({InvoiceKind.PLATFORM_CREDIT_NOTE, InvoiceKind.SUPPLIER_CREDIT_NOTE})
+LEGACY_KINDS = frozenset({InvoiceKind.STORE_DEPOSIT, InvoiceKind.STORE_BALANCE, InvoiceKind.PLATFORM_COMMISSION})
+# Spec C: the credit-note kind follows the credited kind.
+CREDIT_NOTE_KIND_OF = {
+    InvoiceKind.PLATFORM_SALE: InvoiceKind.PLATFORM_CREDIT_NOTE,
+    InvoiceKind.SUPPLIER_SELF_BILLED: InvoiceKind.SUPPLIER_CREDIT_NOTE,
+}
+
+
+class InvoiceStatus(StrEnum):
+    ISSUED = "issued"
+    PARTIALLY_PAID = "partially_paid"
+    PAID = "paid"
+    CANCELLED = "cancelled"
+    CREDITED = "credited"
+
+
+class PaymentKind(StrEnum):
+    DEPOSIT = "deposit"
+    BALANCE = "balance"
+    RESERVATION_TOTAL = "reservation_total"
+    REFUND = "refund"
+    SUPPLIER_PAYOUT = "supplier_payout"
+
+
+class PaymentMethod(StrEnum):
+    SEPA_DD = "sepa_dd"
+    BANK_TRANSFER = "bank_transfer"
+
+
+class PaymentStatus(StrEnum):
+    PENDING = "pending"
+    SUBMITTED = "submitted"
+    PROCESSING = "processing"
+    PAID = "paid"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class MandateStatus(StrEnum):
+    ACTIVE = "active"
+    ENDED = "ended"
+
+
+class FinancialRecord(BaseModel):
+    """A reservation's financial state, with the amounts frozen when it was first billed."""
+
+    reservation_id = CharField(primary_key=True, max_length=36)
+    billing_model = CharField(max_length=40)
+    financial_status = status_field(FinancialStatus, default=FinancialStatus.DRAFT)
+    store_base_cents = IntegerField()
+    commission_cents = IntegerField()
+    total_cents = IntegerField()
+    commission_rate_bps = IntegerField()
+    refunded_excl_tax_cents = IntegerField(default=0)
+    created_at = created_at_field()
+    updated_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_financial_record"
+
+
+class NumberCounter(BaseModel):
+    """The last number allocated in a series (`FAC-RES-2026`); locked FOR UPDATE to allocate."""
+
+    series = CharField(primary_key=True, max_length=80)
+    last_value = IntegerField(default=0)
+    updated_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_number_counter"
+
+
+class Invoice(BaseModel):
+    """An issued invoice or credit note. `issuer`/`customer` are snapshots of the parties at issue
+    (an organization id of None is the platform); amounts exclude tax, the VAT rate is frozen."""
+
+    id = id_field()
+    number = CharField(max_length=80)
+    series = CharField(max_length=80)
+    sequence = IntegerField()
+    kind = status_field(InvoiceKind)
+    status = status_field(InvoiceStatus, default=InvoiceStatus.ISSUED)
+    reservation_id = CharField(max_length=36, null=True)
+    issuer_organization_id = CharField(max_length=64, null=True)
+    customer_organization_id = CharField(max_length=64, null=True)
+    issuer = BinaryJSONField()
+    customer = BinaryJSONField()
+    lines = BinaryJSONField(default=list)
+    amount_excl_tax_cents = IntegerField()
+    tax_amount_cents = IntegerField(default=0)  # spec C: stays 0, VAT computed at read time
+    vat_rate_bps = IntegerField()
+    currency = CharField(max_length=3, default="EUR")
+    issued_at = DateTimeTZField()
+    due_at = DateTimeTZField()
+    service_starts_at = DateTimeTZField(null=True)
+    service_ends_at = DateTimeTZField(null=True)
+    credited_invoice = ForeignKeyField("self", null=True, backref="credit_notes", on_delete="RESTRICT")
+    reason = TextField(null=True)
+    created_by_user_id = CharField(max_length=36, null=True)
+    pdf_storage_key = TextField(null=True)
+    paid_at = DateTimeTZField(null=True)
+    created_at = created_at_field()
+    updated_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_invoice"
+
+    @property
+    def has_pdf(self) -> bool:
+        return bool(self.pdf_storage_key)
+
+
+class SepaMandate(BaseModel):
+    """An organization's SEPA direct-debit mandate: the signed onboarding `sepa_mandate` document
+    plus the billing profile IBAN at signature; at most one `active` per organization."""
+
+    id = id_field()
+    organization_id = CharField(max_length=64)
+    mandate_ref = CharField(max_length=35)
+    iban = CharField(max_length=34)
+    status = status_field(MandateStatus, default=MandateStatus.ACTIVE)
+    signature_request_id = CharField(max_length=36, null=True)
+    document_storage_key = TextField(null=True)
+    signed_at = DateTimeTZField()
+    ended_at = DateTimeTZField(null=True)
+    end_reason = TextField(null=True)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_sepa_mandate"
+
+
+class PaymentOrder(BaseModel):
+    """Money asked of (collection) or given back to (refund) the organization, or paid out to a
+    distributor (`supplier_payout`). `amount_cents` includes VAT."""
+
+    id = id_field()
+    reservation_id = CharField(max_length=36, null=True)
+    invoice = ForeignKeyField(Invoice, null=True, backref="payment_orders", on_delete="RESTRICT")
+    organization_id = CharField(max_length=64)
+    kind = status_field(PaymentKind)
+    method = status_field(PaymentMethod)
+    status = status_field(PaymentStatus, default=PaymentStatus.PENDING)
+    amount_cents = IntegerField()
+    currency = CharField(max_length=3, default="EUR")
+    mandate_ref = CharField(max_length=35, null=True)
+    failure_code = CharField(max_length=80, null=True)
+    failure_message = TextField(null=True)
+    created_by_user_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+    updated_at = created_at_field()
+    paid_at = DateTimeTZField(null=True)
+
+    class Meta:
+        table_name = "billing_payment_order"
+
+
+class LedgerEntry(BaseModel):
+    """One line of a journal transaction (`journal_id`); append-only, each journal balances."""
+
+    id = BigAutoField()
+    journal_id = CharField(max_length=36)
+    account = CharField(max_length=120)
+    direction = CharField(max_length=6)  # debit | credit
+    amount_cents = BigIntegerField()
+    currency = CharField(max_length=3, default="EUR")
+    reservation_id = CharField(max_length=36, null=True)
+    invoice_id = CharField(max_length=36, null=True)
+    payment_order_id = CharField(max_length=36, null=True)
+    description = TextField()
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_ledger_entry"
+
+
+class IdempotencyRecord(BaseModel):
+    id = BigAutoField()
+    scope = CharField(max_length=80)
+    route = CharField(max_length=120)
+    key = CharField(max_length=255)
+    request_hash = CharField(max_length=64)
+    state = CharField(max_length=20, default="in_flight")
+    response_status = IntegerField(null=True)
+    response_body = BinaryJSONField(null=True)
+    created_at = created_at_field()
+    expires_at = DateTimeTZField()
+
+    class Meta:
+        table_name = "billing_idempotency_record"
+
+
+class AuditEntry(BaseModel):
+    """The billing audit trail (refunds, credit notes, manual corrections): append-only."""
+
+    id = BigAutoField()
+    action = CharField(max_length=80)
+    actor_user_id = CharField(max_length=36, null=True)
+    reason = TextField()
+    reservation_id = CharField(max_length=36, null=True)
+    invoice_id = CharField(max_length=36, null=True)
+    payment_order_id = CharField(max_length=36, null=True)
+    details = BinaryJSONField(default=dict)
+    request_id = CharField(max_length=128, null=True)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_audit_entry"

@@ -1,0 +1,61 @@
+"""Data recovery of legacy reservations (spec C point 2; `vitrine billing recover-legacy`).
+
+Reservations created before the principal-seller model hold `billingModel = legacy_mandate` (or
+nothing, which the resolver reads as legacy) and a zero commission: collected as
+`principal_seller` they would carry 0 % commission. The recovery moves those never billed (no
+financial record, or one still `draft`; not `rejected` or `cancelled`) to `principal_seller`,
+their commission recomputed on the store base at the configured `PLATFORM_COMMISSION_RATE_BPS`,
+the Specification C invariant checked before each write. Reservations already collected under
+the legacy mandate keep it (their invoices exist). `dry_run` reports the same changes and
+writes nothing.
+"""
+
+from __future__ import annotations
+
+from backend import clock
+from backend.billing.models import FinancialRecord, FinancialStatus
+from backend.db import transaction
+from backend.marketplace import pricing
+from backend.marketplace.models import Reservation, ReservationStatus
+from backend.marketplace.pricing import BillingModel
+
+
+class _DryRun(Exception):
+    pass
+
+
+def recover_legacy(*, rate_bps: int, dry_run: bool) -> list[dict]:
+    """The changes (`reservationId`, `status`, `before`, `after`), applied unless `dry_run`."""
+    changes: list[dict] = []
+    try:
+        with transaction():
+            billed = FinancialRecord.select(FinancialRecord.reservation_id).where(
+                FinancialRecord.financial_status != FinancialStatus.DRAFT)
+            candidates = (Reservation.select()
+                          .where((Reservation.billing_model.is_null())
+                                 | (Reservation.billing_model != BillingModel.PRINCIPAL_SELLER.value),
+                                 Reservation.status.not_in([ReservationStatus.REJECTED, ReservationStatus.CANCELLED]),
+                                 Reservation.id.not_in(billed))
+                          .order_by(Reservation.created_at, Reservation.id).for_update())
+            for reservation in candidates:
+                priced = pricing.price(reservation.base_amount_cents, rate_bps)
+                changes.append({
+                    "reservationId": reservation.id, "status": reservation.status,
+                    "before": {"billingModel": reservation.billing_model,
+                               "commissionAmountCents": reservation.commission_amount_cents,
+                               "totalAmountCents": reservation.total_amount_cents,
+                               "commissionRateBps": reservation.commission_rate_bps},
+                    "after": {"billingModel": BillingModel.PRINCIPAL_SELLER.value,
+                              "commissionAmountCents": priced.commission_cents,
+                              "totalAmountCents": priced.total_cents, "commissionRateBps": rate_bps},
+                })
+                (Reservation.update(billing_model=BillingModel.PRINCIPAL_SELLER.value,
+                                    commission_amount_cents=priced.commission_cents,
+                                    total_amount_cents=priced.total_cents, commission_rate_bps=rate_bps,
+                                    updated_at=clock.now())
+                 .where(Reservation.id == reservation.id).execute())
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
+    return changes

@@ -1,0 +1,80 @@
+"""Transmission drafts: the post-invoice hook's entry point (Specification C, step 4 and 5).
+
+`create_transmission_draft` inserts a `pending_dispatch` transmission, or returns the one that
+already has its idempotency key (`<invoiceNumber>:<documentKind>:<flowType>`) with
+`idempotent=True`. The unique index decides (`INSERT ... ON CONFLICT DO NOTHING`), never a read
+before the write, so two concurrent hooks for one invoice make one transmission. A new draft
+records its dispatch in the outbox, in the same transaction.
+
+Only a domestic flow is transmitted: for `eu_intra_b2b` and `export_b2b` (e-reporting) no draft
+is made (the invoice is recorded as skipped, for the reconciliation) and the answer is
+`(None, False)`.
+"""
+
+from __future__ import annotations
+
+from backend import clock, outbox
+from backend.db import transaction
+from backend.einvoicing.flow_types import requires_transmission
+from backend.einvoicing.models import Transmission, TransmissionSkip, idempotency_key
+from backend.einvoicing.status import DocumentKind, FlowType
+from backend.logs import log_event
+
+SCOPE = "billing.einvoicing"
+DISPATCH_ACTOR = "dispatch_einvoice_transmission"  # actors/einvoicing.py
+
+
+def create_transmission_draft(
+    *,
+    invoice_number: str,
+    document_kind: DocumentKind | str,
+    flow_type: FlowType | str,
+    document_pdf_key: str | None,
+    amount_incl_tax_cents: int,
+    invoice_kind: str | None = None,
+) -> tuple[Transmission | None, bool]:
+    """The transmission of this invoice document and flow, and whether it already existed.
+
+    `document_pdf_key` is required for dispatch (outside `E2E_TEST_MODE`); a draft without it is
+    kept and fails at dispatch with `EINVOICE_MISSING_PDF`. Raises ValueError on a bad argument.
+    Runs in the caller's transaction when there is one (a savepoint), else in its own.
+    """
+    kind = DocumentKind(document_kind)
+    flow = FlowType(flow_type)
+    if not invoice_number or not invoice_number.strip():
+        raise ValueError("invoice_number is required")
+    if isinstance(amount_incl_tax_cents, bool) or not isinstance(amount_incl_tax_cents, int):
+        raise ValueError("amount_incl_tax_cents is an integer number of cents")
+    if amount_incl_tax_cents < 0:
+        raise ValueError("amount_incl_tax_cents is never negative (a credit note carries positive amounts)")
+    if not requires_transmission(flow):
+        # Recorded, so the reconciliation does not count the invoice as missing its transmission.
+        TransmissionSkip.insert(invoice_number=invoice_number, flow_type=flow.value, reason="e_reporting_flow",
+                                created_at=clock.now()).on_conflict_ignore().execute()
+        log_event(f"{SCOPE}.transmission_draft_skipped", "no transmission for an e-reporting flow",
+                  invoiceNumber=invoice_number, flowType=flow.value, reason="e_reporting_flow")
+        return None, False
+
+    key = idempotency_key(invoice_number, kind.value, flow.value)
+    now = clock.now()
+    with transaction():
+        inserted = (
+            Transmission.insert(
+                id=Transmission.id.default(), idempotency_key=key, invoice_number=invoice_number,
+                invoice_kind=invoice_kind, document_kind=kind.value, flow_type=flow.value,
+                document_pdf_key=document_pdf_key, amount_incl_tax_cents=amount_incl_tax_cents,
+                created_at=now, updated_at=now, status_changed_at=now,
+            )
+            .on_conflict(conflict_target=[Transmission.idempotency_key], action="IGNORE")
+            .execute()
+        )
+        transmission = Transmission.get(Transmission.idempotency_key == key)
+        if inserted:
+            # The dispatch, sent to its actor once this transaction commits.
+            outbox.enqueue(DISPATCH_ACTOR, transmission.id)
+    log_event(f"{SCOPE}.transmission_draft_created", "transmission draft created" if inserted
+              else "transmission draft already exists", transmissionId=transmission.id,
+              invoiceNumber=invoice_number, documentKind=kind.value, flowType=flow.value,
+              idempotent=not inserted)
+    return transmission, not inserted
+

@@ -1,0 +1,98 @@
+"""E-invoicing tables (migration `085_einvoice_transmissions`): one transmission per invoice
+document and flow, and the history of its statuses (written by a database trigger)."""
+
+from __future__ import annotations
+
+from peewee import BigAutoField, BigIntegerField, CharField, ForeignKeyField, IntegerField, TextField
+from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
+
+from backend.einvoicing.status import DocumentKind, FlowType, ProviderStatus, TransmissionStatus
+from backend.model import BaseModel, created_at_field, id_field, status_field
+
+
+def idempotency_key(invoice_number: str, document_kind: str, flow_type: str) -> str:
+    """`<invoiceNumber>:<documentKind>:<flowType>` (spec C; the database checks the shape)."""
+    return f"{invoice_number}:{document_kind}:{flow_type}"
+
+
+class Transmission(BaseModel):
+    id = id_field()
+    idempotency_key = CharField(max_length=200)
+    invoice_number = CharField(max_length=80)  # the invoice's number (its id in routes)
+    invoice_kind = CharField(max_length=40, null=True)  # platform_sale, ... (reconciliation scope)
+    document_kind = status_field(DocumentKind)
+    flow_type = status_field(FlowType)
+    status = status_field(TransmissionStatus, default=TransmissionStatus.PENDING_DISPATCH)
+    provider_status = status_field(ProviderStatus, null=True)
+    provider_flow_id = CharField(max_length=120, null=True)
+    operator_status = CharField(max_length=40, null=True)  # the operator's last word, as answered
+    document_pdf_key = TextField(null=True)
+    amount_incl_tax_cents = BigIntegerField()
+    dispatch_attempts = IntegerField(default=0)
+    dispatch_claimed_at = DateTimeTZField(null=True)
+    last_error_code = CharField(max_length=60, null=True)
+    last_error_message = TextField(null=True)
+    last_synced_at = DateTimeTZField(null=True)
+    created_at = created_at_field()
+    updated_at = created_at_field()
+    status_changed_at = created_at_field()
+
+    class Meta:
+        table_name = "einvoice_transmission"
+
+    @property
+    def terminal(self) -> bool:
+        from backend.einvoicing.status import TERMINAL
+
+        return self.status in TERMINAL
+
+
+class TransmissionEvent(BaseModel):
+    """One status change: from, to, when, why (`trigger`), by whom, and the operator's answer."""
+
+    id = BigAutoField()
+    transmission = ForeignKeyField(Transmission, backref="events", on_delete="CASCADE")
+    from_status = CharField(max_length=20, null=True)
+    to_status = CharField(max_length=20)
+    provider_status = CharField(max_length=20, null=True)
+    operator_status = CharField(max_length=40, null=True)
+    operator_answer = BinaryJSONField(null=True)
+    error_code = CharField(max_length=60, null=True)
+    error_message = TextField(null=True)
+    trigger = CharField(max_length=40)
+    actor_user_id = CharField(max_length=36, null=True)
+    occurred_at = DateTimeTZField()
+
+    class Meta:
+        table_name = "einvoice_transmission_event"
+
+
+class TransmissionSkip(BaseModel):
+    """An invoice deliberately given no transmission (an e-reporting flow), migration 086."""
+
+    invoice_number = CharField(max_length=80, primary_key=True)
+    flow_type = status_field(FlowType)
+    reason = CharField(max_length=40)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "einvoice_transmission_skip"
+
+
+class PollingPass(BaseModel):
+    """One polling pass and its counters (migration 086); at most one is `running`."""
+
+    id = BigAutoField()
+    started_at = DateTimeTZField()
+    finished_at = DateTimeTZField(null=True)
+    outcome = CharField(max_length=20, default="running")
+    loaded = IntegerField(default=0)
+    acknowledged = IntegerField(default=0)
+    rejected = IntegerField(default=0)
+    sent = IntegerField(default=0)
+    unchanged = IntegerField(default=0)
+    failed = IntegerField(default=0)
+    errors = IntegerField(default=0)
+
+    class Meta:
+        table_name = "einvoicing_polling_pass"

@@ -1,0 +1,164 @@
+"""`vitrine bench einvoicing`: transmissions dispatched and acknowledged through the operator
+simulator, against posting the same PDFs to the simulator directly.
+
+Vitrine: 1,000 invoice PDFs are stored and their transmission drafts created (transactions of
+`BATCH`); each draft's outbox row reaches the dispatch actor of a real worker subprocess, which
+posts the PDF to the simulator (running in this process, over HTTP); meanwhile this process runs
+polling passes back to back (`POLL_EVERY` apart: the short interval), each resyncing up to 50
+transmissions. The simulator answers `Ok` to a search as soon as the flow exists. Figures:
+dispatch throughput (drafts created to the last one `sent`), time from the draft to `acknowledged`
+(p50, p99), and operator calls per transmission (goal: at most 2, one post and one search; the
+token call is shared). Reference: the same PDFs posted by `OdpClient.submit_flow` from as many
+threads as the worker has, with no database and no lifecycle: the floor the operator sets.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from ops.bench.report import SHARED_CORES_NOTE, Figure, Result
+
+NAME = "einvoicing"
+DESCRIPTION = ("1,000 transmissions dispatched by the worker and acknowledged by polling through the operator "
+               "simulator; reference: the same posts made directly")
+BATCH = 50
+POLL_EVERY = 0.1  # seconds between polling passes
+CLIENT_ID, CLIENT_SECRET, ENTITY_ID = "bench-client", "bench-odp-secret", "ent-bench"
+
+
+def run(stack, quick: bool) -> Result:
+    from backend.db import database, transaction
+    from backend.einvoicing import polling
+    from backend.einvoicing.drafts import create_transmission_draft
+    from backend.einvoicing.lifecycle import INVOICE_PDF_CONTEXT
+    from backend.einvoicing.models import PollingPass, Transmission, TransmissionEvent
+    from backend.einvoicing.operator_client import OdpClient
+    from backend.runtime import current_runtime
+    from ops.bench.stack import WORKER_THREADS
+    from ops.simulators.esign_store import minimal_pdf
+    from ops.simulators.odp import OdpSimulator
+    from ops.simulators.odp_store import Settings
+
+    count = 100 if quick else 1_000
+    storage = current_runtime().storage
+    run_id = uuid.uuid4().hex[:6]
+    pdf = minimal_pdf("bench invoice")
+
+    with OdpSimulator(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, entity_id=ENTITY_ID,
+                      settings=Settings(auto_ok_after_seconds=0)) as simulator, database.connection_context():
+        client = OdpClient(base_url=simulator.url, token_url=simulator.token_url, client_id=CLIENT_ID,
+                           client_secret=CLIENT_SECRET, entity_id=ENTITY_ID)
+        # Reference: the same posts, straight to the simulator.
+        began = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=WORKER_THREADS) as pool:
+            list(pool.map(lambda i: client.submit_flow(tracking_id=f"REF-{run_id}-{i}", name="ref.pdf", content=pdf),
+                          range(count)))
+        reference_seconds = time.perf_counter() - began
+        reference_calls = dict(simulator.store.calls)
+        simulator.store.reset()
+
+        numbers = [f"FAC-BENCH-{run_id}-{i:06d}" for i in range(count)]
+        for number in numbers:
+            storage.put_bytes(INVOICE_PDF_CONTEXT, f"billing/invoices/{number}.pdf", pdf, "application/pdf")
+        env = {"ODP_BASE_URL": simulator.url, "ODP_TOKEN_URL": simulator.token_url, "ODP_CLIENT_ID": CLIENT_ID,
+               "ODP_CLIENT_SECRET": CLIENT_SECRET, "ODP_ENTITY_ID": ENTITY_ID}
+        with stack.worker("worker", env=env):
+            _probe_worker(stack)
+            stop = threading.Event()
+            poller = threading.Thread(target=_poll, args=(stop, client, storage, polling, PollingPass), daemon=True)
+            poller.start()
+            began = time.perf_counter()
+            for start in range(0, count, BATCH):
+                with transaction():
+                    for number in numbers[start:start + BATCH]:
+                        create_transmission_draft(invoice_number=number, document_kind="invoice",
+                                                  flow_type="fr_domestic_b2b",
+                                                  document_pdf_key=f"billing/invoices/{number}.pdf",
+                                                  amount_incl_tax_cents=12_000, invoice_kind="platform_sale")
+            mine = Transmission.invoice_number.startswith(f"FAC-BENCH-{run_id}-")
+            undispatched = Transmission.status.in_(["pending_dispatch", "dispatching"])
+            _wait(stack, lambda: not Transmission.select().where(mine, undispatched).exists(), timeout=600)
+            dispatched_seconds = time.perf_counter() - began
+            settled = Transmission.status.in_(["acknowledged", "failed", "rejected"])
+            _wait(stack, lambda: Transmission.select().where(mine, settled).count() == count, timeout=600)
+            acknowledged_seconds = time.perf_counter() - began
+            stop.set()
+            poller.join(timeout=30)
+        calls = dict(simulator.store.calls)
+        rows = list(Transmission.select(Transmission.created_at, TransmissionEvent.occurred_at.alias("acked"))
+                    .join(TransmissionEvent, on=(TransmissionEvent.transmission == Transmission.id))
+                    .where(mine, TransmissionEvent.to_status == "acknowledged").dicts())
+        latencies = sorted((row["acked"] - row["created_at"]).total_seconds() for row in rows)
+        statuses = {s: Transmission.select().where(mine, Transmission.status == s).count()
+                    for s in ("acknowledged", "failed", "rejected", "sent")}
+        flows_at_operator = len(simulator.store.flows)
+
+    per_transmission = (calls["submit"] + calls["search"]) / count
+    p50, p99 = _percentile(latencies, 50), _percentile(latencies, 99)
+    return Result(
+        title=f"{count:,} transmissions: draft -> outbox -> dispatch actor -> operator simulator -> polling",
+        reference=f"OdpClient.submit_flow x {count:,} from {WORKER_THREADS} threads, no database",
+        settings=[stack.worker_settings, f"polling passes every {POLL_EVERY * 1000:.0f} ms in the bench process, "
+                  f"{polling.PASS_SIZE} transmissions a pass; simulator answers Ok at the first search",
+                  f"drafts in transactions of {BATCH}"],
+        figures=[
+            Figure("dispatch (transmissions/s)", count / dispatched_seconds, count / reference_seconds),
+            Figure("draft to acknowledged, all (s)", acknowledged_seconds, reference_seconds, summary=False),
+            Figure("draft to acknowledged p50 (s)", p50, 0.0, summary=False),
+            Figure("draft to acknowledged p99 (s)", p99, 0.0, summary=False),
+            Figure("operator calls per transmission", per_transmission,
+                   (reference_calls["submit"] + reference_calls["search"]) / count, summary=False),
+            Figure("token calls", calls["token"], reference_calls["token"], summary=False),
+        ],
+        checks=[
+            f"acknowledged: {statuses['acknowledged']} of {count} (failed {statuses['failed']}, "
+            f"rejected {statuses['rejected']}, still sent {statuses['sent']})",
+            f"flows at the operator: {flows_at_operator} (expected {count}: none posted twice)",
+            f"operator calls per transmission: {per_transmission:.2f} "
+            f"({calls['submit']} posts, {calls['search']} searches; goal at most 2)",
+        ],
+        notes=[SHARED_CORES_NOTE, "p50/p99 have no reference (the reference has no lifecycle): shown as 0"],
+        ok=statuses["acknowledged"] == count and flows_at_operator == count,
+    )
+
+
+def _probe_worker(stack) -> None:
+    from actors.broker import queue_sizes
+    from actors.diagnostics import noop
+
+    broker = stack.broker()
+    noop.send("probe")
+    _wait(stack, lambda: all(row["messages"] == 0 for row in queue_sizes(broker) if row["queue"] == "default"),
+          timeout=60)
+
+
+def _poll(stop: threading.Event, client, storage, polling, polling_pass_model) -> None:
+    from backend.db import database
+
+    with database.connection_context():
+        while not stop.is_set():
+            polling_pass = polling.start_pass_if_due(1)
+            if polling_pass is not None:
+                polling.run_pass(polling_pass, client=client, storage=storage)
+            stop.wait(POLL_EVERY)
+
+
+def _wait(stack, condition, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        stack.check_alive("worker")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not done after {timeout:g} s")
+        time.sleep(0.05)
+
+
+def _percentile(values: list[float], percent: int) -> float:
+    if not values:
+        return 0.0
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]

@@ -1,0 +1,323 @@
+"""E-invoicing operator simulator: OAuth token endpoint, the public e-invoicing API, control routes.
+
+In-process (tests): `OdpSimulator(client_id=..., client_secret=..., entity_id=...).start()`, then
+`sim.url` is the `ODP_BASE_URL` and `sim.token_url` the `ODP_TOKEN_URL` to give the client;
+`stop()` ends it. As a process (`vitrine dev`, port P+2): `python -m ops.simulators.odp --port P`
+(credentials default to `ODP_CLIENT_ID`, `ODP_CLIENT_SECRET`, `ODP_ENTITY_ID`).
+
+Routes:
+- `POST /oauth/token`: `grant_type=client_credentials` with the client id and secret (form fields or
+  HTTP Basic); 401 `invalid_client` when they are wrong;
+- `POST /public/einvoicing/v1/flows`: multipart with a `file` part (the PDF) and a `flowInfo` plain
+  field (JSON `{entityId, flowSyntax: "Factur-X", trackingId, name, sha256}`); 400 when `flowInfo`
+  is missing or sent as a file part, or when the sha256 is not the file's; answers 201 the flow;
+- `POST /public/einvoicing/v1/flows/search`: `{where: {flowMode, flowId?, trackingId?}, limit,
+  offset}` answers `{results, total, limit, offset}`;
+  both need `Authorization: Bearer <token>` and `X-FlowMode: Sandbox|Production`;
+- `POST /_control/flows/{flowId}/{ok|error|archive}` (JSON `{message?}` for error) sets a status;
+- `GET /_control/flows[?trackingId=]`, `GET|POST /_control/faults`, `POST /_control/settings`
+  (`{auto_ok_after_seconds, token_ttl_seconds}`), `GET /_control/state`, `POST /_control/reset`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import threading
+import time
+from email.parser import BytesParser
+from email.policy import HTTP
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+from ops.simulators.odp_store import FLOW_MODES, OperatorError, Settings, Store
+
+MAX_BODY = 20 * 1024 * 1024
+FLOWS = "/public/einvoicing/v1/flows"
+
+ROUTES = [
+    (method, re.compile(f"^{pattern}$"), name, api)
+    for method, pattern, name, api in [
+        ("POST", r"/oauth/token", "token", False),
+        ("POST", FLOWS, "submit", True),
+        ("POST", FLOWS + r"/search", "search", True),
+        ("POST", r"/_control/flows/(?P<flow_id>[^/]+)/(?P<action>ok|error|archive)", "control_action", False),
+        ("GET", r"/_control/flows", "control_flows", False),
+        ("GET", r"/_control/faults", "control_get_state", False),
+        ("POST", r"/_control/faults", "control_set_faults", False),
+        ("POST", r"/_control/settings", "control_settings", False),
+        ("GET", r"/_control/state", "control_get_state", False),
+        ("POST", r"/_control/reset", "control_reset", False),
+    ]
+]
+
+
+class _LostAnswer(Exception):
+    """The flow was accepted; the answer is never sent (the connection is closed)."""
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: SimulatorServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args) -> None:  # the simulator stays quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def _dispatch(self, method: str) -> None:
+        split = urlsplit(self.path)
+        path = split.path.rstrip("/") or "/"
+        self._query = parse_qs(split.query)
+        for route_method, pattern, name, api in ROUTES:
+            match = pattern.match(path)
+            if match is None or route_method != method:
+                continue
+            try:
+                self._body = self._read_body()
+                if api or name == "token":
+                    with self.server.store.lock:
+                        self.server.store.calls[name] += 1
+                if api:
+                    self._check_api_call(name)
+                getattr(self, name if not api else f"api_{name}")(**match.groupdict())
+            except _LostAnswer:
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+            except OperatorError as exc:
+                self._json(exc.status, {"error": exc.message})
+            return
+        self.close_connection = True
+        self._json(404, {"error": "not found"})
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self.close_connection = True
+            raise OperatorError(413, "body too large")
+        return self.rfile.read(length) if length else b""
+
+    def _check_api_call(self, route: str) -> None:
+        store = self.server.store
+        with store.lock:
+            fault = store.faults.take_api_fault(route)
+            delay = store.faults.take_delay()
+        if delay:
+            time.sleep(delay)
+        if fault is not None:
+            raise fault
+        scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+        with store.lock:
+            if scheme != "Bearer":
+                raise OperatorError(401, "Unauthorized: a Bearer token is required")
+            store.check_token(token)
+        mode = self.headers.get("X-FlowMode")
+        if mode not in FLOW_MODES:
+            raise OperatorError(400, "X-FlowMode must be Sandbox or Production")
+        self._flow_mode = mode
+
+    def _json_body(self) -> dict:
+        try:
+            body = json.loads(self._body or b"{}")
+        except ValueError:
+            raise OperatorError(400, "invalid JSON") from None
+        if not isinstance(body, dict):
+            raise OperatorError(400, "a JSON object is expected")
+        return body
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        if status == 429:
+            self.send_header("Retry-After", "1")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, data: object) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json")
+
+    # --- OAuth --------------------------------------------------------------------------------
+
+    def token(self) -> None:
+        form = {k: v[0] for k, v in parse_qs(self._body.decode("utf-8", "replace")).items()}
+        client_id, client_secret = form.get("client_id", ""), form.get("client_secret", "")
+        scheme, _, encoded = (self.headers.get("Authorization") or "").partition(" ")
+        if scheme == "Basic":
+            try:
+                client_id, _, client_secret = base64.b64decode(encoded).decode().partition(":")
+            except ValueError:
+                raise OperatorError(401, "invalid_client") from None
+        self._json(200, self.server.store.issue_token(client_id, client_secret, form.get("grant_type", "")))
+
+    # --- API ----------------------------------------------------------------------------------
+
+    def api_submit(self) -> None:
+        content_type = self.headers.get("Content-Type") or ""
+        if not content_type.startswith("multipart/form-data"):
+            raise OperatorError(415, "multipart/form-data is required")
+        message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + self._body)
+        flow_info_raw, file_part = None, None
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            if name == "flowInfo" and part.get_filename() is None:
+                flow_info_raw = part.get_payload(decode=True) or b""
+            elif name == "file":
+                file_part = part
+        if flow_info_raw is None:  # absent, or sent as a file part: not a field
+            raise OperatorError(400, "flowInfo is required")
+        if file_part is None:
+            raise OperatorError(400, "file is required")
+        try:
+            flow_info = json.loads(flow_info_raw)
+        except ValueError:
+            raise OperatorError(400, "flowInfo must be a JSON string") from None
+        if not isinstance(flow_info, dict):
+            raise OperatorError(400, "flowInfo must be a JSON object")
+        store = self.server.store
+        with store.lock:
+            flow = store.submit(flow_mode=self._flow_mode, flow_info=flow_info,
+                                filename=file_part.get_filename() or "", content_type=file_part.get_content_type(),
+                                content=file_part.get_payload(decode=True) or b"")
+            lost = store.faults.take_lost_answer()
+        if lost:
+            raise _LostAnswer
+        self._json(201, flow)
+
+    def api_search(self) -> None:
+        body = self._json_body()
+        where = body.get("where") or {}
+        limit, offset = body.get("limit", 50), body.get("offset", 0)
+        if not isinstance(where, dict) or type(limit) is not int or type(offset) is not int \
+                or not 1 <= limit <= 100 or offset < 0:
+            raise OperatorError(400, "where must be an object, limit within [1, 100], offset >= 0")
+        if where.get("flowMode", self._flow_mode) != self._flow_mode:
+            raise OperatorError(400, "where.flowMode differs from X-FlowMode")
+        store = self.server.store
+        with store.lock:
+            self._json(200, store.search(flow_mode=self._flow_mode, where=where, limit=limit, offset=offset))
+
+    # --- control ------------------------------------------------------------------------------
+
+    def control_action(self, flow_id: str, action: str) -> None:
+        message = self._json_body().get("message")
+        store = self.server.store
+        with store.lock:
+            flow = store.act(flow_id, action, message if isinstance(message, str) else None)
+        self._json(200, flow)
+
+    def control_flows(self) -> None:
+        tracking_id = (self._query.get("trackingId") or [None])[0]
+        store = self.server.store
+        with store.lock:
+            self._json(200, {"flows": store.flows_for(tracking_id)})
+
+    def control_get_state(self) -> None:
+        store = self.server.store
+        with store.lock:
+            self._json(200, store.snapshot())
+
+    def control_set_faults(self) -> None:
+        store = self.server.store
+        body = self._json_body()
+        with store.lock:
+            store.faults.update(body)
+            self._json(200, store.snapshot())
+
+    def control_settings(self) -> None:
+        store = self.server.store
+        body = self._json_body()
+        with store.lock:
+            store.settings.update(body)
+            self._json(200, store.snapshot())
+
+    def control_reset(self) -> None:
+        store = self.server.store
+        with store.lock:
+            store.reset()
+        self._json(200, {"reset": True})
+
+
+class SimulatorServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # bursts of concurrent dispatches
+    store: Store
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that gave up (a timeout on a slow answer) is expected: no traceback for it."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
+class OdpSimulator:
+    """The simulator as an object: `start()`, `stop()`, `url` (API base) and `token_url`."""
+
+    def __init__(self, *, client_id: str, client_secret: str, entity_id: str | None = None, host: str = "127.0.0.1",
+                 port: int = 0, settings: Settings | None = None) -> None:
+        self.server = SimulatorServer((host, port), Handler)
+        self.url = f"http://{host}:{self.server.server_address[1]}"
+        self.token_url = f"{self.url}/oauth/token"
+        self.store = Store(client_id=client_id, client_secret=client_secret, entity_id=entity_id, settings=settings)
+        self.server.store = self.store
+        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), name="odp-simulator",
+                                        daemon=True)
+
+    def start(self) -> OdpSimulator:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> OdpSimulator:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="odp-simulator", description="E-invoicing operator simulator")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    # Defaults from the environment, so a supervisor need not put secrets on a command line.
+    parser.add_argument("--client-id", default=os.environ.get("ODP_CLIENT_ID"))
+    parser.add_argument("--client-secret", default=os.environ.get("ODP_CLIENT_SECRET"))
+    parser.add_argument("--entity-id", default=os.environ.get("ODP_ENTITY_ID"))
+    parser.add_argument("--auto-ok-after", type=float, default=5.0,
+                        help="seconds after which a Pending flow answers Ok (negative: never by itself)")
+    args = parser.parse_args(argv)
+    if not args.client_id or not args.client_secret:
+        parser.error("--client-id and --client-secret (or ODP_CLIENT_ID and ODP_CLIENT_SECRET) are required")
+    settings = Settings(auto_ok_after_seconds=None if args.auto_ok_after < 0 else args.auto_ok_after)
+    simulator = OdpSimulator(client_id=args.client_id, client_secret=args.client_secret, entity_id=args.entity_id,
+                             host=args.host, port=args.port, settings=settings)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    simulator.start()
+    print(f"e-invoicing operator simulator at {simulator.url}", flush=True)
+    stop.wait()
+    simulator.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Billing schemas (Specification C)."""

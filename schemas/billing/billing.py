@@ -1,0 +1,144 @@
+"""Billing request and answer shapes (Specification C "Collection and refunds", "Invoices")."""
+
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, Schema, fields, validate
+
+from backend.billing.models import (
+    FinancialStatus,
+    InvoiceKind,
+    InvoiceStatus,
+    PaymentKind,
+    PaymentMethod,
+    PaymentStatus,
+)
+from backend.billing.views import LIST_DEFAULT, LIST_MAX
+
+METHOD = fields.String(required=True, validate=validate.OneOf([m.value for m in PaymentMethod]),
+                       metadata={"enum": [m.value for m in PaymentMethod]})
+REASON = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+def _enum(values) -> dict:
+    return {"enum": [v.value for v in values]}
+
+
+class CollectIn(Schema):
+    paymentMethod = METHOD
+
+
+class CollectOut(Schema):
+    reservationId = fields.String(required=True)
+    paymentOrderId = fields.String(required=True)
+    invoiceNumber = fields.String(required=True)
+    financialStatus = fields.String(required=True, metadata=_enum(FinancialStatus))
+    paymentStatus = fields.String(required=True, metadata=_enum(PaymentStatus))
+    idempotent = fields.Boolean(required=True)
+
+
+class RefundIn(Schema):
+    amountCents = fields.Integer(required=True, strict=True, validate=validate.Range(min=1),
+                                 metadata={"description": "excluding tax, like every stored invoice amount"})
+    reason = REASON
+    paymentMethod = METHOD
+
+
+class RefundOut(Schema):
+    invoiceNumber = fields.String(required=True)
+    creditNoteNumber = fields.String(required=True)
+    paymentOrderId = fields.String(required=True)
+    refundedCents = fields.Integer(required=True, metadata={"description": "excluding tax"})
+    amountInclTaxCents = fields.Integer(required=True, metadata={"description": "the refund payment order"})
+    remainingCents = fields.Integer(required=True, metadata={"description": "left to refund, excluding tax"})
+    financialStatus = fields.String(required=True, metadata=_enum(FinancialStatus))
+    paymentStatus = fields.String(required=True, metadata=_enum(PaymentStatus))
+    idempotent = fields.Boolean(required=True)
+
+
+class CreditNoteIn(Schema):
+    reason = REASON
+
+
+class CreditNoteOut(Schema):
+    invoiceNumber = fields.String(required=True)
+    creditNoteNumber = fields.String(required=True)
+    creditedCents = fields.Integer(required=True, metadata={"description": "excluding tax"})
+    invoiceStatus = fields.String(required=True, metadata=_enum(InvoiceStatus))
+
+
+class PartyOut(Schema):
+    organizationId = fields.String(allow_none=True, metadata={"description": "null: the platform"})
+    legalName = fields.String(required=True)
+
+
+class InvoiceOut(Schema):
+    """The Invoice fields of Specification C; `hasPdf`, never the storage key."""
+
+    invoiceNumber = fields.String(required=True)
+    kind = fields.String(required=True, metadata=_enum(InvoiceKind))
+    status = fields.String(required=True, metadata=_enum(InvoiceStatus))
+    amountExclTaxCents = fields.Integer(required=True)
+    vatRatePercent = fields.Float(required=True, metadata={"description": "frozen when the invoice was issued"})
+    vatAmountCents = fields.Integer(required=True, metadata={"description": "computed at read time"})
+    amountInclTaxCents = fields.Integer(required=True)
+    currency = fields.String(required=True)
+    issuedAt = fields.String(required=True, metadata={"format": "date-time"})
+    dueAt = fields.String(required=True, metadata={"format": "date-time"})
+    hasPdf = fields.Boolean(required=True)
+    reservationId = fields.String(allow_none=True)
+    creditedInvoiceNumber = fields.String(allow_none=True, metadata={"description": "credit notes: the invoice"})
+    issuer = fields.Nested(PartyOut, required=True)
+    customer = fields.Nested(PartyOut, required=True)
+
+
+class RepeatedString(fields.List):
+    """A repeatable query parameter: one value arrives as a string, several as a list."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(fields.String(validate=validate.Length(max=60)), **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        return super()._deserialize([value] if isinstance(value, str) else value, attr, data, **kwargs)
+
+
+class InvoicesQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    limit = fields.Integer(load_default=LIST_DEFAULT, validate=validate.Range(min=1, max=LIST_MAX))
+    kind = RepeatedString(load_default=list,
+                       metadata={"description": "repeatable; unknown values ignored; empty means all",
+                                 **_enum(InvoiceKind)})
+
+
+class InvoicesOut(Schema):
+    items = fields.List(fields.Nested(InvoiceOut), required=True)
+
+
+class AmountsOut(Schema):
+    storeBaseAmountCents = fields.Integer(required=True)
+    platformCommissionAmountCents = fields.Integer(required=True)
+    industrialTotalAmountCents = fields.Integer(required=True, metadata={"description": "base + commission, HT"})
+    commissionRateBps = fields.Integer(required=True)
+
+
+class PaymentOrderOut(Schema):
+    id = fields.String(required=True)
+    kind = fields.String(required=True, metadata=_enum(PaymentKind))
+    method = fields.String(required=True, metadata=_enum(PaymentMethod))
+    status = fields.String(required=True, metadata=_enum(PaymentStatus))
+    amountCents = fields.Integer(required=True, metadata={"description": "including VAT"})
+    currency = fields.String(required=True)
+    mandateRef = fields.String(allow_none=True, metadata={"description": "shown to the industrial and admins"})
+    createdAt = fields.String(required=True, metadata={"format": "date-time"})
+    paidAt = fields.String(allow_none=True, metadata={"format": "date-time"})
+
+
+class SummaryOut(Schema):
+    reservationId = fields.String(required=True)
+    billingModel = fields.String(required=True, metadata={"enum": ["legacy_mandate", "principal_seller"]})
+    financialStatus = fields.String(required=True, metadata=_enum(FinancialStatus))
+    amounts = fields.Nested(AmountsOut, required=True)
+    paymentOrders = fields.List(fields.Nested(PaymentOrderOut), required=True)
+    invoices = fields.List(fields.Nested(InvoiceOut), required=True)
+    refundedCents = fields.Integer(required=True, metadata={"description": "refunded total, excluding tax"})

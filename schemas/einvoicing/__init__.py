@@ -1,0 +1,1 @@
+"""E-invoicing schemas (Specification C)."""

@@ -1,0 +1,90 @@
+"""Collection of a principal_seller reservation: the seven steps, refusals, SEPA mandate."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.billing import collection, ledger
+from backend.billing.models import (
+    FinancialRecord,
+    Invoice,
+    LedgerEntry,
+    PaymentMethod,
+    PaymentOrder,
+    SepaMandate,
+)
+from backend.errors import Conflict, NotFound
+from backend.marketplace.models import Reservation
+from tests.billing.helpers import Market, approved_org
+
+
+@pytest.fixture
+def market():
+    return Market()
+
+
+def _collect(reservation, key="k-1", method=PaymentMethod.BANK_TRANSFER, organization_id=None):
+    return collection.collect(reservation_id=reservation.id,
+                              industrial_organization_id=organization_id or reservation.industrial_organization_id,
+                              method=method, key=key, user_id=None)
+
+
+def test_collection_pays_the_total_issues_the_sale_and_writes_three_balanced_entries(market):
+    industrial, distributor = approved_org("industrial"), approved_org("distributor")
+    reservation = market.reservation(industrial, distributor, price_cents=100_000)
+    result = _collect(reservation)
+    answer = result.answer
+    assert answer["financialStatus"] == "reservation_total_paid" and answer["paymentStatus"] == "paid"
+    assert answer["idempotent"] is False and answer["invoiceNumber"].startswith("FAC-RES-")
+    order = PaymentOrder.get_by_id(answer["paymentOrderId"])
+    assert (order.kind, order.method, order.amount_cents) == ("reservation_total", "bank_transfer", 144_000)
+    invoice = Invoice.get(Invoice.number == answer["invoiceNumber"])
+    assert (invoice.kind, invoice.status, invoice.amount_excl_tax_cents) == ("platform_sale", "paid", 120_000)
+    assert invoice.customer_organization_id == industrial.id and invoice.reservation_id == reservation.id
+    entries = {(e.account, e.direction): e.amount_cents
+               for e in LedgerEntry.select().where(LedgerEntry.reservation_id == reservation.id)}
+    assert entries == {(ledger.industrial_receivable(industrial.id), "debit"): 120_000,
+                       (ledger.PLATFORM_REVENUE, "credit"): 20_000,
+                       (ledger.supplier_payable(distributor.id), "credit"): 100_000}
+    record = FinancialRecord.get_by_id(reservation.id)
+    assert (record.financial_status, record.total_cents, record.commission_cents) == (
+        "reservation_total_paid", 120_000, 20_000)
+
+
+def test_a_second_key_cannot_collect_twice(market):
+    reservation = market.reservation(approved_org("industrial"), approved_org("distributor"))
+    _collect(reservation, key="first")
+    with pytest.raises(Conflict) as refused:
+        _collect(reservation, key="second")
+    assert refused.value.details["reason"] == "not_due"
+
+
+def test_refusals_not_approved_not_principal_seller_other_organization(market):
+    industrial, distributor = approved_org("industrial"), approved_org("distributor")
+    pending = market.reservation(industrial, distributor, approve=False)
+    with pytest.raises(Conflict) as refused:
+        _collect(pending)
+    assert refused.value.details["reason"] == "reservation_not_approved"
+    legacy = market.reservation(industrial, distributor, day=30)
+    Reservation.update(billing_model=None).where(Reservation.id == legacy.id).execute()
+    with pytest.raises(Conflict) as refused:
+        _collect(legacy)
+    assert refused.value.details["reason"] == "not_principal_seller"
+    with pytest.raises(NotFound):
+        _collect(legacy, organization_id=approved_org("industrial").id)
+    assert not FinancialRecord.select().where(FinancialRecord.reservation_id.in_([pending.id, legacy.id])).exists()
+
+
+def test_sepa_dd_needs_an_active_mandate_and_records_its_reference(market):
+    industrial = approved_org("industrial")
+    reservation = market.reservation(industrial, approved_org("distributor"))
+    with pytest.raises(Conflict) as refused:
+        _collect(reservation, method=PaymentMethod.SEPA_DD)
+    assert refused.value.details["reason"] == "sepa_mandate_missing"
+    assert FinancialRecord.get_by_id(reservation.id).financial_status == "reservation_total_due"
+    from backend import clock
+
+    mandate = SepaMandate.create(organization_id=industrial.id, mandate_ref="VTR-TEST-1", iban="FR76...",
+                                 signed_at=clock.now())
+    answer = _collect(reservation, method=PaymentMethod.SEPA_DD).answer
+    assert PaymentOrder.get_by_id(answer["paymentOrderId"]).mandate_ref == mandate.mandate_ref

@@ -1,0 +1,84 @@
+"""Idempotency-Key: replay, another body (422), a request in flight (409), missing key (400), 24 h."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from backend import clock
+from backend.billing import collection, idempotency
+from backend.billing.errors import IdempotencyKeyReused
+from backend.billing.models import IdempotencyRecord, Invoice, PaymentMethod, SepaMandate
+from backend.errors import Conflict, ValidationError
+from tests.billing.helpers import Market, approved_org
+
+
+def _collect(reservation, key, method=PaymentMethod.BANK_TRANSFER):
+    return collection.collect(reservation_id=reservation.id,
+                              industrial_organization_id=reservation.industrial_organization_id, method=method,
+                              key=key, user_id=None)
+
+
+@pytest.fixture
+def reservation():
+    return Market().reservation(approved_org("industrial"), approved_org("distributor"))
+
+
+def test_replay_answers_the_stored_result_without_running_again(reservation):
+    first = _collect(reservation, "key-1")
+    second = _collect(reservation, "key-1")
+    assert first.idempotent is False and second.idempotent is True
+    assert second.answer == {**first.answer, "idempotent": True}
+    assert Invoice.select().where(Invoice.reservation_id == reservation.id).count() == 1
+
+
+def test_same_key_with_another_body_is_422(reservation):
+    _collect(reservation, "key-1")
+    SepaMandate.create(organization_id=reservation.industrial_organization_id, mandate_ref="VTR-X-1", iban="FR76",
+                       signed_at=clock.now())
+    with pytest.raises(IdempotencyKeyReused):
+        _collect(reservation, "key-1", method=PaymentMethod.SEPA_DD)
+
+
+def test_a_key_still_in_flight_is_409(reservation):
+    request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
+                                           {"paymentMethod": "bank_transfer"})
+    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
+                             key="key-1", request_hash=request_hash, expires_at=clock.now() + idempotency.TTL)
+    with pytest.raises(Conflict) as refused:
+        _collect(reservation, "key-1")
+    assert refused.value.details["reason"] == "request_in_flight"
+
+
+def test_a_claim_abandoned_by_a_crash_is_taken_over(reservation):
+    request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
+                                           {"paymentMethod": "bank_transfer"})
+    long_ago = clock.now() - timedelta(seconds=idempotency.STALE_CLAIM_SECONDS + 1)
+    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
+                             key="key-1", request_hash=request_hash, created_at=long_ago,
+                             expires_at=long_ago + idempotency.TTL)
+    assert _collect(reservation, "key-1").idempotent is False
+
+
+def test_a_failed_flow_releases_its_key_and_an_expired_key_is_new_again(reservation):
+    with pytest.raises(Conflict):
+        _collect(reservation, "key-1", method=PaymentMethod.SEPA_DD)  # no mandate
+    assert not IdempotencyRecord.select().where(IdempotencyRecord.key == "key-1").exists()
+    _collect(reservation, "key-1")
+    with clock.frozen_at(clock.now() + timedelta(hours=24, seconds=1)):
+        assert idempotency.purge_expired() == 1
+
+
+def test_keys_are_scoped_per_organization():
+    market = Market()
+    a = market.reservation(approved_org("industrial"), approved_org("distributor"))
+    b = market.reservation(approved_org("industrial"), approved_org("distributor"))
+    assert _collect(a, "same").idempotent is False
+    assert _collect(b, "same").idempotent is False
+
+
+@pytest.mark.parametrize("key", [None, "", "   ", "x" * 256, "a\nb"])
+def test_a_missing_or_unusable_key_is_400(key):
+    with pytest.raises(ValidationError):
+        idempotency.check_key(key)

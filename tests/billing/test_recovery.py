@@ -1,0 +1,45 @@
+"""`vitrine billing recover-legacy`: never-billed legacy reservations move to principal_seller."""
+
+from __future__ import annotations
+
+from backend.billing import collection, recovery
+from backend.billing.models import PaymentMethod
+from backend.marketplace.models import Reservation
+from ops.cli import main
+from tests.billing.helpers import Market, approved_org
+
+
+def _legacy(reservation) -> Reservation:
+    Reservation.update(billing_model=None, commission_amount_cents=0, total_amount_cents=Reservation.base_amount_cents,
+                       commission_rate_bps=0).where(Reservation.id == reservation.id).execute()
+    return Reservation.get_by_id(reservation.id)
+
+
+def test_dry_run_reports_and_the_real_run_recomputes_the_commission():
+    market = Market()
+    industrial, distributor = approved_org("industrial"), approved_org("distributor")
+    old = _legacy(market.reservation(industrial, distributor, price_cents=10_001))
+    billed = _legacy(market.reservation(industrial, distributor, price_cents=5_000, day=20))
+    Reservation.update(billing_model="legacy_mandate").where(Reservation.id == billed.id).execute()
+    from backend.billing import legacy
+
+    legacy.collect_step(legacy.DEPOSIT, reservation_id=billed.id, industrial_organization_id=industrial.id,
+                        method=PaymentMethod.BANK_TRANSFER, key="d", user_id=None)
+    dry = recovery.recover_legacy(rate_bps=2000, dry_run=True)
+    assert [c["reservationId"] for c in dry] == [old.id]
+    assert Reservation.get_by_id(old.id).billing_model is None
+    (change,) = recovery.recover_legacy(rate_bps=2000, dry_run=False)
+    assert change["after"] == {"billingModel": "principal_seller", "commissionAmountCents": 2_000,
+                               "totalAmountCents": 12_001, "commissionRateBps": 2000}
+    recovered = Reservation.get_by_id(old.id)
+    assert (recovered.billing_model, recovered.commission_amount_cents) == ("principal_seller", 2_000)
+    assert Reservation.get_by_id(billed.id).billing_model == "legacy_mandate"
+    answer = collection.collect(reservation_id=old.id, industrial_organization_id=industrial.id,
+                                method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None).answer
+    assert answer["financialStatus"] == "reservation_total_paid"
+    assert recovery.recover_legacy(rate_bps=2000, dry_run=True) == []
+
+
+def test_the_command_prints_what_it_would_change(capsys):
+    assert main(["billing", "recover-legacy", "--dry-run"]) == 0
+    assert "reservation(s) would change" in capsys.readouterr().out

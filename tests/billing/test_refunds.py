@@ -1,0 +1,105 @@
+"""Refunds (partial, total, over-refund) and credit notes of a collected sale."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.billing import collection, corrections, ledger
+from backend.billing.models import (
+    AuditEntry,
+    FinancialRecord,
+    Invoice,
+    LedgerEntry,
+    PaymentMethod,
+    PaymentOrder,
+)
+from backend.errors import Conflict, ValidationError
+from tests.billing.helpers import Market, approved_org
+
+
+@pytest.fixture
+def sale():
+    industrial, distributor = approved_org("industrial"), approved_org("distributor")
+    reservation = Market().reservation(industrial, distributor, price_cents=100_000)  # total 120 000 HT
+    answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+                                method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None).answer
+    return Invoice.get(Invoice.number == answer["invoiceNumber"]), industrial, distributor
+
+
+def _refund(invoice, amount, key="r-1", reason="Vitrine abîmée"):
+    return corrections.refund_once(scope="admin", key=key, invoice_number=invoice.number, amount_cents=amount,
+                                   reason=reason, method=PaymentMethod.BANK_TRANSFER, user_id=None)
+
+
+def _sums(reservation_id):
+    rows = LedgerEntry.select().where(LedgerEntry.reservation_id == reservation_id)
+    out: dict[str, int] = {}
+    for e in rows:
+        out[e.account] = out.get(e.account, 0) + (e.amount_cents if e.direction == "debit" else -e.amount_cents)
+    return out
+
+
+def test_partial_then_total_refund(sale):
+    invoice, *_ = sale
+    first = _refund(invoice, 30_001, key="r-1")
+    assert first["financialStatus"] == "partially_refunded" and first["remainingCents"] == 89_999
+    assert first["amountInclTaxCents"] == 36_001  # 30 001 + 6 000.2 rounded half up
+    note = Invoice.get(Invoice.number == first["creditNoteNumber"])
+    assert (note.kind, note.credited_invoice_id, note.amount_excl_tax_cents) == (
+        "platform_credit_note", invoice.id, 30_001)
+    assert note.number.startswith("AV-RES-")
+    assert PaymentOrder.get_by_id(first["paymentOrderId"]).kind == "refund"
+    assert Invoice.get_by_id(invoice.id).status == "paid"
+    second = _refund(invoice, 89_999, key="r-2")
+    assert second["financialStatus"] == "fully_refunded" and second["remainingCents"] == 0
+    assert Invoice.get_by_id(invoice.id).status == "credited"
+    assert FinancialRecord.get_by_id(invoice.reservation_id).refunded_excl_tax_cents == 120_000
+    # every account is back to zero: the reversals sum exactly to what the collection booked
+    assert set(_sums(invoice.reservation_id).values()) == {0}
+    audit = AuditEntry.select().where(AuditEntry.invoice_id == invoice.id, AuditEntry.action == "billing.refund")
+    assert [a.reason for a in audit] == ["Vitrine abîmée", "Vitrine abîmée"]
+
+
+def test_over_refund_is_409_and_writes_nothing(sale):
+    invoice, *_ = sale
+    _refund(invoice, 100_000)
+    count = Invoice.select().count()
+    with pytest.raises(Conflict) as refused:
+        _refund(invoice, 20_001, key="r-2")
+    assert refused.value.details == {"reason": "over_refund", "remainingCents": 20_000}
+    assert Invoice.select().count() == count
+
+
+def test_only_platform_sales_are_refundable_and_bad_amounts_are_refused(sale):
+    invoice, *_ = sale
+    note = Invoice.get(Invoice.number == _refund(invoice, 1_000)["creditNoteNumber"])
+    with pytest.raises(Conflict):
+        _refund(note, 10, key="r-2")
+    with pytest.raises(ValidationError):
+        _refund(invoice, 0, key="r-3")
+    with pytest.raises(ValidationError):
+        _refund(invoice, 10, key="r-4", reason="  ")
+
+
+def test_refund_replay_with_the_same_key(sale):
+    invoice, *_ = sale
+    first = _refund(invoice, 500)
+    again = _refund(invoice, 500)
+    assert again == {**first, "idempotent": True}
+    assert Invoice.select().where(Invoice.credited_invoice == invoice.id).count() == 1
+
+
+def test_credit_note_credits_what_is_left_and_moves_no_money(sale):
+    invoice, industrial, _ = sale
+    _refund(invoice, 20_000)
+    orders = PaymentOrder.select().count()
+    answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Erreur de prix", user_id=None)
+    assert answer["creditedCents"] == 100_000 and answer["invoiceStatus"] == "credited"
+    assert PaymentOrder.select().count() == orders
+    assert Invoice.get_by_id(invoice.id).status == "credited"
+    assert ledger.balance(ledger.industrial_receivable(industrial.id)) == 0
+    with pytest.raises(Conflict):
+        corrections.credit_in_full(invoice_number=invoice.number, reason="encore", user_id=None)
+    with pytest.raises(Conflict):
+        _refund(invoice, 1, key="r-9")
+    assert AuditEntry.get(AuditEntry.action == "billing.credit_note").reason == "Erreur de prix"

@@ -1,0 +1,80 @@
+"""The operator simulator on its own: OAuth, flows progressing by delay or control, faults,
+and as the process `vitrine dev` starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import requests
+
+from ops.simulators.esign_store import minimal_pdf
+from tests.einvoicing.conftest import CLIENT_ID, CLIENT_SECRET, wait_until
+
+
+def token(operator, **form) -> requests.Response:
+    body = {"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, **form}
+    return requests.post(operator.token_url, data=body, timeout=5)
+
+
+def test_the_token_endpoint_checks_the_client_credentials(operator):
+    good = token(operator)
+    assert good.status_code == 200 and good.json()["token_type"] == "Bearer" and good.json()["expires_in"] == 3600
+    assert token(operator, client_secret="wrong").status_code == 401
+    assert token(operator, grant_type="password").status_code == 400
+    basic = requests.post(operator.token_url, data={"grant_type": "client_credentials"},
+                          auth=(CLIENT_ID, CLIENT_SECRET), timeout=5)
+    assert basic.status_code == 200
+
+
+def test_api_calls_need_a_valid_token_and_a_flow_mode(operator):
+    url = operator.url + "/public/einvoicing/v1/flows/search"
+    access = token(operator).json()["access_token"]
+    assert requests.post(url, json={}, headers={"X-FlowMode": "Sandbox"}, timeout=5).status_code == 401
+    assert requests.post(url, json={}, headers={"Authorization": "Bearer forged", "X-FlowMode": "Sandbox"},
+                         timeout=5).status_code == 401
+    assert requests.post(url, json={}, headers={"Authorization": f"Bearer {access}"}, timeout=5).status_code == 400
+    ok = requests.post(url, json={"where": {}, "limit": 10, "offset": 0},
+                       headers={"Authorization": f"Bearer {access}", "X-FlowMode": "Sandbox"}, timeout=5)
+    assert ok.status_code == 200 and ok.json() == {"results": [], "total": 0, "limit": 10, "offset": 0}
+
+
+def test_a_flow_turns_ok_after_the_configured_delay(operator, operator_client):
+    operator.settings(auto_ok_after_seconds=0)
+    flow = operator_client.submit_flow(tracking_id="FAC-1", name="FAC-1.pdf", content=minimal_pdf("1"))
+    assert operator_client.get_flow(flow.flow_id).status == "Ok"
+
+
+def test_faults_are_validated_and_reset(operator):
+    response = requests.post(operator.url + "/_control/faults", json={"explode": True}, timeout=5)
+    assert response.status_code == 400
+    response = requests.post(operator.url + "/_control/faults", json={"rate_limited_calls": "3"}, timeout=5)
+    assert response.status_code == 400
+    assert operator.faults(unauthorized=True)["faults"]["unauthorized"] is True
+    operator.control("reset")
+    assert operator.control("faults")["faults"]["unauthorized"] is False
+
+
+def test_an_unknown_flow_cannot_be_controlled(operator):
+    response = requests.post(operator.url + "/_control/flows/nope/ok", json={}, timeout=5)
+    assert response.status_code == 404
+
+
+def test_the_simulator_runs_as_a_process(free_port):
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ops.simulators.odp", "--port", str(port), "--client-id", CLIENT_ID,
+         "--client-secret", CLIENT_SECRET], stdout=subprocess.DEVNULL)
+    try:
+        def answers():
+            try:
+                return requests.post(f"http://127.0.0.1:{port}/oauth/token", timeout=1, data={
+                    "grant_type": "client_credentials", "client_id": CLIENT_ID,
+                    "client_secret": CLIENT_SECRET}).status_code == 200
+            except requests.ConnectionError:
+                return False
+
+        wait_until(answers)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
