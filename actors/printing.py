@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dramatiq
+from periodiq import cron
 
-from backend.errors import DomainError
+from backend.errors import DomainError, NotFound, ValidationError
 from backend.printing import batch_advance, deposits
 
 
@@ -14,7 +15,15 @@ def open_print_deposit(reservation_id: str) -> None:
     deposits.open_deposit(reservation_id)
 
 
-@dramatiq.actor(queue_name="printing", max_retries=8, time_limit=60_000, throws=(DomainError,))
+@dramatiq.actor(queue_name="printing", max_retries=8, time_limit=60_000, throws=(NotFound, ValidationError))
 def advance_batch_order(run_id: str, order_id: str) -> None:
-    """One order of a batch status advance; a redelivery finds it settled and does nothing."""
+    """One order of a batch status advance; a redelivery finds it settled and does nothing. A
+    transient failure (the database unreachable) is retried: a run must never stay running."""
     batch_advance.advance_batch_order(run_id, order_id)
+
+
+@dramatiq.actor(queue_name="printing", max_retries=0, time_limit=120_000, throws=(),
+                periodic=cron("* * * * *"))
+def resume_stalled_batch_advances() -> None:
+    """Send again the unsettled orders of batch advances whose current group stopped moving."""
+    batch_advance.resume_stalled_runs()

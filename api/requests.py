@@ -10,7 +10,7 @@ from falcon.stream import BoundedStream
 from marshmallow import Schema
 
 from backend import json_input
-from backend.errors import Forbidden, PayloadTooLarge, ValidationError
+from backend.errors import Forbidden, PayloadTooLarge, UnsupportedMediaType, ValidationError
 
 JSON_BODY_LIMIT = 1024 * 1024
 # Multipart framing (boundaries, part headers) around an uploaded file: the storage enforces the
@@ -38,14 +38,21 @@ class Request(falcon.Request):
 
 
 def read_json(req: falcon.Request, limit: int = JSON_BODY_LIMIT) -> object:
-    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing."""
+    """The parsed JSON body (None when empty), refusing more than `limit` bytes before parsing.
+    The raw body is kept on the request, so a responder run again (`api.conflicts`) reads it again."""
     if req.content_length and req.content_length > limit:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
-    raw = req.bounded_stream.read(limit + 1)
+    raw = getattr(req.context, "raw_json_body", None)
+    if raw is None:
+        raw = req.context.raw_json_body = req.bounded_stream.read(limit + 1)
     if len(raw) > limit:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
     if not raw.strip():
         return None
+    # A browser form (or `fetch` without preflight) can only send text/plain, form or multipart
+    # bodies cross-site: JSON is read only when it says it is JSON (415 otherwise).
+    if (req.content_type or "").split(";", 1)[0].strip().lower() != "application/json":
+        raise UnsupportedMediaType("send the body as Content-Type: application/json")
     return json_input.loads(raw)
 
 

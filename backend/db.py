@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from peewee import DatabaseProxy, InterfaceError, OperationalError
+from peewee import DatabaseError, DatabaseProxy, InterfaceError, OperationalError
 from playhouse.postgres_ext import PooledPostgresqlExtDatabase
 
 from backend.errors import ServiceUnavailable
@@ -77,6 +77,28 @@ def transaction() -> Iterator[None]:
         return
     for hook in hooks:
         hook()
+
+
+# SQLSTATEs of a concurrent change that lost a race: deadlock_detected, serialization_failure,
+# unique_violation. Run again, the losing change sees the winner's rows and decides on them.
+CONCURRENCY_SQLSTATES = frozenset({"40P01", "40001", "23505"})
+
+
+def sqlstate(exc: BaseException) -> str | None:
+    """The PostgreSQL SQLSTATE behind a peewee error (peewee keeps the driver's error as its first
+    argument and as the context), None for anything else."""
+    if not isinstance(exc, DatabaseError):
+        return None
+    for candidate in (*exc.args[:1], exc.__cause__, exc.__context__):
+        code = getattr(candidate, "pgcode", None)
+        if code:
+            return code
+    return None
+
+
+def is_concurrency_conflict(exc: BaseException) -> bool:
+    """A deadlock, a serialization failure or a unique violation: a race another change won."""
+    return sqlstate(exc) in CONCURRENCY_SQLSTATES
 
 
 def in_transaction() -> bool:

@@ -34,6 +34,17 @@ class JsonBoolean(fields.Boolean):
         return value
 
 
+class QueryList(fields.List):
+    """A list in a query string: `?status=a` (one value, which the framework gives as a string)
+    and `?status=a&status=b` (repeated keys) both load as a list. Every list field of a query
+    schema is one of these (a test walks them)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            value = [value]
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class UtcDateTime(fields.AwareDateTime):
     """Read as ISO 8601 (no offset means UTC), written as ISO 8601 UTC with `Z` (API.md)."""
 

@@ -13,6 +13,7 @@ from backend.identity import workspace
 from backend.listing import ListParams
 from backend.onboarding import documents as signed_documents
 from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision, verification_overrides
+from backend.onboarding.models import KybDocumentType
 from schemas.onboarding.envelopes import (
     KybDocumentData,
     KybDocumentUpload,
@@ -126,6 +127,28 @@ class KybDocuments:
             principal=req.context.principal, organization_id=organization_id, document_type=document_type,
             content=content, storage=self.storage)
         return {"document": document}
+
+
+class AdminKybDocuments:
+    def __init__(self, storage) -> None:
+        self.storage = storage
+
+    @operation(
+        "Download a KYB delegation document",
+        description="One delegation document of the organization, as uploaded (admin, permission kyb.review).",
+        tags=("admin-onboarding",),
+        path_enums={"document_type": [t.value for t in KybDocumentType]},
+        produces=tuple(kyb_documents.EXTENSIONS),
+        answer_description="the file, raw, with the type detected at upload",
+        errors={404: "NOT_FOUND: unknown organization, or no document of this type"},
+    )
+    def on_get(self, req, resp, organization_id: str, document_type: str) -> None:
+        document, filename, chunks = kyb_documents.open_kyb_document(
+            organization_id=organization_id, document_type=document_type, storage=self.storage)
+        resp.content_type = document.content_type
+        resp.downloadable_as = filename
+        resp.set_header("Cache-Control", "private, no-store")
+        resp.stream = chunks
 
 
 class AdminSignatureRequests:
@@ -275,6 +298,7 @@ def routes(deps) -> list[Route]:
         Route("/api/admin/approvals/pending", AdminPendingApprovals(), ADMIN),
         Route(f"{admin_base}/review", admin_organization, KYB_REVIEWER, suffix="review"),
         Route(f"{admin_base}/reset-onboarding", admin_organization, ADMIN, suffix="reset"),
+        Route(f"{admin_base}/kyb/documents/{{document_type}}", AdminKybDocuments(deps.storage), KYB_REVIEWER),
         Route(f"{admin_base}/verification-policies", overrides, KYB_REVIEWER),
         Route(f"{admin_base}/verification-policies/{{document_type}}", overrides, KYB_REVIEWER, suffix="item"),
     ]

@@ -33,9 +33,9 @@ class PrinterOrders:
         "Print orders of the connected printer organization (drafts excluded)",
         description=(
             "Most recently updated first. `scope=isolated` gives the orders without a batch (the "
-            "order table of /printer/commandes), `scope=batch` the batch orders. Paged by `limit` "
-            "(default 100, max 500) and `offset`; the total count is in the `X-Total-Count` header, "
-            "`data` is exactly `{orders}`."
+            "order table of /printer/commandes), `scope=batch` the batch orders. Without `limit`, every "
+            "order; `limit` and `offset` page it when given. The total count is in the `X-Total-Count` "
+            "header, `data` is exactly `{orders}`. `status` takes one value or repeated keys."
         ),
         tags=("printer",),
         query=PrinterOrdersQuery,

@@ -23,8 +23,10 @@ ONBOARDING_PATH = "/onboarding"
 WORKSPACES = {"/admin": Role.ADMIN, "/industrial": Role.INDUSTRIAL, "/distributor": Role.DISTRIBUTOR,
               "/printer": Role.PRINTER}
 HOME_BY_ROLE = {role: prefix for prefix, role in WORKSPACES.items()}
-# Workspaces that a pending onboarding or an unapproved KYB blocks (the others never are).
+# Workspaces that an unapproved KYB blocks. A pending onboarding envelope blocks every
+# organization workspace, the printer's included (Specification A, point 4).
 GATED_WORKSPACES = frozenset({"/industrial", "/distributor"})
+SIGNATURE_GATED_WORKSPACES = GATED_WORKSPACES | {"/printer"}
 
 # The onboarding area installs the check "has this organization a pending onboarding
 # envelope?"; until it does, no envelope is ever pending.
@@ -90,8 +92,10 @@ def resolve_path(principal: Principal, path: str) -> dict:
         return {"allowed": True, "redirectTo": None}
     if WORKSPACES[prefix] not in principal.roles:
         return {"allowed": False, "redirectTo": fallback}
-    if prefix in GATED_WORKSPACES and workspace["redirectTo"]:
-        return {"allowed": False, "redirectTo": workspace["redirectTo"]}
+    redirect = workspace["redirectTo"]
+    gated = SIGNATURE_GATED_WORKSPACES if redirect == SIGNATURE_PENDING_PATH else GATED_WORKSPACES
+    if prefix in gated and redirect:
+        return {"allowed": False, "redirectTo": redirect}
     return {"allowed": True, "redirectTo": None}
 
 

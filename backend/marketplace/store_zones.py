@@ -114,7 +114,7 @@ def update_rayon(
             target = _locked(Universe, universe_id)
             if target.archived_at is not None:
                 raise Conflict("the target universe is archived", universeId=universe_id)
-            rayon.universe = universe_id
+            rayon.universe = universe_id  # its ad spaces follow (ON UPDATE CASCADE, migration 046)
         if label is not None:
             rayon.label = _valid_label(label)
             rayon.normalized_label = normalize_label(rayon.label)

@@ -4,8 +4,12 @@
 `create_signature_envelope`, which talks to the provider: create the request (its id saved at
 once: events cannot update a record that lacks it), render and upload each document, add the
 signer, activate. Any failure leaves the envelope in `error` with its reason; a relaunch (or a new
-start by the manager) opens a new envelope. At most one envelope per organization is pending: a
-partial unique index refuses the second (409 `CONFLICT`, `details.reason = onboarding_pending`).
+start by the manager) opens a new envelope, which supersedes the failed one (`superseding.py`: it
+becomes `canceled` and its provider request is cancelled before the new one is created). At most
+one envelope per organization is pending: a partial unique index refuses the second (409
+`CONFLICT`, `details.reason = onboarding_pending`). A start is refused too (409) once an envelope
+is `signed` (`onboarding_signed`) or the KYB is approved (`kyb_approved`): only an admin reset
+opens the journey again.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from backend.db import database, transaction
 from backend.documents.rendering import render_document
 from backend.errors import Conflict, ValidationError
 from backend.identity.french_ids import to_e164
-from backend.identity.models import ActorType, BillingProfile, Organization
+from backend.identity.models import ActorType, BillingProfile, KybStatus, Organization
 from backend.identity.organizations import MANAGERS, billing_profile_of, organization_for
 from backend.identity.principal import Principal
 from backend.logs import get_logger
@@ -37,6 +41,7 @@ from backend.onboarding.provider import (
 )
 from backend.onboarding.reconciliation import reconcile_envelope
 from backend.onboarding.status import PENDING, ESignStatus, from_provider_status, next_status
+from backend.onboarding.superseding import cancel_due_requests, supersede_errored
 from backend.onboarding.verification import ONBOARDING_POLICY, strongest, verification_for
 from backend.onboarding.verification_overrides import overridden_policies
 from storage import Storage
@@ -55,7 +60,20 @@ def start_onboarding(*, principal: Principal, organization_id: str, delegator: d
     if not profile.signer_on_registry_extract and not delegator:
         raise ValidationError("the signer is not on the registry extract: name the delegating representative",
                               fields={"delegator": ["required when the signer is not on the registry extract"]})
+    _refuse_a_finished_journey(organization)
     return open_envelope(organization, profile, delegator=delegator, created_by_user_id=principal.user_id)
+
+
+def _refuse_a_finished_journey(organization: Organization) -> None:
+    """A signed envelope or an approved KYB ends the journey: a new start would send the workspace
+    back to the signature page. An admin reset (every envelope invalidated, KYB cleared) reopens it."""
+    if organization.kyb_status == KybStatus.APPROVED:
+        raise Conflict("the organization is already approved", reason="kyb_approved")
+    signed = SignatureRequest.select(SignatureRequest.id).where(
+        SignatureRequest.organization == organization.id, SignatureRequest.status == ESignStatus.SIGNED).first()
+    if signed is not None:
+        raise Conflict("the onboarding documents are already signed", reason="onboarding_signed",
+                       signatureRequestId=signed.id)
 
 
 def signable_profile(organization_id: str) -> BillingProfile:
@@ -82,6 +100,7 @@ def open_envelope(organization: Organization, profile: BillingProfile, *, delega
     verification = verification_for(strongest(asked.values()))
     try:
         with transaction():
+            superseded = supersede_errored(organization.id)
             request = SignatureRequest.create(
                 organization=organization.id,
                 status=ESignStatus.PENDING_CREATION,
@@ -105,7 +124,7 @@ def open_envelope(organization: Organization, profile: BillingProfile, *, delega
         raise Conflict("an onboarding signature request is already pending", reason="onboarding_pending") from None
     log.info("onboarding envelope opened", extra={"fields": {
         "signatureRequestId": request.id, "organizationId": organization.id, "policy": verification.policy,
-        "overriddenDocuments": sorted(t for t in asked if t in overrides)}})
+        "overriddenDocuments": sorted(t for t in asked if t in overrides), "superseded": superseded}})
     return request
 
 
@@ -137,6 +156,7 @@ def create_signature_envelope(request_id: str, *, provider: SignatureProvider, s
         request = SignatureRequest.get_or_none(SignatureRequest.id == request_id)
         if request is None or request.status != ESignStatus.PENDING_CREATION:
             return None
+        cancel_due_requests(provider, organization_id=request.organization_id)  # failures: the pass retries
         try:
             _create_at_provider(request, provider, storage, config)
         except Exception as exc:  # any failure leaves a relaunchable envelope that says why

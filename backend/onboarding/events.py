@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from peewee import IntegrityError
+
 from backend import clock, events
 from backend.db import transaction
 from backend.logs import get_logger
@@ -128,8 +130,13 @@ def _apply(event: SignatureEvent, confirmed: ProviderRequest | None) -> tuple[st
     moved = next_status(request.status, target, newer=newer)
     if moved is None:
         return ProcessingStatus.PROCESSED, f"stays {request.status}"
-    apply_status(request, moved, reason=event.event_name if moved == ESignStatus.ERROR else None,
-                 event_at=when)
+    try:
+        with transaction():  # a savepoint: the event row is still written when this move is refused
+            apply_status(request, moved, reason=event.event_name if moved == ESignStatus.ERROR else None,
+                         event_at=when)
+    except IntegrityError:  # the one-pending-envelope index: a newer envelope of the organization is live
+        return ProcessingStatus.IGNORED, (f"stays {request.status}: another envelope of the organization is "
+                                          f"pending ({moved} refused)")
     return ProcessingStatus.PROCESSED, f"{request.status} -> {moved}"
 
 

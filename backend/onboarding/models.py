@@ -53,6 +53,10 @@ class SignatureRequest(BaseModel):
     audit_trail_storage_key = TextField(null=True)
     error_reason = TextField(null=True)
     last_event_at = DateTimeTZField(null=True)  # event_time of the last event applied
+    # Superseded by a newer envelope while its provider request may still be live: the cancel at
+    # the provider is still owed (made by the next creation or reconciliation pass).
+    provider_cancel_due = BooleanField(default=False)
+    reconciled_at = DateTimeTZField(null=True)  # when the reconciliation pass last asked the provider
     created_by_user_id = CharField(max_length=36, null=True)
     created_at = created_at_field()
     updated_at = created_at_field()

@@ -6,11 +6,19 @@ without a move for `ESIGN_RECONCILE_AFTER_SECONDS` (one hour by default). The pr
 is normalized and applied with the same rules as events (`status.next_status`): it is the
 provider's current word, so it counts as the newest; a terminal status never moves.
 `pending_creation` envelopes belong to the creation actor and are left alone.
+
+Envelopes in `error` with a provider request are asked too (the request may have moved on: a
+signer error, then a signature): only a terminal provider status applies to them (a request still
+`ongoing` at the provider leaves the error as it is). Each envelope is asked at most once per
+period (`reconciled_at`), oldest first, so old errors never starve the others. Each pass also
+makes the provider cancels still owed for superseded envelopes (`superseding.cancel_due_requests`).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+
+from peewee import fn
 
 from backend import clock
 from backend.db import transaction
@@ -19,9 +27,10 @@ from backend.onboarding.events import apply_status
 from backend.onboarding.models import SignatureRequest
 from backend.onboarding.provider import ProviderError, SignatureProvider
 from backend.onboarding.status import PENDING, TERMINAL, ESignStatus, from_provider_status, next_status
+from backend.onboarding.superseding import cancel_due_requests
 
 log = get_logger("esign.reconciliation")
-RECONCILED = PENDING - {ESignStatus.PENDING_CREATION}
+RECONCILED = (PENDING - {ESignStatus.PENDING_CREATION}) | {ESignStatus.ERROR}
 
 
 def reconcile_envelope(request_id: str, *, provider: SignatureProvider) -> str | None:
@@ -38,7 +47,11 @@ def reconcile_envelope(request_id: str, *, provider: SignatureProvider) -> str |
         if remote.signature_link and remote.signature_link != locked.signature_link:
             SignatureRequest.update(signature_link=remote.signature_link).where(
                 SignatureRequest.id == request_id).execute()
-        moved = next_status(locked.status, from_provider_status(remote.status))
+        SignatureRequest.update(reconciled_at=clock.now()).where(SignatureRequest.id == request_id).execute()
+        target = from_provider_status(remote.status)
+        if locked.status == ESignStatus.ERROR and target not in TERMINAL:
+            target = None  # only a request that ended at the provider moves an envelope out of error
+        moved = next_status(locked.status, target)
         if moved is not None:
             apply_status(locked, moved)
             log.info("envelope reconciled", extra={"fields": {
@@ -49,11 +62,14 @@ def reconcile_envelope(request_id: str, *, provider: SignatureProvider) -> str |
 def reconcile_pending(*, older_than_seconds: int, provider: SignatureProvider, limit: int = 200) -> dict:
     """Reconcile envelopes pending with no move for `older_than_seconds`; `{checked, moved, failed}`."""
     cutoff = clock.now() - timedelta(seconds=older_than_seconds)
+    cancel_due_requests(provider, limit=limit)
+    last_asked = fn.COALESCE(SignatureRequest.reconciled_at, SignatureRequest.status_changed_at)
     candidates = list(
         SignatureRequest.select(SignatureRequest.id, SignatureRequest.status)
         .where(SignatureRequest.status.in_(list(RECONCILED)), SignatureRequest.status_changed_at < cutoff,
+               (SignatureRequest.reconciled_at.is_null() | (SignatureRequest.reconciled_at < cutoff)),
                SignatureRequest.provider_signature_request_id.is_null(False))
-        .order_by(SignatureRequest.status_changed_at)
+        .order_by(last_asked)
         .limit(limit)
     )
     counts = {"checked": 0, "moved": 0, "failed": 0}

@@ -1,9 +1,10 @@
 """Supervision of onboarding envelopes by admins: the server-paginated list, relaunch of pending
 or failed envelopes, and the reset of an organization's onboarding journey.
 
-A relaunch never revives an envelope: it cancels it at the provider when still pending, marks it
-`canceled` (reason `relaunched`) and opens a new one for the same organization, copying the
-delegator, and reading the signer from the billing profile and the verification overrides again.
+A relaunch never revives an envelope: it cancels it at the provider when its request may still be
+live there (pending, or `error`), marks it `canceled` (reason `relaunched`) and opens a new one for
+the same organization, copying the delegator, and reading the signer from the billing profile and
+the verification overrides again.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from backend.onboarding.events import apply_status
 from backend.onboarding.models import SignatureRequest
 from backend.onboarding.provider import ProviderError, SignatureProvider
 from backend.onboarding.status import PENDING, ESignStatus
+from backend.onboarding.superseding import LIVE_AT_PROVIDER, cancel_at_provider, mark_cancel_due
 
 log = get_logger("onboarding")
 
@@ -80,8 +82,8 @@ def relaunch_envelopes(*, signature_request_ids: list[str] | None, statuses: lis
 
 
 def _cancel_at_provider(envelope: SignatureRequest, provider: SignatureProvider) -> None:
-    if envelope.provider_signature_request_id and envelope.status in PENDING:
-        provider.cancel(envelope.provider_signature_request_id)
+    if envelope.provider_signature_request_id and envelope.status in LIVE_AT_PROVIDER:
+        cancel_at_provider(envelope.provider_signature_request_id, provider)
 
 
 def _relaunch(envelope: SignatureRequest, *, actor_user_id: str, provider: SignatureProvider) -> SignatureRequest:
@@ -90,7 +92,7 @@ def _relaunch(envelope: SignatureRequest, *, actor_user_id: str, provider: Signa
     _cancel_at_provider(envelope, provider)
     with transaction():
         locked = SignatureRequest.select().where(SignatureRequest.id == envelope.id).for_update().first()
-        if locked.status in PENDING:
+        if locked.status in LIVE_AT_PROVIDER:
             apply_status(locked, ESignStatus.CANCELED, reason="relaunched")
         new = open_envelope(organization, profile, delegator=envelope.delegator, created_by_user_id=actor_user_id)
         record_security_event("onboarding.signature_request.relaunched", actor_user_id=actor_user_id,
@@ -106,16 +108,21 @@ def reset_onboarding(*, organization_id: str, actor_user_id: str, provider: Sign
         raise NotFound("no such organization")
     envelopes = list(SignatureRequest.select().where(SignatureRequest.organization == organization_id,
                                                      SignatureRequest.status != ESignStatus.INVALIDATED))
+    owed = set()
     for envelope in envelopes:
         try:
             _cancel_at_provider(envelope, provider)
-        except ProviderError as exc:  # the envelope is invalidated here whatever the provider says
+        except ProviderError as exc:  # invalidated here whatever the provider says; the cancel stays owed
+            owed.add(envelope.id)
             log.warning("provider cancel failed during reset", extra={"fields": {
                 "signatureRequestId": envelope.id, "error": str(exc)}})
     with transaction():
-        locked = SignatureRequest.select().where(SignatureRequest.id.in_([e.id for e in envelopes])).for_update()
+        locked = (SignatureRequest.select().where(SignatureRequest.id.in_([e.id for e in envelopes]))
+                  .order_by(SignatureRequest.id).for_update())
         for envelope in locked:
             apply_status(envelope, ESignStatus.INVALIDATED, reason="onboarding reset by an admin")
+            if envelope.id in owed:
+                mark_cancel_due(envelope.id)
         Organization.update(kyb_status=None, kyb_note=None, kyb_reviewed_at=None, updated_at=clock.now()).where(
             Organization.id == organization_id).execute()
         record_security_event("onboarding.reset", actor_user_id=actor_user_id, target_type="organization",

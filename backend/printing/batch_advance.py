@@ -12,6 +12,13 @@ unexpected error). Each message changes its order, settles its item and adds to 
 in one transaction, with the item row locked: a redelivered message finds the item settled and does
 nothing, so no order is ever advanced twice and the counters are exactly what was written. The
 run row is locked last and only for the counters, so a group's orders advance concurrently.
+
+A run never stays `running` for good: the worker retries a message that failed for a transient
+reason (the database unreachable: `ServiceUnavailable` is retried, not thrown), and the clock
+(`resume_stalled_runs`, every minute) sends again the unsettled items of a run whose current group
+has not moved for `STALL_SECONDS`; the item lock makes a second message for an item harmless. A
+batch has at most one running run (a partial unique index): a second request answers that run.
+The run's state names, for each skipped or failed order, its code, error code and reason.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from backend import clock, outbox
 from backend.db import transaction
@@ -36,6 +43,18 @@ log = get_logger("printing.batch_advance")
 ADVANCE_ACTOR = "advance_batch_order"
 
 
+STALL_SECONDS = 120  # a current group with no settled order for this long is sent again
+
+
+@dataclass(frozen=True)
+class UnadvancedOrder:
+    """An order a run skipped or failed, and why."""
+
+    code: str
+    error_code: str | None
+    reason: str | None
+
+
 @dataclass(frozen=True)
 class RunState:
     id: str
@@ -47,6 +66,8 @@ class RunState:
     current_group: int
     created_at: datetime
     finished_at: datetime | None
+    skipped_orders: tuple[UnadvancedOrder, ...] = ()
+    failed_orders: tuple[UnadvancedOrder, ...] = ()
 
     @property
     def done(self) -> bool:
@@ -54,8 +75,18 @@ class RunState:
 
 
 def _state(run: StatusRun) -> RunState:
+    unadvanced: dict[str, list[UnadvancedOrder]] = {"skipped": [], "failed": []}
+    if run.skipped or run.failed:
+        rows = (StatusRunItem.select(StatusRunItem.outcome, PrintOrder.code, StatusRunItem.error_code,
+                                     StatusRunItem.error_message)
+                .join(PrintOrder, on=(StatusRunItem.order_id == PrintOrder.id))
+                .where(StatusRunItem.run_id == run.id, StatusRunItem.outcome.in_(["skipped", "failed"]))
+                .order_by(PrintOrder.code).tuples())
+        for outcome, code, error_code, reason in rows:
+            unadvanced[outcome].append(UnadvancedOrder(code, error_code, reason))
     return RunState(run.id, run.status, run.advanced, run.skipped, run.failed, run.groups_total,
-                    run.current_group, run.created_at, run.finished_at)
+                    run.current_group, run.created_at, run.finished_at, tuple(unadvanced["skipped"]),
+                    tuple(unadvanced["failed"]))
 
 
 def printer_sent_batch(batch_code: str, printer_organization_id: str) -> PrintOrderBatch:
@@ -69,15 +100,22 @@ def printer_sent_batch(batch_code: str, printer_organization_id: str) -> PrintOr
 
 def start_advance(*, batch_code: str, printer_organization_id: str, next_status: str, actor_user_id: str | None,
                   group_size: int) -> RunState:
-    """Record the run and its items, and hand the first group to the workers."""
+    """Record the run and its items, and hand the first group to the workers; while the batch has
+    a running run, that run (no second one)."""
     target = parse_status(next_status)
     with transaction():
         batch = printer_sent_batch(batch_code, printer_organization_id)
+        # the batch row serializes two requests; the partial unique index backs it
+        list(PrintOrderBatch.select(PrintOrderBatch.id).where(PrintOrderBatch.id == batch.id).for_update())
+        running = StatusRun.get_or_none(StatusRun.batch_id == batch.id, StatusRun.status == "running")
+        if running is not None:
+            return _state(running)
         order_ids = [o.id for o in PrintOrder.select(PrintOrder.id).where(PrintOrder.batch_id == batch.id)
                      .order_by(PrintOrder.code)]
+        moment = clock.now()
         run = StatusRun.create(batch_id=batch.id, next_status=target.value, actor_user_id=actor_user_id,
                                group_size=group_size, groups_total=math.ceil(len(order_ids) / group_size),
-                               created_at=clock.now())
+                               created_at=moment, progressed_at=moment)
         StatusRunItem.insert_many([{"run_id": run.id, "order_id": order_id, "group_index": n // group_size}
                                    for n, order_id in enumerate(order_ids)]).execute()
         if order_ids:
@@ -87,10 +125,41 @@ def start_advance(*, batch_code: str, printer_organization_id: str, next_status:
     return _state(run)
 
 
-def _send_group(run: StatusRun, group: int) -> None:
-    for (order_id,) in (StatusRunItem.select(StatusRunItem.order_id)
-                        .where(StatusRunItem.run_id == run.id, StatusRunItem.group_index == group).tuples()):
+def _send_group(run: StatusRun, group: int, *, unsettled_only: bool = False) -> int:
+    items = StatusRunItem.select(StatusRunItem.order_id).where(StatusRunItem.run_id == run.id,
+                                                               StatusRunItem.group_index == group)
+    if unsettled_only:
+        items = items.where(StatusRunItem.outcome.is_null())
+    sent = 0
+    for (order_id,) in items.order_by(StatusRunItem.id).tuples():
         outbox.enqueue(ADVANCE_ACTOR, run.id, order_id)
+        sent += 1
+    return sent
+
+
+def resume_stalled_runs(*, older_than_seconds: int = STALL_SECONDS, limit: int = 100) -> int:
+    """The clock's repair: each running run whose current group has not moved for
+    `older_than_seconds` gets its unsettled items sent again. Returns the runs resumed."""
+    cutoff = clock.now() - timedelta(seconds=older_than_seconds)
+    resumed = 0
+    for (run_id,) in (StatusRun.select(StatusRun.id)
+                      .where(StatusRun.status == "running", StatusRun.progressed_at < cutoff)
+                      .order_by(StatusRun.progressed_at).limit(limit).tuples()):
+        with transaction():
+            run = (StatusRun.select().where(StatusRun.id == run_id, StatusRun.status == "running",
+                                            StatusRun.progressed_at < cutoff)
+                   .for_update(skip_locked=True).first())
+            if run is None:  # moved meanwhile, or another clock has it
+                continue
+            sent = _send_group(run, run.current_group, unsettled_only=True)
+            if not sent:  # every item settled but the run did not move on: settle it now
+                _settle_group(run)
+            run.progressed_at = clock.now()
+            run.save()
+            resumed += 1
+            log.warning("stalled batch advance resumed", extra={"fields": {
+                "runId": run.id, "group": run.current_group, "resent": sent}})
+    return resumed
 
 
 def _finish(run: StatusRun) -> None:
@@ -111,6 +180,7 @@ def advance_batch_order(run_id: str, order_id: str) -> bool:
         item.save()
         run = StatusRun.select().where(StatusRun.id == run_id).for_update().get()
         setattr(run, item.outcome, getattr(run, item.outcome) + 1)
+        run.progressed_at = clock.now()
         _settle_group(run)
         run.save()
     return True

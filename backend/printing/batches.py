@@ -11,9 +11,11 @@ the batch row locked, so a double click or a retry finds the batch `sent` and an
 again instead of making a second set.
 
 The stored status is `draft` or `sent`; what readers see is `derived_status`, computed from the
-orders. A group's configuration is the furniture version its reservations were sold with (the
-newest one when the type was edited between checkouts; reservations on another version are
-excluded with `other_configuration` and go through the single deposit).
+orders. A group's configuration is its furniture type as it is now (`current_configuration`),
+whatever version its reservations were sold with: the orders take the type's printer and face
+quantities when they are created (spec B, API.md). A confirmation records the version it used on
+the batch; files attached for a version the type has since left are refused at confirmation
+(attach them again on the current zones).
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from backend.errors import Conflict, NotFound, ValidationError
 from backend.marketplace.models import (
     AdSpace,
     Campaign,
-    FurnitureTypeVersion,
     Reservation,
     ReservationStatus,
     Store,
@@ -36,7 +37,7 @@ from backend.marketplace.models import (
 from backend.model import new_id
 from backend.printing import allocation, preflights
 from backend.printing.allocation import DepositedFile, Slot
-from backend.printing.configuration import Configuration, configuration_of, printer_for
+from backend.printing.configuration import Configuration, current_configuration, printer_for
 from backend.printing.models import (
     DeliveryTarget,
     ImpressionStatus,
@@ -44,6 +45,7 @@ from backend.printing.models import (
     PrintOrderBatch,
     PrintPreflight,
 )
+from backend.printing.order_views import OrderView, order_rows, with_lines
 from backend.printing.plans import PlanWrite, Recipient, write_plans
 from backend.printing.status import PrintOrderStatus
 
@@ -56,7 +58,6 @@ class Exclusion(StrEnum):
     OTHER_GROUP = "other_group"  # another campaign or furniture type
     NOT_APPROVED = "not_approved"
     NOT_TO_DEPOSIT = "not_to_deposit"  # already deposited, in stock or with a printer
-    OTHER_CONFIGURATION = "other_configuration"
     MISSING_ADDRESS = "missing_address"  # target `store` only
     DUPLICATE = "duplicate"  # the same id again in the selection (the first one counts)
 
@@ -108,7 +109,7 @@ class Group:
     @property
     def members(self) -> list[GroupMember]:
         """Each reservation of the group with why a batch of the group cannot take it (or None)."""
-        return [GroupMember(r, _eligibility(r, self.configuration.version_id)) for r in self.reservations]
+        return [GroupMember(r, _eligibility(r)) for r in self.reservations]
 
     @property
     def to_deposit_count(self) -> int:
@@ -125,24 +126,11 @@ class GroupMember:
         return self.exclusion is None
 
 
-def _eligibility(reservation: Reservation, version_id: str) -> Exclusion | None:
-    """The batch eligibility rule of an approved reservation of the right group: still to deposit,
-    and frozen on the batch's furniture configuration."""
+def _eligibility(reservation: Reservation) -> Exclusion | None:
+    """The batch eligibility rule of an approved reservation of the right group: still to deposit."""
     if (reservation.impression_status or ImpressionStatus.TO_DEPOSIT) != ImpressionStatus.TO_DEPOSIT:
         return Exclusion.NOT_TO_DEPOSIT
-    if reservation.furniture_type_version_id != version_id:
-        return Exclusion.OTHER_CONFIGURATION
     return None
-
-
-def _newest_versions(version_ids: set[str]) -> dict[str, str]:
-    """furniture type id -> its newest version among `version_ids`."""
-    newest: dict[str, FurnitureTypeVersion] = {}
-    for version in FurnitureTypeVersion.select().where(FurnitureTypeVersion.id.in_(list(version_ids))):
-        seen = newest.get(version.furniture_type_id)
-        if seen is None or version.version > seen.version:
-            newest[version.furniture_type_id] = version
-    return {type_id: version.id for type_id, version in newest.items()}
 
 
 def campaign_groups(*, organization_id: str, campaign_id: str) -> list[Group]:
@@ -152,18 +140,16 @@ def campaign_groups(*, organization_id: str, campaign_id: str) -> list[Group]:
     by_type: dict[str, list[Reservation]] = {}
     for reservation in _group_reservations(organization_id, campaign_id).order_by(Store.name, Reservation.id):
         by_type.setdefault(reservation.ad_space.promo_furniture_type_id, []).append(reservation)
-    newest = _newest_versions({r.furniture_type_version_id for rs in by_type.values() for r in rs})
-    configurations = {}
-    for version_id in newest.values():
-        configurations[version_id] = configuration_of(version_id)
+    configurations = {type_id: current_configuration(reservations[0].furniture_type_version_id)
+                      for type_id, reservations in by_type.items()}
     drafts = dict(
         PrintOrderBatch.select(PrintOrderBatch.promo_furniture_type_id, PrintOrderBatch.id)
         .where(PrintOrderBatch.organization_id == organization_id, PrintOrderBatch.campaign_id == campaign_id,
                PrintOrderBatch.status == DRAFT)
         .tuples()
     )
-    return [Group(type_id, configurations[newest[type_id]], reservations, drafts.get(type_id))
-            for type_id, reservations in sorted(by_type.items(), key=lambda kv: configurations[newest[kv[0]]].name)]
+    return [Group(type_id, configurations[type_id], reservations, drafts.get(type_id))
+            for type_id, reservations in sorted(by_type.items(), key=lambda kv: configurations[kv[0]].name)]
 
 
 def campaign_group(*, organization_id: str, campaign_id: str, furniture_type_id: str) -> Group:
@@ -201,14 +187,21 @@ def open_batch(*, organization_id: str, campaign_id: str, furniture_type_id: str
 
 @dataclass(frozen=True)
 class BatchState:
-    """A batch with its furniture configuration, as the batch answers show it."""
+    """A batch as the batch answers show it (spec B resource): its furniture configuration, its
+    orders (none while a draft; cancelled ones included, each with its `batchId`) and its
+    preflights."""
 
     batch: PrintOrderBatch
     configuration: Configuration
+    orders: list[OrderView]
+    preflights: list[PrintPreflight]
 
 
 def batch_state(batch: PrintOrderBatch) -> BatchState:
-    return BatchState(batch, configuration_of(batch.furniture_type_version_id))
+    orders = (with_lines(list(order_rows().where(PrintOrder.batch_id == batch.id).order_by(PrintOrder.code)))
+              if batch.status == SENT else [])
+    return BatchState(batch, current_configuration(batch.furniture_type_version_id), orders,
+                      preflights.preflights_of(preflights.Owner(batch_id=batch.id)))
 
 
 def industrial_batch(*, organization_id: str, batch_id: str, lock: bool = False) -> PrintOrderBatch:
@@ -231,7 +224,8 @@ def attach_batch_preflight(*, batch_id: str, organization_id: str, zone_id: str,
     with transaction():
         batch = _draft(industrial_batch(organization_id=organization_id, batch_id=batch_id, lock=True))
         return preflights.attach(
-            owner=preflights.Owner(batch_id=batch.id), configuration=configuration_of(batch.furniture_type_version_id),
+            owner=preflights.Owner(batch_id=batch.id),
+            configuration=current_configuration(batch.furniture_type_version_id),
             organization_id=organization_id, zone_id=zone_id, face_index=face_index, asset_id=asset_id,
             user_id=user_id,
         )
@@ -239,7 +233,7 @@ def attach_batch_preflight(*, batch_id: str, organization_id: str, zone_id: str,
 
 def check_batch_preflight_slot(*, batch_id: str, organization_id: str, zone_id: str, face_index: int | None) -> None:
     batch = _draft(industrial_batch(organization_id=organization_id, batch_id=batch_id))
-    preflights.check_slot(configuration_of(batch.furniture_type_version_id), zone_id, face_index)
+    preflights.check_slot(current_configuration(batch.furniture_type_version_id), zone_id, face_index)
 
 
 def list_batch_preflights(*, batch_id: str, organization_id: str) -> list[PrintPreflight]:
@@ -309,8 +303,8 @@ def _classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, 
     ids = list(dict.fromkeys(selection))
     query = (Reservation.select(Reservation, AdSpace, Store).join(AdSpace).join(Store)
              .where(Reservation.id.in_(ids), Reservation.industrial_organization_id == batch.organization_id))
-    if lock:
-        query = query.for_update(of=Reservation)
+    if lock:  # sorted by id: two confirmations sharing reservations lock them in the same order
+        query = query.order_by(Reservation.id).for_update(of=Reservation)
     found = {r.id: r for r in query}
     candidates, seen, set_aside = [], set(), []
     for reservation_id in selection:
@@ -336,7 +330,7 @@ def _exclusion(batch: PrintOrderBatch, reservation: Reservation) -> Exclusion | 
         return Exclusion.OTHER_GROUP
     if reservation.status != ReservationStatus.APPROVED:
         return Exclusion.NOT_APPROVED
-    return _eligibility(reservation, batch.furniture_type_version_id)
+    return _eligibility(reservation)
 
 
 def _files(batch: PrintOrderBatch, configuration: Configuration, slots: list[Slot] | None) -> list[DepositedFile]:
@@ -444,7 +438,7 @@ def summarize(batch_id: str, deposit: BatchDeposit, classification: Classificati
 def preview_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit) -> Outcome:
     """The confirmation's classification and split, written nowhere (no lock, no transaction)."""
     batch = _draft(industrial_batch(organization_id=organization_id, batch_id=batch_id))
-    configuration = configuration_of(batch.furniture_type_version_id)
+    configuration = current_configuration(batch.furniture_type_version_id)
     classification = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=False)
     plan = _plan(batch, configuration, deposit, classification)
     return Outcome(batch, summarize(batch.id, deposit, classification, plan))
@@ -460,7 +454,7 @@ def confirm_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit,
             codes = dict(PrintOrder.select(PrintOrder.reservation_id, PrintOrder.code)
                          .where(PrintOrder.batch_id == batch.id).tuples())
             return Outcome(batch, batch.confirmation, order_codes=codes, replayed=True)
-        configuration = configuration_of(batch.furniture_type_version_id)
+        configuration = current_configuration(batch.furniture_type_version_id)
         classification = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=True)
         retained = classification.retained
         plan = _plan(batch, configuration, deposit, classification)
@@ -475,6 +469,7 @@ def confirm_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit,
         moment = clock.now()
         batch.code, batch.status, batch.sent_at, batch.updated_at = allocate_batch_code(), SENT, moment, moment
         batch.printer_organization_id, batch.delivery_target = printer, deposit.delivery.target
+        batch.furniture_type_version_id = configuration.version_id  # the version the orders were made from
         batch.confirmation = summary
         batch.save()
     return Outcome(batch, summary, order_codes=codes)

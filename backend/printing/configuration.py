@@ -1,9 +1,12 @@
 """The furniture configuration a deposit reads ("gabarits"): zones, face quantities, sizes, and
 the printer that manufactures it.
 
-The furniture of a reservation is its ad space's `promoFurnitureTypeId`, in the version frozen at
-checkout (`reservation.furniture_type_version_id`): editing the type later never changes the
-slots of a deposit already made. A configuration is resolvable when it has at least one printable
+The furniture of a reservation is its ad space's `promoFurnitureTypeId`. A single deposit reads
+the type as it is now (`current_configuration`: its current version), so the order it makes takes
+the printer and face quantities of the type when the order is created (spec B freezes quantities
+at order time; API.md resolves the printer then); the lines then keep them (editing the type later
+never rewrites an order). Batches still group reservations by the version frozen at checkout.
+A configuration is resolvable when it has at least one printable
 zone; without one, a stock declaration answers PRINT_CONFIGURATION_UNAVAILABLE.
 """
 
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 
 from backend.errors import Conflict, PrintConfigurationUnavailable
 from backend.identity.models import Organization
-from backend.marketplace.models import FurnitureTypeVersion, FurnitureZone
+from backend.marketplace.models import FurnitureType, FurnitureTypeVersion, FurnitureZone
 from backend.printing import allocation
 
 
@@ -84,6 +87,18 @@ def configuration_of_versions(version_ids: list[str]) -> dict[str, Configuration
 
 def configuration_of(version_id: str) -> Configuration:
     return configuration_of_versions([version_id])[version_id]
+
+
+def current_configuration(frozen_version_id: str) -> Configuration:
+    """The configuration of the current version of the furniture type whose version
+    `frozen_version_id` is (the one a reservation was sold with)."""
+    current = (FurnitureTypeVersion.select(FurnitureTypeVersion.id)
+               .join(FurnitureType, on=(FurnitureTypeVersion.furniture_type == FurnitureType.id))
+               .where(FurnitureTypeVersion.version == FurnitureType.current_version,
+                      FurnitureType.id == FurnitureTypeVersion.select(FurnitureTypeVersion.furniture_type)
+                      .where(FurnitureTypeVersion.id == frozen_version_id))
+               .scalar())
+    return configuration_of(current or frozen_version_id)
 
 
 def printer_for(configuration: Configuration, default_printer_organization_id: str | None) -> str:

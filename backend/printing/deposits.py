@@ -23,7 +23,7 @@ from backend.errors import Conflict, NotFound, ValidationError
 from backend.marketplace.models import AdSpace, Reservation, ReservationStatus, Store
 from backend.printing import allocation, impressions, preflights
 from backend.printing.allocation import DepositedFile, Slot
-from backend.printing.configuration import Configuration, configuration_of, printer_for
+from backend.printing.configuration import Configuration, current_configuration, printer_for
 from backend.printing.impressions import ImpressionItem, shown_impression_status
 from backend.printing.models import ImpressionStatus, PrintPreflight, PrintReusedFace
 from backend.printing.order_views import OrderView, active_order_view
@@ -68,7 +68,7 @@ def open_deposit(reservation_id: str) -> bool:
 def reservation_configuration(*, reservation_id: str, organization_id: str) -> tuple[Reservation, Configuration]:
     """The reservation and its furniture configuration (`GET .../gabarits`)."""
     reservation = industrial_reservation(reservation_id, organization_id)
-    return reservation, configuration_of(reservation.furniture_type_version_id)
+    return reservation, current_configuration(reservation.furniture_type_version_id)
 
 
 def attach_preflight(
@@ -79,7 +79,7 @@ def attach_preflight(
         reservation = _open(industrial_reservation(reservation_id, organization_id, lock="FOR SHARE"))
         return preflights.attach(
             owner=preflights.Owner(reservation_id=reservation.id),
-            configuration=configuration_of(reservation.furniture_type_version_id), organization_id=organization_id,
+            configuration=current_configuration(reservation.furniture_type_version_id), organization_id=organization_id,
             zone_id=zone_id, face_index=face_index, asset_id=asset_id, user_id=user_id,
         )
 
@@ -87,7 +87,7 @@ def attach_preflight(
 def check_preflight_slot(*, reservation_id: str, organization_id: str, zone_id: str, face_index: int | None) -> None:
     """Before a file is uploaded for a slot: the reservation is open and the slot exists."""
     reservation = _open(industrial_reservation(reservation_id, organization_id))
-    preflights.check_slot(configuration_of(reservation.furniture_type_version_id), zone_id, face_index)
+    preflights.check_slot(current_configuration(reservation.furniture_type_version_id), zone_id, face_index)
 
 
 def list_preflights(*, reservation_id: str, organization_id: str) -> list[PrintPreflight]:
@@ -133,7 +133,7 @@ def confirm_deposit(
     `in_stock` when every face is reused)."""
     with transaction():
         reservation = _open(industrial_reservation(reservation_id, organization_id, lock="FOR UPDATE"))
-        configuration = configuration_of(reservation.furniture_type_version_id)
+        configuration = current_configuration(reservation.furniture_type_version_id)
         files = _deposited_files(reservation, configuration, organization_id, confirmed_files)
         plan = allocation.plan_deposit(configuration.allocation_zones, [reservation.id], files,
                                        reused_slots=reuse).reservations[0]
@@ -148,7 +148,7 @@ def declare_print_support(
     as a deposit reusing every face). `inStock: false` withdraws a stock declaration."""
     with transaction():
         reservation = _open(industrial_reservation(reservation_id, organization_id, lock="FOR UPDATE"))
-        configuration = configuration_of(reservation.furniture_type_version_id).require_printable()
+        configuration = current_configuration(reservation.furniture_type_version_id).require_printable()
         if in_stock:
             every_face = [Slot(z.id, f) for z in configuration.printable_zones for f in range(z.face_quantity)]
             plan = allocation.plan_deposit(configuration.allocation_zones, [reservation.id], [],

@@ -16,7 +16,16 @@ from peewee import JOIN, fn
 
 from backend.identity.models import Organization
 from backend.listing import ListParams, Page, paginate
-from backend.marketplace.models import AdSpace, Campaign, FurnitureZone, Reservation, ReservationStatus, Store
+from backend.marketplace.models import (
+    AdSpace,
+    Campaign,
+    FurnitureType,
+    FurnitureTypeVersion,
+    FurnitureZone,
+    Reservation,
+    ReservationStatus,
+    Store,
+)
 from backend.printing.models import ImpressionStatus, PrintOrder, PrintOrderBatch
 from backend.printing.status import PrintOrderStatus
 
@@ -77,9 +86,15 @@ def _impression_column():
 
 
 def _printable_zone_count():
+    """Printable zones of the reservation's furniture type as it is now (a deposit reads that one)."""
+    frozen, current = FurnitureTypeVersion.alias("frozen"), FurnitureTypeVersion.alias("current")
     return (
         FurnitureZone.select(fn.COUNT(FurnitureZone.id))
-        .where(FurnitureZone.furniture_type_version == Reservation.furniture_type_version, FurnitureZone.printable)
+        .join(current, on=(FurnitureZone.furniture_type_version == current.id))
+        .join(FurnitureType, on=(current.furniture_type == FurnitureType.id))
+        .join(frozen, on=(frozen.furniture_type == FurnitureType.id))
+        .where(frozen.id == Reservation.furniture_type_version, current.version == FurnitureType.current_version,
+               FurnitureZone.printable)
     )
 
 

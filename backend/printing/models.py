@@ -155,6 +155,7 @@ class PrintBatchStatusRun(BaseModel):
     skipped = IntegerField(default=0)
     failed = IntegerField(default=0)
     created_at = created_at_field()
+    progressed_at = created_at_field()  # the last settled order or group start (the clock resumes stalls)
     finished_at = DateTimeTZField(null=True)
 
     class Meta:

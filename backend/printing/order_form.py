@@ -9,8 +9,10 @@ from backend.config import Config
 from backend.documents.rendering import render_document
 from backend.printing.allocation import face_label
 from backend.printing.batch_views import BatchView, manifest
+from backend.printing.delivery import STATUS_LABELS
 from backend.printing.order_views import OrderView
 from backend.printing.plans import formatted_address
+from backend.printing.status import PrintOrderStatus
 from storage import Storage
 
 TEMPLATE_KEY = "print_order_form"
@@ -53,9 +55,22 @@ DELIVERY_LABELS = {
 }
 
 
+CANCELLED_NOTICE = "ANNULÉE : ne pas imprimer ni expédier"
+
+
 def batch_order_form_context(view: BatchView) -> dict:
-    """Two levels: the aggregated files (the ZIP's, same totals), then the manifest per order."""
+    """Two levels: the aggregated files (the ZIP's names), then the manifest per order.
+
+    A cancelled order stays in the manifest (spec B), marked `ANNULÉE`, and counts in no total:
+    the recap's quantities, the order count and the panel count are those of the live orders, so a
+    printer working from the PDF never prints or ships for a cancelled store."""
     batch = view.batch
+    entries = manifest(view)
+    live = [e for e in entries if e["status"] != PrintOrderStatus.CANCELLED]
+    to_print: dict[str, int] = {}
+    for entry in live:
+        for file in entry["files"]:
+            to_print[file["fileName"]] = to_print.get(file["fileName"], 0) + file["quantity"]
     return {
         "batchCode": batch.code,
         "orderDate": (batch.sent_at or batch.created_at).date().isoformat(),
@@ -63,14 +78,18 @@ def batch_order_form_context(view: BatchView) -> dict:
         "industrialName": batch.industrial_name,
         "campaignName": batch.campaign_name,
         "deliveryLabel": DELIVERY_LABELS.get(batch.delivery_target, batch.delivery_target),
-        "ordersCount": len(view.orders),
-        "panelCount": sum(f.line.quantity for f in view.files),
+        "ordersCount": len(live),
+        "cancelledCount": len(entries) - len(live),
+        "panelCount": sum(e["panels"] for e in live),
         "files": [{"fileName": f.file_name, "zoneLabel": f.zone_label, "widthMm": f.width_mm,
-                   "heightMm": f.height_mm, "quantity": f.line.quantity} for f in view.files],
+                   "heightMm": f.height_mm, "quantity": to_print.get(f.file_name, 0)} for f in view.files],
         "manifest": [
             {"code": entry["code"], "storeName": entry["storeName"], "address": entry["address"] or NOTHING_SHIPPED,
-             "panels": entry["panels"], "files": entry["files"]}
-            for entry in manifest(view)
+             "panels": entry["panels"], "files": entry["files"],
+             "cancelled": entry["status"] == PrintOrderStatus.CANCELLED,
+             "statusLabel": (CANCELLED_NOTICE if entry["status"] == PrintOrderStatus.CANCELLED
+                             else STATUS_LABELS.get(entry["status"], entry["status"]))}
+            for entry in entries
         ],
     }
 

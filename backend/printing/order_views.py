@@ -193,9 +193,10 @@ def _scoped(query, scope: str):
 
 def printer_orders(
     *, printer_organization_id: str, statuses: list[str] | None = None, scope: str = Scope.ALL,
-    limit: int = 100, offset: int = 0,
+    limit: int | None = None, offset: int = 0,
 ) -> tuple[list[OrderView], int]:
-    """The printer's orders (drafts never), most recently updated first, and their total count."""
+    """The printer's orders (drafts never), most recently updated first, and their total count;
+    every order without `limit` (one 1,000-store batch alone makes 1,000 orders)."""
     query = _scoped(_printer_orders(printer_organization_id), scope)
     if statuses:
         query = query.where(PrintOrder.status.in_(statuses))

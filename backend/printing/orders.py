@@ -3,8 +3,9 @@ metrics of an order's lines.
 
 A printer reaches an order through one query filtered on its own organization and on the
 statuses released to printers (a `draft` is not theirs yet): anything else is NOT_FOUND, never
-a hint that the order exists. Status changes lock the order row, so two concurrent PATCHes
-apply one after the other and the second is judged against the first one's result; each change
+a hint that the order exists. Status changes lock the reservation row then the order row (the one
+lock order of printing, `lock_order`), so two concurrent PATCHes apply one after the other and the
+second is judged against the first one's result; each change
 is recorded (from, to, actor, time) in the same transaction, and moves the deposit status of the
 order's reservation with it (`impression_for`): `record_status` is the only writer of both.
 """
@@ -21,7 +22,7 @@ from backend.db import database, transaction
 from backend.errors import NotFound, ValidationError
 from backend.marketplace.models import Reservation
 from backend.printing import status as machine
-from backend.printing.models import ImpressionStatus, PrintOrder, PrintOrderStatusChange
+from backend.printing.models import ImpressionStatus, PrintOrder, PrintOrderStatusChange, PrintReusedFace
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
 
 CODE_PREFIX = "PM-"
@@ -61,16 +62,26 @@ def allocate_order_codes(count: int) -> list[str]:
     return [f"{CODE_PREFIX}{number:04d}" for (number,) in rows]
 
 
+def lock_order(query) -> PrintOrder | None:
+    """The order `query` selects, locked in the one lock order of printing: its reservation's row
+    first, then the order's (the deposits lock the reservation, then delete or write its orders;
+    batch confirmations lock their reservations sorted by id). An order's reservation never
+    changes, so reading it unlocked first is safe; the order is read again under the lock."""
+    reservation_id = query.select(PrintOrder.reservation_id).scalar()
+    if reservation_id is None:
+        return None
+    list(Reservation.select(Reservation.id).where(Reservation.id == reservation_id).for_update())
+    return query.select(PrintOrder).for_update().first()
+
+
 def printer_order_for_update(order_code: str, printer_organization_id: str) -> PrintOrder:
-    order = (
+    order = lock_order(
         PrintOrder.select()
         .where(
             PrintOrder.code == order_code,
             PrintOrder.printer_organization_id == printer_organization_id,
             PrintOrder.status.in_(PRINTER_VISIBLE),
         )
-        .for_update()
-        .first()
     )
     if order is None:
         raise NotFound("print order not found")
@@ -118,7 +129,7 @@ def rollback_status(*, order_code: str, printer_organization_id: str, actor_user
 
 
 def _order_for_update(order_code: str) -> PrintOrder:
-    order = PrintOrder.select().where(PrintOrder.code == order_code).for_update().first()
+    order = lock_order(PrintOrder.select().where(PrintOrder.code == order_code))
     if order is None:
         raise NotFound("print order not found")
     return order
@@ -136,7 +147,8 @@ def release_order(*, order_code: str, actor_user_id: str) -> PrintOrder:
 
 def cancel_order(*, order_code: str, reason: str, actor_user_id: str) -> PrintOrder:
     """Admin: cancel an order in any status but `delivered`, with a reason (audited). The
-    reservation's deposit opens again (`to_deposit`)."""
+    reservation's deposit opens again (`to_deposit`), with nothing declared: its reused faces and
+    support mode go with the cancelled deposit."""
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError("a reason is required", fields={"reason": ["required"]})
@@ -146,6 +158,8 @@ def cancel_order(*, order_code: str, reason: str, actor_user_id: str) -> PrintOr
         to_status = machine.cancel(order.status)
         order.cancel_reason = reason[:CANCEL_REASON_MAX_LENGTH]
         record_status(order, to_status, actor_user_id)
+        PrintReusedFace.delete().where(PrintReusedFace.reservation_id == order.reservation_id).execute()
+        Reservation.update(print_support_mode=None).where(Reservation.id == order.reservation_id).execute()
         record_security_event("print_order.cancelled", actor_user_id=actor_user_id, target_type="print_order",
                               target_id=order.code,
                               details={"reason": order.cancel_reason, "previousStatus": previous,

@@ -86,11 +86,15 @@ def write_plans(
     status: PrintOrderStatus = PrintOrderStatus.DRAFT,
     batch_id: str | None = None,
 ) -> dict[str, str]:
-    """Write the plans of reservations the caller has locked and cleared (`discard_draft`): an
-    order with its lines for each plan that prints anything, the reused faces, and each
-    reservation's support mode and deposit status. A handful of statements whatever the number of
-    reservations. Returns the new order codes by reservation id."""
+    """Write the plans of reservations the caller has locked (and whose draft it discarded): an
+    order with its lines for each plan that prints anything, the reused faces (replacing whatever
+    an earlier deposit declared: they are always the latest deposit's), and each reservation's
+    support mode and deposit status. A handful of statements whatever the number of reservations.
+    Returns the new order codes by reservation id."""
     moment = clock.now()
+    for start in range(0, len(writes), ROWS_PER_INSERT):
+        chunk = [w.reservation.id for w in writes[start:start + ROWS_PER_INSERT]]
+        PrintReusedFace.delete().where(PrintReusedFace.reservation_id.in_(chunk)).execute()
     printing = [w for w in writes if w.plan.lines]
     codes = allocate_order_codes(len(printing))
     orders, lines = [], []

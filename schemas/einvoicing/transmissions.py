@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, pre_load, validate
+from marshmallow import Schema, fields, validate
 
 from backend.einvoicing.status import DocumentKind, FlowType, ProviderStatus, TransmissionStatus
-from schemas.common import PageQuery, UtcDateTime, page_of
+from schemas.common import PageQuery, QueryList, UtcDateTime, page_of
 
 STATUSES = [s.value for s in TransmissionStatus]
 
 
 class TransmissionsQuery(PageQuery):
-    status = fields.List(fields.String(validate=validate.OneOf(STATUSES)), load_default=list)
-    flowType = fields.List(fields.String(validate=validate.OneOf([f.value for f in FlowType])), load_default=list)
-    documentKind = fields.List(fields.String(validate=validate.OneOf([k.value for k in DocumentKind])),
-                               load_default=list)
+    # `?status=sent` and `?status=sent&status=failed` both load as lists (QueryList)
+    status = QueryList(fields.String(validate=validate.OneOf(STATUSES)), load_default=list)
+    flowType = QueryList(fields.String(validate=validate.OneOf([f.value for f in FlowType])), load_default=list)
+    documentKind = QueryList(fields.String(validate=validate.OneOf([k.value for k in DocumentKind])),
+                             load_default=list)
     sortDir = fields.String(load_default="desc", validate=validate.OneOf(["asc", "desc"]))
-
-    @pre_load
-    def repeatable(self, data, **kwargs):
-        """`?status=sent` gives a string, `?status=sent&status=failed` a list: both are lists here."""
-        data = dict(data)
-        for name in ("status", "flowType", "documentKind"):
-            if isinstance(data.get(name), str):
-                data[name] = [data[name]]
-        return data
 
 
 class TransmissionOut(Schema):

@@ -12,6 +12,7 @@ from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
 from schemas.common import JsonBoolean, PageQuery, page_of
 from schemas.identity.accounts import UserOut
 from schemas.identity.organizations import OrganizationDetailOut
+from schemas.onboarding.envelopes import KybDocumentOut
 
 
 class AdminUserCreateIn(Schema):
@@ -79,10 +80,17 @@ class SiretConflictOut(Schema):
     kybStatus = fields.String(attribute="kyb_status", allow_none=True)
 
 
+class AdminKybDocumentOut(KybDocumentOut):
+    downloadUrl = fields.Function(
+        lambda d: f"/api/admin/organizations/{d.organization_id}/kyb/documents/{d.document_type}", required=True)
+
+
 class AdminOrganizationDetailOut(OrganizationDetailOut):
     members = fields.List(fields.Nested(OrganizationMemberOut), required=True)
     siretConflicts = fields.List(fields.Nested(SiretConflictOut), attribute="siret_conflicts", required=True,
                                  metadata={"description": "other organizations declaring the same SIRET"})
+    kybDocuments = fields.List(fields.Nested(AdminKybDocumentOut), attribute="kyb_documents", required=True,
+                               metadata={"description": "the delegation documents to check before approving"})
 
 
 class AdminOrganizationData(Schema):
@@ -110,6 +118,16 @@ class SecurityEventOut(Schema):
     userAgent = fields.String(attribute="user_agent", allow_none=True)
     requestId = fields.String(attribute="request_id", allow_none=True)
     details = fields.Dict()
+
+
+class OrganizationReassignIn(Schema):
+    userId = fields.String(required=True, validate=validate.Length(min=1, max=36),
+                           metadata={"description": "the rightful owner (verified e-mail), made manager"})
+    note = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class OrganizationDeleteIn(Schema):
+    note = fields.String(required=True, validate=validate.Length(min=1, max=2000))
 
 
 class EmailSmokeIn(Schema):

@@ -13,7 +13,8 @@ from backend.printing.impressions import shown_impression_status
 from backend.printing.models import DeliveryTarget
 from backend.printing.plans import Recipient
 from schemas.common import ComputedInteger, ComputedString, UtcDateTime
-from schemas.printing.deposits import ZONE_ID, GabaritZoneOut, SlotIn
+from schemas.printing.deposits import ZONE_ID, GabaritZoneOut, PreflightOut, SlotIn
+from schemas.printing.orders import PrinterPrintOrderListItemOut
 
 MAX_SELECTION = 2_000  # spec B targets batches of up to 1,000 stores
 
@@ -153,8 +154,7 @@ class GroupReservationOut(Schema):
         required=True)
     eligible = fields.Boolean(required=True)
     exclusionReason = fields.String(attribute="exclusion", required=True, allow_none=True,
-                                    metadata={"enum": [Exclusion.NOT_TO_DEPOSIT.value,
-                                                       Exclusion.OTHER_CONFIGURATION.value]})
+                                    metadata={"enum": [Exclusion.NOT_TO_DEPOSIT.value]})
 
 
 class GroupReservationsOut(Schema):
@@ -164,6 +164,10 @@ class GroupReservationsOut(Schema):
 class BatchOrderRefOut(Schema):
     code = fields.String(required=True)
     reservationId = fields.String(attribute="reservation_id", required=True)
+
+
+class BatchOrderOut(PrinterPrintOrderListItemOut):
+    reservationId = fields.String(attribute="order.reservation_id", required=True)
 
 
 class BatchOut(Schema):
@@ -183,6 +187,9 @@ class BatchOut(Schema):
     sentAt = UtcDateTime(attribute="batch.sent_at", required=True, allow_none=True)
     zones = fields.List(fields.Nested(GabaritZoneOut), attribute="configuration.zones", required=True)
     printableZoneCount = fields.Integer(attribute="configuration.printable_zone_count", required=True)
+    orders = fields.List(fields.Nested(BatchOrderOut), required=True,
+                         metadata={"description": "the batch's orders (none while a draft; cancelled ones included)"})
+    preflights = fields.List(fields.Nested(PreflightOut), required=True)
 
 
 class BatchAnswer(Schema):
@@ -311,16 +318,29 @@ BatchDetailOut = Schema.from_dict({
 }, name="BatchDetailOut")
 
 
+class UnadvancedOrderOut(Schema):
+    code = fields.String(required=True, metadata={"example": "PM-0042"})
+    errorCode = fields.String(attribute="error_code", required=True, allow_none=True,
+                              metadata={"example": "VALIDATION_ERROR"})
+    reason = fields.String(required=True, allow_none=True)
+
+
 class AdvanceCountersOut(Schema):
+    """`{advanced, skipped, failed}` of spec B, with the run and why each order was not advanced."""
+
     advanced = fields.Integer(required=True)
     skipped = fields.Integer(required=True)
     failed = fields.Integer(required=True)
+    runId = fields.String(attribute="id", required=True)
+    skippedOrders = fields.List(fields.Nested(UnadvancedOrderOut), attribute="skipped_orders", required=True,
+                                metadata={"description": "each skipped order (VALIDATION_ERROR: another step, "
+                                                         "cancelled) with its reason"})
+    failedOrders = fields.List(fields.Nested(UnadvancedOrderOut), attribute="failed_orders", required=True)
 
 
 class StatusRunOut(AdvanceCountersOut):
     """`backend.printing.batch_advance.RunState`."""
 
-    runId = fields.String(attribute="id", required=True)
     status = fields.String(required=True, metadata={"enum": ["running", "done"]})
     groupsTotal = fields.Integer(attribute="groups_total", required=True)
     currentGroup = fields.Integer(attribute="current_group", required=True)

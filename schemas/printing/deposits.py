@@ -101,6 +101,7 @@ class OrderRecapOut(Schema):
     code = fields.String(attribute="order.code", required=True)
     status = fields.String(attribute="order.status", required=True)
     batchCode = fields.String(attribute="batch_code", required=True, allow_none=True)
+    batchId = fields.String(attribute="order.batch_id", required=True, allow_none=True)
     filesCount = fields.Integer(attribute="metrics.files_count", required=True)
     panelCount = fields.Integer(attribute="metrics.panel_count", required=True)
     totalSurfaceM2 = fields.Float(attribute="metrics.total_surface_m2", required=True)

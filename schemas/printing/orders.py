@@ -7,7 +7,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
-from schemas.common import MAX_OFFSET, JsonBoolean, NestedAt, PageQuery, UtcDateTime, page_of
+from schemas.common import MAX_OFFSET, JsonBoolean, NestedAt, PageQuery, QueryList, UtcDateTime, page_of
 
 STATUSES = [s.value for s in PrintOrderStatus]
 OPTIONAL_TEXT = {"load_default": None, "allow_none": True}
@@ -76,6 +76,9 @@ class PrinterPrintOrderListItemOut(Schema):
                            metadata={"enum": [s.value for s in PRINTER_VISIBLE]})
     batchCode = fields.String(attribute="batch_code", required=True, allow_none=True,
                               metadata={"description": "the order's batch; null when the order is cancelled"})
+    batchId = fields.String(attribute="order.batch_id", required=True, allow_none=True,
+                            metadata={"description": "the batch that made the order (kept once cancelled); null "
+                                                     "for a single deposit"})
     campaign = NestedAt(CampaignRefOut, source="order", required=True)
     industrialName = fields.String(attribute="order.industrial_name", required=True)
     storeName = fields.String(attribute="order.store_name", required=True)
@@ -135,11 +138,12 @@ class PrinterCountersOut(Schema):
 
 
 class PrinterOrdersQuery(Schema):
-    status = fields.List(fields.String(validate=validate.OneOf([s.value for s in PRINTER_VISIBLE])),
-                         load_default=list, metadata={"description": "repeatable; empty means every status"})
+    status = QueryList(fields.String(validate=validate.OneOf([s.value for s in PRINTER_VISIBLE])),
+                       load_default=list, metadata={"description": "one value or repeated; empty means every status"})
     scope = fields.String(load_default="all", validate=validate.OneOf(["all", "isolated", "batch"]),
                           metadata={"description": "`isolated`: orders with no batch; `batch`: batch orders"})
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    limit = fields.Integer(load_default=None, validate=validate.Range(min=1),
+                           metadata={"description": "optional; without it, every order"})
     offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET))
 
 
@@ -159,7 +163,7 @@ class CancelIn(Schema):
 
 
 class AdminPrintOrdersQuery(PageQuery):
-    status = fields.List(fields.String(validate=validate.OneOf([s for s in STATUSES if s != "draft"])),
-                         load_default=list)
+    status = QueryList(fields.String(validate=validate.OneOf([s for s in STATUSES if s != "draft"])),
+                       load_default=list, metadata={"description": "one value or repeated"})
     printerOrganizationId = fields.String(load_default=None)
     industrialOrganizationId = fields.String(load_default=None)

@@ -173,3 +173,16 @@ def group(client, member, setting):
         return batch_id, [r.id for r in reservations]
 
     return make
+
+
+@pytest.fixture
+def sent_batch(client, member, group):
+    """`sent_batch(n)`: a confirmed batch of n pending orders; its code."""
+
+    def make(n: int) -> str:
+        batch_id, ids = group(n)
+        answer = client.simulate_post(f"/api/print-batches/{batch_id}/confirm", headers=member,
+                                      json={"reservationIds": ids, "delivery": {"target": "store"}})
+        return answer.json["data"]["batch"]["code"]
+
+    return make
