@@ -13,6 +13,7 @@ from backend.billing.models import (
     PaymentStatus,
 )
 from backend.billing.views import LIST_DEFAULT, LIST_MAX
+from schemas.common import QueryList
 
 METHOD = fields.String(required=True, validate=validate.OneOf([m.value for m in PaymentMethod]),
                        metadata={"enum": [m.value for m in PaymentMethod]})
@@ -91,14 +92,11 @@ class InvoiceOut(Schema):
     customer = fields.Nested(PartyOut, required=True)
 
 
-class RepeatedString(fields.List):
+class RepeatedString(QueryList):
     """A repeatable query parameter: one value arrives as a string, several as a list."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(fields.String(validate=validate.Length(max=60)), **kwargs)
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        return super()._deserialize([value] if isinstance(value, str) else value, attr, data, **kwargs)
 
 
 class InvoicesQuery(Schema):
