@@ -1,12 +1,17 @@
 """The Dramatiq broker, set up once per process before any actor is declared.
 
 Redis broker with: periodiq (schedules), the request-id middleware (a message carries the id of
-the request that caused it), a database session per message, and the outbox completion (a
-message that came from an outbox row closes it once its actor has done the work).
-`install_outbox_sender` makes `backend.outbox` hand committed rows to this broker.
+the request that caused it), a database session per message, the outbox completion (a message
+that came from an outbox row closes it once its actor has done the work), periodic jobs whose
+failure waits for the next tick, and a maintenance pass every few seconds in each worker so that
+the messages a killed worker held come back within 30 s. `install_outbox_sender` makes
+`backend.outbox` hand committed rows to this broker.
 """
 
 from __future__ import annotations
+
+import threading
+import time
 
 import dramatiq
 from dramatiq.brokers.redis import RedisBroker
@@ -21,6 +26,15 @@ from backend.logs import get_logger
 log = get_logger("worker")
 QUEUES = ("default", "webhooks", "documents", "einvoicing", "printing", "email", "billing")
 _broker: RedisBroker | None = None
+
+# A worker process that has not been heard of for HEARTBEAT_TIMEOUT_MS is dead: a maintenance pass
+# puts the messages it held back on their queues. Every live worker runs a pass (which is also its
+# heartbeat) every MAINTENANCE_INTERVAL_S, so a killed worker's messages come back within
+# HEARTBEAT_TIMEOUT_MS + MAINTENANCE_INTERVAL_S (20 s); Dramatiq's own random maintenance (one
+# command in a thousand) took minutes. A live worker is never declared dead: its maintenance thread
+# beats whatever its actors are doing.
+HEARTBEAT_TIMEOUT_MS = 15_000
+MAINTENANCE_INTERVAL_S = 5.0
 
 
 class RequestIdMiddleware(Middleware):
@@ -95,6 +109,61 @@ class OutboxCompletion(Middleware):
             outbox.postpone_redelivery(outbox_id, 15 * 2 ** min(message.options.get("retries", 1), 12))
 
 
+class PeriodicFailures(Middleware):
+    """A periodic job that fails (PostgreSQL or Redis away, a bug) is logged and acknowledged: the
+    next tick runs it again. It never lands in the dead letters, where nothing would look at it.
+    Its after_ hook runs after the one of Dramatiq's Retries middleware, which marked the message failed."""
+
+    def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
+        if exception is None or "periodic" not in broker.get_actor(message.actor_name).options:
+            return
+        message.failed = False
+        log.error(
+            "periodic job failed; the next tick runs it again",
+            extra={"fields": {"actor": message.actor_name, "error": f"{type(exception).__name__}: {exception}"}},
+        )
+
+
+class Maintenance(Middleware):
+    """In each worker process, a thread that runs the broker's maintenance on every queue every
+    `interval` seconds: requeue the messages of workers silent for the heartbeat timeout, expire
+    old dead letters. Its dispatch calls are this process's heartbeat too."""
+
+    def __init__(self, interval: float = MAINTENANCE_INTERVAL_S) -> None:
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def after_worker_boot(self, broker, worker) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, args=(broker,), name="broker-maintenance", daemon=True)
+        self._thread.start()
+
+    def before_worker_shutdown(self, broker, worker) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval + 1)
+
+    def _run(self, broker) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                run_maintenance(broker)
+            except Exception as exc:  # Redis away: the next pass tries again
+                log.warning("broker maintenance failed", extra={"fields": {"error": str(exc)}})
+
+
+def run_maintenance(broker: RedisBroker) -> None:
+    """One maintenance pass over every declared queue (delay queues included), through Dramatiq's
+    own dispatch script with its maintenance flag set (`qsize` changes nothing)."""
+    dispatch = broker.scripts["dispatch"]
+    for queue in sorted(broker.get_declared_queues()):
+        dispatch(
+            args=["qsize", int(time.time() * 1000), queue, broker.broker_id, broker.heartbeat_timeout,
+                  broker.dead_message_ttl, 1, broker._max_unpack_size()],
+            keys=[broker.namespace],
+        )
+
+
 def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
     """Create the broker for `config.redis_url` and make it the global one (idempotent)."""
     global _broker
@@ -102,11 +171,15 @@ def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
         return _broker
     # Short socket timeouts: a stalled Redis fails a hand-over (the sweeper re-sends) instead of
     # hanging a thread; the consumers poll, they never block on a read.
-    broker = RedisBroker(url=config.redis_url, namespace=namespace, socket_timeout=5, socket_connect_timeout=3)
+    broker = RedisBroker(url=config.redis_url, namespace=namespace, socket_timeout=5, socket_connect_timeout=3,
+                         heartbeat_timeout=HEARTBEAT_TIMEOUT_MS)
     broker.add_middleware(PeriodiqMiddleware(skip_delay=60))
     broker.add_middleware(RequestIdMiddleware())
     broker.add_middleware(DatabaseSession())
     broker.add_middleware(OutboxCompletion(), before=Retries)
+    # Also before Retries, after OutboxCompletion: its after-hook runs between theirs (reverse order).
+    broker.add_middleware(PeriodicFailures(), before=Retries)
+    broker.add_middleware(Maintenance())
     for queue in QUEUES:
         broker.declare_queue(queue)
     dramatiq.set_broker(broker)

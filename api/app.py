@@ -9,9 +9,9 @@ import dramatiq
 import falcon
 import swagger_ui_bundle
 
-from api import conflicts, errors
+from api import conflicts, errors, openapi
 from api.access import Route
-from api.middleware import BodyLimit, CountRequests, DatabaseSession, RateLimit, RefuseNul, RequestId
+from api.middleware import BodyLimit, CanonicalPath, CountRequests, DatabaseSession, RateLimit, RefuseNul, RequestId
 from api.policy import Policy
 from api.ratelimit import RateLimiter
 from api.requests import Request
@@ -56,12 +56,13 @@ def create_app(config: Config | None = None, **clients) -> App:
         esign=runtime.esign,
         operator=runtime.operator,
         telemetry=Telemetry(),
-        limiter=RateLimiter(runtime.config.rate_limit_storage_url),
+        limiter=RateLimiter(runtime.config.rate_limit_storage_url or runtime.config.redis_url),
         queue_sizes=lambda: queue_sizes(dramatiq.get_broker()),
     )
     app = App(
         request_type=Request,
         middleware=[
+            CanonicalPath(),
             RequestId(),
             RefuseNul(),
             CountRequests(deps.telemetry),
@@ -79,5 +80,6 @@ def create_app(config: Config | None = None, **clients) -> App:
         app.add_route(route.path, conflicts.retrying(route.resource),
                       **({"suffix": route.suffix} if route.suffix else {}))
     app.add_static_route("/api/docs/static", swagger_ui_bundle.swagger_ui_path)
+    app.add_sink(openapi.root_redirect, r"^/$")  # `/` leads to the API docs
     app.deps = deps
     return app

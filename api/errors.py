@@ -99,7 +99,7 @@ def handle_uncaught(req, resp, ex: Exception, params) -> None:
     log.error(
         "uncaught exception",
         exc_info=ex,
-        extra={"fields": {"method": req.method, "path": req.path}},
+        extra={"fields": {"method": req.method, "route": req.uri_template}},  # never the path: it may hold a token
     )
     _answer(resp, "INTERNAL_ERROR", "an internal error occurred")
 

@@ -18,6 +18,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from api.access import PUBLIC, Route
+from api.operations import operation
 from backend import observability
 from backend.errors import Forbidden, Unauthenticated
 
@@ -77,6 +78,11 @@ class Metrics:
         self.stored = CollectorRegistry()
         self.stored.register(_StoredFigures(queue_sizes))
 
+    @operation("Prometheus metrics of this process and of the platform's queues and outbox",
+               description="For an admin session or `Authorization: Bearer <METRICS_TOKEN>` (401 without either, "
+                           "403 for another session or a wrong token).",
+               tags=("operations",), produces="text/plain", answer_description="the Prometheus text format",
+               errors={401: "UNAUTHENTICATED", 403: "FORBIDDEN"})
     def on_get(self, req, resp) -> None:
         self._authorize(req)
         resp.content_type = CONTENT_TYPE_LATEST

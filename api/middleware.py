@@ -1,5 +1,5 @@
-"""Middleware, in the order `create_app` installs it: request id, telemetry, rate limit, body
-size, database connection."""
+"""Middleware, in the order `create_app` installs it: canonical path, request id, telemetry, rate
+limit, body size, database connection."""
 
 from __future__ import annotations
 
@@ -22,10 +22,41 @@ access_log = get_logger("api.request")
 QUIET_PATH = "/api/health"
 
 
+def canonical_path(path: str) -> str:
+    """`path` without empty and `.` segments, `..` resolved (never above the root): the path the
+    router, the rate limits and the access rules all see."""
+    if "//" not in path and "/." not in path:
+        return path
+    segments: list[str] = []
+    for segment in path.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if segments:
+                segments.pop()
+            continue
+        segments.append(segment)
+    return "/" + "/".join(segments)
+
+
+class CanonicalPath:
+    """Normalize repeated slashes and dot segments before routing: `//api/auth/sign-in` and
+    `/api/./auth/sign-in` are `/api/auth/sign-in` for every later step."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.path = canonical_path(req.path)
+
+
+def logged_route(req: falcon.Request) -> str | None:
+    """What logs name a request by: the matched route template (`/api/invitations/{token}/accept`),
+    never the raw path, whose parameters may be tokens; None when no route matched."""
+    return req.uri_template or None
+
+
 class RequestId:
     """Accept the client's `x-request-id` when valid (else a UUID4), echo it on every answer, and
-    write one access line per request (`api.request`: method, path without the query, status,
-    duration) so a request id leads to its outcome."""
+    write one access line per request (`api.request`: method, route template, status, duration)
+    so a request id leads to its outcome."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.request_started = time.perf_counter()
@@ -39,7 +70,7 @@ class RequestId:
         started = getattr(req.context, "request_started", None)
         if started is not None and req.path != QUIET_PATH and access_log.isEnabledFor(logging.INFO):
             access_log.info("request", extra={"fields": {
-                "method": req.method, "path": req.path, "status": resp.status_code,
+                "method": req.method, "route": logged_route(req), "status": resp.status_code,
                 "durationMs": round((time.perf_counter() - started) * 1000, 2)}})
         token = getattr(req.context, "request_id_token", None)
         if token is not None:
@@ -84,10 +115,13 @@ class RateLimit:
 
     def process_request(self, req, resp) -> None:
         req.context.client_ip = client_ip(req, self.trusted_proxy_count)
-        bucket = bucket_for(req.path)
+
+    def process_resource(self, req, resp, resource, params) -> None:
+        # After routing: the bucket comes from the matched route, whatever the raw path looked like.
+        bucket = bucket_for(req.uri_template, req.get_param("reconcile"))
         if bucket is None:
             return
-        req.context.rate_limit_headers = self.limiter.hit(bucket, req.context.client_ip, req.path)
+        req.context.rate_limit_headers = self.limiter.hit(bucket, req.context.client_ip, req.uri_template)
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
         headers = getattr(req.context, "rate_limit_headers", None)

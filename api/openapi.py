@@ -4,13 +4,11 @@ so the page works without internet access."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 
+import falcon
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
-from apispec.yaml_utils import load_yaml_from_docstring
 
 from api.access import PUBLIC, Route
 from api.operations import Operation, operation
@@ -26,14 +24,6 @@ API_DESCRIPTION = """Vitrine back end. Every JSON answer is an envelope: `{"ok":
 `x-request-id`. Dates are ISO 8601 UTC with `Z`, amounts integer cents, rates basis points."""
 
 ERROR_ANSWER = {"description": "error envelope", "content": {"application/json": {"schema": ErrorOut}}}
-
-
-def _register_all_schemas() -> None:
-    """Import every module of `schemas` so the docstrings not yet converted may name any schema."""
-    import schemas
-
-    for module in pkgutil.walk_packages(schemas.__path__, prefix="schemas."):
-        importlib.import_module(module.name)
 
 
 def _path_parameters(path: str, enums: dict[str, tuple[str, ...]] | None = None) -> list[dict]:
@@ -55,7 +45,10 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
         operation["description"] = declared.description
     if declared.tags:
         operation["tags"] = list(declared.tags)
-    parameters = _path_parameters(path, dict(declared.path_enums))
+    if declared.path is not None:
+        parameters = [{"in": "path", "schema": declared.path}]
+    else:
+        parameters = _path_parameters(path, dict(declared.path_enums))
     if declared.query is not None:
         parameters.append({"in": "query", "schema": declared.query})
     if parameters:
@@ -66,7 +59,7 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
     if declared.upload is not None:
         content["multipart/form-data"] = {"schema": plugin.converter.schema2jsonschema(declared.upload)}
     if content:
-        operation["requestBody"] = {"required": True, "content": content}
+        operation["requestBody"] = {"required": declared.body_required, "content": content}
     answers = {}
     if declared.answer is not None:
         answers["application/json"] = {"schema": enveloped(declared.answer)}
@@ -81,20 +74,16 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
     return operation
 
 
-def _docstring_operation(responder, name: str, path: str) -> dict:
-    """The operation of a responder not converted yet: the YAML of its docstring."""
-    operation = load_yaml_from_docstring(responder.__doc__ or "") or {}
-    if not operation:
-        summary = (responder.__doc__ or "").strip().splitlines()
-        operation = {"summary": summary[0] if summary else name, "responses": {"200": {"description": "ok"}}}
-    parameters = operation.get("parameters", [])
-    if _path_parameters(path) and not any(p.get("in") == "path" for p in parameters):
-        operation["parameters"] = [*_path_parameters(path), *parameters]
-    return operation
+def responders(route: Route):
+    """(method, responder) of every method the route's resource answers."""
+    for method in METHODS:
+        name = f"on_{method}" + (f"_{route.suffix}" if route.suffix else "")
+        responder = getattr(route.resource, name, None)
+        if responder is not None:
+            yield method, responder
 
 
 def build_openapi(routes: list[Route]) -> dict:
-    _register_all_schemas()
     plugin = MarshmallowPlugin()
     spec = APISpec(
         title="Vitrine API",
@@ -105,17 +94,12 @@ def build_openapi(routes: list[Route]) -> dict:
     )
     for route in routes:
         operations = {}
-        for method in METHODS:
-            name = f"on_{method}" + (f"_{route.suffix}" if route.suffix else "")
-            responder = getattr(route.resource, name, None)
-            if responder is None:
-                continue
+        for method, responder in responders(route):
             declared = getattr(responder, "operation", None)
-            if declared is not None:
-                operation = declared_operation(declared, route.path, plugin)
-            else:
-                operation = _docstring_operation(responder, name, route.path)
-            operation.setdefault("responses", {}).setdefault("default", ERROR_ANSWER)
+            if declared is None:
+                raise TypeError(f"{method.upper()} {route.path}: declare its operation (api.operations.operation)")
+            operation = declared_operation(declared, route.path, plugin)
+            operation["responses"]["default"] = ERROR_ANSWER
             operation["x-access"] = route.access_for(method).describe()
             operations[method] = operation
         spec.path(path=route.path, operations=operations)
@@ -148,8 +132,14 @@ DOCS_PAGE = """<!doctype html>
 """
 
 DOCS_SCRIPT = """window.ui = SwaggerUIBundle({url: "/api/openapi.json", dom_id: "#swagger-ui",
-  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: "StandaloneLayout"});
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: "StandaloneLayout",
+  validatorUrl: null});
 """
+
+
+def root_redirect(req, resp, **params) -> None:
+    """`/` on the API's host leads to the API documentation (a sink: not an API operation)."""
+    raise falcon.HTTPFound("/api/docs")
 
 
 class DocsPage:

@@ -16,7 +16,9 @@ A responder that answers something other than JSON (a PDF, a ZIP, a CSV, a redir
 declares its form with `upload=` (documented; the responder streams the parts itself). When a
 responder declares both `body` and `upload`, the JSON body is loaded only for a JSON request and
 `body` is None for a multipart one. `raw_body=True` documents `body` but leaves the bytes to the
-responder (a signed webhook verifies the signature over the raw body before parsing it).
+responder (a signed webhook verifies the signature over the raw body before parsing it);
+`body_required=False` when an empty body is valid. `path=` validates and converts the URI
+template's fields (e.g. a version number), which the responder then receives converted.
 """
 
 from __future__ import annotations
@@ -46,9 +48,11 @@ class Operation:
     description: str | None = None
     tags: tuple[str, ...] = ()
     body: type[Schema] | None = None
+    body_required: bool = True
     raw_body: bool = False
     upload: type[Schema] | None = None
     query: type[Schema] | None = None
+    path: type[Schema] | None = None
     answer: type[Schema] | None = None
     status: int = 200
     other_answers: tuple[tuple[int, type[Schema], str], ...] = ()
@@ -64,6 +68,14 @@ class Operation:
     @functools.cached_property
     def query_schema(self) -> Schema | None:
         return self.query() if self.query else None
+
+    @functools.cached_property
+    def path_schema(self) -> Schema | None:
+        return self.path() if self.path else None
+
+    def path_parameters(self, params: dict) -> dict:
+        """The URI template's fields, validated and converted by `path` when declared."""
+        return self.path_schema.load(params) if self.path_schema is not None else params
 
     @functools.cached_property
     def answer_schemas(self) -> dict[int, Schema]:
@@ -94,9 +106,11 @@ def operation(
     description: str | None = None,
     tags: tuple[str, ...] | list[str] = (),
     body: type[Schema] | None = None,
+    body_required: bool = True,
     raw_body: bool = False,
     upload: type[Schema] | None = None,
     query: type[Schema] | None = None,
+    path: type[Schema] | None = None,
     answer: type[Schema] | None = None,
     status: int = 200,
     other_answers: Mapping[int, type[Schema] | tuple[type[Schema], str]] | None = None,
@@ -115,8 +129,8 @@ def operation(
         for code, schema in (other_answers or {}).items()
     )
     declared = Operation(
-        summary=summary, description=description, tags=tuple(tags), body=body, raw_body=raw_body, upload=upload,
-        query=query,
+        summary=summary, description=description, tags=tuple(tags), body=body, body_required=body_required,
+        raw_body=raw_body, upload=upload, query=query, path=path,
         answer=answer, status=status, other_answers=others,
         produces=(produces,) if isinstance(produces, str) else tuple(produces),
         answer_description=answer_description, errors=tuple((errors or {}).items()),
@@ -128,6 +142,7 @@ def operation(
     def decorate(responder: Callable) -> Callable:
         @functools.wraps(responder)
         def respond(resource, req, resp, **params):
+            params = declared.path_parameters(params)
             declared.answer_with(resp, responder(resource, req, resp, **params, **declared.read(req)))
 
         respond.operation = declared

@@ -2,8 +2,9 @@
 
 Installed last in `create_app` (after `DatabaseSession`, so the connection is open). For each
 request it resolves the session cookie into `req.context.principal` (None when anonymous),
-binds the audit request context (IP, user agent), refuses cookie-authenticated writes from a
-foreign `Origin`, then applies the matched route's `Access` rule: 401 without a session, 403
+binds the audit request context (IP, user agent), refuses every state-changing request from a
+foreign `Origin` (with or without a session cookie: a foreign page must not even sign a browser
+in), then applies the matched route's `Access` rule: 401 without a session, 403
 `FORBIDDEN` for a role, permission, membership role or KYB gate refused.
 """
 
@@ -54,9 +55,9 @@ class Policy:
         rule = self._rule(route, resource, req.method)
         if rule is None:
             return  # no responder for this method: Falcon answers 405
-        token = req.cookies.get(SESSION_COOKIE)
-        if token and req.method not in SAFE_METHODS:
+        if req.method not in SAFE_METHODS:
             self._refuse_foreign_origin(req)
+        token = req.cookies.get(SESSION_COOKIE)
         if token and getattr(resource, "uses_database", True):
             resolved = resolve_session(token)
             if resolved is not None:

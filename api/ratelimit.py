@@ -1,9 +1,16 @@
 """Rate limits of Specification A: fixed one-minute windows per client IP and bucket.
 
-`auth-sensitive` (10/min): sign-in, sign-up, password reset, e-mail verification and the magic
-link request. `admin-critical` (60/min): `/api/admin/**`, `/api/auth/assign-role`,
-`/api/notifications/email-smoke`. Counters live in memory (`memory://`, exact with one web
-process) or, with `RATE_LIMIT_STORAGE_URL=redis://...`, in Redis shared by every web process.
+The bucket is chosen from the matched route's template (never from the raw path, which may
+carry `//` or `/./` that the router would still match), with the query for `?reconcile=true`:
+
+- `auth-sensitive` (10/min): sign-in, sign-up, password reset, e-mail verification and the magic
+  link request;
+- `admin-critical` (60/min): `/api/admin/**`, `/api/auth/assign-role`, `/api/notifications/email-smoke`;
+- `provider-reconcile` (10/min): `GET /api/organizations/{id}/onboarding?reconcile=true`, which
+  calls the e-signature provider synchronously.
+
+Counters live in Redis (`RATE_LIMIT_STORAGE_URL`, default `REDIS_URL`), shared by every web
+process; `vitrine dev` (one web process) keeps them in memory (`memory://`).
 """
 
 from __future__ import annotations
@@ -30,26 +37,36 @@ class Bucket:
 
 AUTH_SENSITIVE = Bucket("auth-sensitive", 10)
 ADMIN_CRITICAL = Bucket("admin-critical", 60)
+PROVIDER_RECONCILE = Bucket("provider-reconcile", 10)
+BUCKETS = (AUTH_SENSITIVE, ADMIN_CRITICAL, PROVIDER_RECONCILE)
 
-_AUTH_SENSITIVE_PATHS = frozenset(
+_AUTH_SENSITIVE_ROUTES = frozenset(
     {
         "/api/auth/sign-in",
         "/api/auth/sign-up",
         "/api/auth/password-reset",
         "/api/auth/password-reset/confirm",
+        "/api/auth/email-verification",
         "/api/auth/email-verification/confirm",
         "/api/auth/magic-link",
     }
 )
-_ADMIN_CRITICAL_PATHS = frozenset({"/api/auth/assign-role", "/api/notifications/email-smoke"})
+_ADMIN_CRITICAL_ROUTES = frozenset({"/api/auth/assign-role", "/api/notifications/email-smoke"})
+_RECONCILE_ROUTE = "/api/organizations/{organization_id}/onboarding"
+_TRUE = frozenset({"true", "1", "yes", "on"})
 
 
-def bucket_for(path: str) -> Bucket | None:
-    path = path.rstrip("/") or "/"
-    if path in _AUTH_SENSITIVE_PATHS:
+def bucket_for(route: str | None, reconcile: str | None = None) -> Bucket | None:
+    """The bucket of a matched route template (None: not limited); `reconcile` is the value of
+    the `reconcile` query parameter."""
+    if route is None:
+        return None
+    if route in _AUTH_SENSITIVE_ROUTES:
         return AUTH_SENSITIVE
-    if path in _ADMIN_CRITICAL_PATHS or path == "/api/admin" or path.startswith("/api/admin/"):
+    if route in _ADMIN_CRITICAL_ROUTES or route == "/api/admin" or route.startswith("/api/admin/"):
         return ADMIN_CRITICAL
+    if route == _RECONCILE_ROUTE and (reconcile or "").strip().lower() in _TRUE:
+        return PROVIDER_RECONCILE
     return None
 
 
@@ -61,9 +78,9 @@ def _storage_uri(url: str) -> str:
 class RateLimiter:
     def __init__(self, storage_url: str = "memory://") -> None:
         self._limiter = FixedWindowRateLimiter(storage_from_string(_storage_uri(storage_url)))
-        self._items = {b.name: RateLimitItemPerMinute(b.per_minute) for b in (AUTH_SENSITIVE, ADMIN_CRITICAL)}
+        self._items = {b.name: RateLimitItemPerMinute(b.per_minute) for b in BUCKETS}
 
-    def hit(self, bucket: Bucket, client: str, path: str) -> dict[str, str]:
+    def hit(self, bucket: Bucket, client: str, route: str) -> dict[str, str]:
         """Count one request; the headers to send, or RateLimited when the limit is exceeded."""
         item = self._items[bucket.name]
         allowed = self._limiter.hit(item, bucket.name, client)
@@ -72,7 +89,7 @@ class RateLimiter:
         if not allowed:
             log.warning(
                 "rate limit exceeded",
-                extra={"fields": {"bucket": bucket.name, "ip": client, "path": path, "retryAfterSeconds": reset}},
+                extra={"fields": {"bucket": bucket.name, "ip": client, "route": route, "retryAfterSeconds": reset}},
             )
             raise RateLimited(f"too many requests; retry in {reset} s", retry_after_seconds=reset)
         return {

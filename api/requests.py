@@ -10,7 +10,7 @@ from falcon.stream import BoundedStream
 from marshmallow import Schema
 
 from backend import json_input
-from backend.errors import Forbidden, PayloadTooLarge, ValidationError
+from backend.errors import Forbidden, PayloadTooLarge, UnsupportedMediaType, ValidationError
 
 JSON_BODY_LIMIT = 1024 * 1024
 # Multipart framing (boundaries, part headers) around an uploaded file: the storage enforces the
@@ -49,6 +49,10 @@ def read_json(req: falcon.Request, limit: int = JSON_BODY_LIMIT) -> object:
         raise PayloadTooLarge(f"the body exceeds {limit} bytes")
     if not raw.strip():
         return None
+    # A browser form (or `fetch` without preflight) can only send text/plain, form or multipart
+    # bodies cross-site: JSON is read only when it says it is JSON (415 otherwise).
+    if (req.content_type or "").split(";", 1)[0].strip().lower() != "application/json":
+        raise UnsupportedMediaType("send the body as Content-Type: application/json")
     return json_input.loads(raw)
 
 

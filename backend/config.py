@@ -34,7 +34,8 @@ class Config:
 
     database_url: str | None = None
     redis_url: str | None = None
-    rate_limit_storage_url: str = "memory://"
+    # None: Redis at REDIS_URL, shared by every web process; `vitrine dev` sets memory:// (one process).
+    rate_limit_storage_url: str | None = None
     trusted_proxy_count: int = 0
     cookie_secure: bool = True
     session_ttl_days: int = 7
@@ -90,6 +91,7 @@ class Config:
 
     default_printer_organization_id: str | None = None
     print_asset_max_bytes: int = 200 * 1024 * 1024
+    upload_quota_bytes: int = 10 * 1024**3  # what one organization may keep in storage (uploads)
     advance_status_concurrency: int = 10
     batch_advance_wait_seconds: int = 20
 
@@ -114,7 +116,8 @@ class Config:
             if f.name in SECRET_SETTINGS:
                 (present if value else absent).append(f.name.upper())
             elif f.name in ("database_url", "redis_url", "rate_limit_storage_url"):
-                out[f.name] = _without_password(value) if value else "embedded"
+                out[f.name] = _without_password(value) if value else (
+                    "REDIS_URL" if f.name == "rate_limit_storage_url" else "embedded")
             else:
                 out[f.name] = str(value) if isinstance(value, Path) else value
         out["credentialsPresent"], out["credentialsAbsent"] = present, absent
@@ -126,8 +129,8 @@ def _without_password(url: str) -> str:
     if not sep or "@" not in rest:
         return url
     creds, _, host = rest.rpartition("@")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in creds else url
+    user, _, password = creds.partition(":")
+    return f"{scheme}://{user}:***@{host}" if password else url
 
 
 def _int(env: dict[str, str], name: str, default: int, *, minimum: int | None = None) -> int:
@@ -220,6 +223,11 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     if siret is not None and not (len(siret) == 14 and siret.isdigit()):
         raise ConfigError(f"PLATFORM_LEGAL_SIRET must be 14 digits, got {siret!r}")
 
+    smtp_url = _str(env, "SMTP_URL")
+    if smtp_url is not None and not smtp_url.lower().startswith(("smtp://", "smtps://")):
+        # The message must not repeat the URL: it may hold the SMTP password.
+        raise ConfigError("SMTP_URL must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)")
+
     missing = [name for name in _PLATFORM_IDENTITY if not _str(env, name)]
     if missing:
         warnings.append(
@@ -242,7 +250,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         log_level=log_level,
         database_url=_str(env, "DATABASE_URL"),
         redis_url=_str(env, "REDIS_URL"),
-        rate_limit_storage_url=_str(env, "RATE_LIMIT_STORAGE_URL", "memory://"),
+        rate_limit_storage_url=_str(env, "RATE_LIMIT_STORAGE_URL"),
         trusted_proxy_count=_int(env, "TRUSTED_PROXY_COUNT", 0, minimum=0),
         cookie_secure=_bool(env, "COOKIE_SECURE", True),
         session_ttl_days=_int(env, "SESSION_TTL_DAYS", 7, minimum=1),
@@ -292,6 +300,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         e2e_test_mode=env.get("E2E_TEST_MODE", "").strip() == "1",
         default_printer_organization_id=_str(env, "DEFAULT_PRINTER_ORGANIZATION_ID"),
         print_asset_max_bytes=_int(env, "PRINT_ASSET_MAX_BYTES", 200 * 1024 * 1024, minimum=1),
+        upload_quota_bytes=_int(env, "UPLOAD_QUOTA_BYTES", 10 * 1024**3, minimum=1),
         advance_status_concurrency=_int(env, "ADVANCE_STATUS_CONCURRENCY", 10, minimum=1),
         batch_advance_wait_seconds=_int(env, "BATCH_ADVANCE_WAIT_SECONDS", 20, minimum=0),
         outbox_resend_after_seconds=_int(env, "OUTBOX_RESEND_AFTER_SECONDS", 60, minimum=1),

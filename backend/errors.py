@@ -56,6 +56,12 @@ class PayloadTooLarge(DomainError):
     code = "PAYLOAD_TOO_LARGE"
 
 
+class UnsupportedMediaType(DomainError):
+    """A JSON route called with a body of another `Content-Type`."""
+
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
 class RateLimited(DomainError):
     code = "RATE_LIMITED"
 

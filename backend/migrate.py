@@ -21,3 +21,8 @@ def apply_migrations() -> list[str]:
         return router.run()
     finally:
         database.execute_sql("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
+
+
+def pending_migrations() -> list[str]:
+    """The migrations not yet applied (all of them on an empty database)."""
+    return list(Router(database, migrate_dir=MIGRATIONS_DIR, logger=logging.getLogger("migrate")).diff)

@@ -19,6 +19,7 @@ hand in simulator-backed or fake clients this way; `create_app(config, esign=fak
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -31,6 +32,7 @@ from backend.identity import secrets
 from backend.logs import configure_logging, get_logger, register_secrets
 from backend.onboarding.esign_client import EsignClient
 from backend.onboarding.provider import SignatureProvider
+from backend.printing import quota
 from storage import Storage, build_storage
 
 log = get_logger("boot")
@@ -92,14 +94,16 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
     register_secrets(config.secrets())
     config = with_service_urls(config)
     if _current is None or _current.config != config:
-        for warning in config.warnings:
-            log.warning(warning)
+        if os.environ.get("VITRINE_SUPERVISOR") != "dev":  # `vitrine dev` prints them once, in its banner
+            for warning in config.warnings:
+                log.warning(warning)
         log.info("boot", extra={"fields": {"role": role, "settings": config.describe()}})
     if _current is None or _current.config.database_url != config.database_url:
         init_database(config.database_url)
     secrets.use_costs(time_cost=config.argon2_time_cost, memory_cost_kib=config.argon2_memory_cost_kib,
                       parallelism=config.argon2_parallelism)
     messages.use_links(public_base_url=config.public_base_url, platform_name=config.platform_name)
+    quota.use_quota(config.upload_quota_bytes)
     _current = build_runtime(config, **clients)
     return _current
 

@@ -1,18 +1,35 @@
 """The `vitrine` command line.
 
 Every command uses `DATABASE_URL` / `REDIS_URL` when set, else the embedded servers under the data
-directory (`--data-dir`, env `VITRINE_DATA_DIR`, default `./var`), starting them when needed.
+directory (`--data-dir`, before or after the command; env `VITRINE_DATA_DIR`; default `./var`). Only
+`migrate` and `dev` create a data directory: the others need an existing, migrated database and
+say so. The configuration is checked before anything starts: a blocking problem is one line on
+stderr and exit status 2, in every process (`web`, `worker`, `clock` included).
+
+Adding a command group (another area's commands): write `add_commands(sub, common)` that adds its
+parsers with `parents=[common]` and `set_defaults(func=..., needs=NEEDS_DATABASE)`, and append it
+to `COMMAND_GROUPS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from backend.config import ConfigError
+from backend.embedded import EmbeddedError
+
+# What a command needs before it runs: nothing, or an existing migrated database.
+NEEDS_NOTHING, NEEDS_DATABASE = "nothing", "database"
+
+
+class CommandError(Exception):
+    """A command that cannot run: one line for the user, exit status 1."""
 
 
 def _boot(role: str):
@@ -21,10 +38,14 @@ def _boot(role: str):
     return boot(role=role)
 
 
+def data_dir() -> Path:
+    return Path(os.environ["VITRINE_DATA_DIR"])
+
+
 def cmd_dev(args) -> int:
     from ops.dev import run_dev
 
-    return run_dev(args.port, Path(os.environ["VITRINE_DATA_DIR"]))
+    return run_dev(args.port, data_dir())
 
 
 def cmd_migrate(args) -> int:
@@ -44,12 +65,19 @@ def cmd_migrate(args) -> int:
 
 
 def cmd_seed_demo(args) -> int:
+    import actors  # noqa: F401  (the broker: the rows the seeders write are sent at once)
+    from backend import outbox
     from backend.db import database
+    from ops.progress import Progress
     from ops.seed import seed_demo
 
     runtime = _boot("seed")
     with database.connection_context():
-        report = seed_demo(runtime, only_if_empty=args.if_empty)
+        report = seed_demo(runtime, only_if_empty=args.if_empty, progress=Progress("seed-demo"))
+        # The rows the seeders wrote go to the broker now (the hand-over thread flushed, then any
+        # row it could not hand over swept), not at the clock's next sweep (never, without a clock).
+        outbox.flush()
+        outbox.sweep(older_than_seconds=0)
     print(report)
     return 0
 
@@ -64,8 +92,7 @@ def cmd_create_admin(args) -> int:
         with database.connection_context():
             user, created = ensure_admin(email=args.email, password=args.password)
     except DomainError as exc:
-        print(f"vitrine: {exc.message}", file=sys.stderr)
-        return 1
+        raise CommandError(exc.message) from None
     print(f"admin {'created' if created else 'promoted (password unchanged)'}: {user.email}")
     return 0
 
@@ -141,77 +168,186 @@ def cmd_billing_recover_legacy(args) -> int:
 
 
 def cmd_stop_embedded(args) -> int:
-    """Stop the embedded PostgreSQL and Redis of the data directory (a no-op for servers that do
-    not run there, and for `DATABASE_URL` / `REDIS_URL` servers, which are never touched)."""
+    """Stop the embedded PostgreSQL and Redis of the data directory, unless a live `vitrine dev`
+    owns it (never touches `DATABASE_URL` / `REDIS_URL` servers)."""
     from backend import embedded
+    from ops.datadir import owner
 
-    data_dir = Path(os.environ["VITRINE_DATA_DIR"])
-    embedded.stop_postgres(data_dir)
-    embedded.stop_redis(data_dir)
-    print(f"embedded servers of {data_dir} stopped")
+    holder = owner(data_dir())
+    if holder is not None:
+        raise CommandError(f"{data_dir()} is used by vitrine dev (pid {holder.pid}, port {holder.port}): "
+                           "stop it with Ctrl-C (it stops its servers), or `kill` that pid")
+    stopped = embedded.stop_postgres(data_dir()) + embedded.stop_redis(data_dir())
+    if stopped:
+        print(f"stopped in {data_dir()}: {', '.join(stopped)}")
+    else:
+        print(f"nothing running in {data_dir()}")
     return 0
 
 
+def cmd_web(args) -> int:
+    """The Procfile's web: gunicorn with ops/gunicorn.conf.py, once the configuration is valid."""
+    conf = Path(__file__).parent / "gunicorn.conf.py"
+    argv = [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(conf), *args.extra]
+    os.execv(sys.executable, argv)  # noqa: S606 (our own interpreter, fixed arguments)
+
+
+def cmd_worker(args) -> int:
+    """The Procfile's worker: `dramatiq actors`, once the configuration is valid."""
+    os.execv(sys.executable, [sys.executable, "-m", "dramatiq", "actors", *args.extra])  # noqa: S606 (as above)
+
+
+def cmd_clock(args) -> int:
+    from ops.clock import run_clock
+
+    return run_clock()
+
+
+def _bench_scenarios() -> str:
+    """`vitrine bench --help`'s list: each scenario's name and DESCRIPTION, read without importing."""
+    from ops import bench
+
+    lines = []
+    for name in bench.scenario_names():
+        description = ""
+        try:
+            tree = ast.parse((Path(bench.__file__).parent / f"{name}.py").read_text())
+            for node in tree.body:
+                if (isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "DESCRIPTION" for t in node.targets)
+                        and isinstance(node.value, ast.Constant)):
+                    description = node.value.value
+        except (OSError, SyntaxError):
+            pass
+        lines.append(f"  {name:<12} {description}")
+    return "scenarios:\n" + "\n".join(lines)
+
+
+# Other areas' command groups: functions (subparsers, common parent parser) adding their commands.
+COMMAND_GROUPS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = []
+
+
 def build_parser() -> argparse.ArgumentParser:
+    # `--data-dir` is accepted before and after the command (the one after wins).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS,
+                        help="data directory of the embedded servers (default $VITRINE_DATA_DIR or ./var)")
     parser = argparse.ArgumentParser(prog="vitrine", description="Vitrine back end")
-    parser.add_argument("--data-dir", default=None, help="data directory (default $VITRINE_DATA_DIR or ./var)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--data-dir", metavar="DIR", default=None,
+                        help="data directory of the embedded servers (default $VITRINE_DATA_DIR or ./var)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    dev = sub.add_parser("dev", help="run the whole platform on embedded defaults")
-    dev.add_argument("--port", type=int, default=8000)
-    dev.add_argument("--data-dir", dest="data_dir_sub", default=None)
-    dev.set_defaults(func=cmd_dev)
+    def command(name: str, func, help_text: str, needs: str = NEEDS_NOTHING, **kwargs) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text, **kwargs)
+        p.set_defaults(func=func, needs=needs)
+        return p
 
-    sub.add_parser("migrate", help="apply database migrations").set_defaults(func=cmd_migrate)
+    dev = command("dev", cmd_dev, "run the whole platform on embedded defaults (one per data directory)")
+    dev.add_argument("--port", type=int, default=8000, metavar="PORT",
+                     help="the API's port (default 8000); the simulators take the next ones")
 
-    seed = sub.add_parser("seed-demo", help="demo organizations, catalog and reservations")
+    command("migrate", cmd_migrate, "apply database migrations (creates the embedded database if needed)")
+
+    seed = command("seed-demo", cmd_seed_demo, "demo organizations, catalog and reservations (idempotent)",
+                   NEEDS_DATABASE)
     seed.add_argument("--if-empty", action="store_true", help="only when the database holds no demo data")
-    seed.set_defaults(func=cmd_seed_demo)
 
-    create_admin = sub.add_parser("create-admin", help="create the first admin (an existing user is promoted)")
-    create_admin.add_argument("--email", required=True)
-    create_admin.add_argument("--password", required=True)
-    create_admin.set_defaults(func=cmd_create_admin)
+    create_admin = command("create-admin", cmd_create_admin, "create the first admin (an existing user is promoted)",
+                           NEEDS_DATABASE)
+    create_admin.add_argument("--email", required=True, metavar="EMAIL", help="the admin's e-mail address")
+    create_admin.add_argument("--password", required=True, metavar="PASSWORD",
+                              help="the new account's password (kept unchanged for an existing user)")
 
-    queues = sub.add_parser("queues", help="queue, delayed and dead-letter sizes, unsent outbox rows")
-    queues.add_argument("--json", action="store_true")
-    queues.set_defaults(func=cmd_queues)
+    queues = command("queues", cmd_queues, "queue, delayed and dead-letter sizes, unsent outbox rows", NEEDS_DATABASE)
+    queues.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
-    sub.add_parser("stop-embedded", help="stop the embedded PostgreSQL and Redis of the data directory").set_defaults(
-        func=cmd_stop_embedded)
+    command("stop-embedded", cmd_stop_embedded,
+            "stop the embedded PostgreSQL and Redis of the data directory (not while a vitrine dev owns it)")
 
-    billing = sub.add_parser("billing", help="billing support commands").add_subparsers(dest="billing_command",
-                                                                                         required=True)
-    invoice_pdf = billing.add_parser("invoice-pdf", help="write an invoice's Factur-X PDF (regenerated when missing)")
-    invoice_pdf.add_argument("number", help="invoice number, e.g. FAC-RES-2026-000001")
-    invoice_pdf.add_argument("-o", "--output", help="file to write (default: <NUMBER>.pdf)")
+    billing = command("billing", None, "billing support commands").add_subparsers(
+        dest="billing_command", required=True, metavar="COMMAND", help="a billing command")
+    invoice_pdf = billing.add_parser("invoice-pdf", parents=[common],
+                                     help="write an invoice's Factur-X PDF (regenerated when missing)",
+                                     description="write an invoice's Factur-X PDF (regenerated when missing)")
+    invoice_pdf.add_argument("number", metavar="NUMBER", help="invoice number, e.g. FAC-RES-2026-000001")
+    invoice_pdf.add_argument("-o", "--output", metavar="FILE", help="file to write (default: <NUMBER>.pdf)")
     invoice_pdf.add_argument("--regenerate", action="store_true", help="render it again (same bytes) before writing")
-    invoice_pdf.set_defaults(func=cmd_billing_invoice_pdf)
-    recover = billing.add_parser("recover-legacy", help="move never-billed legacy reservations to principal_seller")
+    invoice_pdf.set_defaults(func=cmd_billing_invoice_pdf, needs=NEEDS_DATABASE)
+    recover = billing.add_parser("recover-legacy", parents=[common],
+                                 help="move never-billed legacy reservations to principal_seller",
+                                 description="move never-billed legacy reservations to principal_seller")
     recover.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
-    recover.set_defaults(func=cmd_billing_recover_legacy)
+    recover.set_defaults(func=cmd_billing_recover_legacy, needs=NEEDS_DATABASE)
 
-    bench = sub.add_parser("bench", help="run benchmark scenarios (ops/bench)")
-    bench.add_argument("scenario", nargs="?", default=None)
+    bench = command("bench", cmd_bench, "run benchmark scenarios (ops/bench)",
+                    epilog=_bench_scenarios(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    bench.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
+                       help="one scenario (default: all of them, in name order)")
     bench.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
-    bench.set_defaults(func=cmd_bench)
+
+    command("web", cmd_web, "the API under gunicorn (Procfile web); further arguments go to gunicorn")
+    command("worker", cmd_worker, "the Dramatiq worker (Procfile worker); further arguments go to dramatiq")
+    command("clock", cmd_clock, "the periodic schedules (Procfile clock; exactly one)")
+
+    for add_commands in COMMAND_GROUPS:
+        add_commands(sub, common)
     return parser
 
 
+def check_database(needs: str) -> None:
+    """A command that needs an existing migrated database finds one, or says what to do."""
+    if needs != NEEDS_DATABASE:
+        return
+    hint = "run `vitrine migrate` first, or pass the --data-dir of your `vitrine dev`"
+    if not os.environ.get("DATABASE_URL") and not (data_dir() / "postgres" / "PG_VERSION").exists():
+        raise CommandError(f"no database in data directory {data_dir()}: {hint}")
+    _boot("cli")
+    from backend.db import database
+    from backend.migrate import pending_migrations
+
+    with database.connection_context():
+        pending = pending_migrations()
+    if pending:
+        where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else f"the database of {data_dir()}"
+        raise CommandError(f"{where} is not migrated ({len(pending)} pending): {hint}")
+
+
+PASS_THROUGH = frozenset({"web", "worker"})  # their further arguments go to gunicorn / dramatiq
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    data_dir = getattr(args, "data_dir_sub", None) or args.data_dir or os.environ.get("VITRINE_DATA_DIR") or "var"
-    os.environ["VITRINE_DATA_DIR"] = str(Path(data_dir).resolve())
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command not in PASS_THROUGH:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
+    chosen = getattr(args, "data_dir", None) or os.environ.get("VITRINE_DATA_DIR") or "var"
+    os.environ["VITRINE_DATA_DIR"] = str(Path(chosen).resolve())
+    try:
+        from backend.config import load_config
+
+        load_config()  # before anything starts: a blocking problem is one line and status 2
+    except ConfigError as exc:
+        print(f"vitrine: configuration error: {exc}", file=sys.stderr)
+        return 2
     if args.command != "dev":  # `dev` only supervises: its children log to stdout as the Procfile's do
         from backend.logs import configure_logging
 
         # A command's own output is its stdout (`vitrine queues --json | jq`); its log lines go to stderr.
         configure_logging(os.environ.get("LOG_LEVEL") or "info", stream=sys.stderr)
+    if (args.needs == NEEDS_DATABASE or args.command == "migrate") and not os.environ.get("DATABASE_URL"):
+        print(f"vitrine: data directory {data_dir()}", file=sys.stderr)
     try:
+        check_database(args.needs)
         return args.func(args) or 0
     except ConfigError as exc:
         print(f"vitrine: configuration error: {exc}", file=sys.stderr)
         return 2
+    except CommandError as exc:
+        print(f"vitrine {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except EmbeddedError as exc:  # an embedded server that cannot start says why in one line
+        print(f"vitrine {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -2,17 +2,31 @@
 
 Embedded PostgreSQL and Redis when `DATABASE_URL` / `REDIS_URL` are unset, migrations, demo data
 on an empty database, the provider simulators, then gunicorn (one process, threads: in-memory
-rate limits and counters stay exact), a Dramatiq worker and the periodiq clock. Ctrl-C or SIGTERM
-stops every child, then the embedded servers this run started.
+rate limits and counters stay exact), a Dramatiq worker and the clock.
+
+- One `vitrine dev` per data directory (`ops.datadir`): a second one refuses, naming the first.
+- The ports (the API's and the simulators') are checked free before anything starts.
+- A child that dies once the platform is up is restarted after a growing delay (1 s, 2 s, ... up
+  to 30 s; back to 1 s once it has stayed up a minute); the others keep running.
+- Ctrl-C, SIGTERM, SIGHUP (a closed terminal) or the death of the supervisor's parent stop every
+  child, then the embedded servers of the data directory. A child also gets SIGTERM from the
+  kernel if the supervisor itself is killed (Linux), so nothing is left orphaned.
+
+Adding a simulator: append a `Simulator` to `SIMULATORS` (its port is the API's plus `offset`;
+`settings` are the environment defaults that point the platform at it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,38 +34,122 @@ import requests
 
 import ops
 from backend import embedded
+from backend.config import load_config
 from backend.printing.demo import DEMO_PRINTER
+from ops.datadir import DataDirBusy, DataDirLock
 
 GUNICORN_CONF = Path(ops.__file__).parent / "gunicorn.conf.py"
+RESTART_DELAYS = (1, 2, 4, 8, 16, 30)  # seconds before the 1st, 2nd, ... restart in a row
+STABLE_AFTER = 60.0  # a child up this long has its restart delay reset
+
+
+@dataclass(frozen=True)
+class Simulator:
+    name: str  # process name in the logs and the banner
+    module: str  # run as `python -m <module> --port <port> <args(api_url)...>`
+    offset: int  # its port: the API's port plus this
+    label: str  # the banner's description
+    # Environment defaults (kept when already set) pointing the platform at the simulator's base URL.
+    settings: Callable[[str], dict[str, str]] = lambda url: {}
+    args: Callable[[str], list[str]] = lambda api_url: []
+
+
+SIMULATORS: list[Simulator] = [
+    Simulator(
+        name="esign",
+        module="ops.simulators.esign",
+        offset=1,
+        label="e-signature provider simulator (signer pages at /sign/{id})",
+        settings=lambda url: {"ESIGN_BASE_URL": f"{url}/v3", "ESIGN_API_KEY": "esk_dev_simulator",
+                              "ESIGN_WEBHOOK_SECRET": "whsec_dev_simulator"},
+        args=lambda api_url: ["--callback", api_url],
+    ),
+    # Test credentials; polling every minute so a transmission reaches `acknowledged` on its own.
+    Simulator(
+        name="odp",
+        module="ops.simulators.odp",
+        offset=2,
+        label="e-invoicing operator simulator",
+        settings=lambda url: {"ODP_BASE_URL": url, "ODP_TOKEN_URL": f"{url}/oauth/token",
+                              "ODP_CLIENT_ID": "odp_dev_client", "ODP_CLIENT_SECRET": "odp_dev_simulator_secret",
+                              "ODP_ENTITY_ID": "ent-dev-platform", "EINVOICING_POLLING_ENABLED": "true",
+                              "EINVOICING_POLLING_INTERVAL_MS": "60000"},
+    ),
+]
+
+
+class PortBusy(Exception):
+    pass
+
+
+def port_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _die_with_parent() -> None:
+    """In a child, before exec: SIGTERM when the supervisor dies, however it dies (Linux)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _signal_group(process: subprocess.Popen, signum: int) -> None:
+    """Signal the process group a child leads (each child has a session of its own)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+@dataclass
+class Child:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0
+    restarts_in_a_row: int = 0
+    restart_at: float | None = None  # when a dead child is due to start again
 
 
 @dataclass
 class Supervisor:
     port: int
     data_dir: Path
-    children: dict[str, subprocess.Popen] = field(default_factory=dict)
-    started_postgres: bool = False
-    started_redis: bool = False
+    children: dict[str, Child] = field(default_factory=dict)
+    lock: DataDirLock | None = None
+    ready: bool = False
     stopping: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def sim_url(self, simulator: Simulator) -> str:
+        return f"http://127.0.0.1:{self.port + simulator.offset}"
+
+    def claim(self) -> None:
+        """Own the data directory, and check every port is free, before anything starts."""
+        self.lock = DataDirLock(self.data_dir)
+        self.lock.acquire(self.port)
+        for port in [self.port] + [self.port + sim.offset for sim in SIMULATORS]:
+            if not port_free(port):
+                raise PortBusy(f"port {port} in use (a previous vitrine dev?); choose another with --port")
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env["VITRINE_DATA_DIR"] = str(self.data_dir)
-        env.setdefault("PUBLIC_BASE_URL", f"http://127.0.0.1:{self.port}")
+        env["VITRINE_SUPERVISOR"] = "dev"  # children leave the boot warnings to the banner
+        env.setdefault("PUBLIC_BASE_URL", self.api_url)
         env.setdefault("COOKIE_SECURE", "false")
         env.setdefault("ENVIRONMENT", "development")
-        # Unset e-signature settings point at the provider simulator that `start` runs on port + 1.
-        for name, value in (("ESIGN_BASE_URL", f"http://127.0.0.1:{self.port + 1}/v3"),
-                            ("ESIGN_API_KEY", "esk_dev_simulator"), ("ESIGN_WEBHOOK_SECRET", "whsec_dev_simulator")):
-            env[name] = env.get(name) or value
-        # Unset operator settings point at the e-invoicing operator simulator on port + 2, with test
-        # credentials; polling runs every minute so a transmission reaches `acknowledged` on its own.
-        odp = f"http://127.0.0.1:{self.port + 2}"
-        for name, value in (("ODP_BASE_URL", odp), ("ODP_TOKEN_URL", f"{odp}/oauth/token"),
-                            ("ODP_CLIENT_ID", "odp_dev_client"), ("ODP_CLIENT_SECRET", "odp_dev_simulator_secret"),
-                            ("ODP_ENTITY_ID", "ent-dev-platform"), ("EINVOICING_POLLING_ENABLED", "true"),
-                            ("EINVOICING_POLLING_INTERVAL_MS", "60000")):
-            env[name] = env.get(name) or value
+        for simulator in SIMULATORS:  # unset provider settings point at the simulators
+            for name, value in simulator.settings(self.sim_url(simulator)).items():
+                env[name] = env.get(name) or value
         # A demo legal identity of the platform (a fictitious, checksum-valid SIRET), so the demo's
         # invoices carry complete Factur-X parties; ODP_SELLER_AP is its directory address.
         for name, value in (("PLATFORM_LEGAL_COMPANY_NAME", "Vitrine Démo SAS"),
@@ -64,48 +162,71 @@ class Supervisor:
         # The demo printer manufactures the furniture types that name no printer of their own.
         env["DEFAULT_PRINTER_ORGANIZATION_ID"] = env.get("DEFAULT_PRINTER_ORGANIZATION_ID") or DEMO_PRINTER
         if not env.get("DATABASE_URL"):
-            self.started_postgres = not (self.data_dir / "postgres" / "postmaster.pid").exists()
             env["DATABASE_URL"] = embedded.ensure_postgres(self.data_dir)
         if not env.get("REDIS_URL"):
-            self.started_redis = not embedded.redis_socket(self.data_dir).exists()
             env["REDIS_URL"] = embedded.ensure_redis(self.data_dir)
         return env
 
-    def spawn(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+    def add(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        self.children[name] = child = Child(name=name, argv=argv, env=env)
+        self.launch(child)
+
+    def launch(self, child: Child) -> None:
         # A session of its own: Ctrl-C reaches the supervisor only, which stops children in order.
-        self.children[name] = subprocess.Popen(argv, env=env, start_new_session=True)
+        child.process = subprocess.Popen(child.argv, env=child.env, start_new_session=True,
+                                         preexec_fn=_die_with_parent)
+        child.started_at = time.monotonic()
+        child.restart_at = None
 
     def start(self) -> None:
-        env = self.environment()
-        subprocess.run([sys.executable, "-m", "ops.cli", "migrate"], env=env, check=True)
-        subprocess.run([sys.executable, "-m", "ops.cli", "seed-demo", "--if-empty"], env=env, check=True)
-        bin_dir = Path(sys.executable).parent
+        self.claim()
+        env = self.env = self.environment()
+        quiet = dict(env, LOG_LEVEL="warn")  # migrate and seed-demo: their summary lines only
+        subprocess.run([sys.executable, "-m", "ops.cli", "migrate"], env=quiet, check=True)
+        subprocess.run([sys.executable, "-m", "ops.cli", "seed-demo", "--if-empty"], env=quiet, check=True)
         web_env = dict(env, PORT=str(self.port), HOST="127.0.0.1", WEB_CONCURRENCY="1")
-        self.spawn(
-            "web",
-            [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(GUNICORN_CONF)],
-            web_env,
-        )
-        self.spawn("worker", [sys.executable, "-m", "dramatiq", "actors", "--processes", "1", "--threads", "4"], env)
-        self.spawn("clock", [str(bin_dir / "periodiq"), "actors"], env)
+        # One web process: its rate-limit counters can stay in memory (elsewhere they are in Redis).
+        web_env.setdefault("RATE_LIMIT_STORAGE_URL", "memory://")
+        self.add("web", [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(GUNICORN_CONF)],
+                 web_env)
+        self.add("worker", [sys.executable, "-m", "dramatiq", "actors", "--processes", "1", "--threads", "4"], env)
+        self.add("clock", [sys.executable, "-m", "ops.cli", "clock"], env)
         self.wait_ready()
-        # Started once the web answers, so that its start does not slow the web's boot down.
-        self.spawn("esign", [sys.executable, "-m", "ops.simulators.esign", "--port", str(self.port + 1),
-                             "--callback", f"http://127.0.0.1:{self.port}"], env)
-        self.spawn("odp", [sys.executable, "-m", "ops.simulators.odp", "--port", str(self.port + 2)], env)
-        print(
-            f"\nVitrine is running at http://127.0.0.1:{self.port}\n"
-            f"  API docs      http://127.0.0.1:{self.port}/api/docs\n"
-            f"  health        http://127.0.0.1:{self.port}/api/health\n"
-            f"  e-invoicing   operator simulator at http://127.0.0.1:{self.port + 2}\n"
-            f"  data dir      {self.data_dir}\n"
-            "Press Ctrl-C to stop.\n",
-            flush=True,
-        )
+        # Started once the web answers, so that their start does not slow the web's boot down.
+        for simulator in SIMULATORS:
+            port = self.port + simulator.offset
+            self.add(simulator.name, [sys.executable, "-m", simulator.module, "--port", str(port),
+                                      *simulator.args(self.api_url)], env)
+        self.ready = True
+        print(self.banner(), flush=True)
 
-    def wait_ready(self, timeout: float = 60) -> None:
+    def banner(self) -> str:
+        config = load_config(self.env)
+        lines = [
+            "",
+            f"Vitrine is running at {self.api_url}",
+            f"  API docs      {self.api_url}/api/docs",
+            f"  health        {self.api_url}/api/health",
+        ]
+        lines += [f"  {sim.name:<13} {self.sim_url(sim)}  {sim.label}" for sim in SIMULATORS]
+        lines += [
+            f"  DATABASE_URL  {self.env['DATABASE_URL']}",
+            f"  REDIS_URL     {self.env['REDIS_URL']}",
+            "  mail          " + ("sent through SMTP_URL" if config.smtp_url
+                                  else f"{self.data_dir / 'mail'} (one .eml file per e-mail)"),
+            f"  data dir      {self.data_dir}",
+            "  demo logins   admin@vitrine.example, industriel@, distributeur@, imprimeur@ (password vitrine-demo)",
+            f"  commands      .venv/bin/vitrine queues --data-dir {self.data_dir}",
+        ]
+        if config.warnings:
+            lines.append("Configuration warnings:")
+            lines += [f"  - {warning}" for warning in config.warnings]
+        lines += ["Press Ctrl-C to stop.", ""]
+        return "\n".join(lines)
+
+    def wait_ready(self, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
-        url = f"http://127.0.0.1:{self.port}/api/health"
+        url = f"{self.api_url}/api/health"
         while time.monotonic() < deadline:
             self.check_children()
             try:
@@ -114,50 +235,84 @@ class Supervisor:
             except requests.RequestException:
                 pass
             time.sleep(0.2)
-        raise RuntimeError(f"the web process did not answer {url} within {timeout} s")
+        raise RuntimeError(f"the web process did not answer {url} within {timeout:.0f} s")
 
     def check_children(self) -> None:
-        for name, child in self.children.items():
-            code = child.poll()
-            if code is not None and not self.stopping:
-                raise RuntimeError(f"{name} exited with status {code}")
+        """Before the platform is up a dead child stops the start; after, it is restarted later."""
+        now = time.monotonic()
+        for child in self.children.values():
+            if self.stopping or child.process is None:
+                continue
+            code = child.process.poll()
+            if code is None:
+                if now - child.started_at > STABLE_AFTER:
+                    child.restarts_in_a_row = 0
+                continue
+            if not self.ready:
+                raise RuntimeError(f"{child.name} exited with status {code}")
+            if child.restart_at is None:
+                # Its own processes outlive it (a killed dramatiq leaves its worker process): end them.
+                _signal_group(child.process, signal.SIGTERM)
+                delay = RESTART_DELAYS[min(child.restarts_in_a_row, len(RESTART_DELAYS) - 1)]
+                child.restart_at = now + delay
+                print(f"vitrine dev: {child.name} exited with status {code}; restarting it in {delay} s",
+                      file=sys.stderr, flush=True)
+            elif now >= child.restart_at:
+                child.restarts_in_a_row += 1
+                self.launch(child)
+                print(f"vitrine dev: {child.name} restarted (pid {child.process.pid})", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         self.stopping = True
-        for child in self.children.values():
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
+        running = [c.process for c in self.children.values() if c.process is not None and c.process.poll() is None]
+        for process in running:
+            process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 20
-        for child in self.children.values():
+        for process in running:
             try:
-                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-        if self.started_redis:
-            embedded.stop_redis(self.data_dir)
-        if self.started_postgres:
-            embedded.stop_postgres(self.data_dir)
+                process.kill()
+                process.wait()
+        for child in self.children.values():  # whatever a child left behind in its session
+            if child.process is not None:
+                _signal_group(child.process, signal.SIGKILL)
+        if self.lock is not None and self.lock._handle is not None:
+            # The owner of the data directory stops its embedded servers, including those a
+            # previous run killed without a chance to stop them left behind.
+            if not os.environ.get("REDIS_URL"):
+                embedded.stop_redis(self.data_dir)
+            if not os.environ.get("DATABASE_URL"):
+                embedded.stop_postgres(self.data_dir)
+            self.lock.release()
 
 
 def run_dev(port: int, data_dir: Path) -> int:
     supervisor = Supervisor(port=port, data_dir=data_dir.resolve())
     stop_requested = False
+    parent = os.getppid()
 
     def request_stop(signum, frame) -> None:
         nonlocal stop_requested
         stop_requested = True
 
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, request_stop)
     status = 0
     try:
         supervisor.start()
-        while not stop_requested:
+        while not stop_requested and os.getppid() == parent:
             supervisor.check_children()
             time.sleep(0.2)
         print("Stopping Vitrine ...", flush=True)
-    except (RuntimeError, subprocess.CalledProcessError) as exc:  # a child died, or migrate / seed-demo failed
+    except (DataDirBusy, PortBusy, embedded.EmbeddedError) as exc:
+        print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
+        status = 1
+    except subprocess.CalledProcessError as exc:  # migrate or seed-demo said why on stderr
+        print(f"vitrine dev: `{' '.join(exc.cmd[2:])}` failed (status {exc.returncode}); stopping",
+              file=sys.stderr, flush=True)
+        status = 1
+    except RuntimeError as exc:  # a child died before the platform was up
         print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
         status = 1
     finally:

@@ -12,6 +12,7 @@ from backend.identity.demo import seed_demo_identity
 from backend.marketplace.demo import seed_demo_marketplace
 from backend.printing.demo import seed_demo_printing
 from backend.runtime import Runtime
+from ops.progress import QUIET, Progress
 
 # (name, seeder) in dependency order; a seeder returns a one-line report.
 SEEDERS: list[tuple[str, Callable[[Runtime], str]]] = [("identity", lambda runtime: seed_demo_identity())]
@@ -22,11 +23,12 @@ SEEDERS.append(("printing", lambda runtime: seed_demo_printing(
 SEEDERS.append(("billing", lambda runtime: seed_demo_billing()))
 
 
-def seed_demo(runtime: Runtime, *, only_if_empty: bool = False) -> str:
+def seed_demo(runtime: Runtime, *, only_if_empty: bool = False, progress: Progress = QUIET) -> str:
     if not SEEDERS:
         return "demo data: nothing to seed yet"
     lines = []
-    for name, seeder in SEEDERS:
+    for number, (name, seeder) in enumerate(SEEDERS, start=1):
+        progress.step(name, number, len(SEEDERS))
         with transaction():
             lines.append(f"{name}: {seeder(runtime)}")
     return "\n".join(lines)

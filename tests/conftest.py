@@ -37,6 +37,7 @@ def _is_xdist_controller(config) -> bool:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "committed: the test commits; tables are truncated afterwards")
+    config.addinivalue_line("markers", "drills: fault drills with real processes (tests/reliability/test_drills.py)")
     if _is_xdist_controller(config):
         return  # the controller runs no test
     from backend import embedded
@@ -72,6 +73,9 @@ def pytest_configure(config) -> None:
             "PUBLIC_BASE_URL": "http://testserver",
             "ESIGN_WEBHOOK_SECRET": TEST_WEBHOOK_SECRET,
             "PLATFORM_COMMISSION_RATE_BPS": "2000",
+            # Every test client calls from 127.0.0.1: per-app counters keep tests independent
+            # (production's default, Redis, is tested in tests/test_rate_limits.py).
+            "RATE_LIMIT_STORAGE_URL": "memory://",
         }
     )
     from backend.db import database

@@ -1,11 +1,14 @@
-"""`vitrine dev` on its embedded defaults: starts, answers, stops every child on SIGTERM."""
+"""`vitrine dev` on its embedded defaults: starts, answers, owns its data directory, restarts a
+crashed child, and stops every child on SIGHUP, SIGTERM or the death of its parent."""
 
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 
 import psutil
@@ -20,62 +23,164 @@ def data_dir():
     # Under the repository (not /tmp/pytest-of-root, which the embedded PostgreSQL user cannot enter).
     path = ROOT / "var" / "test" / f"dev-{uuid.uuid4().hex[:8]}"
     yield path
+    from backend import embedded
+
+    embedded.stop_redis(path)  # a failed test must not leave its servers behind
+    embedded.stop_postgres(path)
     shutil.rmtree(path, ignore_errors=True)
+
+
+def dev_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "VITRINE_DATA_DIR")}
+
+
+def vitrine(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ops.cli", *args], env=env or dev_env(), capture_output=True,
+                          text=True, timeout=timeout)
 
 
 class Output:
     """Reads the supervisor's output as it comes (a full pipe would block the children that
-    write to it) and says when the ready line, printed once the web answers, has appeared."""
+    write to it) and says when a line containing some text has appeared."""
 
     READY = "Vitrine is running at"
 
     def __init__(self, process: subprocess.Popen) -> None:
         self.lines: list[str] = []
         self.ready = threading.Event()
+        self._changed = threading.Condition()
+        self._done = False
         self._thread = threading.Thread(target=self._read, args=(process.stdout,), daemon=True)
         self._thread.start()
 
     def _read(self, stream) -> None:
         for line in stream:
-            self.lines.append(line)
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
             if self.READY in line:
                 self.ready.set()
+        with self._changed:
+            self._done = True
+            self._changed.notify_all()
         self.ready.set()  # the process ended: stop waiting
+
+    def wait_for(self, text: str, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._done or any(text in line for line in self.lines), timeout)
 
     def text(self) -> str:
         self._thread.join(timeout=30)
         return "".join(self.lines)
 
 
-def test_vitrine_dev_starts_answers_health_and_stops_cleanly(free_port, data_dir):
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "VITRINE_DATA_DIR")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ops.cli", "dev", "--port", str(port), "--data-dir", str(data_dir)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    output, children = Output(process), []
-    try:
-        assert output.ready.wait(timeout=180), "vitrine dev did not print its URL within 180 s"
-        assert process.poll() is None, "vitrine dev exited early:\n" + output.text()[-3000:]
-        health = requests.get(f"http://127.0.0.1:{port}/api/health", timeout=10)
-        assert health.status_code == 200
-        assert health.json()["data"]["status"] == "ok"
-        children = psutil.Process(process.pid).children(recursive=True)
-        assert len(children) >= 3  # web, worker and clock at least
-        assert (data_dir / "postgres" / "postmaster.pid").exists()
-        assert (data_dir / "redis" / "redis.sock").exists()
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
-    text = output.text()
-    assert process.returncode == 0, text[-3000:]
-    assert f"http://127.0.0.1:{port}" in text
-    assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+def start_dev(port: int, data_dir, *, parent: bool = False) -> tuple[subprocess.Popen, Output]:
+    argv = [sys.executable, "-m", "ops.cli", "dev", "--port", str(port), "--data-dir", str(data_dir)]
+    if parent:  # a parent process of its own, that the test can kill
+        argv = [sys.executable, "-c", "import subprocess, sys, time; subprocess.Popen(sys.argv[1:]); time.sleep(600)",
+                *argv]
+    process = subprocess.Popen(argv, env=dev_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return process, Output(process)
+
+
+def assert_all_stopped(children, data_dir, port) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            break
+        time.sleep(0.1)
+    assert not alive
     assert not (data_dir / "redis" / "redis.sock").exists()
     assert not (data_dir / "postgres" / "postmaster.pid").exists()
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+
+
+def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops_on_sighup(free_port, data_dir):
+    port = free_port()
+    process, output = start_dev(port, data_dir)
+    children = []
+    try:
+        assert output.ready.wait(timeout=180), "vitrine dev did not print its URL within 180 s"
+        assert process.poll() is None, "vitrine dev exited early:\n" + output.text()[-3000:]
+        assert output.wait_for("Press Ctrl-C to stop.", timeout=10)
+        health = requests.get(f"http://127.0.0.1:{port}/api/health", timeout=10)
+        assert health.status_code == 200
+        assert health.json()["data"]["status"] == "ok"
+        root = requests.get(f"http://127.0.0.1:{port}/", timeout=10, allow_redirects=False)
+        assert (root.status_code, root.headers["Location"].endswith("/api/docs")) == (302, True)
+        banner = "".join(output.lines)
+        for text in ("DATABASE_URL  postgresql://", "REDIS_URL     unix://", f"{data_dir / 'mail'}",
+                     f"http://127.0.0.1:{port + 1}"):
+            assert text in banner
+
+        # A second `vitrine dev` on the same data directory refuses, naming the first.
+        second = vitrine("dev", "--port", str(free_port()), "--data-dir", str(data_dir))
+        assert second.returncode == 1
+        assert f"pid {process.pid}, port {port}" in second.stderr
+        # ... and nothing stops the servers it uses.
+        stop = vitrine("stop-embedded", "--data-dir", str(data_dir))
+        assert stop.returncode == 1 and f"pid {process.pid}" in stop.stderr
+        assert requests.get(f"http://127.0.0.1:{port}/api/health", timeout=10).json()["data"]["status"] == "ok"
+
+        # A worker killed outright is restarted; the others keep running.
+        supervisor = psutil.Process(process.pid)
+        worker = next(c for c in supervisor.children() if "dramatiq" in " ".join(c.cmdline()))
+        web = next(c for c in supervisor.children() if "gunicorn" in " ".join(c.cmdline()))
+        worker.kill()
+        assert output.wait_for("worker restarted", timeout=30), output.text()[-3000:]
+        assert web.is_running()
+        children = supervisor.children(recursive=True)
+        assert any("dramatiq" in " ".join(c.cmdline()) and c.pid != worker.pid for c in children)
+    finally:
+        process.send_signal(signal.SIGHUP)  # a closed terminal
+        process.wait(timeout=60)
+    text = output.text()
+    assert process.returncode == 0, text[-3000:]
+    assert_all_stopped(children, data_dir, port)
+    assert not (data_dir / "dev.lock").read_text()
+
+
+def test_vitrine_dev_stops_everything_when_its_parent_dies(free_port, data_dir):
+    port = free_port()
+    parent, output = start_dev(port, data_dir, parent=True)
+    try:
+        assert output.ready.wait(timeout=180), "vitrine dev did not print its URL within 180 s"
+        supervisor = psutil.Process(parent.pid).children()[0]
+        children = supervisor.children(recursive=True)
+        assert len(children) >= 4  # web, worker, clock and the simulator at least
+    finally:
+        parent.kill()
+        parent.wait(timeout=10)
+    supervisor.wait(timeout=60)
+    assert_all_stopped(children, data_dir, port)
+
+
+def test_vitrine_dev_refuses_a_busy_port_before_migrating(data_dir):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = vitrine("dev", "--port", str(port), "--data-dir", str(data_dir))
+    assert result.returncode == 1
+    assert f"port {port} in use (a previous vitrine dev?)" in result.stderr
+    assert not (data_dir / "postgres").exists()  # nothing was started, nothing migrated
+
+
+@pytest.mark.parametrize("command", [["dev"], ["migrate"], ["web"], ["worker"], ["clock"], ["queues"]])
+def test_a_configuration_error_is_one_line_and_status_2_in_every_process(command, data_dir):
+    env = dict(dev_env(), PLATFORM_COMMISSION_RATE_BPS="twenty")
+    result = vitrine(*command, "--data-dir", str(data_dir), env=env)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "vitrine: configuration error: PLATFORM_COMMISSION_RATE_BPS must be an integer number of basis points, "
+        "got 'twenty'"
+    ]
+    assert not data_dir.exists()  # checked before anything started
+
+
+def test_procfile_runs_every_process_through_the_checked_entry_points():
+    lines = dict(line.split(": ", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip())
+    assert lines == {"release": "vitrine migrate", "web": "vitrine web", "worker": "vitrine worker",
+                     "clock": "vitrine clock"}

@@ -128,7 +128,8 @@ def test_every_request_writes_one_access_line_with_its_outcome(client, log_lines
     client.simulate_get("/api/nowhere", headers={"x-request-id": "trace-me.2"})
     client.simulate_get("/api/health", headers={"x-request-id": "trace-me.3"})
     lines = {line["requestId"]: line for line in log_lines() if line["scope"] == "api.request"}
-    assert lines["trace-me.1"]["status"] == 200 and lines["trace-me.1"]["path"] == "/api/openapi.json"
+    assert lines["trace-me.1"]["status"] == 200 and lines["trace-me.1"]["route"] == "/api/openapi.json"
     assert lines["trace-me.2"]["status"] == 404 and lines["trace-me.2"]["method"] == "GET"
+    assert lines["trace-me.2"]["route"] is None  # no route matched: the raw path is never written
     assert "secret" not in str(lines) and lines["trace-me.1"]["durationMs"] >= 0
     assert "trace-me.3" not in lines  # liveness probes stay out of the access log

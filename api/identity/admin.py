@@ -7,10 +7,11 @@ from api.access import ADMIN, KYB_REVIEWER, PLATFORM_ADMIN, Route
 from api.operations import operation
 from backend.audit import list_security_events
 from backend.email.messages import queue_email
-from backend.identity import admin_users, organizations
+from backend.identity import admin_users, organizations, squatting
 from backend.identity.admin_lists import list_organizations, list_users, organization_for_admin
 from backend.listing import ListParams
 from backend.onboarding.kyb_documents import kyb_documents_of
+from schemas.identity.accounts import DoneOut
 from schemas.identity.admin import (
     AdminOrganizationData,
     AdminOrganizationsPage,
@@ -22,6 +23,8 @@ from schemas.identity.admin import (
     AdminUserUpdateIn,
     EmailSmokeIn,
     EmailSmokeOut,
+    OrganizationDeleteIn,
+    OrganizationReassignIn,
     SecurityAuditPage,
     SecurityAuditQuery,
 )
@@ -92,6 +95,27 @@ class AdminOrganization:
         organization.kyb_documents = kyb_documents_of(organization_id)
         return {"organization": organization}
 
+    @operation("Delete an organization (admin, permission kyb.review)",
+               description="Delete a squatted organization (its SIREN taken by someone else); audited.",
+               tags=TAGS, body=OrganizationDeleteIn, answer=DoneOut, answer_description="deleted",
+               errors={404: "NOT_FOUND", 409: "CONFLICT, the organization holds business records (reassign it)"})
+    def on_delete(self, req, resp, organization_id: str, body: dict) -> dict:
+        squatting.delete_organization(organization_id=organization_id, note=body["note"],
+                                      actor_user_id=req.context.principal.user_id)
+        return {"done": True}
+
+    @operation("Reassign an organization (admin, permission kyb.review)",
+               description="Hand a squatted organization to its rightful owner: the only member, as manager; "
+                           "the billing profile and KYB status are dropped; audited.",
+               tags=TAGS, body=OrganizationReassignIn, answer=AdminOrganizationData,
+               answer_description="the organization",
+               errors={403: "FORBIDDEN, the new owner's e-mail address is not verified",
+                       404: "NOT_FOUND, no such organization or user"})
+    def on_post_reassign(self, req, resp, organization_id: str, body: dict) -> dict:
+        squatting.reassign_organization(organization_id=organization_id, user_id=body["userId"],
+                                        note=body["note"], actor_user_id=req.context.principal.user_id)
+        return {"organization": organization_for_admin(organization_id)}
+
 
 class SecurityAudit:
     @operation("Security audit log (admin)",
@@ -118,12 +142,14 @@ class EmailSmoke:
 
 
 def routes(deps) -> list[Route]:
-    users = AdminUsers()
+    users, admin_organization = AdminUsers(), AdminOrganization()
     return [
         Route("/api/admin/users", users, ADMIN),
         Route("/api/admin/users/{user_id}", users, ADMIN, suffix="item"),
         Route("/api/admin/organizations", AdminOrganizations(), ADMIN),
-        Route("/api/admin/organizations/{organization_id}", AdminOrganization(), KYB_REVIEWER),
+        Route("/api/admin/organizations/{organization_id}", admin_organization, KYB_REVIEWER),
+        Route("/api/admin/organizations/{organization_id}/reassign", admin_organization, KYB_REVIEWER,
+              suffix="reassign"),
         Route("/api/admin/audit/security", SecurityAudit(), ADMIN),
         Route("/api/notifications/email-smoke", EmailSmoke(), PLATFORM_ADMIN),
     ]

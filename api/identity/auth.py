@@ -153,7 +153,8 @@ class EmailVerification:
                description="Confirm the e-mail address with the token of the verification e-mail.",
                tags=TAGS, body=TokenIn, answer=UserData, answer_description="verified", errors=INVALID_TOKEN)
     def on_post(self, req, resp, body: dict) -> dict:
-        return {"user": accounts.confirm_email_verification(token=body["token"])}
+        return {"user": accounts.confirm_email_verification(token=body["token"],
+                                                            current_session_id=req.context.session_id)}
 
 
 class AssignRole:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from api.access import INDUSTRIAL, Route
 from api.operations import Answer, operation
-from api.printing.preflight import read_preflight
-from api.requests import MULTIPART_ALLOWANCE, acting_organization
+from api.printing.preflight import PreflightResource, PreflightSlot
+from api.requests import acting_organization
 from backend.printing import batch_views, batches
 from schemas.printing.batches import (
     BatchAnswer,
@@ -24,7 +24,7 @@ from schemas.printing.batches import (
     PreviewOut,
     deposit_from,
 )
-from schemas.printing.deposits import PreflightAnswer, PreflightFromAssetIn, PreflightListOut, PreflightUpload
+from schemas.printing.deposits import PreflightListOut
 
 BATCH = "/api/print-batches/{batch_id}"
 GROUPS = "/api/campaigns/{campaign_id}/print-batches/groups"
@@ -88,12 +88,19 @@ class Batches:
         return Answer({"batch": batches.batch_state(batch)}, 201 if created else 200)
 
 
+class BatchPreflights(PreflightResource):
+    def check_slot(self, *, organization_id: str, zone_id: str, face_index: int | None, batch_id: str) -> None:
+        batches.check_batch_preflight_slot(batch_id=batch_id, organization_id=organization_id, zone_id=zone_id,
+                                           face_index=face_index)
+
+    def attach(self, *, organization_id: str, user_id: str, slot: PreflightSlot, batch_id: str):
+        return batches.attach_batch_preflight(batch_id=batch_id, organization_id=organization_id, zone_id=slot.zone_id,
+                                              face_index=slot.face_index, asset_id=slot.asset_id, user_id=user_id)
+
+
 class Batch:
     def __init__(self, deps) -> None:
-        self.storage = deps.storage
         self.default_printer = deps.config.default_printer_organization_id
-        self.max_file_bytes = deps.config.print_asset_max_bytes
-        self.max_body_bytes = self.max_file_bytes + MULTIPART_ALLOWANCE
 
     @operation(
         "The batch (draft or sent) with its furniture configuration",
@@ -105,51 +112,6 @@ class Batch:
         organization_id = acting_organization(req, "industrial")
         batch = batches.industrial_batch(organization_id=organization_id, batch_id=batch_id)
         return {"batch": batches.batch_state(batch)}
-
-    @operation(
-        (
-            "Attach a visual to (zoneId, faceIndex) of the batch; a new file (multipart) or an existing asset "
-            "(JSON)"
-        ),
-        description=(
-            "Attach a file to a slot of the batch. multipart/form-data: parts `zoneId`, `faceIndex` "
-            "(empty for the whole zone), then `file` (uploaded to the library, same checks as POST "
-            "/api/print-assets). application/json: PreflightFromAssetIn. 409 once the batch is sent."
-        ),
-        tags=("batches",),
-        body=PreflightFromAssetIn,
-        upload=PreflightUpload,
-        answer=PreflightAnswer,
-        answer_description="the preflight",
-        status=201,
-    )
-    def on_post_preflight(self, req, resp, batch_id: str, body: dict | None) -> dict:
-        return self._attach(req, batch_id, body)
-
-    @operation(
-        "Preflight from an existing asset",
-        description="Attach a visual of the library to a slot of the batch.",
-        tags=("batches",),
-        body=PreflightFromAssetIn,
-        answer=PreflightAnswer,
-        answer_description="the preflight",
-        status=201,
-    )
-    def on_post_from_asset(self, req, resp, batch_id: str, body: dict) -> dict:
-        return self._attach(req, batch_id, body)
-
-    def _attach(self, req, batch_id: str, body: dict | None) -> dict:
-        organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
-        slot = read_preflight(
-            req, body, storage=self.storage, organization_id=organization_id, user_id=user_id,
-            max_file_bytes=self.max_file_bytes,
-            check_slot=lambda zone_id, face_index: batches.check_batch_preflight_slot(
-                batch_id=batch_id, organization_id=organization_id, zone_id=zone_id, face_index=face_index),
-        )
-        preflight = batches.attach_batch_preflight(
-            batch_id=batch_id, organization_id=organization_id, zone_id=slot.zone_id, face_index=slot.face_index,
-            asset_id=slot.asset_id, user_id=user_id)
-        return {"preflight": preflight}
 
     @operation(
         "The batch's preflights",
@@ -213,15 +175,15 @@ class IndustrialBatch:
 
 
 def routes(deps) -> list[Route]:
-    groups, batch = CampaignGroups(), Batch(deps)
+    groups, batch, preflights = CampaignGroups(), Batch(deps), BatchPreflights(deps)
     return [
         Route(GROUPS, groups, INDUSTRIAL),
         Route(GROUPS + "/{furniture_type_id}/reservations", groups, INDUSTRIAL, suffix="reservations"),
         Route("/api/campaigns/{campaign_id}/print-batches", groups, INDUSTRIAL, suffix="batches"),
         Route("/api/print-batches", Batches(), INDUSTRIAL),
         Route(BATCH, batch, INDUSTRIAL),
-        Route(f"{BATCH}/upload/preflight", batch, INDUSTRIAL, suffix="preflight"),
-        Route(f"{BATCH}/upload/preflight-from-asset", batch, INDUSTRIAL, suffix="from_asset"),
+        Route(f"{BATCH}/upload/preflight", preflights, INDUSTRIAL, suffix="preflight"),
+        Route(f"{BATCH}/upload/preflight-from-asset", preflights, INDUSTRIAL, suffix="from_asset"),
         Route(f"{BATCH}/upload/preflights", batch, INDUSTRIAL, suffix="preflights"),
         Route(f"{BATCH}/preview", batch, INDUSTRIAL, suffix="preview"),
         Route(f"{BATCH}/confirm", batch, INDUSTRIAL, suffix="confirm"),

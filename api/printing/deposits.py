@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from api.access import INDUSTRIAL, Route
 from api.operations import operation
-from api.printing.preflight import read_preflight
-from api.requests import MULTIPART_ALLOWANCE, acting_organization
+from api.printing.preflight import PreflightResource, PreflightSlot
+from api.requests import acting_organization
 from backend.listing import ListParams
 from backend.printing import deposits, impressions
 from backend.printing.allocation import Slot
@@ -21,10 +21,7 @@ from schemas.printing.deposits import (
     ImpressionDetailOut,
     ImpressionItemPage,
     ImpressionsQuery,
-    PreflightAnswer,
-    PreflightFromAssetIn,
     PreflightListOut,
-    PreflightUpload,
     PrintSupportIn,
 )
 
@@ -49,59 +46,15 @@ class Gabarits:
         return {"reservation": reservation, "configuration": configuration}
 
 
-class Preflight:
-    """`POST .../upload/preflight` (a new file, or an asset of the library) and
-    `POST .../upload/preflight-from-asset` (an asset of the library)."""
+class DepositPreflights(PreflightResource):
+    def check_slot(self, *, organization_id: str, zone_id: str, face_index: int | None, reservation_id: str) -> None:
+        deposits.check_preflight_slot(reservation_id=reservation_id, organization_id=organization_id, zone_id=zone_id,
+                                      face_index=face_index)
 
-    def __init__(self, deps) -> None:
-        self.storage = deps.storage
-        self.max_file_bytes = deps.config.print_asset_max_bytes
-        self.max_body_bytes = self.max_file_bytes + MULTIPART_ALLOWANCE
-
-    @operation(
-        "Attach a visual to (zoneId, faceIndex); a new file (multipart) or an existing asset (JSON)",
-        description=(
-            "multipart/form-data: parts `zoneId`, `faceIndex` (empty for the whole zone), then `file` "
-            "(uploaded to the library, same checks as POST /api/print-assets). application/json: "
-            "PreflightFromAssetIn. A slot that already holds a file gets the new one; a whole-zone "
-            "file replaces the zone's per-face files and the other way round. 409 CONFLICT when the "
-            "deposit is closed."
-        ),
-        tags=("deposit",),
-        body=PreflightFromAssetIn,
-        upload=PreflightUpload,
-        answer=PreflightAnswer,
-        answer_description="the preflight",
-        status=201,
-    )
-    def on_post(self, req, resp, reservation_id: str, body: dict | None) -> dict:
-        return self._attach(req, reservation_id, body)
-
-    @operation(
-        "Preflight from an existing asset (the JSON form of POST .../upload/preflight)",
-        description="Attach a visual of the library to a slot.",
-        tags=("deposit",),
-        body=PreflightFromAssetIn,
-        answer=PreflightAnswer,
-        answer_description="the preflight",
-        status=201,
-    )
-    def on_post_from_asset(self, req, resp, reservation_id: str, body: dict) -> dict:
-        return self._attach(req, reservation_id, body)
-
-    def _attach(self, req, reservation_id: str, body: dict | None) -> dict:
-        organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
-        slot = read_preflight(
-            req, body, storage=self.storage, organization_id=organization_id, user_id=user_id,
-            max_file_bytes=self.max_file_bytes,
-            check_slot=lambda zone_id, face_index: deposits.check_preflight_slot(
-                reservation_id=reservation_id, organization_id=organization_id, zone_id=zone_id,
-                face_index=face_index),
-        )
-        preflight = deposits.attach_preflight(
-            reservation_id=reservation_id, organization_id=organization_id, zone_id=slot.zone_id,
-            face_index=slot.face_index, asset_id=slot.asset_id, user_id=user_id)
-        return {"preflight": preflight}
+    def attach(self, *, organization_id: str, user_id: str, slot: PreflightSlot, reservation_id: str):
+        return deposits.attach_preflight(reservation_id=reservation_id, organization_id=organization_id,
+                                         zone_id=slot.zone_id, face_index=slot.face_index, asset_id=slot.asset_id,
+                                         user_id=user_id)
 
 
 class Deposit:
@@ -202,10 +155,10 @@ class Impressions:
 
 
 def routes(deps) -> list[Route]:
-    deposit, listing, preflight = Deposit(deps), Impressions(), Preflight(deps)
+    deposit, listing, preflight = Deposit(deps), Impressions(), DepositPreflights(deps)
     return [
         Route(f"{BASE}/gabarits", Gabarits(), INDUSTRIAL),
-        Route(f"{BASE}/upload/preflight", preflight, INDUSTRIAL),
+        Route(f"{BASE}/upload/preflight", preflight, INDUSTRIAL, suffix="preflight"),
         Route(f"{BASE}/upload/preflight-from-asset", preflight, INDUSTRIAL, suffix="from_asset"),
         Route(f"{BASE}/upload/preflights", deposit, INDUSTRIAL, suffix="preflights"),
         Route(f"{BASE}/upload/confirm", deposit, INDUSTRIAL, suffix="confirm"),

@@ -5,7 +5,10 @@ billing model is `principal_seller`; `sepa_dd` resolves the industrial's active 
 `reservation_total` payment order is created and moved `pending` to `paid` (no payment service
 provider is called); the financial status moves `reservation_total_due` to
 `reservation_total_paid`; the `platform_sale` invoice is issued (store base + commission,
-excluding tax; the industrial pays it including VAT); three ledger entries are written.
+excluding tax; the industrial pays it including VAT); three ledger entries are written. Inside
+the transaction the invoice row is written last (the payment order and the ledger name its id,
+checked at commit): its number's counter row stays locked only from then to the commit, which
+is what every collection of the series queues on.
 
 The `Idempotency-Key` wraps the flow (`idempotency.run_once`); auto-collection uses the key
 `auto-collect-<reservationId>` in the same scope, so a manual retry with that key replays it.
@@ -161,26 +164,25 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
     )
     config = billing_config(config)
     order = PaymentOrder.create(  # 4: the total including the VAT the invoice will freeze
-        reservation_id=reservation.id, organization_id=industrial_organization_id,
+        reservation_id=reservation.id, invoice=draft.invoice_id, organization_id=industrial_organization_id,
         kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PENDING,
         amount_cents=amount_incl_tax_cents(record.total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
         mandate_ref=mandate_ref, created_by_user_id=user_id,
     )
-    records.move(record, FinancialStatus.RESERVATION_TOTAL_PAID)  # 5
-    invoice = issue_invoice(draft, config=config)  # 6
     now = clock.now()
-    order.invoice = invoice.id
-    order.status, order.paid_at, order.updated_at = PaymentStatus.PAID, now, now
-    order.save()
-    ledger.post_journal([  # 7
+    (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
+     .where(PaymentOrder.id == order.id).execute())
+    records.move(record, FinancialStatus.RESERVATION_TOTAL_PAID)  # 5
+    ledger.post_journal([  # 7, naming the invoice issued next (its foreign key is checked at commit)
         ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, record.total_cents),
         ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, record.commission_cents),
         ledger.Posting(ledger.supplier_payable(reservation.distributor_organization_id), ledger.CREDIT,
                        record.store_base_cents),
-    ], description=f"collection {invoice.number}", reservation_id=reservation.id, invoice_id=invoice.id,
-        payment_order_id=order.id)
+    ], description=f"collection of reservation {reservation.id}", reservation_id=reservation.id,
+        invoice_id=draft.invoice_id, payment_order_id=order.id)
+    invoice = issue_invoice(draft, config=config)  # 6, last: its number's counter row is locked until the commit
     return {"reservationId": reservation.id, "paymentOrderId": order.id, "invoiceNumber": invoice.number,
-            "financialStatus": record.financial_status, "paymentStatus": order.status}
+            "financialStatus": record.financial_status, "paymentStatus": PaymentStatus.PAID.value}
 
 
 def auto_collect(reservation_id: str, *, config: Config | None = None) -> Collected | None:

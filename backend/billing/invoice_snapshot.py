@@ -20,7 +20,6 @@ from stdnum.fr import siren as siren_number
 
 from backend.billing.models import Invoice, PaymentOrder, SepaMandate
 from backend.billing.snapshot import (
-    CREDIT_NOTE_KINDS,
     ElectronicAddress,
     InvoiceLine,
     InvoiceSnapshot,
@@ -61,7 +60,7 @@ def snapshot_of_invoice(invoice: Invoice, config: Config) -> InvoiceSnapshot:
         preceding_invoice=_preceding(invoice), payment_means=_payment_means(invoice, issuer, config),
         paid_cents=0,
     )
-    if invoice.paid_at is not None and kind not in CREDIT_NOTE_KINDS:
+    if invoice.paid_at is not None and not snapshot.is_credit_note:
         # Paid in the issuing transaction (a collected sale): BT-113 is the whole total.
         return dataclasses.replace(snapshot, paid_cents=snapshot.amount_incl_tax_cents)
     return snapshot

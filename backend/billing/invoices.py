@@ -20,6 +20,7 @@ from backend.billing.parties import organization_party, platform_party
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
 from backend.config import Config
 from backend.db import in_transaction
+from backend.model import new_id
 
 DOCUMENT_KIND = {  # spec C post-invoice hook, step 2
     InvoiceKind.PLATFORM_SALE: "invoice",
@@ -61,7 +62,9 @@ class InvoiceDraft:
     reason: str | None = None
     created_by_user_id: str | None = None
     paid: bool = False  # paid in the same transaction (collection): status `paid`, `paid_at` = issue
-    extra: dict = field(default_factory=dict)
+    # The id, chosen by the caller when other rows of its transaction name the invoice before it
+    # is issued (their foreign keys are checked at commit): the number is then allocated last.
+    invoice_id: str = field(default_factory=new_id)
 
     @property
     def amount_excl_tax_cents(self) -> int:
@@ -95,9 +98,11 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config | None = None) -> Invoi
     customer = (organization_party(draft.customer_organization_id) if draft.customer_organization_id
                 else platform_party(config))
     rate_bps = vat_rate_bps(config.platform_vat_rate_percent)
-    # Parties and rate first: the counter lock is held from here to the commit, keep it short.
+    events.publish(events.INVOICE_ISSUED, draft.invoice_id)
+    # Everything else first: the counter row stays locked from the allocation to the commit.
     series, sequence, issued_at = numbering.allocate(kind, issuer_siren=issuer["siren"])
     invoice = Invoice.create(
+        id=draft.invoice_id,
         number=numbering.format_number(series, sequence),
         series=series,
         sequence=sequence,
@@ -123,7 +128,6 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config | None = None) -> Invoi
         created_at=issued_at,
         updated_at=issued_at,
     )
-    events.publish(events.INVOICE_ISSUED, invoice.id)
     return invoice
 
 

@@ -30,11 +30,10 @@ from backend.billing.invoice_document import FAILURE_SCOPE
 from backend.billing.invoice_pdfs import ensure_invoice_pdf
 from backend.billing.invoice_snapshot import snapshot_of_invoice
 from backend.billing.models import Invoice
-from backend.billing.snapshot import SELF_BILLED_KINDS, TRANSMITTED_KINDS, document_kind
 from backend.config import Config
 from backend.db import database
 from backend.einvoicing.drafts import create_transmission_draft
-from backend.einvoicing.flow_types import flow_type_for
+from backend.einvoicing.flow_types import SELF_BILLED_KINDS, document_kind_for, flow_type_for
 from backend.identity.models import BillingProfile
 from backend.logs import log_event
 from storage import Storage
@@ -52,10 +51,6 @@ class HookOutcome:
     transmission_id: str | None = None
     idempotent: bool = False
     skipped: str | None = None  # why no transmission draft was made
-
-    def as_json(self) -> dict:
-        return {"invoiceNumber": self.invoice_number, "hasPdf": self.pdf_storage_key is not None,
-                "transmissionId": self.transmission_id, "idempotent": self.idempotent, "skipped": self.skipped}
 
 
 def run_post_invoice_hook(invoice_id: str, *, storage: Storage | None = None, config: Config | None = None,
@@ -89,7 +84,8 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
                   kind=kind, error=f"{type(exc).__name__}: {exc}")
         return _skipped(number, None, "pdf_failed", kind)
 
-    if kind not in TRANSMITTED_KINDS:
+    document_kind = document_kind_for(kind)
+    if document_kind is None:  # legacy kinds: a PDF, no transmission
         return _skipped(number, key, "legacy_kind", kind)
     if kind in SELF_BILLED_KINDS:
         if not config.einvoicing_self_billing_enabled:
@@ -100,7 +96,7 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
     try:
         flow = flow_type_for(buyer_country(invoice, config))
         transmission, existed = create_transmission_draft(
-            invoice_number=number, document_kind=document_kind(kind).value, flow_type=flow.value,
+            invoice_number=number, document_kind=document_kind.value, flow_type=flow.value,
             document_pdf_key=key, amount_incl_tax_cents=snapshot.amount_incl_tax_cents, invoice_kind=kind,
         )
     except Exception as exc:

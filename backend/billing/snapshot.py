@@ -17,15 +17,9 @@ from enum import StrEnum
 
 from backend.billing import vat
 
-
-class DocumentKind(StrEnum):
-    """What the e-invoicing operator is told the document is (spec C, post-invoice hook step 2)."""
-
-    INVOICE = "invoice"
-    CREDIT_NOTE = "credit_note"
-
-
-# Invoice kind -> UNTDID 1001 document type code (BT-3), API.md "CII type codes".
+# Invoice kind -> UNTDID 1001 document type code (BT-3), API.md "CII type codes". Which kinds are
+# credit notes or self-billed, and which are transmitted, is the billing and e-invoicing areas'
+# (`backend.billing.models`, `backend.einvoicing.flow_types`); here the type code says it.
 TYPE_CODES: dict[str, str] = {
     "platform_sale": "380",
     "platform_credit_note": "381",
@@ -38,16 +32,6 @@ TYPE_CODES: dict[str, str] = {
 }
 SELF_BILLED_TYPE_CODES = frozenset({"389", "261"})
 CREDIT_NOTE_TYPE_CODES = frozenset({"381", "261"})
-SELF_BILLED_KINDS = frozenset({"supplier_self_billed", "supplier_credit_note"})
-CREDIT_NOTE_KINDS = frozenset({"platform_credit_note", "supplier_credit_note"})
-# The kinds the e-invoicing operator receives; legacy kinds get a PDF and no transmission.
-TRANSMITTED_KINDS = frozenset({"platform_sale", "platform_credit_note", "supplier_self_billed",
-                               "supplier_credit_note"})
-
-
-def document_kind(invoice_kind: str) -> DocumentKind:
-    """`*_credit_note` kinds are credit notes, every other kind an invoice."""
-    return DocumentKind.CREDIT_NOTE if invoice_kind in CREDIT_NOTE_KINDS else DocumentKind.INVOICE
 
 
 @dataclass(frozen=True)
@@ -168,10 +152,6 @@ class InvoiceSnapshot:
     @property
     def is_credit_note(self) -> bool:
         return self.type_code in CREDIT_NOTE_TYPE_CODES
-
-    @property
-    def document_kind(self) -> DocumentKind:
-        return DocumentKind.CREDIT_NOTE if self.is_credit_note else DocumentKind.INVOICE
 
     @property
     def vat_amount_cents(self) -> int:

@@ -16,8 +16,12 @@ template builds text is bounded by `MAX_TEXT` characters, checked before the tex
 - macros, call, filter and set blocks, template blocks and recursive loops are refused (they
   allow recursion, hence exponential growth).
 
-Loops still run over the data they are given: a template can waste CPU time (bounded by the
-web worker's timeout), not memory.
+Those checks keep a template from building huge text; they cannot bound CPU time (loops over the
+data) nor catch every allocation. So templates never run in the web or actor process:
+`render_markdown_source` hands them to a worker of `render_pool`, a child process with an
+address-space limit, a CPU-time limit and a wall-clock timeout. An over-limit template is a
+VALIDATION_ERROR with `details.reason = "template_limit"`, when previewed and already when saved
+(`check_template` renders the catalog's sample data).
 
 Signature anchors `{{<signer_key>|signature|<width>|<height>}}` look like Jinja expressions.
 They are swapped for private-use placeholders before Jinja sees the content and put back by the
@@ -38,6 +42,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import pass_environment
 
 from backend.documents import formatting
+from backend.documents.render_pool import LIMIT_REASON, default_pool
 from backend.errors import ValidationError
 
 # Context keys the common frame reads (header and footer), available to every template besides
@@ -55,7 +60,7 @@ MAX_SEQUENCE = 100_000  # items or characters of one `*` repetition
 MAX_EXPONENT = 64
 MAX_TEXT = 1_000_000  # characters of any text a template builds, the rendered document included
 MAX_INT_BITS = 1024
-_PRINTF_WIDTH = re.compile(r"%[-#0 +]*(\*|\d{4,})|%[-#0 +]*\d*\.(\*|\d{4,})")
+MAX_PRINTF_DIGITS = 3  # printf widths and precisions up to 999
 
 SAFE_FILTERS = frozenset({
     "abs", "attr", "batch", "capitalize", "count", "d", "default", "dictsort", "first", "float", "groupby",
@@ -216,7 +221,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if operator == "+" and sequences and len(left) + len(right) > MAX_TEXT:
             raise _too_large("the sum")
         if operator == "%" and isinstance(left, str):
-            if _PRINTF_WIDTH.search(left):
+            if printf_too_wide(left):
                 raise SecurityError("printf widths and precisions above 999 are not allowed")
             _check_arguments(right if isinstance(right, tuple) else (right,))
         result = super().call_binop(context, operator, left, right)
@@ -225,11 +230,55 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return _check_size(result, "the result")
 
 
+_LINE_BREAKS = re.compile(r"[\r\n]+")
+
+
+def one_line(text: str) -> str:
+    """Every run of white space that holds a line break becomes one space, in linear time (the
+    regex `\\s*[\\r\\n]+\\s*` backtracks quadratically over long runs of spaces)."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    parts = _LINE_BREAKS.split(text)
+    middle = [stripped for part in parts[1:-1] if (stripped := part.strip())]
+    return " ".join([parts[0].rstrip(), *middle, parts[-1].lstrip()])
+
+
+def printf_too_wide(fmt: str) -> bool:
+    """Whether a printf conversion of `fmt` has a width or precision above 999 or taken from an
+    argument (`*`), parsed as Python does, mapping keys (`%(name)999999s`, nested parentheses
+    included) and all."""
+    i, n = 0, len(fmt)
+    while (i := fmt.find("%", i)) != -1:
+        i += 1
+        if i < n and fmt[i] == "(":
+            depth = 1
+            i += 1
+            while i < n and depth:
+                depth += {"(": 1, ")": -1}.get(fmt[i], 0)
+                i += 1
+        while i < n and fmt[i] in "-#0 +":
+            i += 1
+        for part in ("width", "precision"):
+            if part == "precision":
+                if i >= n or fmt[i] != ".":
+                    break
+                i += 1
+            if i < n and fmt[i] == "*":
+                return True
+            start = i
+            while i < n and fmt[i].isdigit():
+                i += 1
+            if i - start > MAX_PRINTF_DIGITS:
+                return True
+        i += 1  # the length modifier or conversion character (`%%` included)
+    return False
+
+
 def _finalize(value: object) -> str:
     """Every `{{ value }}`: French display, then markdown-escaped and defused."""
     text = _PRIVATE_USE.sub("", formatting.display(_check_size(value, "a printed value")))
     text = text.replace("{{", "{ {").replace("}}", "} }")  # never a signature anchor
-    text = re.sub(r"\s*[\r\n]+\s*", " ", text)  # one value never opens a new markdown block
+    text = one_line(text)  # one value never opens a new markdown block
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
 
@@ -295,29 +344,46 @@ def _compile(source: str):
         raise _syntax_error(exc) from None
 
 
-def check_template(content: str, *, declared: list[str]) -> None:
+def check_template(content: str, *, declared: list[str], sample: dict | None = None) -> None:
     """Refuse content that does not parse, uses a refused construct, or names a variable the
-    catalog does not declare."""
+    catalog does not declare; with `sample` (the catalog's examples), also content that exceeds
+    the rendering limits with them. Other rendering errors are the preview's to show: they may
+    depend on the data."""
     source, _ = protect_anchors(content)
     _compile(source)
     unknown = sorted(meta.find_undeclared_variables(_parse(source)) - set(declared) - set(FRAME_KEYS))
     if unknown:
         raise ValidationError(f"the template uses undeclared variables: {', '.join(unknown)}", unknown=unknown)
+    if sample is not None:
+        try:
+            render_markdown_source(content, {**dict.fromkeys(FRAME_KEYS), **sample})
+        except ValidationError as exc:
+            if exc.details.get("reason") == LIMIT_REASON:
+                raise
 
 
 def render_markdown_source(content: str, variables: dict) -> tuple[str, list[str]]:
-    """Substitute `variables` into `content` in the sandbox: (markdown with placeholders, anchors)."""
+    """Substitute `variables` into `content` in a bounded render worker: (markdown with
+    placeholders, anchors). The syntax is checked here first (no process needed to refuse it)."""
+    _compile(protect_anchors(content)[0])
+    return default_pool().render(content, variables)
+
+
+def render_in_process(content: str, variables: dict) -> tuple[str, list[str]]:
+    """The render itself, in the current process: only `render_worker` calls it."""
     source, anchors = protect_anchors(content)
     template = _compile(source)
     try:
         return template.render(variables), anchors
     except SecurityError as exc:
-        raise ValidationError(f"the template attempted a forbidden operation: {exc}") from None
+        raise ValidationError(f"the template attempted a forbidden operation: {exc}",
+                              reason=LIMIT_REASON) from None
     except ValidationError:
         raise
     except TemplateError as exc:
         raise ValidationError(f"the template could not be rendered: {exc.message}") from None
     except RecursionError:
-        raise ValidationError("the template could not be rendered: it nests too deeply") from None
+        raise ValidationError("the template could not be rendered: it nests too deeply",
+                              reason=LIMIT_REASON) from None
     except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
         raise ValidationError(f"the template could not be rendered: {exc}") from None

@@ -15,13 +15,16 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 
 from backend import clock
 from backend.audit import record_security_event
 from backend.db import database, on_commit, transaction
 from backend.documents import sandbox
-from backend.documents.catalog import PDF_STYLE_KEY, PDF_STYLE_TITLE, catalog_entry
+from backend.documents.catalog import PDF_STYLE_KEY, PDF_STYLE_TITLE, catalog_entry, default_style, load_catalog
+from backend.documents.formatting import prepare_variables
 from backend.documents.models import Kind, Status, TemplateVersion
 from backend.errors import NotFound, TemplateLastActiveVersion, ValidationError
 from storage import Storage
@@ -50,8 +53,11 @@ def check_content(template_key: str, kind: Kind, content: object) -> str:
         raise ValidationError(f"content exceeds {MAX_CONTENT_CHARS} characters",
                               fields={"content": [f"at most {MAX_CONTENT_CHARS} characters"]})
     if kind == Kind.MARKDOWN:
-        declared = [v.name for v in catalog_entry(template_key).variables]
-        sandbox.check_template(content, declared=declared)
+        entry = catalog_entry(template_key)
+        # Rendered once with the catalog's examples: a template over the rendering limits is
+        # refused when saved, before any document needs it.
+        sandbox.check_template(content, declared=[v.name for v in entry.variables],
+                               sample=prepare_variables(entry.variables, entry.sample_context()))
     elif "</style" in content.lower():
         # The style is embedded in a <style> element; closing it would let CSS inject markup.
         raise ValidationError("the PDF style must not contain </style>",
@@ -255,3 +261,70 @@ def _journal(event: str, actor_user_id: str | None, template_key: str, kind: Kin
         event, actor_user_id=actor_user_id, target_type="document_template", target_id=template_key,
         details={"templateKey": template_key, "kind": kind.value, "version": version, "reason": reason},
     )
+
+
+@dataclass(frozen=True)
+class VersionView:
+    """A version with its content, read from storage: what the admin answers show."""
+
+    row: TemplateVersion
+    content: str
+
+
+def with_content(storage: Storage, row: TemplateVersion) -> VersionView:
+    return VersionView(row, read_content(storage, row))
+
+
+def history_with_content(storage: Storage, template_key: str, kind: Kind) -> tuple[VersionView | None,
+                                                                                   list[VersionView]]:
+    """`history` with each version's content."""
+    draft, published = history(template_key, kind)
+    return (with_content(storage, draft) if draft else None), [with_content(storage, row) for row in published]
+
+
+@dataclass(frozen=True)
+class TemplateSummary:
+    template_key: str
+    kind: str
+    title: str
+    category: str | None
+    current_version: int | None
+    last_published_at: datetime | None
+    has_draft: bool
+    draft_updated_at: datetime | None
+
+    @property
+    def status(self) -> str | None:
+        """`published` once a version is published, else `draft` when only a draft exists."""
+        if self.current_version:
+            return "published"
+        return "draft" if self.has_draft else None
+
+
+def template_summaries() -> tuple[list[TemplateSummary], TemplateSummary]:
+    """Every catalog template's summary, and the PDF style's: one query."""
+    state = summaries()
+
+    def summary(key: str, kind: Kind, title: str, category: str | None) -> TemplateSummary:
+        found = state.get((key, kind.value), {})
+        return TemplateSummary(key, kind.value, title, category, found.get("currentVersion"),
+                               found.get("lastPublishedAt"), found.get("hasDraft", False), found.get("draftUpdatedAt"))
+
+    templates = [summary(key, Kind.MARKDOWN, entry.title, entry.category) for key, entry in load_catalog().items()]
+    return templates, summary(PDF_STYLE_KEY, Kind.PDF_CSS, PDF_STYLE_TITLE, None)
+
+
+@dataclass(frozen=True)
+class StyleSource:
+    version: int | None
+    published_at: datetime | None
+    content: str
+
+
+def style_source(storage: Storage) -> StyleSource:
+    """The CSS documents are rendered with: the published style, or the built-in default."""
+    row = current_version(PDF_STYLE_KEY, Kind.PDF_CSS)
+    if row is None:
+        return StyleSource(None, None, default_style())
+    return StyleSource(row.version, row.published_at, read_content(storage, row))
+

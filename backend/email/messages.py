@@ -4,6 +4,9 @@
 transaction: the request never waits for SMTP and a rolled-back change sends nothing.
 `deliver_email` (the actor's service) sends by SMTP when `SMTP_URL` is set, else writes an
 `.eml` file under `<data dir>/mail/`. A failure is counted and raised so Dramatiq retries it.
+E-mails carry reset and sign-in links and SMTP carries credentials, so they never cross the
+network in clear text: `smtps://` is implicit TLS, `smtp://` requires STARTTLS (a server that
+does not offer it is refused), except to a loopback host (a local relay).
 Links and the platform's name come from the process settings `backend.runtime.boot` applies
 (`use_links`); before boot, the configuration's defaults.
 Once delivered the body is erased: it may hold a single-use link, which must not outlive its
@@ -12,6 +15,7 @@ purpose in the database.
 
 from __future__ import annotations
 
+import ipaddress
 import smtplib
 import ssl
 from dataclasses import dataclass
@@ -127,6 +131,16 @@ def _mime(message: EmailMessage, config: Config) -> MimeMessage:
     return mime
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` names this machine (no DNS lookup: only `localhost` and loopback addresses)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _send(mime: MimeMessage, message: EmailMessage, config: Config) -> None:
     if not config.smtp_url:
         folder = Path(config.data_dir) / "mail"
@@ -144,9 +158,13 @@ def _send(mime: MimeMessage, message: EmailMessage, config: Config) -> None:
         server = smtplib.SMTP(host, url.port or 587, timeout=SMTP_TIMEOUT_SECONDS)
     with server:
         server.ehlo()
-        if url.scheme != "smtps" and server.has_extn("starttls"):
-            server.starttls(context=ssl.create_default_context())
-            server.ehlo()
+        if url.scheme != "smtps":
+            if server.has_extn("starttls"):
+                server.starttls(context=ssl.create_default_context())
+                server.ehlo()
+            elif not is_loopback(host):
+                raise smtplib.SMTPNotSupportedError(
+                    f"{host} offers no STARTTLS: nothing is sent in clear text (use smtps:// for implicit TLS)")
         if user:
             server.login(unquote(user), unquote(password or ""))
         server.send_message(mime)

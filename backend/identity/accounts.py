@@ -3,6 +3,13 @@
 Unknown e-mail, wrong password and blocked account give one answer (AUTH_INVALID_CREDENTIALS on
 sign-in; silence on magic link and password reset). A failure's audit row commits on its own
 before the error is raised, since raising rolls back the transaction it would otherwise share.
+
+An account is only trusted once its mailbox is proven (verification link, magic link or password
+reset). Until then anybody may have created it with someone else's address, so the first proof
+takes the account back for the mailbox's owner: the password chosen at sign-up is dropped (unless
+the link is opened in a session of the account itself, which the password's holder opened) and
+every other session is revoked. Setting or dropping a password also burns every unused reset and
+magic-link token of the user.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from backend.errors import Conflict, DomainError, InvalidCredentials, Validation
 from backend.identity import sessions
 from backend.identity.models import TokenPurpose, User
 from backend.identity.secrets import hash_password, needs_rehash, verify_password
-from backend.identity.tokens import consume_token, issue_token
+from backend.identity.tokens import burn_sign_in_tokens, consume_token, issue_token
 
 
 @dataclass(frozen=True)
@@ -120,9 +127,7 @@ def verify_magic_link(*, token: str, client: Client) -> tuple[User, str]:
         user = consume_token(token, TokenPurpose.MAGIC_LINK)
         if user is not None:
             # Opening the link proves the mailbox, as the verification link would.
-            if user.email_verified_at is None:
-                user.email_verified_at = clock.now()
-                User.update(email_verified_at=user.email_verified_at).where(User.id == user.id).execute()
+            _prove_mailbox(user, current_session_id=None, method="magic_link")
             record_security_event("auth.magic_link.success", actor_user_id=user.id, target_type="user",
                                   target_id=user.id)
             return user, _open_session(user, client)
@@ -146,6 +151,7 @@ def confirm_password_reset(*, token: str, new_password: str, current_session_id:
     with transaction():
         user = consume_token(token, TokenPurpose.PASSWORD_RESET)
         if user is not None:
+            _prove_mailbox(user, current_session_id=current_session_id, method="password_reset")
             _set_password(user, new_password, keep_session_id=current_session_id)
             record_security_event("auth.password_reset.success", actor_user_id=user.id, target_type="user",
                                   target_id=user.id)
@@ -164,17 +170,37 @@ def change_password(*, user_id: str, session_id: str, current_password: str, new
                               target_id=user_id)
 
 
-def _set_password(user: User, password: str, *, keep_session_id: str | None) -> None:
-    User.update(password_hash=hash_password(password), updated_at=clock.now()).where(User.id == user.id).execute()
+def _set_password(user: User, password: str | None, *, keep_session_id: str | None) -> None:
+    """Set (None: drop) the password, revoke the user's other sessions, burn its sign-in tokens."""
+    password_hash = hash_password(password) if password is not None else None
+    User.update(password_hash=password_hash, updated_at=clock.now()).where(User.id == user.id).execute()
     sessions.revoke_user_sessions(user.id, keep_session_id=keep_session_id)
+    burn_sign_in_tokens(user.id)
 
 
-def confirm_email_verification(*, token: str) -> User:
+def _prove_mailbox(user: User, *, current_session_id: str | None, method: str) -> None:
+    """The first proof of the mailbox of an unverified account: mark it verified and take the
+    account back from whoever created it (see the module's docstring). Verified: nothing to do."""
+    if user.email_verified_at is not None:
+        return
+    user.email_verified_at = clock.now()
+    User.update(email_verified_at=user.email_verified_at).where(User.id == user.id).execute()
+    own_session = current_session_id if sessions.belongs_to(current_session_id, user.id) else None
+    password_kept = own_session is not None and user.password_hash is not None
+    if password_kept:
+        sessions.revoke_user_sessions(user.id, keep_session_id=own_session)
+    else:
+        _set_password(user, None, keep_session_id=own_session)
+        user.password_hash = None
+    record_security_event("auth.email_verification.first_proof", actor_user_id=user.id, target_type="user",
+                          target_id=user.id, details={"method": method, "passwordKept": password_kept})
+
+
+def confirm_email_verification(*, token: str, current_session_id: str | None = None) -> User:
     with transaction():
         user = consume_token(token, TokenPurpose.EMAIL_VERIFICATION)
         if user is not None:
-            user.email_verified_at = user.email_verified_at or clock.now()
-            User.update(email_verified_at=user.email_verified_at).where(User.id == user.id).execute()
+            _prove_mailbox(user, current_session_id=current_session_id, method="verification_link")
             record_security_event("auth.email_verification.success", actor_user_id=user.id,
                                   target_type="user", target_id=user.id)
             return user

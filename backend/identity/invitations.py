@@ -1,5 +1,6 @@
 """Invitations to join an organization: a single-use e-mailed token, valid 7 days, accepted by a
-signed-in user holding the invited address."""
+signed-in user holding the invited address, once verified. Only admins invite into a printer
+organization."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from backend.email.messages import public_link, queue_email
 from backend.email.templates import membership_role_label
 from backend.errors import Forbidden, NotFound
 from backend.identity.memberships import add_membership
-from backend.identity.models import Invitation, Organization, User
-from backend.identity.organizations import MANAGERS, organization_for
+from backend.identity.models import ActorType, Invitation, Organization, User
+from backend.identity.organizations import MANAGERS, organization_for, require_verified_email
 from backend.identity.principal import Principal
 from backend.identity.secrets import new_token, token_digest
 from backend.identity.sessions import set_active_organization
@@ -24,6 +25,9 @@ INVITATION_TTL = timedelta(days=7)
 def create_invitation(*, principal: Principal, organization_id: str, email: str, role: str) -> Invitation:
     """An admin or a manager invites `email` with a membership role; the link goes by e-mail."""
     organization = organization_for(principal, organization_id, membership_roles=MANAGERS)
+    if organization.actor_type == ActorType.PRINTER and not principal.is_admin:
+        # Printers are provisioned by an admin (spec B): a member cannot hand out the printer role.
+        raise Forbidden("only an admin invites into a printer organization", reason="printer_invitation_admin_only")
     email = email.strip().lower()
     token = new_token()
     with transaction():
@@ -48,6 +52,7 @@ def accept_invitation(*, token: str, principal: Principal, session_id: str) -> O
     """Join the organization: unknown, used or expired tokens are NOT_FOUND; the invitation is
     bound to its e-mail address, so another account is FORBIDDEN."""
     now = clock.now()
+    require_verified_email(principal.user_id)
     with transaction():
         invitation = (
             Invitation.select()

@@ -12,10 +12,11 @@ from backend import clock
 from backend.audit import record_security_event
 from backend.db import transaction
 from backend.errors import Conflict, Forbidden, NotFound
+from backend.events import ORGANIZATION_IBAN_CHANGED, publish
 from backend.identity import sessions
 from backend.identity.french_ids import check_iban, check_siren, check_siret, check_vat_number, to_e164
 from backend.identity.memberships import add_membership
-from backend.identity.models import ActorType, BillingProfile, KybStatus, Membership, Organization
+from backend.identity.models import ActorType, BillingProfile, KybStatus, Membership, Organization, User
 from backend.identity.permissions import MembershipRole
 from backend.identity.principal import Principal
 
@@ -24,6 +25,9 @@ BILLING_EDITORS = (MembershipRole.MANAGER, MembershipRole.BILLING)
 MANAGERS = (MembershipRole.MANAGER,)
 # A KYB may be (re)submitted by the organization only before review or after a rejection.
 KYB_SUBMITTABLE = (None, KybStatus.REJECTED)
+# What an approved KYB vouched for: changing one of these reopens the review.
+KYB_FROZEN_FIELDS = ("legal_name", "siret", "iban", "signer_first_name", "signer_last_name", "signer_email",
+                     "signer_phone", "signer_on_registry_extract")
 
 
 def organization_id_for(actor_type: str, siren: str) -> str:
@@ -54,6 +58,14 @@ def organization_for(
     return organization
 
 
+def require_verified_email(user_id: str) -> None:
+    """Trust (creating an organization, joining one) needs a proven mailbox: an unverified account
+    may have been created by anybody with the owner's address."""
+    if not User.select().where(User.id == user_id, User.email_verified_at.is_null(False)).exists():
+        raise Forbidden("confirm your e-mail address first (see the verification e-mail)",
+                        reason="email_not_verified")
+
+
 def create_organization(
     *, actor_type: str, siren: str, legal_name: str, actor_user_id: str, becomes_manager: bool = True,
     session_id: str | None = None,
@@ -61,6 +73,8 @@ def create_organization(
     """Create `<actorType>:<siren>` (409 if it exists). When `becomes_manager`, the caller is its
     manager and its session's active organization switches to it."""
     check_siren(siren)
+    if becomes_manager:
+        require_verified_email(actor_user_id)
     organization_id = organization_id_for(actor_type, siren)
     with transaction():
         try:
@@ -122,6 +136,8 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
         "updated_at": clock.now(),
     }
     with transaction():
+        locked = Organization.select().where(Organization.id == organization.id).for_update().get()
+        before = billing_profile_of(organization.id)
         (
             BillingProfile.insert(organization=organization.id, **values)
             .on_conflict(conflict_target=[BillingProfile.organization], update=values)
@@ -130,7 +146,30 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
         record_security_event("organization.billing_profile.updated", actor_user_id=principal.user_id,
                               target_type="organization", target_id=organization.id,
                               details={"siret": values["siret"]})
+        changed = [name for name in KYB_FROZEN_FIELDS
+                   if before is not None and getattr(before, name) != values[name]]
+        if changed:
+            reopen_kyb(locked, actor_user_id=principal.user_id, reason="billing_profile_changed", changed=changed)
+        if before is not None and before.iban != values["iban"]:
+            # The signed SEPA mandate covers the old IBAN: billing ends it until a new one is signed.
+            publish(ORGANIZATION_IBAN_CHANGED, organization.id)
     return billing_profile_of(organization.id)
+
+
+def reopen_kyb(organization: Organization, *, actor_user_id: str, reason: str, changed: list[str]) -> bool:
+    """An approved organization whose vouched-for data changed goes back to `submitted` (its
+    workspace is blocked again until an admin approves it anew); audited. Call inside the
+    transaction that makes the change, with the organization row locked. True when reopened."""
+    if organization.kyb_status != KybStatus.APPROVED:
+        return False
+    now = clock.now()
+    Organization.update(kyb_status=KybStatus.SUBMITTED, kyb_submitted_at=now, kyb_reviewed_at=None,
+                        updated_at=now).where(Organization.id == organization.id).execute()
+    organization.kyb_status = KybStatus.SUBMITTED
+    record_security_event("kyb.reopened", actor_user_id=actor_user_id, target_type="organization",
+                          target_id=organization.id, details={"reason": reason, "changed": changed,
+                                                              "previousStatus": KybStatus.APPROVED.value})
+    return True
 
 
 def submit_kyb(*, principal: Principal, organization_id: str) -> Organization:

@@ -89,6 +89,16 @@ def resolve_session(token: str | None) -> ResolvedSession | None:
     )
 
 
+def belongs_to(session_id: str | None, user_id: str) -> bool:
+    """Whether `session_id` is a live session of `user_id`."""
+    if not session_id:
+        return False
+    return AuthSession.select().where(
+        AuthSession.id == session_id, AuthSession.user == user_id, AuthSession.revoked_at.is_null(),
+        AuthSession.expires_at > clock.now(),
+    ).exists()
+
+
 def revoke_session(session_id: str) -> None:
     AuthSession.update(revoked_at=clock.now()).where(
         AuthSession.id == session_id, AuthSession.revoked_at.is_null()

@@ -48,3 +48,17 @@ def consume_token(token: str, purpose: TokenPurpose) -> User | None:
     if not rows:
         return None
     return User.get_or_none((User.id == rows[0].user_id) & User.blocked_at.is_null())
+
+
+def burn_sign_in_tokens(user_id: str) -> int:
+    """Mark every unused magic-link and reset token of the user as used (its password changed:
+    a link sent before must not sign in or set a password any more); returns how many."""
+    return (
+        AuthToken.update(used_at=clock.now())
+        .where(
+            AuthToken.user == user_id,
+            AuthToken.purpose.in_([TokenPurpose.MAGIC_LINK, TokenPurpose.PASSWORD_RESET]),
+            AuthToken.used_at.is_null(),
+        )
+        .execute()
+    )

@@ -19,7 +19,8 @@ from backend import clock
 from backend.db import transaction
 from backend.errors import NotFound, ValidationError
 from backend.files import SNIFF_BYTES, detect_content_type
-from backend.identity.organizations import MANAGERS, organization_for
+from backend.identity.models import Organization
+from backend.identity.organizations import MANAGERS, organization_for, reopen_kyb
 from backend.identity.principal import Principal
 from backend.onboarding.models import KybDocument, KybDocumentType
 from storage import Storage
@@ -47,6 +48,9 @@ def upload_kyb_document(*, principal: Principal, organization_id: str, document_
     values = {"storage_key": key, "content_type": content_type, "size_bytes": len(content),
               "uploaded_by_user_id": principal.user_id, "uploaded_at": clock.now()}
     with transaction():
+        locked = Organization.select().where(Organization.id == organization.id).for_update().get()
+        # A new document on an approved organization is new KYB material: the review reopens.
+        reopen_kyb(locked, actor_user_id=principal.user_id, reason="kyb_document_uploaded", changed=[document_type])
         KybDocument.insert(organization=organization.id, document_type=document_type, **values).on_conflict(
             conflict_target=[KybDocument.organization, KybDocument.document_type],
             update={getattr(KybDocument, name): value for name, value in values.items()},

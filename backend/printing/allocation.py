@@ -145,7 +145,8 @@ def _slots_by_zone(zones: Mapping[str, Zone], files: Sequence[DepositedFile], re
         # Refusal 2: more files than faces (a face past the last, a slot given twice, or a
         # visual for the whole zone next to visuals per face).
         if file.face_index is not None and file.face_index >= zone.face_quantity:
-            raise _refuse(f"zone {zone.label} has {zone.face_quantity} face(s): no face {file.face_index}",
+            raise _refuse(f"zone {zone.label} has {zone.face_quantity} face(s) (faceIndex 0 to "
+                          f"{zone.face_quantity - 1}): no faceIndex {file.face_index}",
                           zone=zone, face_index=file.face_index)
         if file.face_index in taken or _mixes_modes(taken, file.face_index):
             raise _refuse(f"zone {zone.label} has more files than faces", zone=zone, face_index=file.face_index)
@@ -155,8 +156,9 @@ def _slots_by_zone(zones: Mapping[str, Zone], files: Sequence[DepositedFile], re
         declared = reuse_by_zone.setdefault(zone.id, set())
         # Refusal 3: a reuse declaration above the zone's capacity.
         if slot.face_index is not None and slot.face_index >= zone.face_quantity:
-            raise _refuse(f"zone {zone.label} has {zone.face_quantity} face(s): face {slot.face_index} cannot be "
-                          "reused", zone=zone, face_index=slot.face_index)
+            raise _refuse(f"zone {zone.label} has {zone.face_quantity} face(s) (faceIndex 0 to "
+                          f"{zone.face_quantity - 1}): faceIndex {slot.face_index} cannot be reused",
+                          zone=zone, face_index=slot.face_index)
         if slot.face_index in declared or _mixes_modes(declared, slot.face_index):
             raise _refuse(f"the reuse declared on zone {zone.label} exceeds its capacity", zone=zone,
                           face_index=slot.face_index)
@@ -256,7 +258,7 @@ def plan_deposit(
             for face in faces:
                 asset_id = deposited.get(face)
                 if asset_id is None and face not in declared:
-                    raise _refuse(f"zone {zone.label}, {face_label(face)}: neither a file nor a reuse declaration",
+                    raise _refuse(f"zone {zone.label}, faceIndex {face}: neither a file nor a reuse declaration",
                                   zone=zone, face_index=face)
                 for reservation_id in ids:
                     if asset_id is None:

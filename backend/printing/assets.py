@@ -28,6 +28,7 @@ from backend.files import SNIFF_BYTES, detect_content_type
 from backend.listing import ListParams, Page, paginate
 from backend.logs import get_logger
 from backend.model import new_id
+from backend.printing import quota
 from backend.printing.files import PRINT_ASSETS_CONTEXT, technical_name
 from backend.printing.models import PrintAsset, PrintOrderLine, PrintPreflight
 from storage import Storage, StorageError
@@ -88,30 +89,41 @@ def upload_asset(
     max_bytes: int,
 ) -> PrintAsset:
     """Store a visual: type told from its first bytes (VALIDATION_ERROR unless PDF, PNG, JPEG or
-    TIFF), PAYLOAD_TOO_LARGE past `max_bytes` (nothing kept, no row)."""
+    TIFF), PAYLOAD_TOO_LARGE past `max_bytes` or past the organization's upload quota (nothing
+    kept, no row)."""
     head = _read_full(stream, SNIFF_BYTES)
     content_type = detect_content_type(head)
     asset_id = new_id()
     name = technical_name(original_name or "", content_type)
     key = _storage_key(organization_id, asset_id)
+    limit = quota.configured_quota()
+    room = quota.room_left(organization_id, limit)
     try:
         stored = storage.put_stream(
-            PRINT_ASSETS_CONTEXT, key, _Prefixed(head, stream), content_type, max_bytes=max_bytes
+            PRINT_ASSETS_CONTEXT, key, _Prefixed(head, stream), content_type, max_bytes=min(max_bytes, room)
         )
     except TooLarge:
+        if room < max_bytes:
+            raise quota.quota_exceeded(limit) from None
         raise PayloadTooLarge(f"the file exceeds {max_bytes} bytes", limitBytes=max_bytes) from None
-    return PrintAsset.create(
-        id=asset_id,
-        organization_id=organization_id,
-        uploaded_by_user_id=user_id,
-        original_name=_displayable(original_name or "")[:ORIGINAL_NAME_MAX_LENGTH] or name,
-        technical_name=name,
-        content_type=content_type,
-        size_bytes=stored.size,
-        sha256=stored.sha256,
-        storage_key=key,
-        created_at=clock.now(),
-    )
+    try:
+        with transaction():
+            quota.lock_and_check(organization_id, stored.size, limit)
+            return PrintAsset.create(
+                id=asset_id,
+                organization_id=organization_id,
+                uploaded_by_user_id=user_id,
+                original_name=_displayable(original_name or "")[:ORIGINAL_NAME_MAX_LENGTH] or name,
+                technical_name=name,
+                content_type=content_type,
+                size_bytes=stored.size,
+                sha256=stored.sha256,
+                storage_key=key,
+                created_at=clock.now(),
+            )
+    except PayloadTooLarge:
+        storage.delete(PRINT_ASSETS_CONTEXT, key)  # a concurrent upload took the room: nothing kept
+        raise
 
 
 def _live(organization_id: str):

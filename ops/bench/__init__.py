@@ -65,7 +65,11 @@ def run_bench(scenario: str | None, *, quick: bool) -> int:
     started = time.monotonic()
     try:
         with open_stack() as stack:
-            for name, module in modules.items():
+            from ops.progress import Progress
+
+            progress = Progress("bench")  # a line per scenario on a terminal, nothing in a pipe
+            for number, (name, module) in enumerate(modules.items(), start=1):
+                progress.step(f"{name}: running ({'quick' if quick else 'full'})", number, len(modules))
                 status = _run_one(name, module, stack, quick) or status
     except StackBusy as exc:
         print(f"vitrine bench: {exc}", file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from backend.documents.catalog import VARIABLE_TYPES
+from schemas.common import ComputedBoolean, UtcDateTime
 
 
 class DraftIn(Schema):
@@ -69,16 +70,18 @@ class CatalogOut(Schema):
 
 
 class TemplateSummaryOut(Schema):
-    templateKey = fields.String(required=True)
+    """`backend.documents.versions.TemplateSummary`."""
+
+    templateKey = fields.String(attribute="template_key", required=True)
     kind = fields.String(required=True, validate=validate.OneOf(["markdown", "pdf_css"]))
     title = fields.String(required=True)
     category = fields.String(allow_none=True)
-    status = fields.String(allow_none=True, metadata={
+    status = fields.String(allow_none=True, validate=validate.OneOf(["published", "draft"]), metadata={
         "description": "`published` once a version is published, else `draft` when only a draft exists"})
-    currentVersion = fields.Integer(allow_none=True)
-    lastPublishedAt = fields.String(allow_none=True)
-    hasDraft = fields.Boolean(required=True)
-    draftUpdatedAt = fields.String(allow_none=True)
+    currentVersion = fields.Integer(attribute="current_version", allow_none=True)
+    lastPublishedAt = UtcDateTime(attribute="last_published_at", allow_none=True)
+    hasDraft = fields.Boolean(attribute="has_draft", required=True)
+    draftUpdatedAt = UtcDateTime(attribute="draft_updated_at", allow_none=True)
 
 
 class TemplateListOut(Schema):
@@ -87,21 +90,24 @@ class TemplateListOut(Schema):
 
 
 class VersionOut(Schema):
-    id = fields.String(required=True)
-    templateKey = fields.String(required=True)
-    kind = fields.String(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(["draft", "published", "archived"]))
-    version = fields.Integer(allow_none=True, metadata={"description": "null for a draft"})
-    titleSnapshot = fields.String(allow_none=True)
-    catalogVersion = fields.String(allow_none=True)
-    variablesSnapshot = fields.List(fields.Nested(VariableOut), allow_none=True)
+    """A version with its content (`backend.documents.versions.VersionView`)."""
+
+    id = fields.String(attribute="row.id", required=True)
+    templateKey = fields.String(attribute="row.template_key", required=True)
+    kind = fields.String(attribute="row.kind", required=True)
+    status = fields.String(attribute="row.status", required=True,
+                           validate=validate.OneOf(["draft", "published", "archived"]))
+    version = fields.Integer(attribute="row.version", allow_none=True, metadata={"description": "null for a draft"})
+    titleSnapshot = fields.String(attribute="row.title_snapshot", allow_none=True)
+    catalogVersion = fields.String(attribute="row.catalog_version", allow_none=True)
+    variablesSnapshot = fields.List(fields.Nested(VariableOut), attribute="row.variables_snapshot", allow_none=True)
     content = fields.String(required=True)
-    contentSha256 = fields.String(required=True)
-    createdByUserId = fields.String(allow_none=True)
-    updatedByUserId = fields.String(allow_none=True)
-    createdAt = fields.String(required=True)
-    updatedAt = fields.String(required=True)
-    publishedAt = fields.String(allow_none=True)
+    contentSha256 = fields.String(attribute="row.content_sha256", required=True)
+    createdByUserId = fields.String(attribute="row.created_by_user_id", allow_none=True)
+    updatedByUserId = fields.String(attribute="row.updated_by_user_id", allow_none=True)
+    createdAt = UtcDateTime(attribute="row.created_at", required=True)
+    updatedAt = UtcDateTime(attribute="row.updated_at", required=True)
+    publishedAt = UtcDateTime(attribute="row.published_at", allow_none=True)
 
 
 class HistoryOut(Schema):
@@ -113,26 +119,18 @@ class HistoryOut(Schema):
 
 
 class DeletedOut(Schema):
-    templateKey = fields.String(required=True)
+    """The removed `TemplateVersion` row."""
+
+    templateKey = fields.String(attribute="template_key", required=True)
     kind = fields.String(required=True)
     status = fields.String(required=True, metadata={"description": "status of the removed row"})
     version = fields.Integer(allow_none=True)
-    deleted = fields.Boolean(required=True)
+    deleted = ComputedBoolean(lambda row: True, required=True)
 
 
 class StyleSourceOut(Schema):
+    """`backend.documents.versions.StyleSource`."""
+
     version = fields.Integer(allow_none=True, metadata={"description": "null: the built-in default style"})
-    publishedAt = fields.String(allow_none=True)
+    publishedAt = UtcDateTime(attribute="published_at", allow_none=True)
     content = fields.String(required=True)
-
-
-def _envelope(name: str, payload: type[Schema]) -> type[Schema]:
-    return type(name, (Schema,), {"ok": fields.Boolean(required=True), "data": fields.Nested(payload, required=True)})
-
-
-CatalogEnvelope = _envelope("CatalogEnvelope", CatalogOut)
-TemplateListEnvelope = _envelope("TemplateListEnvelope", TemplateListOut)
-HistoryEnvelope = _envelope("HistoryEnvelope", HistoryOut)
-VersionEnvelope = _envelope("VersionEnvelope", VersionOut)
-DeletedEnvelope = _envelope("DeletedEnvelope", DeletedOut)
-StyleSourceEnvelope = _envelope("StyleSourceEnvelope", StyleSourceOut)

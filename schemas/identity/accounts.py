@@ -10,11 +10,6 @@ from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
 PASSWORD = validate.Length(min=8, max=128)
 
 
-def envelope(name: str, data: fields.Field) -> type[Schema]:
-    """A named `{ok: true, data}` schema for the OpenAPI document."""
-    return type(name, (Schema,), {"ok": fields.Boolean(required=True), "data": data, "__module__": __name__})
-
-
 class SignUpIn(Schema):
     email = fields.Email(required=True, validate=validate.Length(max=320))
     password = fields.String(required=True, validate=PASSWORD)

@@ -120,6 +120,16 @@ class SecurityEventOut(Schema):
     details = fields.Dict()
 
 
+class OrganizationReassignIn(Schema):
+    userId = fields.String(required=True, validate=validate.Length(min=1, max=36),
+                           metadata={"description": "the rightful owner (verified e-mail), made manager"})
+    note = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class OrganizationDeleteIn(Schema):
+    note = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
 class EmailSmokeIn(Schema):
     to = fields.Email(load_default=None, allow_none=True, metadata={"description": "default: the caller"})
 

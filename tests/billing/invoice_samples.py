@@ -82,7 +82,7 @@ def credit_note(**changes) -> InvoiceSnapshot:
 
 def self_billed(**changes) -> InvoiceSnapshot:
     """A `supplier_self_billed` invoice (389): the store base, distributor to platform."""
-    line = dataclasses.replace(LINE, label=LINE.label, unit_price_cents=100_000, total_cents=100_000)
+    line = dataclasses.replace(LINE, unit_price_cents=100_000, total_cents=100_000)
     snapshot = InvoiceSnapshot(
         invoice_number="FAC-SUP-443061841-2026-000004", kind="supplier_self_billed", issued_at=ISSUED_AT,
         issue_date=dt.date(2026, 12, 18), due_date=dt.date(2027, 1, 17),

@@ -102,10 +102,11 @@ def test_sandbox_refusals_are_validation_errors_over_http(client, seeded, as_adm
     assert "macros are not allowed" in macro.json["error"]["message"]
     saved = client.simulate_post(f"{BASE}/{KEY}/draft", headers=as_admin,
                                  json={"content": "# CGU\n\n{{ organizationName.__class__.__mro__ }}\n"})
-    assert saved.status_code == 201  # the names are declared; the attribute is refused when rendering
-    preview = client.simulate_post(f"{BASE}/{KEY}/preview", headers=as_admin)
-    assert (preview.status_code, preview.json["error"]["code"]) == (400, "VALIDATION_ERROR")
-    assert "<class" not in preview.json["error"]["message"]
+    # The names are declared; the attribute is refused when rendering, and the draft is rendered
+    # once with the catalog's examples when saved.
+    assert (saved.status_code, saved.json["error"]["code"]) == (400, "VALIDATION_ERROR")
+    assert saved.json["error"]["details"]["reason"] == "template_limit"
+    assert "<class" not in saved.json["error"]["message"]
 
 
 def test_version_deletion_rules_and_journal(client, seeded, as_admin, admin_user):

@@ -26,3 +26,9 @@ def cookie_of(answer) -> str:
 
 def cookie_header(token: str) -> dict[str, str]:
     return {"Cookie": f"auth.session_token={token}"}
+
+
+def verify_email(client, address: str, headers: dict[str, str] | None = None):
+    """Open the latest verification link e-mailed to `address` (in the session of `headers`)."""
+    token = token_in(last_email(address, "email_verification"))
+    return client.simulate_post("/api/auth/email-verification/confirm", json={"token": token}, headers=headers or {})

@@ -67,7 +67,10 @@ class FakeSMTP:
         pass
 
     def has_extn(self, name):
-        return False
+        return name == "starttls"
+
+    def starttls(self, context):
+        pass
 
     def login(self, user, password):
         self.logged_in = (user, password)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from backend.identity.admin_users import ensure_admin
 from backend.identity.models import KybStatus, Organization
 from tests.factories import random_siren, signed_in
-from tests.identity.helpers import cookie_header, cookie_of, last_email, token_in
+from tests.identity.helpers import cookie_header, cookie_of, last_email, token_in, verify_email
 from tests.identity.test_organizations import billing_body
 
 
@@ -15,6 +15,7 @@ def test_from_sign_up_to_an_approved_workspace(client):
     signed_up = client.simulate_post("/api/auth/sign-up", json={"email": "ines@example.com",
                                                                  "password": "mot-de-passe-ines", "name": "Inès"})
     ines = cookie_header(cookie_of(signed_up))
+    assert verify_email(client, "ines@example.com", ines).status_code == 200
     siren = random_siren()
     created = client.simulate_post("/api/organizations", headers=ines,
                                    json={"actorType": "industrial", "siren": siren, "legalName": "Laiterie Inès"})
@@ -27,6 +28,7 @@ def test_from_sign_up_to_an_approved_workspace(client):
     paul_signed_up = client.simulate_post("/api/auth/sign-up", json={"email": "paul@example.com",
                                                                       "password": "mot-de-passe-paul", "name": "Paul"})
     paul = cookie_header(cookie_of(paul_signed_up))
+    assert verify_email(client, "paul@example.com", paul).status_code == 200
     token = token_in(last_email("paul@example.com", "invitation"))
     assert client.simulate_post(f"/api/invitations/{token}/accept", headers=paul).status_code == 200
 

@@ -89,6 +89,7 @@ def test_every_event_family_is_recorded_once_with_its_context_and_no_secret(clie
         "auth.sign_out.success": 1, "auth.password_reset.requested": 1, "auth.password_reset.success": 1,
         "auth.password_reset.failure": 1, "auth.password_change.success": 1, "auth.password_change.failure": 1,
         "auth.email_verification.requested": 1, "auth.email_verification.success": 1,
+        "auth.email_verification.first_proof": 1,
         "auth.email_verification.failure": 1, "admin.admin.created": 1, "admin.user.created": 1,
         "admin.user.updated": 3,  # renamed, blocked, unblocked
         "admin.user.blocked": 1, "admin.user.unblocked": 1, "admin.role.changed": 1,

@@ -15,6 +15,7 @@ from backend.onboarding.documents import SIGNED_CONTEXT
 from backend.onboarding.models import ProcessingStatus, SignatureDocument, SignatureEvent, SignatureRequest
 from backend.outbox import OutboxMessage
 from tests.factories import make_admin, make_organization, random_siren, siret_for
+from tests.identity.helpers import last_email, token_in
 from tests.onboarding.conftest import (
     event_body,
     fast_client,
@@ -125,6 +126,9 @@ def test_onboarding_end_to_end_over_http_from_sign_up_to_kyb_approval(
         assert user.post(f"{api_server}/api/auth/sign-up", timeout=30, json={
             "email": "camille.e2e@example.com", "password": "signature-e2e-pass", "name": "Camille Martin",
         }).status_code == 201
+        verification = token_in(last_email("camille.e2e@example.com", "email_verification"))
+        assert user.post(f"{api_server}/api/auth/email-verification/confirm", timeout=30,
+                         json={"token": verification}).status_code == 200
         siren = random_siren()
         created = user.post(f"{api_server}/api/organizations", timeout=30, json={
             "actorType": "industrial", "siren": siren, "legalName": "Fromagerie du Lac SAS"})

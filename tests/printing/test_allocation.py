@@ -218,3 +218,14 @@ def test_explicit_allocation_replays_any_valid_split(case, rnd):
     plan = plan_deposit([zone], ids, [DepositedFile("z", None, "a")], stock={"z": stock}, allocations={"z": split})
     assert {p.reservation_id: p.printed_panels for p in plan.reservations} == split
     assert sum(len(p.reused) for p in plan.reservations) == stock
+
+
+def test_refusal_messages_count_faces_as_details_face_index_does():
+    files = [DepositedFile("fronton", None, "a"), DepositedFile("joues", None, "b"),
+             DepositedFile("facade", 0, "c"), DepositedFile("facade", 1, "c")]
+    for args, kwargs in (((files,), {"reuse": [Slot("facade", 3)]}),  # faceIndex 2 missing
+                         (([*files, DepositedFile("facade", 9, "c")],), {}),  # no faceIndex 9
+                         ((files,), {"reuse": [Slot("facade", 2), Slot("facade", 7)]})):  # 7 past the last
+        with pytest.raises(ValidationError) as refused:
+            single(*args, **kwargs)
+        assert f"faceIndex {refused.value.details['faceIndex']}" in refused.value.message

@@ -1,0 +1,176 @@
+"""`vitrine bench billing`: 1,000 collections `POST /api/billing/reservations/{id}/collect` over
+HTTP on gunicorn at 16 keep-alive connections, next to `GET /api/health` on the same server.
+
+Each collection is the whole flow of spec C in one transaction (Idempotency-Key claimed and
+completed, KYB and reservation checks under locks, payment order, financial status, the
+`platform_sale` invoice numbered from the locked counter of its series, three ledger entries, the
+`invoice.issued` outbox row): every collection of the run is numbered in the one series
+`FAC-RES-<year>`, so they all queue on its counter row, which is the point of the measure.
+Reference: `GET /api/health` on the same server, same client and connections, in windows
+alternating with the collection rounds. After the run the series is checked gapless (numbers
+1..N, no duplicate, number order = issue order) and every journal balanced.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from ops.bench.load import LoadResult, PlannedRequest, run_load, run_plan
+from ops.bench.report import SHARED_CORES_NOTE, Figure, Result
+
+NAME = "billing"
+DESCRIPTION = ("1,000 collections over HTTP at 16 connections into one invoice series, checked gapless; "
+               "reference: GET /api/health on the same server")
+APP = "api.app:create_app()"
+CONNECTIONS = 16
+CLIENT_PROCESSES = 2
+WARMUP = 100
+
+
+def _populate(count: int) -> tuple[list[str], str]:
+    """An approved industrial with a manager session, a distributor, `count` approved
+    principal_seller reservations (rows written directly: the marketplace flow is not measured)."""
+    from backend.db import transaction
+    from backend.identity.models import BillingProfile, Membership, Organization, User
+    from backend.identity.sessions import open_session
+    from backend.marketplace import furniture, store_zones
+    from backend.marketplace.furniture import ZoneSpec
+    from backend.marketplace.models import AdSpace, Campaign, Reservation, Store
+    from backend.model import new_id
+
+    tag = uuid.uuid4().hex[:6]
+    industrial, distributor = "industrial:552100554", "distributor:385347927"
+    with transaction():
+        for org_id, actor in ((industrial, "industrial"), (distributor, "distributor")):
+            siren = org_id.split(":")[1]
+            Organization.insert(id=org_id, actor_type=actor, siren=siren, legal_name=f"Bench {actor}",
+                                kyb_status="approved").on_conflict_ignore().execute()
+            BillingProfile.insert(organization=org_id, legal_name=f"Bench {actor} SAS", siret=siren + "00013",
+                                  street="1 rue du Banc", postal_code="75001", city="Paris", country="FR",
+                                  signer_first_name="A", signer_last_name="B", signer_email="a@example.com",
+                                  signer_phone="+33612345678", signer_on_registry_extract=True,
+                                  ).on_conflict_ignore().execute()
+        user = User.create(email=f"bench-billing-{tag}@example.com", name="Bench", roles=["industrial"])
+        Membership.create(user=user.id, organization=industrial, role="manager")
+        token = open_session(user, ttl_days=1, active_organization_id=industrial)
+        universe = store_zones.create_universe(label=f"Bench billing {tag}")
+        kind = furniture.create_furniture_type(name=f"Gondole {tag}", zones=[
+            ZoneSpec(code="front", label="Fronton", face_quantity=1, printable=True, width_mm=1000, height_mm=300)])
+        store = Store.create(organization_id=distributor, name="Bench", street="1 rue", postal_code="75001",
+                             city="Paris", country="FR")
+        starts = datetime(2027, 1, 4, tzinfo=UTC)
+        campaign = Campaign.create(organization_id=industrial, name="Bench", starts_at=starts,
+                                   ends_at=starts + timedelta(days=14))
+        spaces = [{"id": new_id(), "store_id": store.id, "name": f"E{n}", "promo_furniture_type_id":
+                   kind.furniture_type_id, "placement_universe_id": universe.id, "price_cents": 10_000 + 37 * n}
+                  for n in range(count)]
+        AdSpace.insert_many(spaces).execute()
+        rows = []
+        for space in spaces:
+            base = space["price_cents"]
+            commission = (base * 2000 + 5000) // 10_000
+            rows.append({"id": new_id(), "industrial_organization_id": industrial,
+                         "distributor_organization_id": distributor, "campaign_id": campaign.id,
+                         "ad_space_id": space["id"], "furniture_type_version_id": kind.id, "starts_at": starts,
+                         "ends_at": starts + timedelta(days=14), "status": "approved",
+                         "billing_model": "principal_seller", "base_amount_cents": base,
+                         "commission_amount_cents": commission, "total_amount_cents": base + commission,
+                         "commission_rate_bps": 2000, "approved_at": starts})
+        for start in range(0, len(rows), 500):
+            Reservation.insert_many(rows[start:start + 500]).execute()
+    return [row["id"] for row in rows], token
+
+
+def _plan(ids: list[str], token: str) -> list[PlannedRequest]:
+    body = json.dumps({"paymentMethod": "bank_transfer"}).encode()
+    return [PlannedRequest("POST", f"/api/billing/reservations/{rid}/collect", body, (
+        ("Cookie", f"auth.session_token={token}"), ("Content-Type", "application/json"),
+        ("Idempotency-Key", f"bench-{rid}"))) for rid in ids]
+
+
+def _series_check() -> tuple[bool, str]:
+    from backend.billing.models import Invoice
+    from backend.db import database
+
+    series = [s for (s,) in Invoice.select(Invoice.series).where(Invoice.kind == "platform_sale").distinct()
+              .tuples()]
+    lines, ok = [], True
+    for name in series:
+        rows = list(Invoice.select(Invoice.sequence, Invoice.issued_at).where(Invoice.series == name)
+                    .order_by(Invoice.sequence).tuples())
+        sequences = [s for s, _ in rows]
+        gapless = sequences == list(range(1, len(rows) + 1))
+        ordered = [t for _, t in rows] == sorted(t for _, t in rows)
+        ok &= gapless and ordered
+        lines.append(f"series {name}: {len(rows):,} invoices, numbers 1..{len(rows):,} "
+                     f"{'gapless, no duplicate' if gapless else 'WITH A GAP OR A DUPLICATE'}, "
+                     f"{'number order = issue order' if ordered else 'NUMBER ORDER != ISSUE ORDER'}")
+    unbalanced = database.execute_sql(
+        "SELECT count(*) FROM (SELECT journal_id FROM billing_ledger_entry GROUP BY journal_id HAVING "
+        "sum(CASE direction WHEN 'debit' THEN amount_cents ELSE -amount_cents END) <> 0) j").fetchone()[0]
+    ok &= unbalanced == 0
+    lines.append(f"unbalanced journals: {unbalanced} (expected 0)")
+    return ok, "; ".join(lines)
+
+
+def run(stack, quick: bool) -> Result:
+    from backend.db import database
+
+    collections, rounds, window, warmup = (200, 1, 2.0, 0.5) if quick else (1_000, 2, 3.0, 1.0)
+    per_round = collections // rounds
+    cpu = {"collect": 0.0, "health": 0.0}
+    collected: list[LoadResult] = []
+    health: list[LoadResult] = []
+
+    def measured(name: str, server, load):
+        before = server.cpu_seconds()
+        result = load()
+        cpu[name] += server.cpu_seconds() - before
+        return result
+
+    with database.connection_context():
+        ids, token = _populate(WARMUP + collections)
+        database.execute_sql("ANALYZE")
+        with stack.serve(APP, "web") as server:
+            warm = run_plan(server.url, _plan(ids[:WARMUP], token), connections=CONNECTIONS,
+                            processes=CLIENT_PROCESSES)
+            for n in range(rounds):
+                health.append(measured("health", server, lambda: run_load(
+                    server.url + "/api/health", connections=CONNECTIONS, duration=window, warmup=warmup,
+                    processes=CLIENT_PROCESSES)))
+                chunk = ids[WARMUP + n * per_round:WARMUP + (n + 1) * per_round]
+                collected.append(measured("collect", server, lambda chunk=chunk: run_plan(
+                    server.url, _plan(chunk, token), connections=CONNECTIONS, processes=CLIENT_PROCESSES)))
+        series_ok, series_line = _series_check()
+    done, ref = LoadResult.combine(collected), LoadResult.combine(health)
+    failures = done.non_2xx + done.errors + warm.non_2xx + warm.errors + ref.non_2xx + ref.errors
+    return Result(
+        title=f"{collections:,} collections POST /api/billing/reservations/{{id}}/collect, {CONNECTIONS} keep-alive "
+              "connections, one invoice series",
+        reference="GET /api/health on the same gunicorn server, same client and connections, alternating windows",
+        settings=[
+            stack.web_settings,
+            f"client: {CLIENT_PROCESSES} processes x {CONNECTIONS // CLIENT_PROCESSES} connections, closed loop; "
+            f"{rounds} round(s) of {per_round:,} collections after {WARMUP} warm-up collections, each round after a "
+            f"{window:g} s health window ({warmup:g} s warm-up); no worker (the outbox rows wait)",
+        ],
+        figures=[
+            Figure("server CPU per answer (ms)", 1000 * cpu["collect"] / max(done.answered, 1),
+                   1000 * cpu["health"] / max(ref.answered, 1)),
+            Figure("throughput (req/s)", done.throughput, ref.throughput),
+            Figure("p50 (ms)", done.p50_ms, ref.p50_ms),
+            Figure("p99 (ms)", done.p99_ms, ref.p99_ms),
+            Figure("requests measured", done.requests, ref.requests, summary=False),
+        ],
+        checks=[
+            f"non-2xx answers: {done.non_2xx + warm.non_2xx} collect, {ref.non_2xx} health (expected 0)",
+            f"connection errors: {done.errors + warm.errors} collect, {ref.errors} health (expected 0)",
+            series_line,
+            f"goal p99 under 100 ms: {'met' if done.p99_ms < 100 else 'not met'} ({done.p99_ms:.1f} ms)",
+        ],
+        notes=["every collection serializes on the series' counter row from the number allocation to the commit",
+               SHARED_CORES_NOTE],
+        ok=failures == 0 and series_ok,
+    )

@@ -1,0 +1,114 @@
+"""The `vitrine` command line for a new user: `--data-dir` anywhere, help texts, no data directory
+created behind their back, one clear line when something is missing."""
+
+import fcntl
+import json
+import os
+import shutil
+import uuid
+
+import pytest
+
+from ops import cli
+from ops.datadir import DataDirBusy, DataDirLock, owner
+from tests.conftest import ROOT
+from tests.test_dev import vitrine
+
+
+@pytest.fixture
+def data_dir():
+    path = ROOT / "var" / "test" / f"cli-{uuid.uuid4().hex[:8]}"
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.parametrize("command", ["queues", "create-admin", "seed-demo"])
+def test_a_command_needing_a_database_never_creates_one(command, data_dir):
+    args = ["--email", "a@example.com", "--password", "long-enough-password"] if command == "create-admin" else []
+    result = vitrine(command, *args, "--data-dir", str(data_dir))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"vitrine: data directory {data_dir}",
+        f"vitrine {command}: no database in data directory {data_dir}: run `vitrine migrate` first, "
+        "or pass the --data-dir of your `vitrine dev`",
+    ]
+    assert not data_dir.exists()
+
+
+def test_a_command_on_a_database_not_migrated_says_so():
+    from urllib.parse import urlsplit, urlunsplit
+
+    from backend import embedded
+
+    name = f"vitrine_empty_{uuid.uuid4().hex[:8]}"
+    test_url = urlsplit(os.environ["DATABASE_URL"])
+    admin_url, url = (urlunsplit(test_url._replace(path=f"/{db}")) for db in ("postgres", name))
+    embedded.ensure_database(admin_url, name)
+    try:
+        result = vitrine("queues", env=dict(os.environ, DATABASE_URL=url))
+    finally:
+        embedded.drop_database(admin_url, name)
+    assert result.returncode == 1
+    assert "vitrine queues: DATABASE_URL is not migrated (" in result.stderr
+    assert "run `vitrine migrate` first" in result.stderr
+
+
+def test_data_dir_is_accepted_before_and_after_the_command(data_dir):
+    parser = cli.build_parser()
+    assert parser.parse_args(["--data-dir", "a", "queues"]).data_dir == "a"
+    assert parser.parse_args(["queues", "--data-dir", "b"]).data_dir == "b"
+    assert parser.parse_args(["--data-dir", "a", "dev", "--data-dir", "b"]).data_dir == "b"
+
+
+def test_every_option_has_a_help_text_and_bench_lists_its_scenarios():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            assert action.help, f"vitrine {name} {action.dest} has no help text"
+    bench_help = sub.choices["bench"].format_help()
+    from ops.bench import scenario_names
+
+    assert all(f"  {name} " in bench_help for name in scenario_names())
+    assert "DATA_DIR_SUB" not in sub.choices["dev"].format_help()
+
+
+def test_stop_embedded_says_when_nothing_runs(data_dir):
+    result = vitrine("stop-embedded", "--data-dir", str(data_dir))
+    assert (result.returncode, result.stdout.strip()) == (0, f"nothing running in {data_dir}")
+
+
+def test_a_data_directory_has_one_owner(data_dir):
+    first = DataDirLock(data_dir)
+    first.acquire(8600)
+    try:
+        assert owner(data_dir).port == 8600
+        assert owner(data_dir).pid == os.getpid()
+        with pytest.raises(DataDirBusy, match=rf"pid {os.getpid()}, port 8600"):
+            DataDirLock(data_dir).acquire(8700)
+        # The file lock itself, as another process sees it.
+        with (data_dir / "dev.lock").open() as handle, pytest.raises(BlockingIOError):
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert json.loads((data_dir / "dev.lock").read_text()) == {"pid": os.getpid(), "port": 8600}
+    finally:
+        first.release()
+    assert owner(data_dir) is None
+    second = DataDirLock(data_dir)
+    second.acquire(8700)  # free again once released (or once its process died)
+    second.release()
+
+
+def test_progress_lines_only_on_a_terminal():
+    import io
+
+    from ops.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal, pipe = Terminal(), io.StringIO()
+    Progress("seed-demo", stream=terminal).step("identity", 1, 3)
+    Progress("seed-demo", stream=pipe).step("identity", 1, 3)
+    assert terminal.getvalue().startswith("[seed-demo 1/3 ") and terminal.getvalue().endswith("] identity\n")
+    assert pipe.getvalue() == ""
