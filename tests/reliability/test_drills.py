@@ -77,6 +77,7 @@ def test_a_worker_killed_mid_burst_loses_nothing(drill_table, tmp_path):
     worker = _start_worker(tmp_path)
     try:
         _enqueue(tokens, delay_ms=20)
+        assert outbox.flush(timeout=30), "the burst was not handed over to Redis"
         _wait_for(lambda: len(_done()) >= 40, timeout=60)
         _kill(worker)  # kill -9: the messages it held stay unacknowledged in Redis
         killed_at = len(_done())
