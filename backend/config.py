@@ -101,6 +101,10 @@ class Config:
     metrics_token: str | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
+    def __repr__(self) -> str:
+        """What `describe` shows: a Config in a traceback, a debugger or a log never prints a secret."""
+        return f"Config({self.describe()!r})"
+
     def secrets(self) -> list[str]:
         """The secret values in force, for the log redaction filter."""
         return [v for name in SECRET_SETTINGS if (v := getattr(self, name, None))]

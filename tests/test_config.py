@@ -69,3 +69,13 @@ def test_the_cli_refuses_to_start_with_a_clear_message_on_a_bad_rate():
     )
     assert result.returncode == 2
     assert "PLATFORM_COMMISSION_RATE_BPS must be an integer" in result.stderr
+
+
+def test_the_repr_of_a_configuration_never_shows_a_secret(config):
+    from dataclasses import replace
+
+    secret = "s3cr3t-value-never-printed"
+    loaded = replace(config, esign_api_key=secret, odp_client_secret=secret, metrics_token=secret,
+                     smtp_url=f"smtp://user:{secret}@mail.example")
+    assert secret not in repr(loaded) and secret not in str(loaded)
+    assert "ESIGN_API_KEY" in repr(loaded)
