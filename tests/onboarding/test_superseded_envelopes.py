@@ -20,10 +20,10 @@ def _errored(organization_id: str, pid: str | None) -> SignatureRequest:
         signer_on_registry_extract=True)
 
 
-def _deliver(name: str, pid: str) -> str | None:
+def _deliver(provider, name: str, pid: str) -> str | None:
     event = parse_event(event_body(name, pid))
     record_signature_event(event=event, retry_attempt=1)
-    return events.process_signature_event(event["event_id"])
+    return events.process_signature_event(event["event_id"], provider=provider)
 
 
 def _start(client, organization, manager):
@@ -46,7 +46,7 @@ def test_a_new_start_supersedes_an_errored_envelope_and_cancels_its_request(clie
     assert simulator.store.requests[old_pid]["status"] == "canceled"
     assert not SignatureRequest.get_by_id(old.id).provider_cancel_due
 
-    assert _deliver("signer.link_opened", old_pid) == ProcessingStatus.PROCESSED
+    assert _deliver(provider, "signer.link_opened", old_pid) == ProcessingStatus.PROCESSED
     assert SignatureRequest.get_by_id(old.id).status == "canceled"
     assert SignatureRequest.get_by_id(new_id).status == "pending_signature"
 
@@ -59,7 +59,7 @@ def test_an_event_that_would_make_a_second_pending_envelope_is_stored_and_ignore
         organization=organization.id, status="pending_signature", provider_signature_request_id=live_request(provider),
         identity_verification_policy="qualified", signature_level="qualified_electronic_signature",
         signer_on_registry_extract=True)
-    assert _deliver("signer.link_opened", old_pid) == ProcessingStatus.IGNORED
+    assert _deliver(provider, "signer.link_opened", old_pid) == ProcessingStatus.IGNORED
     stored = SignatureEvent.get(SignatureEvent.provider_signature_request_id == old_pid)
     assert stored.processing_status == ProcessingStatus.IGNORED and "pending" in stored.processing_note
     assert SignatureRequest.get_by_id(old.id).status == "error"
