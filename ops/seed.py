@@ -20,7 +20,7 @@ SEEDERS.append(("marketplace", lambda runtime: seed_demo_marketplace(
     rate_bps=runtime.config.platform_commission_rate_bps)))
 SEEDERS.append(("printing", lambda runtime: seed_demo_printing(
     storage=runtime.storage, rate=runtime.config.platform_commission_rate_bps)))
-SEEDERS.append(("billing", lambda runtime: seed_demo_billing()))
+SEEDERS.append(("billing", lambda runtime: seed_demo_billing(config=runtime.config)))
 
 
 def seed_demo(runtime: Runtime, *, only_if_empty: bool = False, progress: Progress = QUIET) -> str:

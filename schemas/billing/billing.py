@@ -13,6 +13,7 @@ from backend.billing.models import (
     PaymentStatus,
 )
 from backend.billing.views import LIST_DEFAULT, LIST_MAX
+from schemas.common import QueryList
 
 METHOD = fields.String(required=True, validate=validate.OneOf([m.value for m in PaymentMethod]),
                        metadata={"enum": [m.value for m in PaymentMethod]})
@@ -91,22 +92,12 @@ class InvoiceOut(Schema):
     customer = fields.Nested(PartyOut, required=True)
 
 
-class RepeatedString(fields.List):
-    """A repeatable query parameter: one value arrives as a string, several as a list."""
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(fields.String(validate=validate.Length(max=60)), **kwargs)
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        return super()._deserialize([value] if isinstance(value, str) else value, attr, data, **kwargs)
-
-
 class InvoicesQuery(Schema):
     class Meta:
         unknown = EXCLUDE
 
     limit = fields.Integer(load_default=LIST_DEFAULT, validate=validate.Range(min=1, max=LIST_MAX))
-    kind = RepeatedString(load_default=list,
+    kind = QueryList(fields.String(validate=validate.Length(max=60)), load_default=list,
                        metadata={"description": "repeatable; unknown values ignored; empty means all",
                                  **_enum(InvoiceKind)})
 

@@ -57,3 +57,29 @@ def test_polling_disabled_does_nothing(issue, operator, actor_operator):
     actors.einvoicing.poll_einvoice_transmissions()  # EINVOICING_POLLING_ENABLED defaults to false
     with database.connection_context():
         assert PollingPass.select().count() == 0
+
+
+def test_an_approval_goes_to_sent_through_the_collection_hook_and_dispatch_actors(operator, actor_operator, worker,
+                                                                                   storage):
+    """Approval -> auto-collection actor -> invoice.issued -> post-invoice hook actor (PDF, draft)
+    -> dispatch actor -> operator: every step a real actor on the worker, fed by the outbox."""
+    from backend.billing.models import Invoice
+    from backend.db import transaction
+    from backend.documents.seeding import seed_default_versions
+    from tests.billing.helpers import Market, approved_org
+
+    with database.connection_context():
+        seed_default_versions(storage)
+        with transaction():
+            industrial, distributor = approved_org("industrial"), approved_org("distributor")
+            reservation = Market().reservation(industrial, distributor)
+
+    def sent_transmission():
+        with database.connection_context():
+            invoice = Invoice.get_or_none(Invoice.reservation_id == reservation.id, Invoice.kind == "platform_sale")
+            row = invoice and Transmission.get_or_none(Transmission.invoice_number == invoice.number)
+            return row if row is not None and row.status == "sent" else None
+
+    transmission = wait_until(sent_transmission, timeout=90)
+    [flow] = operator.flows(transmission.invoice_number)
+    assert flow["flowId"] == transmission.provider_flow_id and flow["size"] > 1000
