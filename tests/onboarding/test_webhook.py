@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 
 import pytest
 
+from backend import clock
 from backend.onboarding.models import ProcessingStatus, SignatureEvent
 from backend.outbox import OutboxMessage
 from tests.conftest import TEST_WEBHOOK_SECRET
@@ -64,14 +66,16 @@ def test_a_bad_signature_is_refused(client, tamper):
 @pytest.mark.parametrize("issued_at", [None, "", "yesterday", "-301", "+301", "+3600"])
 def test_a_missing_unreadable_stale_or_future_issued_at_is_refused(client, issued_at):
     body = event_body("signature_request.done", "prov-1")
-    headers = signed_headers(body)
+    now = int(time.time())  # the server's clock is frozen on this whole second: 301 s is 301 s
+    headers = signed_headers(body, issued_at=now)
     if issued_at is None:
         del headers["X-Esign-Issued-At"]
     elif issued_at[:1] in "+-" and issued_at:
-        headers["X-Esign-Issued-At"] = str(int(time.time()) + int(issued_at))
+        headers["X-Esign-Issued-At"] = str(now + int(issued_at))
     else:
         headers["X-Esign-Issued-At"] = issued_at
-    _assert_refused(_post(client, body, headers))
+    with clock.frozen_at(datetime.fromtimestamp(now, UTC)):
+        _assert_refused(_post(client, body, headers))
 
 
 def test_an_issued_at_within_the_window_is_accepted(client):
