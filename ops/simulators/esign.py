@@ -26,9 +26,10 @@ import signal
 import threading
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from ops.simulators.esign_store import DEFAULT_BACKOFF, Faults, ProviderError, Store, WebhookSender
+from ops.simulators.server import BackgroundSimulator, SimulatorServer
 
 MAX_BODY = 20 * 1024 * 1024
 
@@ -242,43 +243,21 @@ class Handler(BaseHTTPRequestHandler):
         self._json(200, {"reset": True})
 
 
-class SimulatorServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64  # the default backlog (5) resets bursts of concurrent API calls
-    store: Store
-    api_key: str
-
-
-class EsignSimulator:
+class EsignSimulator(BackgroundSimulator):
     """The simulator as an object: `start()`, `stop()`, `url` (signer pages) and `api_url` (/v3)."""
 
     def __init__(self, *, callback_url: str | None, secret: str, api_key: str, host: str = "127.0.0.1",
                  port: int = 0, backoff: tuple[float, ...] = DEFAULT_BACKOFF) -> None:
-        self.server = SimulatorServer((host, port), Handler)
+        super().__init__(Handler, host=host, port=port, name="esign-simulator")
         self.server.api_key = api_key
-        self.url = f"http://{host}:{self.server.server_address[1]}"
         self.api_url = f"{self.url}/v3"
         self.sender = WebhookSender(callback_url, secret, backoff)
         self.store = Store(self.url, self.sender)
         self.server.store = self.store
-        # A short poll interval: stop() returns quickly (tests start and stop many simulators).
-        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), name="esign-simulator",
-                                        daemon=True)
-
-    def start(self) -> EsignSimulator:
-        self._thread.start()
-        return self
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().stop()
         self.sender.stop()
-
-    def __enter__(self) -> EsignSimulator:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,10 +33,11 @@ import threading
 import time
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from ops.simulators.odp_store import FLOW_MODES, OperatorError, Settings, Store
+from ops.simulators.server import BackgroundSimulator, SimulatorServer
 
 MAX_BODY = 20 * 1024 * 1024
 FLOWS = "/public/einvoicing/v1/flows"
@@ -251,46 +252,15 @@ class Handler(BaseHTTPRequestHandler):
         self._json(200, {"reset": True})
 
 
-class SimulatorServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # bursts of concurrent dispatches
-    store: Store
-
-    def handle_error(self, request, client_address) -> None:
-        """A client that gave up (a timeout on a slow answer) is expected: no traceback for it."""
-        import sys
-
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-
-class OdpSimulator:
+class OdpSimulator(BackgroundSimulator):
     """The simulator as an object: `start()`, `stop()`, `url` (API base) and `token_url`."""
 
     def __init__(self, *, client_id: str, client_secret: str, entity_id: str | None = None, host: str = "127.0.0.1",
                  port: int = 0, settings: Settings | None = None) -> None:
-        self.server = SimulatorServer((host, port), Handler)
-        self.url = f"http://{host}:{self.server.server_address[1]}"
+        super().__init__(Handler, host=host, port=port, name="odp-simulator")
         self.token_url = f"{self.url}/oauth/token"
         self.store = Store(client_id=client_id, client_secret=client_secret, entity_id=entity_id, settings=settings)
         self.server.store = self.store
-        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), name="odp-simulator",
-                                        daemon=True)
-
-    def start(self) -> OdpSimulator:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def __enter__(self) -> OdpSimulator:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
