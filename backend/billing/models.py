@@ -89,6 +89,24 @@ class MandateStatus(StrEnum):
     ENDED = "ended"
 
 
+class SelfBillingMandateStatus(StrEnum):
+    """Self-billing mandate states of Specification C (`pending_signature` and `signed` are active)."""
+
+    DRAFT = "draft"
+    PENDING_SIGNATURE = "pending_signature"
+    SIGNED = "signed"
+    DECLINED = "declined"
+    REVOKED = "revoked"
+
+
+ACTIVE_SELF_BILLING_MANDATE = frozenset({SelfBillingMandateStatus.PENDING_SIGNATURE, SelfBillingMandateStatus.SIGNED})
+
+
+class IncidentStatus(StrEnum):
+    OPEN = "open"
+    RELEASED = "released"
+
+
 class FinancialRecord(BaseModel):
     """A reservation's financial state, with the amounts frozen when it was first billed."""
 
@@ -254,3 +272,51 @@ class AuditEntry(BaseModel):
 
     class Meta:
         table_name = "billing_audit_entry"
+
+
+class SelfBillingMandate(BaseModel):
+    """A distributor's self-billing mandate (article 289 of the French tax code), signed through
+    the e-signature provider; at most one active (`pending_signature` or `signed`) per
+    organization (migration `072_self_billing`)."""
+
+    id = id_field()
+    organization_id = CharField(max_length=64)
+    status = status_field(SelfBillingMandateStatus, default=SelfBillingMandateStatus.DRAFT)
+    signature_level = CharField(max_length=40, default="electronic_signature")
+    esign_request_ref = CharField(max_length=255, null=True)
+    signer = BinaryJSONField(default=dict)
+    document_storage_key = TextField(null=True)
+    requested_by_user_id = CharField(max_length=36, null=True)
+    requested_at = DateTimeTZField(null=True)
+    signed_at = DateTimeTZField(null=True)
+    declined_at = DateTimeTZField(null=True)
+    decline_reason = TextField(null=True)
+    revoked_at = DateTimeTZField(null=True)
+    revoked_by_user_id = CharField(max_length=36, null=True)
+    revoke_reason = TextField(null=True)
+    created_at = created_at_field()
+    updated_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_self_billing_mandate"
+
+
+class ReservationIncident(BaseModel):
+    """An incident an industrial declares on a reservation; while `open` it blocks self-billing.
+    At most one `open` per reservation (migration `072_self_billing`)."""
+
+    id = id_field()
+    reservation_id = CharField(max_length=36)
+    organization_id = CharField(max_length=64)  # the reservation's industrial organization
+    status = status_field(IncidentStatus, default=IncidentStatus.OPEN)
+    reason = TextField()
+    declared_by_user_id = CharField(max_length=36)
+    declared_at = DateTimeTZField()
+    resolution_note = TextField(null=True)
+    released_by_user_id = CharField(max_length=36, null=True)
+    released_at = DateTimeTZField(null=True)
+    created_at = created_at_field()
+    updated_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_reservation_incident"

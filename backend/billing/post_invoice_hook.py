@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from backend.billing.invoice_document import FAILURE_SCOPE
 from backend.billing.invoice_pdfs import ensure_invoice_pdf
 from backend.billing.invoice_snapshot import snapshot_of_invoice
-from backend.billing.models import Invoice
+from backend.billing.models import Invoice, SelfBillingMandate, SelfBillingMandateStatus
 from backend.config import Config
-from backend.db import database
 from backend.einvoicing.drafts import create_transmission_draft
 from backend.einvoicing.flow_types import SELF_BILLED_KINDS, document_kind_for, flow_type_for
 from backend.identity.models import BillingProfile
@@ -120,19 +119,13 @@ def buyer_country(invoice: Invoice, config: Config) -> str:
 
 
 def signed_self_billing_mandate(organization_id: str | None) -> bool:
-    """Whether the distributor has a `signed` self-billing mandate (spec C). The mandate table
-    (`billing_self_billing_mandate`) belongs to the self-billing issue; until it exists, no
-    mandate is signed and self-billed invoices are not transmitted."""
+    """Whether the distributor has a `signed` self-billing mandate (spec C)."""
     if organization_id is None:
         return False
-    cursor = database.execute_sql("SELECT to_regclass('billing_self_billing_mandate') IS NOT NULL")
-    if not cursor.fetchone()[0]:
-        return False
-    cursor = database.execute_sql(
-        "SELECT EXISTS (SELECT 1 FROM billing_self_billing_mandate WHERE organization_id = %s AND status = 'signed')",
-        (organization_id,),
-    )
-    return bool(cursor.fetchone()[0])
+    return (SelfBillingMandate.select(SelfBillingMandate.id)
+            .where(SelfBillingMandate.organization_id == organization_id,
+                   SelfBillingMandate.status == SelfBillingMandateStatus.SIGNED)
+            .exists())
 
 
 def _skipped(number: str, key: str | None, reason: str, kind: str, **fields: object) -> HookOutcome:
