@@ -61,6 +61,9 @@ def stop_postgres(data_dir: Path) -> list[str]:
     if os.geteuid() == 0:  # pgserver runs the server as the `pgserver` user when started by root
         cmd = ["su", "-s", "/bin/sh", "pgserver", "-c", " ".join(cmd)]
     subprocess.run(cmd, check=False, capture_output=True, timeout=60)
+    # pgserver keeps one handle per data directory and hands it back without checking the server:
+    # forget it, so `postgres_server` starts the server again in this process.
+    _pgserver().PostgresServer._instances.pop(pgdata, None)
     return ["PostgreSQL"]
 
 
