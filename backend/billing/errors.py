@@ -15,3 +15,9 @@ class BillingPdfNotReady(NotFound):
     """404: the document's PDF is not stored yet."""
 
     code = "BILLING_PDF_NOT_READY"
+
+
+class EsignProviderFailed(DomainError):
+    """502: the e-signature provider failed a synchronous call (the self-billing mandate request)."""
+
+    code = "ESIGN_PROVIDER_FAILED"
