@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from backend.billing.models import AuditEntry, SelfBillingMandate
+from backend.billing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.self_billing_mandate_document import STORAGE_CONTEXT, mandate_context
 from backend.billing.self_billing_mandate_events import apply_provider_event
 from backend.identity.models import BillingProfile
+from backend.marketplace.demo import DISTRIBUTOR
 from backend.runtime import current_runtime
+from ops.seed import seed_demo
 from tests.billing.self_billing_mandate_fixtures import (  # noqa: F401  (fixtures)
     app,
     distributor,
@@ -202,3 +205,14 @@ def test_access_matrix(client, distributor, simulator, route):
     assert method(path, **kwargs).status_code == 401
     no_org = make_user(roles=["distributor"])
     assert method(path, headers=signed_in(no_org), **kwargs).status_code == expected_outsider
+
+
+def test_the_demo_distributor_has_a_signed_mandate_with_its_pdf_and_seeding_twice_adds_nothing(client):
+    seed_demo(current_runtime())
+    [mandate] = SelfBillingMandate.select().where(SelfBillingMandate.organization_id == DISTRIBUTOR)
+    assert mandate.status == "signed" and mandate.signed_at is not None
+    pdf = current_runtime().storage.read_bytes(STORAGE_CONTEXT, mandate.document_storage_key)
+    assert pdf.startswith(b"%PDF-") and len(pdf) > 1000
+    seed_demo(current_runtime())
+    assert SelfBillingMandate.select().where(SelfBillingMandate.organization_id == DISTRIBUTOR).count() == 1
+    assert signed_self_billing_mandate(DISTRIBUTOR)
