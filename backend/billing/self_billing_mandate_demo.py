@@ -27,11 +27,11 @@ def seed_demo_self_billing_mandate(*, storage: Storage, config: Config) -> str:
     if SelfBillingMandate.select().where(SelfBillingMandate.organization_id == DISTRIBUTOR).exists():
         return "the demo distributor already has a self-billing mandate"
     seed_default_versions(storage)  # the templates' first versions, when `migrate` has not published them
-    now = clock.now()
     mandate_id = new_id()
     key = storage_key(DISTRIBUTOR, mandate_id)
-    pdf = render_mandate(DISTRIBUTOR, signer=DEMO_SIGNER, storage=storage, config=config, today=now.date())
+    pdf = render_mandate(DISTRIBUTOR, signer=DEMO_SIGNER, storage=storage, config=config, today=clock.now().date())
     storage.put_bytes(STORAGE_CONTEXT, key, pdf, "application/pdf")  # the blob before the row
+    now = clock.now()
     SelfBillingMandate.create(
         id=mandate_id, organization_id=DISTRIBUTOR, status=SelfBillingMandateStatus.SIGNED,
         signature_level=VERIFICATION.signature_level.value, esign_request_ref=f"demo-{mandate_id}",
