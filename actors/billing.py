@@ -55,3 +55,11 @@ def apply_self_billing_mandate_event(mandate_id: str, event_id: str, event_name:
     runtime = current_runtime()
     self_billing_mandate_events.apply_provider_event(mandate_id, event_id, event_name, provider=runtime.esign,
                                                      storage=runtime.storage)
+
+
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=600_000, throws=(), periodic=cron("*/15 * * * *"))
+def reconcile_self_billing_mandates() -> None:
+    """Repair missed webhooks: mandates pending with no change for an hour are asked of the provider."""
+    runtime = current_runtime()
+    self_billing_mandate_events.reconcile_pending(older_than_seconds=runtime.config.esign_reconcile_after_seconds,
+                                                  provider=runtime.esign, storage=runtime.storage)
