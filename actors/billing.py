@@ -1,12 +1,14 @@
-"""Billing actors (spec C): auto-collection on approval, SEPA mandates, idempotency-key purge."""
+"""Billing actors (spec C): auto-collection on approval, SEPA mandates, idempotency-key purge, the
+self-billing scheduler."""
 
 from __future__ import annotations
 
 import dramatiq
 from periodiq import cron
 
-from backend.billing import collection, idempotency, mandates
+from backend.billing import collection, idempotency, mandates, scheduler
 from backend.billing import post_invoice_hook as post_invoice
+from backend.runtime import current_runtime
 
 
 @dramatiq.actor(queue_name="billing", max_retries=5, time_limit=120_000, throws=())
@@ -40,3 +42,13 @@ def run_post_invoice_hook(invoice_id: str) -> None:
     the e-invoice transmission draft. The service logs its failures and never raises; it runs on
     the `documents` queue so PDF rendering never holds collections back."""
     post_invoice.run_post_invoice_hook(invoice_id)
+
+
+@dramatiq.actor(queue_name="billing", max_retries=0, time_limit=1_500_000, throws=(), periodic=cron("* * * * *"))
+def self_billing_scheduler() -> None:
+    """Every minute: a self-billing pass when `SELF_BILLING_SCHEDULER_ENABLED` and
+    `SELF_BILLING_SCHEDULER_INTERVAL_MS` has elapsed since the last pass (one at a time)."""
+    config = current_runtime().config
+    if not config.self_billing_scheduler_enabled:
+        return
+    scheduler.run_if_due(interval_ms=config.self_billing_scheduler_interval_ms, config=config)
