@@ -1,13 +1,13 @@
 """Billing actors (spec C): auto-collection on approval, SEPA mandates, idempotency-key purge,
 self-billing mandate events (whose handler is registered with the e-signature webhook processing
-here, in every process that imports the actors)."""
+here, in every process that imports the actors), the self-billing scheduler."""
 
 from __future__ import annotations
 
 import dramatiq
 from periodiq import cron
 
-from backend.billing import collection, idempotency, mandates, self_billing_mandate_events
+from backend.billing import collection, idempotency, mandates, scheduler, self_billing_mandate_events
 from backend.billing import post_invoice_hook as post_invoice
 from backend.onboarding.events import register_event_handler
 from backend.runtime import current_runtime
@@ -55,3 +55,13 @@ def apply_self_billing_mandate_event(mandate_id: str, event_id: str, event_name:
     runtime = current_runtime()
     self_billing_mandate_events.apply_provider_event(mandate_id, event_id, event_name, provider=runtime.esign,
                                                      storage=runtime.storage)
+
+
+@dramatiq.actor(queue_name="billing", max_retries=0, time_limit=1_500_000, throws=(), periodic=cron("* * * * *"))
+def self_billing_scheduler() -> None:
+    """Every minute: a self-billing pass when `SELF_BILLING_SCHEDULER_ENABLED` and
+    `SELF_BILLING_SCHEDULER_INTERVAL_MS` has elapsed since the last pass (one at a time)."""
+    config = current_runtime().config
+    if not config.self_billing_scheduler_enabled:
+        return
+    scheduler.run_if_due(interval_ms=config.self_billing_scheduler_interval_ms, config=config)
