@@ -123,7 +123,7 @@ def cmd_queues(args) -> int:
 def cmd_bench(args) -> int:
     from ops.bench import run_bench
 
-    return run_bench(args.scenario, quick=args.quick)
+    return run_bench(args.scenario, quick=args.quick, json_path=args.json)
 
 
 def cmd_billing_invoice_pdf(args) -> int:
@@ -283,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                        help="one scenario (default: all of them, in name order)")
     bench.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
+    bench.add_argument("--json", metavar="FILE", help="also write the closing table and every raw figure to FILE")
 
     command("web", cmd_web, "the API under gunicorn (Procfile web); further arguments go to gunicorn")
     command("worker", cmd_worker, "the Dramatiq worker (Procfile worker); further arguments go to dramatiq")
