@@ -13,7 +13,8 @@ A scenario is a module `ops/bench/<name>.py` exposing:
 Every module of this package is a scenario except the harness's own (`HARNESS_MODULES`) and those
 named `_*` (a scenario's helpers), so adding one is adding its file. The chosen scenarios run in
 name order on one stack (`stack.open_stack()`: a `vitrine_bench` database and a Redis of their
-own, this process booted on them); each starts the web, worker or reference processes it needs
+own, this process booted on them), each from an empty migrated database and an empty Redis
+(`stack.fresh()` between scenarios); each starts the web, worker or reference processes it needs
 with `stack.serve(...)` / `stack.worker()`, which stop when its block ends. `load.run_load` is the
 HTTP client; `report.format_result` prints a result. The run ends with one table of every figure
 against its goal (`goals.py`, keyed by scenario and figure label: a scenario file holds no goal),
@@ -82,6 +83,9 @@ def run_bench(scenario: str | None, *, quick: bool, json_path: str | None = None
 
                 progress = Progress("bench")  # a line per scenario on a terminal, nothing in a pipe
                 for number, (name, module) in enumerate(modules.items(), start=1):
+                    if number > 1:  # each scenario starts from an empty database and Redis
+                        progress.step(f"{name}: fresh database", number, len(modules))
+                        stack.fresh()
                     progress.step(f"{name}: running ({'quick' if quick else 'full'})", number, len(modules))
                     outcomes[name] = _run_one(name, module, stack, quick)
         except StackBusy as exc:
