@@ -97,6 +97,19 @@ def assert_all_stopped(children, data_dir, port) -> None:
         requests.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
 
 
+def doc_walk(doc: str, heading: str, port: int) -> str:
+    """The bash block under `heading` in docs/`doc`, pointed at a `vitrine dev --port port`."""
+    text = (ROOT / "docs" / doc).read_text()
+    section = text[text.index(heading):]
+    script = section[section.index("```bash\n") + len("```bash\n"):section.index("\n```\n")]
+    script = script.replace("B=http://127.0.0.1:8200 ", f"B=http://127.0.0.1:{port} ")
+    return script.replace("O=http://127.0.0.1:8202 ", f"O=http://127.0.0.1:{port + 2} ")
+
+
+def run_walk(script: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
 def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops_on_sighup(free_port, data_dir):
     port = free_port()
     process, output = start_dev(port, data_dir)
@@ -121,6 +134,19 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
         assert not [line for line in before if line.startswith("{")], before
         boot_log = (data_dir / "logs" / "dev.log").read_text()
         assert "migrations applied:" in boot_log and '"message": "boot"' in boot_log
+
+        # The e-invoicing walk of docs/einvoicing.md runs as written, and again.
+        if shutil.which("jq") and shutil.which("curl"):
+            walk = doc_walk("einvoicing.md", "## Walk: from an invoice", port)
+            for _ in range(2):
+                done = run_walk(walk, ROOT)
+                assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+                assert '"status":"acknowledged"' in done.stdout and '"status":"rejected"' in done.stdout
+                assert '"lastErrorCode":"EINVOICE_PROVIDER_FAILED"' in done.stdout
+            # ... and stops loudly at an answer that is not 2xx (sign-in: 10 attempts a minute, 7 used here).
+            broken = run_walk(walk.replace("vitrine-demo", "not-the-password"), ROOT)
+            assert broken.returncode == 1
+            assert f"walk stopped: POST http://127.0.0.1:{port}/api/auth/sign-in answered 401" in broken.stderr
 
         # A second `vitrine dev` on the same data directory refuses, naming the first.
         second = vitrine("dev", "--port", str(free_port()), "--data-dir", str(data_dir))
