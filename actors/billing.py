@@ -1,13 +1,13 @@
 """Billing actors (spec C): auto-collection on approval, SEPA mandates, idempotency-key purge,
 self-billing mandate events (whose handler is registered with the e-signature webhook processing
-here, in every process that imports the actors)."""
+here, in every process that imports the actors) and their reconciliation, the self-billing scheduler."""
 
 from __future__ import annotations
 
 import dramatiq
 from periodiq import cron
 
-from backend.billing import collection, idempotency, mandates, self_billing_mandate_events
+from backend.billing import collection, idempotency, mandates, scheduler, self_billing_mandate_events
 from backend.billing import post_invoice_hook as post_invoice
 from backend.onboarding.events import register_event_handler
 from backend.runtime import current_runtime
@@ -63,3 +63,13 @@ def reconcile_self_billing_mandates() -> None:
     runtime = current_runtime()
     self_billing_mandate_events.reconcile_pending(older_than_seconds=runtime.config.esign_reconcile_after_seconds,
                                                   provider=runtime.esign, storage=runtime.storage)
+
+
+@dramatiq.actor(queue_name="billing", max_retries=0, time_limit=1_500_000, throws=(), periodic=cron("* * * * *"))
+def self_billing_scheduler() -> None:
+    """Every minute: a self-billing pass when `SELF_BILLING_SCHEDULER_ENABLED` and
+    `SELF_BILLING_SCHEDULER_INTERVAL_MS` has elapsed since the last pass (one at a time)."""
+    config = current_runtime().config
+    if not config.self_billing_scheduler_enabled:
+        return
+    scheduler.run_if_due(interval_ms=config.self_billing_scheduler_interval_ms, config=config)
