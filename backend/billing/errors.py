@@ -17,6 +17,12 @@ class BillingPdfNotReady(NotFound):
     code = "BILLING_PDF_NOT_READY"
 
 
+class EsignProviderFailed(DomainError):
+    """502: the e-signature provider failed a synchronous call (the self-billing mandate request)."""
+
+    code = "ESIGN_PROVIDER_FAILED"
+
+
 class BillingMandateMissing(Conflict):
     """409: self-billing without a signed self-billing mandate."""
 
