@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from backend import clock
 from backend.billing import idempotency, ledger, mandates, records
-from backend.billing.invoices import InvoiceDraft, Line, billing_config, issue_invoice
+from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
     FinancialStatus,
     InvoiceKind,
@@ -57,7 +57,7 @@ class Collected:
 
 
 def collect(*, reservation_id: str, industrial_organization_id: str, method: PaymentMethod, key: str,
-            user_id: str | None, config: Config | None = None, auto: bool = False) -> Collected:
+            user_id: str | None, config: Config, auto: bool = False) -> Collected:
     """Collect the reservation total once per `key` (scoped to the industrial organization)."""
     method = PaymentMethod(method)
 
@@ -144,7 +144,7 @@ def service_label(reservation: Reservation) -> str:
 
 
 def _collect(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, user_id: str | None,
-             config: Config | None) -> dict:
+             config: Config) -> dict:
     require_kyb_approved(industrial_organization_id)
     reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER,
                             lock=True)  # 1, 2 (again, under the lock)
@@ -162,7 +162,6 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
         reservation_id=reservation.id, service_starts_at=reservation.starts_at,
         service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True,
     )
-    config = billing_config(config)
     order = PaymentOrder.create(  # 4: the total including the VAT the invoice will freeze
         reservation_id=reservation.id, invoice=draft.invoice_id, organization_id=industrial_organization_id,
         kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PENDING,
@@ -185,7 +184,7 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
             "financialStatus": record.financial_status, "paymentStatus": PaymentStatus.PAID.value}
 
 
-def auto_collect(reservation_id: str, *, config: Config | None = None) -> Collected | None:
+def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
     """The `reservation.approved` subscriber: collect asynchronously, never touching the approval.
     A domain refusal is logged (`auto_failed`) and leaves `reservation_total_due` for the manual
     route; an unexpected error is logged and raised, so the worker retries it."""

@@ -71,17 +71,7 @@ class InvoiceDraft:
         return sum(line.total_cents for line in self.lines)
 
 
-def billing_config(config: Config | None = None) -> Config:
-    """`config`, else the configuration this process booted with."""
-    if config is not None:
-        return config
-    from backend.runtime import current_runtime
-
-    runtime = current_runtime()
-    return runtime.config if runtime else Config()
-
-
-def issue_invoice(draft: InvoiceDraft, *, config: Config | None = None) -> Invoice:
+def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
     """Issue `draft` inside the caller's transaction and record `invoice.issued`."""
     if not in_transaction():
         raise RuntimeError("issue_invoice runs inside the caller's transaction()")
@@ -92,7 +82,6 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config | None = None) -> Invoi
         raise ValueError("an invoice has at least one line and no negative amount")
     if draft.issuer_organization_id is None and draft.customer_organization_id is None:
         raise ValueError("the platform cannot invoice itself")
-    config = billing_config(config)
     issuer = (organization_party(draft.issuer_organization_id) if draft.issuer_organization_id
               else platform_party(config))
     customer = (organization_party(draft.customer_organization_id) if draft.customer_organization_id

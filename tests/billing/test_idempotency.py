@@ -11,13 +11,13 @@ from backend.billing import collection, idempotency
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord, Invoice, PaymentMethod, SepaMandate
 from backend.errors import Conflict, ValidationError
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 
 
 def _collect(reservation, key, method=PaymentMethod.BANK_TRANSFER):
     return collection.collect(reservation_id=reservation.id,
                               industrial_organization_id=reservation.industrial_organization_id, method=method,
-                              key=key, user_id=None)
+                              key=key, user_id=None, config=booted_config())
 
 
 @pytest.fixture

@@ -14,14 +14,14 @@ from backend.billing.models import Invoice, InvoiceKind, LedgerEntry
 from backend.db import database, transaction
 from backend.events import INVOICE_ISSUED, SUBSCRIBERS
 from backend.outbox import OutboxMessage
-from tests.billing.helpers import approved_org
+from tests.billing.helpers import approved_org, booted_config
 
 
 def _sale(customer, **overrides) -> Invoice:
     values = {"kind": InvoiceKind.PLATFORM_SALE, "lines": (Line("Emplacement", 100_000), Line("Commission", 20_000)),
               "issuer_organization_id": None, "customer_organization_id": customer.id}
     values.update(overrides)
-    return issue_invoice(InvoiceDraft(**values))
+    return issue_invoice(InvoiceDraft(**values), config=booted_config())
 
 
 def test_sale_numbers_follow_each_other_in_the_year_series_with_frozen_rate_and_parties(config):
@@ -61,7 +61,8 @@ def test_series_names_of_every_kind():
 def test_self_billed_invoices_use_the_distributors_own_series():
     distributor = approved_org("distributor")
     invoice = issue_invoice(InvoiceDraft(kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line("Loyer", 100_000),),
-                                         issuer_organization_id=distributor.id, customer_organization_id=None))
+                                         issuer_organization_id=distributor.id, customer_organization_id=None),
+                           config=booted_config())
     assert invoice.number.startswith(f"FAC-SUP-{distributor.siren}-")
     assert invoice.customer["organizationId"] is None
 
