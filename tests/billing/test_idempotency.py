@@ -51,6 +51,39 @@ def test_a_key_still_in_flight_is_409(reservation):
     assert refused.value.details["reason"] == "request_in_flight"
 
 
+@pytest.mark.committed
+def test_a_key_held_by_a_running_request_is_409_and_nothing_is_written():
+    import threading
+
+    from backend.db import database, transaction
+
+    with database.connection_context(), transaction():
+        reservation = Market().reservation(approved_org("industrial"), approved_org("distributor"))
+    held, release = threading.Event(), threading.Event()
+    lock = idempotency.lock_id(reservation.industrial_organization_id, collection.COLLECT_ROUTE, "key-1")
+
+    def running_request():  # another connection holds the key, as a request in flight does
+        with database.connection_context(), transaction():
+            database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (lock,))
+            held.set()
+            release.wait(timeout=30)
+
+    holder = threading.Thread(target=running_request)
+    holder.start()
+    try:
+        assert held.wait(timeout=10)
+        with database.connection_context(), pytest.raises(Conflict) as refused:
+            _collect(reservation, "key-1")
+    finally:
+        release.set()
+        holder.join(timeout=30)
+    assert refused.value.details["reason"] == "request_in_flight"
+    with database.connection_context():
+        assert not IdempotencyRecord.select().where(IdempotencyRecord.key == "key-1").exists()
+        assert not Invoice.select().where(Invoice.reservation_id == reservation.id).exists()
+        assert _collect(reservation, "key-1").idempotent is False  # released: the key is free again
+
+
 def test_a_claim_abandoned_by_a_crash_is_taken_over(reservation):
     request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
                                            {"paymentMethod": "bank_transfer"})

@@ -38,6 +38,28 @@ def test_sale_numbers_follow_each_other_in_the_year_series_with_frozen_rate_and_
                               "amountInclTaxCents": 144_000}
 
 
+def test_issue_times_never_go_back_along_the_numbers_even_when_the_clock_does():
+    industrial = approved_org("industrial")
+    later, earlier = datetime(2026, 11, 23, 10, tzinfo=UTC), datetime(2026, 11, 23, 9, 59, tzinfo=UTC)
+    with clock.frozen_at(later):
+        first = _sale(industrial)
+    with clock.frozen_at(earlier):  # a clock read before the lock, by a request that got it second
+        second = _sale(industrial)
+    assert second.sequence == first.sequence + 1
+    assert first.issued_at == later and second.issued_at == later and second.due_at == later
+    assert Invoice.get_by_id(second.id).issued_at == later
+
+
+def test_numbers_past_six_digits_keep_every_digit():
+    industrial = approved_org("industrial")
+    with clock.frozen_at(datetime(2026, 11, 23, 10, tzinfo=UTC)):
+        _sale(industrial)
+        database.execute_sql("UPDATE billing_number_counter SET last_value = 999999 WHERE series = 'FAC-RES-2026'")
+        invoice = _sale(industrial)
+    assert invoice.number == "FAC-RES-2026-1000000" == numbering.format_number("FAC-RES-2026", 1_000_000)
+    assert Invoice.get_by_id(invoice.id).number == invoice.number
+
+
 def test_the_year_is_the_paris_year_of_the_issue_date():
     industrial = approved_org("industrial")
     with clock.frozen_at(datetime(2026, 12, 31, 23, 30, tzinfo=UTC)):  # 00:30 on 1 January in Paris
