@@ -34,6 +34,7 @@ from backend.billing import idempotency, ledger, mandates, records
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
     FinancialStatus,
+    Invoice,
     InvoiceKind,
     PaymentKind,
     PaymentMethod,
@@ -86,7 +87,8 @@ def collect(*, reservation_id: str, industrial_organization_id: str, method: Pay
 
 
 def run_collection(*, route: str, path: str, reservation_id: str, industrial_organization_id: str,
-                   method: PaymentMethod, key: str, prepare: Callable[[], None], flow: Callable[[], dict],
+                   method: PaymentMethod, key: str, prepare: Callable[[], None],
+                   flow: Callable[[], dict | idempotency.Stored],
                    log_fields: dict) -> Collected:
     """A collection flow (reservation total, legacy deposit or balance) run once per key, with
     the `billing.reservation.collect.*` telemetry. `prepare` (once the key is held; not on a
@@ -105,6 +107,8 @@ def run_collection(*, route: str, path: str, reservation_id: str, industrial_org
         log_event("billing.reservation.collect.failed", "reservation collection failed", "error", **fields,
                   code="INTERNAL_ERROR", errorMessage=str(exc))
         raise
+    if replayed and "invoiceId" in answer:
+        answer = _with_number(answer, Invoice.select(Invoice.number).where(Invoice.id == answer["invoiceId"]).scalar())
     if not replayed:
         log_event("billing.reservation.collect.paid", "reservation collected", "info", **fields,
                   paymentOrderId=answer["paymentOrderId"], invoiceNumber=answer["invoiceNumber"])
@@ -190,7 +194,7 @@ def _collection_row(reservation_id: str, industrial_organization_id: str) -> dic
 
 
 def _collect(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, user_id: str | None,
-             config: Config) -> dict:
+             config: Config) -> idempotency.Stored:
     row = _collection_row(reservation_id, industrial_organization_id)
     check_collectable(row["status"], row["billing_model"], BillingModel.PRINCIPAL_SELLER)  # 1, 2
     mandate_ref = require_mandate(method, row["mandate_ref"])  # 3
@@ -227,10 +231,23 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
         ledger.Posting(ledger.supplier_payable(row["distributor_organization_id"]), ledger.CREDIT, store_base_cents),
     ], description=f"collection of reservation {reservation_id}", reservation_id=reservation_id,
         invoice_id=draft.invoice_id, payment_order_id=order_id)
-    invoice = issue_invoice(draft, config=config)  # 6, last: its number's counter row is locked until the commit
-    return {"reservationId": reservation_id, "paymentOrderId": order_id, "invoiceNumber": invoice.number,
-            "financialStatus": FinancialStatus.RESERVATION_TOTAL_PAID.value,
-            "paymentStatus": PaymentStatus.PAID.value}
+    answer = {"reservationId": reservation_id, "paymentOrderId": order_id, "invoiceId": draft.invoice_id,
+              "financialStatus": FinancialStatus.RESERVATION_TOTAL_PAID.value,
+              "paymentStatus": PaymentStatus.PAID.value}
+
+    def issue(stored: dict) -> dict:  # 6, last: its number's counter row is locked until the commit
+        return _with_number(stored, issue_invoice(draft, config=config).number)
+
+    return idempotency.Stored(answer, issue)  # the answer stored first, then the invoice
+
+
+def _with_number(answer: dict, number: str) -> dict:
+    """The answer as the client sees it: the invoice's number where the stored answer names its id
+    (stored before the number was allocated); answers stored with the number pass unchanged."""
+    if "invoiceId" not in answer:
+        return answer
+    shown = {name: value for name, value in answer.items() if name != "invoiceId"}
+    return {**shown, "invoiceNumber": number}
 
 
 def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:

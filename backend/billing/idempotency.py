@@ -13,6 +13,11 @@ transaction. Effect and answer commit together and the lock is released by that 
 rollback): a crash never leaves an effect without its stored answer, nor a claim to wait for, and
 a flow that fails stores nothing (the same key may be retried: nothing was done).
 
+A flow whose last step must come after its answer is stored returns `Stored(answer, finish)`:
+the answer is stored, then `finish(answer)` runs in the same transaction and its result is what
+the caller gets (the collection stores its answer before it issues the invoice, so that nothing
+but the invoice's own statement runs while the invoice series' counter row is locked).
+
 `prepare` (optional) runs in that transaction before the flow; what it does is meant to outlast a
 failing flow (the collection opens the financial record `reservation_total_due`): when the flow
 fails, `prepare` runs again in a transaction of its own. A record left `in_flight` by the previous
@@ -25,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from psycopg2.extras import Json
@@ -57,13 +63,21 @@ def check_key(key: str | None) -> str:
     return key
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What a flow returns to have `answer` stored before `finish(answer)` runs (see above)."""
+
+    answer: dict
+    finish: Callable[[dict], dict]
+
+
 def lock_id(scope: str, route: str, key: str) -> int:
     """The key's advisory lock: a signed 64-bit hash of scope, route and key."""
     digest = hashlib.blake2b(f"{scope}\x00{route}\x00{key}".encode(), digest_size=8, person=b"vitrine-idem").digest()
     return int.from_bytes(digest, "big", signed=True)
 
 
-def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Callable[[], dict],
+def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Callable[[], dict | Stored],
              prepare: Callable[[], None] | None = None) -> tuple[dict, bool]:
     """`(answer, idempotent)`: the stored answer of a known key (True), else the answer `flow`
     gives, stored with the key in the flow's transaction (False). `prepare` runs before the flow
@@ -77,8 +91,11 @@ def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Calla
             if prepare is not None:
                 prepare()
                 prepared = True
-            answer = flow()
+            outcome = flow()
+            answer = outcome.answer if isinstance(outcome, Stored) else outcome
             _store(scope, route, key, request_hash, answer)
+            if isinstance(outcome, Stored):
+                answer = outcome.finish(answer)
     except Exception:
         if prepared:
             _prepare_alone(prepare)

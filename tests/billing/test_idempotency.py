@@ -33,6 +33,24 @@ def test_replay_answers_the_stored_result_without_running_again(reservation):
     assert Invoice.select().where(Invoice.reservation_id == reservation.id).count() == 1
 
 
+def test_the_answer_is_stored_before_the_number_and_replayed_with_it(reservation):
+    first = _collect(reservation, "key-1")
+    stored = IdempotencyRecord.get(IdempotencyRecord.key == "key-1").response_body
+    assert stored["invoiceId"] == Invoice.get(Invoice.number == first.answer["invoiceNumber"]).id
+    assert "invoiceNumber" not in stored and "invoiceId" not in first.answer
+
+
+def test_an_answer_stored_with_its_number_replays_as_it_is(reservation):
+    request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
+                                           {"paymentMethod": "bank_transfer"})
+    answer = {"reservationId": reservation.id, "paymentOrderId": "p", "invoiceNumber": "FAC-RES-2026-000042",
+              "financialStatus": "reservation_total_paid", "paymentStatus": "paid"}
+    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
+                             key="key-1", request_hash=request_hash, state="completed", response_status=200,
+                             response_body=answer, expires_at=clock.now() + idempotency.TTL)
+    assert _collect(reservation, "key-1").answer == {**answer, "idempotent": True}
+
+
 def test_same_key_with_another_body_is_422(reservation):
     _collect(reservation, "key-1")
     SepaMandate.create(organization_id=reservation.industrial_organization_id, mandate_ref="VTR-X-1", iban="FR76",
