@@ -19,7 +19,7 @@ register_event_handler(self_billing_mandate_events.HANDLER_NAME, self_billing_ma
 def auto_collect_reservation(reservation_id: str) -> None:
     """Subscriber of `reservation.approved`: collect the reservation total (key
     `auto-collect-<reservationId>`); a refusal is logged and left to the manual route."""
-    collection.auto_collect(reservation_id)
+    collection.auto_collect(reservation_id, config=current_runtime().config)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=60_000, throws=())
@@ -45,7 +45,8 @@ def run_post_invoice_hook(invoice_id: str) -> None:
     """Subscriber of `invoice.issued` (spec C post-invoice hook): the Factur-X PDF stored, then
     the e-invoice transmission draft. The service logs its failures and never raises; it runs on
     the `documents` queue so PDF rendering never holds collections back."""
-    post_invoice.run_post_invoice_hook(invoice_id)
+    runtime = current_runtime()
+    post_invoice.run_post_invoice_hook(invoice_id, storage=runtime.storage, config=runtime.config)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=120_000, throws=())
