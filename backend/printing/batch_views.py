@@ -9,7 +9,7 @@ the printer works on it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from peewee import SQL, NodeList, fn
 
@@ -109,8 +109,7 @@ def _aggregate(orders: list[OrderView]) -> list[AggregatedFile]:
     files = []
     for group in grouped:
         line = sample[(group.asset_id, group.zone_id)]
-        files.append(ArchiveFile(line.archive_file.technical_name, group.quantity, group.position,
-                                 line.archive_file.storage_key, line.archive_file.size))
+        files.append(replace(line.archive_file, quantity=group.quantity, position=group.position))
     names = entry_names(files)
     return [
         AggregatedFile(group, sample[(group.asset_id, group.zone_id)].zone_label,

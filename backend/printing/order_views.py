@@ -140,6 +140,7 @@ def with_lines(orders: list[PrintOrder]) -> list[OrderView]:
             PrintAsset.technical_name,
             PrintAsset.storage_key,
             PrintAsset.size_bytes,
+            PrintAsset.crc32,
         )
         .join(FurnitureZone, on=PrintOrderLine.zone_id == FurnitureZone.id)
         .switch(PrintOrderLine)
@@ -156,7 +157,8 @@ def with_lines(orders: list[PrintOrder]) -> list[OrderView]:
 
 def _view(order: PrintOrder, rows: list) -> OrderView:
     files = {
-        row.id: ArchiveFile(row.technical_name, row.quantity, row.position, row.storage_key, row.size_bytes)
+        row.id: ArchiveFile(row.technical_name, row.quantity, row.position, row.storage_key, row.size_bytes,
+                            row.crc32)
         for row in rows if row.asset_id is not None
     }
     names = dict(zip(files, entry_names(list(files.values())), strict=True))
