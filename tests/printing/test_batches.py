@@ -12,6 +12,7 @@ import pytest
 
 from backend.db import database
 from backend.marketplace.models import AdSpace, Reservation, Store
+from backend.printing import batch_views
 from backend.printing.batches import derived_status
 from backend.printing.models import PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
 from schemas.printing.batches import BatchDetailOut, BatchListOut, ConfirmOut, PreviewOut
@@ -285,6 +286,12 @@ def test_the_aggregated_zip_totals_equal_the_orders_lines(client, member, printe
     assert sum(totals.values()) == sum(line.quantity for line in lines) == 2 * 4 + 4 * 4 - 3
     reused = PrintReusedFace.select().where(PrintReusedFace.batch_id == batch_id).count()
     assert sum(totals.values()) + reused == (2 + 4) * 4  # spec B aggregated download invariant
+    # The download aggregates in the database what the detail aggregates from the orders' views.
+    detail = client.simulate_get(f"{PRINTER_BATCHES}/{code}", headers=printer).json["data"]
+    assert archive.namelist() == [line["fileName"] for line in detail["aggregatedLines"]]
+    printer_id = setting.printer.id
+    assert (batch_views.printer_batch_files(batch_code=code, printer_organization_id=printer_id)
+            == batch_views.printer_batch(batch_code=code, printer_organization_id=printer_id).archive_files)
 
 
 def test_the_batch_order_form_has_the_recap_then_the_manifest(client, member, printer, group, seeded_templates):
