@@ -9,12 +9,13 @@ import threading
 import zipfile
 
 import pytest
+from marshmallow import Schema
 
 from backend.db import database
 from backend.marketplace.models import AdSpace, Reservation, Store
-from backend.printing import batch_views
-from backend.printing.batches import derived_status
-from backend.printing.models import PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
+from backend.printing import batch_views, batches
+from backend.printing.batches import BatchDeposit, Delivery, Reuse, derived_status
+from backend.printing.models import DeliveryTarget, PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
 from schemas.printing.batches import BatchDetailOut, BatchListOut, ConfirmOut, PreviewOut
 from tests.documents.conftest import pdf_pages
 from tests.factories import add_member, make_organization, make_user, signed_in
@@ -117,6 +118,25 @@ def test_the_preview_writes_nothing_and_equals_the_confirmation(client, member, 
     # Joue: 4 faces x 4 stores = 16, 5 in stock -> 11 printed; Fronton: 2 x 4 = 8 printed.
     assert (recap["selectedPlacements"], recap["ordersToCreate"], recap["panelsToPrint"]) == (4, 4, 19)
     assert [r["printedPanels"] for r in confirmed.json["data"]["reservations"]] == [2, 5, 6, 6]
+
+
+def test_preview_and_confirmation_answers_are_their_field_by_field_dumps(client, member, setting, group):
+    """The summary is answered as `summarize` built it (`PreviewOut.dump`): exactly what dumping
+    it field by field gives, exclusions, reused faces and the confirmation's batch included."""
+    batch_id, ids = group(3)
+    Reservation.update(impression_status="validated").where(Reservation.id == ids[2]).execute()
+    selection = [*ids, ids[0], "unknown-reservation"]
+    deposit = BatchDeposit(selection, Delivery(DeliveryTarget.STORE), reuse=Reuse(stock={setting.zones[1].id: 3}))
+    organization_id = setting.industrial.id
+    preview = batches.preview_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit)
+    assert PreviewOut().dump(preview) == Schema.dump(PreviewOut(), preview)
+    assert [e["reason"] for e in PreviewOut().dump(preview)["exclusions"]] == ["not_to_deposit", "duplicate",
+                                                                              "not_found"]
+    confirmed = batches.confirm_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit,
+                                      default_printer_organization_id=None)
+    answer = ConfirmOut().dump(confirmed)
+    assert answer == Schema.dump(ConfirmOut(), confirmed) and len(answer["batch"]["orders"]) == 2
+    assert answer["reservations"] == PreviewOut().dump(preview)["reservations"]
 
 
 def test_the_confirmation_makes_pending_orders_and_sends_the_batch(client, member, setting, group):
