@@ -65,6 +65,7 @@ class Stack:
     env: dict[str, str]
     config: Config
     children: dict[str, subprocess.Popen] = field(default_factory=dict)
+    admin_url: str = ""  # of the PostgreSQL server, to recreate the bench database (`fresh`)
 
     # The process settings in force, for a scenario's report.
     web_settings = f"gunicorn gthread, {WEB_WORKERS} workers x {WEB_THREADS} threads (ops/gunicorn.conf.py)"
@@ -149,6 +150,22 @@ class Stack:
         for name, child in list(self.children.items()):
             self._stop(name, child)
 
+    def fresh(self) -> None:
+        """An empty, migrated bench database and an empty Redis, so that a scenario of a run finds
+        nothing an earlier one left (rows with fixed ids, queued messages)."""
+        import redis
+
+        from backend.db import database
+        from backend.migrate import apply_migrations
+
+        self.close()
+        if database.obj is not None:
+            database.close_all()
+        embedded.ensure_database(self.admin_url, BENCH_DATABASE, recreate=True)
+        with database.connection_context():
+            apply_migrations()
+        redis.Redis.from_url(self.env["REDIS_URL"]).flushdb()
+
 
 class StackBusy(RuntimeError):
     """Another benchmark run holds this data directory (they would drop each other's database)."""
@@ -170,7 +187,7 @@ def open_stack() -> Iterator[Stack]:
         cleanup.callback(_release_database, admin_url)
         env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url,
                    VITRINE_DATA_DIR=str(data_dir), ENVIRONMENT="bench")
-        stack = Stack(data_dir=data_dir, env=env, config=_boot_here(env, data_dir))
+        stack = Stack(data_dir=data_dir, env=env, config=_boot_here(env, data_dir), admin_url=admin_url)
         cleanup.callback(stack.close)
         yield stack
 
