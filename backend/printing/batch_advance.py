@@ -20,9 +20,10 @@ exactly once, and a redelivered message settles a group its first copy left unse
 A run never stays `running` for good: the worker retries a message that failed for a transient
 reason (the database unreachable: `ServiceUnavailable` is retried, not thrown), and the clock
 (`resume_stalled_runs`, every minute) sends again the unsettled items of a run whose current group
-has not moved (no order settled, no group started) for `STALL_SECONDS`; the item lock makes a second message for an item harmless. A
-batch has at most one running run (a partial unique index): a second request answers that run.
-The run's state names, for each skipped or failed order, its code, error code and reason.
+has not moved (no order settled, no group started) for `STALL_SECONDS`; the item lock makes a
+second message for an item harmless. A batch has at most one running run (a partial unique index):
+a second request answers that run. The run's state names, for each skipped or failed order, its
+code, error code and reason.
 """
 
 from __future__ import annotations
