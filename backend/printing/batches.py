@@ -46,7 +46,7 @@ from backend.printing.models import (
     PrintOrderBatch,
     PrintPreflight,
 )
-from backend.printing.order_views import OrderView, order_rows, with_lines
+from backend.printing.order_views import batch_order_items
 from backend.printing.plans import PlanWrite, Recipient, write_plans
 from backend.printing.status import PrintOrderStatus
 
@@ -194,13 +194,12 @@ class BatchState:
 
     batch: PrintOrderBatch
     configuration: Configuration
-    orders: list[OrderView]
+    orders: list[dict]  # the list items of `order_views.batch_order_items`
     preflights: list[PrintPreflight]
 
 
 def batch_state(batch: PrintOrderBatch) -> BatchState:
-    orders = (with_lines(list(order_rows().where(PrintOrder.batch_id == batch.id).order_by(PrintOrder.code)))
-              if batch.status == SENT else [])
+    orders = batch_order_items(batch.id) if batch.status == SENT else []
     return BatchState(batch, current_configuration(batch.furniture_type_version_id), orders,
                       preflights.preflights_of(preflights.Owner(batch_id=batch.id)))
 

@@ -191,14 +191,14 @@ class Scope:
 # total in the index), and only then joined: the joins cost the page, never the whole workload.
 _LIST_PAGE = """
 WITH page AS (
-    SELECT o.id, o.updated_at, COUNT(*) OVER () AS total
+    SELECT o.id, o.code, o.updated_at, COUNT(*) OVER () AS total
       FROM print_order o
-     WHERE o.printer_organization_id = %(printer)s AND o.status <> 'draft' {filters}
-     ORDER BY o.updated_at DESC, o.id DESC
+     WHERE {where}
+     ORDER BY {order}
      LIMIT %(limit)s OFFSET %(offset)s)
 SELECT o.id, o.code, o.status, CASE WHEN o.status = 'cancelled' THEN NULL ELSE b.code END, o.batch_id, c.id,
        c.name, i.legal_name, s.name, s.city, o.delivery_target, to_char(o.created_at AT TIME ZONE 'UTC', {iso}),
-       to_char(o.updated_at AT TIME ZONE 'UTC', {iso}), page.total
+       to_char(o.updated_at AT TIME ZONE 'UTC', {iso}), o.reservation_id, page.total
   FROM page
   JOIN print_order o ON o.id = page.id
   JOIN reservation r ON r.id = o.reservation_id
@@ -207,11 +207,13 @@ SELECT o.id, o.code, o.status, CASE WHEN o.status = 'cancelled' THEN NULL ELSE b
   JOIN store s ON s.id = a.store_id
   JOIN organization i ON i.id = o.industrial_organization_id
   LEFT JOIN print_order_batch b ON b.id = o.batch_id
- ORDER BY page.updated_at DESC, page.id DESC
+ ORDER BY {page_order}
 """
+_PRINTER_WHERE = "o.printer_organization_id = %(printer)s AND o.status <> 'draft'"
+_RECENT_FIRST = "{t}.updated_at DESC, {t}.id DESC"
 _ISO = """'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'"""  # `clock.iso`, formatted by PostgreSQL (no datetime per row)
 _LIST_COUNT = """
-SELECT COUNT(*) FROM print_order o WHERE o.printer_organization_id = %(printer)s AND o.status <> 'draft' {filters}
+SELECT COUNT(*) FROM print_order o WHERE {where}
 """
 _LIST_FILTERS = {
     Scope.ISOLATED: "AND o.batch_id IS NULL",
@@ -245,14 +247,31 @@ def printer_orders(
     if statuses:
         filters += " AND o.status = ANY(%(statuses)s)"
     params = {"printer": printer_organization_id, "limit": limit, "offset": offset, "statuses": list(statuses or ())}
-    rows = database.execute_sql(_LIST_PAGE.format(filters=filters, iso=_ISO), params).fetchall()
+    return _list_items(f"{_PRINTER_WHERE} {filters}", _RECENT_FIRST, params)
+
+
+def batch_order_items(batch_id: str) -> list[dict]:
+    """Every order of a batch (cancelled ones included) by code, as `printer_orders` builds its
+    items, with the reservation's id (`schemas.printing.batches.BatchOrderOut`)."""
+    items, _ = _list_items("o.batch_id = %(batch)s", "{t}.code", {"batch": batch_id, "limit": None, "offset": 0},
+                           reservation=True)
+    return items
+
+
+def _list_items(where: str, order: str, params: dict, *, reservation: bool = False) -> tuple[list[dict], int]:
+    statement = _LIST_PAGE.format(where=where, order=order.format(t="o"), page_order=order.format(t="page"), iso=_ISO)
+    rows = database.execute_sql(statement, params).fetchall()
     if not rows:
-        total = database.execute_sql(_LIST_COUNT.format(filters=filters), params).fetchone()[0] if offset else 0
+        total = database.execute_sql(_LIST_COUNT.format(where=where), params).fetchone()[0] if params["offset"] else 0
         return [], total
     lines: dict[str, list[tuple]] = {row[0]: [] for row in rows}
     for line in database.execute_sql(_LIST_LINES, (list(lines),)):
         lines[line[0]].append(line)
-    return [_list_item(row, sorted(lines[row[0]], key=itemgetter(1))) for row in rows], rows[0][-1]
+    items = [_list_item(row, sorted(lines[row[0]], key=itemgetter(1))) for row in rows]
+    if reservation:
+        for item, row in zip(items, rows, strict=True):
+            item["reservationId"] = row[13]
+    return items, rows[0][-1]
 
 
 def _list_item(row: tuple, lines: list[tuple]) -> dict:

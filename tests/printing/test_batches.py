@@ -16,7 +16,8 @@ from backend.marketplace.models import AdSpace, Reservation, Store
 from backend.printing import batch_views, batches
 from backend.printing.batches import BatchDeposit, Delivery, Reuse, derived_status
 from backend.printing.models import DeliveryTarget, PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
-from schemas.printing.batches import BatchDetailOut, BatchListOut, ConfirmOut, PreviewOut
+from backend.printing.order_views import order_rows, with_lines
+from schemas.printing.batches import BatchDetailOut, BatchListOut, BatchOrderOut, ConfirmOut, PreviewOut
 from tests.documents.conftest import pdf_pages
 from tests.factories import add_member, make_organization, make_user, signed_in
 from tests.printing.helpers import upload
@@ -137,6 +138,8 @@ def test_preview_and_confirmation_answers_are_their_field_by_field_dumps(client,
     answer = ConfirmOut().dump(confirmed)
     assert answer == Schema.dump(ConfirmOut(), confirmed) and len(answer["batch"]["orders"]) == 2
     assert answer["reservations"] == PreviewOut().dump(preview)["reservations"]
+    views = with_lines(list(order_rows().where(PrintOrder.batch_id == batch_id).order_by(PrintOrder.code)))
+    assert answer["batch"]["orders"] == [BatchOrderOut().dump(view) for view in views]
 
 
 def test_the_confirmation_makes_pending_orders_and_sends_the_batch(client, member, setting, group):
