@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from backend.logs import url_without_password
+
 
 class ConfigError(Exception):
     """A setting that must stop the process: the message says which and why."""
@@ -120,21 +122,12 @@ class Config:
             if f.name in SECRET_SETTINGS:
                 (present if value else absent).append(f.name.upper())
             elif f.name in ("database_url", "redis_url", "rate_limit_storage_url"):
-                out[f.name] = _without_password(value) if value else (
+                out[f.name] = url_without_password(value) if value else (
                     "REDIS_URL" if f.name == "rate_limit_storage_url" else "embedded")
             else:
                 out[f.name] = str(value) if isinstance(value, Path) else value
         out["credentialsPresent"], out["credentialsAbsent"] = present, absent
         return out
-
-
-def _without_password(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    creds, _, host = rest.rpartition("@")
-    user, _, password = creds.partition(":")
-    return f"{scheme}://{user}:***@{host}" if password else url
 
 
 def _int(env: dict[str, str], name: str, default: int, *, minimum: int | None = None) -> int:

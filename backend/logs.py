@@ -8,6 +8,7 @@ they appear, and any field longer than 2 KiB is truncated.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -50,6 +51,25 @@ def _truncate(text: str) -> str:
     return raw[:MAX_FIELD_BYTES].decode(errors="ignore") + f"...[truncated {len(raw) - MAX_FIELD_BYTES} bytes]"
 
 
+def url_without_password(url: str) -> str:
+    """A connection URL as it may be shown: a password in its user part or in a `password=` query
+    parameter becomes `***` (`redis://:***@host:6379/0`); an empty or absent one is left as is, so
+    the URL still says truthfully that there is none (`postgresql://postgres:@/vitrine?host=...`)."""
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+        authority, tail = rest[:end], rest[end:]
+        creds, at, host = authority.rpartition("@")
+        user, colon, password = creds.partition(":")
+        if at and colon and password:
+            url = f"{scheme}://{user}:***@{host}{tail}"
+    return _QUERY_PASSWORD.sub(lambda m: m.group(1) + ("***" if m.group(2) else ""), url)
+
+
+_QUERY_PASSWORD = re.compile(r"([?&]password=)([^&#]*)", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=4096)  # a handful of keys recur on every line (the access line's on every request)
 def is_secret_key(key: str) -> bool:
     """Keys named like a secret: password, token, secret, authorization, cookie, api_key, iban ..."""
     words = [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", key).lower()) if w]
@@ -117,7 +137,8 @@ def configure_logging(level: str = "info", stream=None) -> None:
     handler.setFormatter(JsonFormatter())
     handler._vitrine = True  # type: ignore[attr-defined]
     root.addHandler(handler)
-    for noisy in ("urllib3", "google", "gunicorn.access", "pgserver", "peewee_migrate.logs", "fontTools"):
+    for noisy in ("urllib3", "google", "gunicorn.access", "pgserver", "peewee_migrate.logs", "fontTools",
+                  "weasyprint.progress"):  # "Step 2 - Fetching and parsing CSS" ... at every render
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     _configured = True
 

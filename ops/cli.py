@@ -8,7 +8,9 @@ stderr and exit status 2, in every process (`web`, `worker`, `clock` included).
 
 Adding a command group (another area's commands): write `add_commands(sub, common)` that adds its
 parsers with `parents=[common]` and `set_defaults(func=..., needs=NEEDS_DATABASE)`, and append it
-to `COMMAND_GROUPS`.
+to `COMMAND_GROUPS`. A long command reports its steps with `args.progress.step(message, done,
+total)` (`ops.progress`: a line on a terminal, nothing in a pipe or a log); the database check of a
+`NEEDS_DATABASE` command is its first line.
 """
 
 from __future__ import annotations
@@ -68,14 +70,14 @@ def cmd_seed_demo(args) -> int:
     import actors  # noqa: F401  (the broker: the rows the seeders write are sent at once)
     from backend import outbox
     from backend.db import database
-    from ops.progress import Progress
     from ops.seed import seed_demo
 
     runtime = _boot("seed")
     with database.connection_context():
-        report = seed_demo(runtime, only_if_empty=args.if_empty, progress=Progress("seed-demo"))
+        report = seed_demo(runtime, only_if_empty=args.if_empty, progress=args.progress)
         # The rows the seeders wrote go to the broker now (the hand-over thread flushed, then any
         # row it could not hand over swept), not at the clock's next sweep (never, without a clock).
+        args.progress.step("sending the follow-up work (outbox)")
         outbox.flush()
         outbox.sweep(older_than_seconds=0)
     print(report)
@@ -123,7 +125,7 @@ def cmd_queues(args) -> int:
 def cmd_bench(args) -> int:
     from ops.bench import run_bench
 
-    return run_bench(args.scenario, quick=args.quick)
+    return run_bench(args.scenario, quick=args.quick, json_path=args.json)
 
 
 def cmd_billing_invoice_pdf(args) -> int:
@@ -135,6 +137,8 @@ def cmd_billing_invoice_pdf(args) -> int:
     from backend.errors import NotFound
 
     runtime = _boot("cli")
+    args.progress.step(f"{args.number}: {'rendering' if args.regenerate else 'reading (rendered when missing)'}"
+                       " the Factur-X PDF", 1, 2)
     with database.connection_context():
         try:
             pdf = invoice_pdf(args.number, storage=runtime.storage, config=runtime.config,
@@ -143,6 +147,7 @@ def cmd_billing_invoice_pdf(args) -> int:
             print(f"vitrine billing invoice-pdf: {exc.message}", file=sys.stderr)
             return 1
     target = Path(args.output or f"{args.number}.pdf")
+    args.progress.step(f"writing {target}", 2, 2)
     target.write_bytes(pdf)
     print(f"{target}: {len(pdf)} bytes, sha256 {hashlib.sha256(pdf).hexdigest()}")
     return 0
@@ -154,8 +159,11 @@ def cmd_billing_recover_legacy(args) -> int:
     from backend.db import database
 
     runtime = _boot("cli")
+    args.progress.step("never-billed legacy reservations: " + ("finding them (dry run)" if args.dry_run
+                                                              else "moving them, in one transaction"), 1, 2)
     with database.connection_context():
         changes = recover_legacy(rate_bps=runtime.config.platform_commission_rate_bps, dry_run=args.dry_run)
+    args.progress.step(f"{len(changes)} reservation(s): the changes", 2, 2)
     for change in changes:
         before, after = change["before"], change["after"]
         print(f"{change['reservationId']} ({change['status']}): {before['billingModel'] or '-'} -> "
@@ -283,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                        help="one scenario (default: all of them, in name order)")
     bench.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
+    bench.add_argument("--json", metavar="FILE", help="also write the closing table and every raw figure to FILE")
 
     command("web", cmd_web, "the API under gunicorn (Procfile web); further arguments go to gunicorn")
     command("worker", cmd_worker, "the Dramatiq worker (Procfile worker); further arguments go to dramatiq")
@@ -293,10 +302,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_database(needs: str) -> None:
+def check_database(needs: str, progress=None) -> None:
     """A command that needs an existing migrated database finds one, or says what to do."""
     if needs != NEEDS_DATABASE:
         return
+    if progress is not None:
+        progress.step("checking the database")
     hint = "run `vitrine migrate` first, or pass the --data-dir of your `vitrine dev`"
     if not os.environ.get("DATABASE_URL") and not (data_dir() / "postgres" / "PG_VERSION").exists():
         raise CommandError(f"no database in data directory {data_dir()}: {hint}")
@@ -336,8 +347,12 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging(os.environ.get("LOG_LEVEL") or "info", stream=sys.stderr)
     if (args.needs == NEEDS_DATABASE or args.command == "migrate") and not os.environ.get("DATABASE_URL"):
         print(f"vitrine: data directory {data_dir()}", file=sys.stderr)
+    from ops.progress import Progress
+
+    # `vitrine billing invoice-pdf` reports as `[billing invoice-pdf 1/2 0.3 s] ...`.
+    args.progress = Progress(" ".join(filter(None, (args.command, getattr(args, "billing_command", None)))))
     try:
-        check_database(args.needs)
+        check_database(args.needs, args.progress)
         return args.func(args) or 0
     except ConfigError as exc:
         print(f"vitrine: configuration error: {exc}", file=sys.stderr)

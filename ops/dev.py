@@ -6,6 +6,11 @@ rate limits and counters stay exact), a Dramatiq worker and the clock.
 
 - One `vitrine dev` per data directory (`ops.datadir`): a second one refuses, naming the first.
 - The ports (the API's and the simulators') are checked free before anything starts.
+- Its terminal shows a progress line per boot step, the configuration warnings once, then the
+  banner (URLs, `DATABASE_URL` and `REDIS_URL` with any password masked, the mail folder, the
+  simulators, the data directory); what `migrate`, `seed-demo` and the processes print before the
+  banner goes only to `<data dir>/logs/dev.log`. After the banner, the processes' JSON log lines go
+  to the terminal too (and always to that file).
 - A child that dies once the platform is up is restarted after a growing delay (1 s, 2 s, ... up
   to 30 s; back to 1 s once it has stayed up a minute); the others keep running.
 - Ctrl-C, SIGTERM, SIGHUP (a closed terminal) or the death of the supervisor's parent stop every
@@ -18,6 +23,7 @@ Adding a simulator: append a `Simulator` to `SIMULATORS` (its port is the API's 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import os
@@ -25,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,12 +42,16 @@ import requests
 import ops
 from backend import embedded
 from backend.config import load_config
+from backend.logs import url_without_password
 from backend.printing.demo import DEMO_PRINTER
 from ops.datadir import DataDirBusy, DataDirLock
+from ops.progress import Progress
 
 GUNICORN_CONF = Path(ops.__file__).parent / "gunicorn.conf.py"
 RESTART_DELAYS = (1, 2, 4, 8, 16, 30)  # seconds before the 1st, 2nd, ... restart in a row
 STABLE_AFTER = 60.0  # a child up this long has its restart delay reset
+BOOT_LOG = Path("logs") / "dev.log"  # under the data directory
+TAIL_LINES = 15  # of a child's output, shown when it dies before the platform is up
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,58 @@ SIMULATORS: list[Simulator] = [
 
 class PortBusy(Exception):
     pass
+
+
+class Output:
+    """Where the children's output goes: every line to the boot log; to the terminal too once the
+    banner is out (`live`). The last lines of each child are kept to explain an early death."""
+
+    def __init__(self, path: Path, terminal=None) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.file = path.open("a", encoding="utf-8", errors="replace")
+        self.terminal = terminal or sys.stdout
+        self.live = False
+        self.tails: dict[str, collections.deque[str]] = {}
+        self.pumps: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+
+    def write(self, text: str, source: str | None = None) -> None:
+        with self._lock:
+            if source is not None:
+                self.tails.setdefault(source, collections.deque(maxlen=TAIL_LINES)).append(text.rstrip("\n"))
+            if self.file.closed:  # a stopped child's very last lines, after `vitrine dev` ended
+                return
+            self.file.write(text)
+            self.file.flush()
+            if self.live:
+                with contextlib.suppress(OSError, ValueError):  # a closed terminal: the file still gets it
+                    self.terminal.write(text)
+                    self.terminal.flush()
+
+    def follow(self, name: str, stream) -> None:
+        """Read a child's output (its pipe must be drained, or the child blocks) on a thread."""
+
+        def pump() -> None:
+            with stream:
+                for raw in iter(stream.readline, b""):
+                    self.write(raw.decode("utf-8", errors="replace"), source=name)
+
+        self.pumps[name] = thread = threading.Thread(target=pump, name=f"output-{name}", daemon=True)
+        thread.start()
+
+    def drain(self, name: str, timeout: float = 2) -> None:
+        """Wait until a dead child's last lines are read (its own children may hold the pipe: bounded)."""
+        if name in self.pumps:
+            self.pumps[name].join(timeout)
+
+    def tail(self, name: str) -> str:
+        with self._lock:
+            return "\n".join(f"  {line}" for line in self.tails.get(name, ()))
+
+    def close(self) -> None:
+        with self._lock:
+            self.file.close()
 
 
 def port_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -124,6 +187,7 @@ class Supervisor:
     ready: bool = False
     stopping: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    output: Output | None = None
 
     @property
     def api_url(self) -> str:
@@ -174,16 +238,36 @@ class Supervisor:
     def launch(self, child: Child) -> None:
         # A session of its own: Ctrl-C reaches the supervisor only, which stops children in order.
         child.process = subprocess.Popen(child.argv, env=child.env, start_new_session=True,
-                                         preexec_fn=_die_with_parent)
+                                         preexec_fn=_die_with_parent, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT)
+        self.output.follow(child.name, child.process.stdout)
         child.started_at = time.monotonic()
         child.restart_at = None
 
+    def run_command(self, *args: str) -> None:
+        """`vitrine <args>` to its end, its output to the boot log; CommandFailed with its last lines."""
+        done = subprocess.run([sys.executable, "-m", "ops.cli", *args], env=self.env, capture_output=True)
+        text = (done.stdout + done.stderr).decode("utf-8", errors="replace")
+        for line in text.splitlines(keepends=True):
+            self.output.write(line, source=args[0])
+        if done.returncode != 0:
+            raise CommandFailed(f"`vitrine {' '.join(args)}` failed (status {done.returncode}):\n"
+                                f"{self.output.tail(args[0])}")
+
     def start(self) -> None:
         self.claim()
+        self.output = Output(self.data_dir / BOOT_LOG)
+        self.output.write(f"--- vitrine dev (pid {os.getpid()}, port {self.port}) starting at "
+                          f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n")
+        print(f"Starting Vitrine in {self.data_dir} (boot log: {self.output.path}) ...", flush=True)
+        progress = Progress("dev")  # a line per step on a terminal, nothing in a pipe
+        progress.step("PostgreSQL and Redis", 1, 4)
         env = self.env = self.environment()
-        quiet = dict(env, LOG_LEVEL="warn")  # migrate and seed-demo: their summary lines only
-        subprocess.run([sys.executable, "-m", "ops.cli", "migrate"], env=quiet, check=True)
-        subprocess.run([sys.executable, "-m", "ops.cli", "seed-demo", "--if-empty"], env=quiet, check=True)
+        progress.step("migrations", 2, 4)
+        self.run_command("migrate")
+        progress.step("demo data", 3, 4)
+        self.run_command("seed-demo", "--if-empty")
+        progress.step("web, worker, clock and simulators", 4, 4)
         web_env = dict(env, PORT=str(self.port), HOST="127.0.0.1", WEB_CONCURRENCY="1")
         # One web process: its rate-limit counters can stay in memory (elsewhere they are in Redis).
         web_env.setdefault("RATE_LIMIT_STORAGE_URL", "memory://")
@@ -197,12 +281,18 @@ class Supervisor:
             port = self.port + simulator.offset
             self.add(simulator.name, [sys.executable, "-m", simulator.module, "--port", str(port),
                                       *simulator.args(self.api_url)], env)
+        for simulator in SIMULATORS:
+            self.wait_listening(simulator.name, self.port + simulator.offset)
         self.ready = True
         print(self.banner(), flush=True)
+        self.output.live = True
 
     def banner(self) -> str:
         config = load_config(self.env)
-        lines = [
+        lines = []
+        if config.warnings:
+            lines += ["", "Configuration warnings:", *(f"  - {warning}" for warning in config.warnings)]
+        lines += [
             "",
             f"Vitrine is running at {self.api_url}",
             f"  API docs      {self.api_url}/api/docs",
@@ -210,19 +300,28 @@ class Supervisor:
         ]
         lines += [f"  {sim.name:<13} {self.sim_url(sim)}  {sim.label}" for sim in SIMULATORS]
         lines += [
-            f"  DATABASE_URL  {self.env['DATABASE_URL']}",
-            f"  REDIS_URL     {self.env['REDIS_URL']}",
+            f"  DATABASE_URL  {url_without_password(self.env['DATABASE_URL'])}",
+            f"  REDIS_URL     {url_without_password(self.env['REDIS_URL'])}",
             "  mail          " + ("sent through SMTP_URL" if config.smtp_url
                                   else f"{self.data_dir / 'mail'} (one .eml file per e-mail)"),
             f"  data dir      {self.data_dir}",
+            f"  boot log      {self.output.path} (migrations, demo data, the processes' start)",
             "  demo logins   admin@vitrine.example, industriel@, distributeur@, imprimeur@ (password vitrine-demo)",
             f"  commands      .venv/bin/vitrine queues --data-dir {self.data_dir}",
+            "Press Ctrl-C to stop. The processes' log lines follow.",
+            "",
         ]
-        if config.warnings:
-            lines.append("Configuration warnings:")
-            lines += [f"  - {warning}" for warning in config.warnings]
-        lines += ["Press Ctrl-C to stop.", ""]
         return "\n".join(lines)
+
+    def wait_listening(self, name: str, port: int, timeout: float = 30) -> None:
+        """A simulator the banner names answers on its port before the banner is printed."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_children()
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"{name} did not listen on port {port} within {timeout:.0f} s")
 
     def wait_ready(self, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
@@ -249,7 +348,10 @@ class Supervisor:
                     child.restarts_in_a_row = 0
                 continue
             if not self.ready:
-                raise RuntimeError(f"{child.name} exited with status {code}")
+                self.output.drain(child.name)
+                tail = self.output.tail(child.name)
+                raise RuntimeError(f"{child.name} exited with status {code}"
+                                   + (f"; its last lines (all in {self.output.path}):\n{tail}" if tail else ""))
             if child.restart_at is None:
                 # Its own processes outlive it (a killed dramatiq leaves its worker process): end them.
                 _signal_group(child.process, signal.SIGTERM)
@@ -285,6 +387,12 @@ class Supervisor:
             if not os.environ.get("DATABASE_URL"):
                 embedded.stop_postgres(self.data_dir)
             self.lock.release()
+        if self.output is not None:
+            self.output.close()
+
+
+class CommandFailed(Exception):
+    """`migrate` or `seed-demo` failed before the platform started (the message has its last lines)."""
 
 
 def run_dev(port: int, data_dir: Path) -> int:
@@ -308,9 +416,8 @@ def run_dev(port: int, data_dir: Path) -> int:
     except (DataDirBusy, PortBusy, embedded.EmbeddedError) as exc:
         print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
         status = 1
-    except subprocess.CalledProcessError as exc:  # migrate or seed-demo said why on stderr
-        print(f"vitrine dev: `{' '.join(exc.cmd[2:])}` failed (status {exc.returncode}); stopping",
-              file=sys.stderr, flush=True)
+    except CommandFailed as exc:
+        print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
         status = 1
     except RuntimeError as exc:  # a child died before the platform was up
         print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from backend.billing.demo import seed_demo_billing
+from backend.billing.self_billing_mandate_demo import seed_demo_self_billing_mandate
 from backend.db import transaction
 from backend.identity.demo import seed_demo_identity
 from backend.marketplace.demo import seed_demo_marketplace
@@ -21,6 +22,8 @@ SEEDERS.append(("marketplace", lambda runtime: seed_demo_marketplace(
 SEEDERS.append(("printing", lambda runtime: seed_demo_printing(
     storage=runtime.storage, rate=runtime.config.platform_commission_rate_bps)))
 SEEDERS.append(("billing", lambda runtime: seed_demo_billing(config=runtime.config)))
+SEEDERS.append(("self-billing mandate", lambda runtime: seed_demo_self_billing_mandate(
+    storage=runtime.storage, config=runtime.config)))
 
 
 def seed_demo(runtime: Runtime, *, only_if_empty: bool = False, progress: Progress = QUIET) -> str:

@@ -112,3 +112,45 @@ def test_progress_lines_only_on_a_terminal():
     Progress("seed-demo", stream=pipe).step("identity", 1, 3)
     assert terminal.getvalue().startswith("[seed-demo 1/3 ") and terminal.getvalue().endswith("] identity\n")
     assert pipe.getvalue() == ""
+
+
+def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
+    """`vitrine ARGS` with its stderr on a pseudo-terminal (as in an interactive shell)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.test_dev import dev_env
+
+    primary, secondary = pty.openpty()
+    env = dict(dev_env(), DATABASE_URL=os.environ["DATABASE_URL"], REDIS_URL=os.environ["REDIS_URL"])
+    process = subprocess.Popen([sys.executable, "-m", "ops.cli", *args], env=env, stdout=subprocess.DEVNULL,
+                               stderr=secondary)
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # the terminal's other side closed: the process ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(primary)
+    return process.wait(timeout=60), b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_billing_commands_show_a_progress_line_per_step_on_a_terminal_only():
+    status, terminal = _stderr_on_a_terminal("billing", "invoice-pdf", "FAC-NONE-2026-000001")
+    assert status == 1
+    steps = [line for line in terminal.splitlines() if line.startswith("[billing invoice-pdf")]
+    assert len(steps) == 2, terminal
+    assert steps[0].endswith("] checking the database")
+    assert steps[1].startswith("[billing invoice-pdf 1/2 ")
+    assert steps[1].endswith("] FAC-NONE-2026-000001: reading (rendered when missing) the Factur-X PDF")
+    assert "vitrine billing invoice-pdf: invoice FAC-NONE-2026-000001 not found" in terminal
+
+    piped = vitrine("billing", "invoice-pdf", "FAC-NONE-2026-000001",
+                    env=dict(os.environ))
+    assert piped.returncode == 1 and "[billing" not in piped.stderr

@@ -97,6 +97,19 @@ def assert_all_stopped(children, data_dir, port) -> None:
         requests.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
 
 
+def doc_walk(doc: str, heading: str, port: int) -> str:
+    """The bash block under `heading` in docs/`doc`, pointed at a `vitrine dev --port port`."""
+    text = (ROOT / "docs" / doc).read_text()
+    section = text[text.index(heading):]
+    script = section[section.index("```bash\n") + len("```bash\n"):section.index("\n```\n")]
+    script = script.replace("B=http://127.0.0.1:8200 ", f"B=http://127.0.0.1:{port} ")
+    return script.replace("O=http://127.0.0.1:8202 ", f"O=http://127.0.0.1:{port + 2} ")
+
+
+def run_walk(script: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
 def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops_on_sighup(free_port, data_dir):
     port = free_port()
     process, output = start_dev(port, data_dir)
@@ -112,8 +125,28 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
         assert (root.status_code, root.headers["Location"].endswith("/api/docs")) == (302, True)
         banner = "".join(output.lines)
         for text in ("DATABASE_URL  postgresql://", "REDIS_URL     unix://", f"{data_dir / 'mail'}",
-                     f"http://127.0.0.1:{port + 1}"):
+                     f"http://127.0.0.1:{port + 1}", f"http://127.0.0.1:{port + 2}",
+                     f"boot log      {data_dir / 'logs' / 'dev.log'}"):
             assert text in banner
+        # Before the banner: one line saying where the boot log is (and the warnings), no log line.
+        before = banner[:banner.index(Output.READY)].splitlines()
+        assert before[0] == f"Starting Vitrine in {data_dir} (boot log: {data_dir / 'logs' / 'dev.log'}) ..."
+        assert not [line for line in before if line.startswith("{")], before
+        boot_log = (data_dir / "logs" / "dev.log").read_text()
+        assert "migrations applied:" in boot_log and '"message": "boot"' in boot_log
+
+        # The e-invoicing walk of docs/einvoicing.md runs as written, and again.
+        if shutil.which("jq") and shutil.which("curl"):
+            walk = doc_walk("einvoicing.md", "## Walk: from an invoice", port)
+            for _ in range(2):
+                done = run_walk(walk, ROOT)
+                assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+                assert '"status":"acknowledged"' in done.stdout and '"status":"rejected"' in done.stdout
+                assert '"lastErrorCode":"EINVOICE_PROVIDER_FAILED"' in done.stdout
+            # ... and stops loudly at an answer that is not 2xx (sign-in: 10 attempts a minute, 7 used here).
+            broken = run_walk(walk.replace("vitrine-demo", "not-the-password"), ROOT)
+            assert broken.returncode == 1
+            assert f"walk stopped: POST http://127.0.0.1:{port}/api/auth/sign-in answered 401" in broken.stderr
 
         # A second `vitrine dev` on the same data directory refuses, naming the first.
         second = vitrine("dev", "--port", str(free_port()), "--data-dir", str(data_dir))
@@ -140,6 +173,47 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
     assert process.returncode == 0, text[-3000:]
     assert_all_stopped(children, data_dir, port)
     assert not (data_dir / "dev.lock").read_text()
+
+
+def test_the_banner_masks_passwords_and_names_the_boot_log(tmp_path):
+    from ops.dev import Output as DevOutput
+    from ops.dev import Supervisor
+
+    supervisor = Supervisor(port=8000, data_dir=tmp_path)
+    supervisor.output = DevOutput(tmp_path / "logs" / "dev.log")
+    supervisor.env = dict(os.environ, DATABASE_URL="postgresql://app:s3cret-pw@db:5432/vitrine",
+                          REDIS_URL="redis://:hunter22-pw@cache:6379/0")
+    banner = supervisor.banner()
+    supervisor.output.close()
+    assert "DATABASE_URL  postgresql://app:***@db:5432/vitrine" in banner
+    assert "REDIS_URL     redis://:***@cache:6379/0" in banner
+    assert "s3cret-pw" not in banner and "hunter22-pw" not in banner
+    assert f"boot log      {tmp_path / 'logs' / 'dev.log'}" in banner
+
+
+def test_a_childs_output_goes_to_the_boot_log_and_to_the_terminal_only_once_live(tmp_path):
+    import io
+
+    from ops.dev import Output as DevOutput
+
+    terminal = io.StringIO()
+    output = DevOutput(tmp_path / "dev.log", terminal=terminal)
+
+    def child(name: str, text: str) -> None:
+        process = subprocess.Popen([sys.executable, "-c", f"print({text!r})"], stdout=subprocess.PIPE)
+        output.follow(name, process.stdout)
+        process.wait()
+        output.drain(name)
+
+    child("web", "booting\nboot done")
+    assert terminal.getvalue() == ""  # before the banner: the file only
+    assert output.tail("web") == "  booting\n  boot done"
+    output.live = True
+    child("worker", "a request")
+    output.close()
+    output.write("after the end\n")  # a straggler once closed: dropped, not an error
+    assert terminal.getvalue() == "a request\n"
+    assert (tmp_path / "dev.log").read_text() == "booting\nboot done\na request\n"
 
 
 def test_vitrine_dev_stops_everything_when_its_parent_dies(free_port, data_dir):

@@ -11,7 +11,9 @@ entry with the reason and the actor.
   reversals never exceed what was booked and the journal balances), and the financial status
   `partially_refunded`, then `fully_refunded` when nothing is left.
 - A **credit note** (`POST .../credit-note`) credits what is left in full and moves no money; the
-  invoice becomes `credited`. For a sale it also reverses the ledger entries of what it credits.
+  invoice becomes `credited`. For a sale it also reverses the ledger entries of what it credits;
+  for a self-billed invoice it reverses the self-billing journal (invoiced payable back to the
+  accrued payable).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def _locked_invoice(number: str) -> Invoice:
 
 
 def _credit_note(invoice: Invoice, amount_cents: int, *, reason: str, user_id: str | None, label: str,
-                 config: Config | None) -> Invoice:
+                 config: Config) -> Invoice:
     return issue_invoice(InvoiceDraft(
         kind=CREDIT_NOTE_KIND_OF[InvoiceKind(invoice.kind)],
         lines=(Line(f"{label} de la facture {invoice.number}", amount_cents),),
@@ -87,6 +89,20 @@ def _reverse_sale(invoice: Invoice, *, before_cents: int, amount_cents: int, cre
         invoice_id=credit_note.id, payment_order_id=payment_order_id)
 
 
+def _reverse_self_billing(invoice: Invoice, *, amount_cents: int, credit_note: Invoice) -> None:
+    """The reversing journal of the self-billing one (`self_billing`): what the credit note
+    credits goes back from the distributor's invoiced payable to its accrued payable."""
+    distributor = invoice.issuer_organization_id
+    ledger.post_journal([
+        ledger.Posting(ledger.supplier_invoiced(distributor), ledger.DEBIT, amount_cents),
+        ledger.Posting(ledger.supplier_payable(distributor), ledger.CREDIT, amount_cents),
+    ], description=f"credit note {credit_note.number} of {invoice.number}", reservation_id=invoice.reservation_id,
+        invoice_id=credit_note.id)
+    log_event("billing.supplier.self_billing.adjusted", "self-billed invoice credited", "info",
+              reservationId=invoice.reservation_id, invoiceNumber=invoice.number,
+              creditNoteNumber=credit_note.number, amountCents=amount_cents)
+
+
 def _audit(action: str, *, reason: str, user_id: str | None, invoice: Invoice, payment_order_id: str | None = None,
            **details) -> None:
     AuditEntry.create(action=action, actor_user_id=user_id, reason=reason, reservation_id=invoice.reservation_id,
@@ -102,7 +118,7 @@ def _reason(reason: str) -> str:
 
 
 def refund(*, invoice_number: str, amount_cents: int, reason: str, method: PaymentMethod, user_id: str | None,
-           config: Config | None = None) -> dict:
+           config: Config) -> dict:
     """Refund part or all of a `platform_sale` (inside the caller's transaction); the answer is
     `{invoiceNumber, creditNoteNumber, paymentOrderId, refundedCents, remainingCents,
     financialStatus, paymentStatus, amountInclTaxCents}`."""
@@ -151,7 +167,7 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
             "financialStatus": record.financial_status, "paymentStatus": order.status}
 
 
-def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, config: Config | None = None) -> dict:
+def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, config: Config) -> dict:
     """Credit what is left of the invoice (inside the caller's transaction), moving no money."""
     reason = _reason(reason)
     invoice = _locked_invoice(invoice_number)
@@ -164,6 +180,8 @@ def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, con
     credit_note = _credit_note(invoice, left, reason=reason, user_id=user_id, label="Avoir", config=config)
     if invoice.kind == InvoiceKind.PLATFORM_SALE:
         _reverse_sale(invoice, before_cents=before, amount_cents=left, credit_note=credit_note, payment_order_id=None)
+    else:
+        _reverse_self_billing(invoice, amount_cents=left, credit_note=credit_note)
     _set_status(invoice, InvoiceStatus.CREDITED)
     _audit("billing.credit_note", reason=reason, user_id=user_id, invoice=invoice, amountCents=left,
            creditNoteNumber=credit_note.number)
@@ -187,7 +205,7 @@ def refund_path(invoice_number: str) -> str:
 
 
 def refund_once(*, scope: str, key: str, invoice_number: str, amount_cents: int, reason: str,
-                method: PaymentMethod, user_id: str | None, config: Config | None = None) -> dict:
+                method: PaymentMethod, user_id: str | None, config: Config) -> dict:
     """`refund` once per `Idempotency-Key` (scope: the caller's organization or user)."""
     body = {"amountCents": amount_cents, "reason": reason, "paymentMethod": PaymentMethod(method).value}
     try:

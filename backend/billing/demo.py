@@ -1,21 +1,27 @@
 """Billing demo data of `vitrine seed-demo`: the demo industrial's approved reservations are
-collected (the key of auto-collection, so the worker's own run replays it), and the first sale is
-partly refunded, so the demo shows invoices, ledger entries, a credit note and a refund.
+collected (the key of auto-collection, so the worker's own run replays it), one of them a
+reservation that ended in October 2026 (due for self-billing), and the first sale is partly
+refunded, so the demo shows invoices, ledger entries, a credit note and a refund.
 Idempotent: collected reservations and refunded invoices are left as they are."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from backend.billing import collection, corrections
 from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, PaymentMethod
 from backend.config import Config
-from backend.marketplace.demo import INDUSTRIAL
-from backend.marketplace.models import Reservation
+from backend.marketplace import campaigns, cart, reservations
+from backend.marketplace.demo import DISTRIBUTOR, INDUSTRIAL
+from backend.marketplace.models import AdSpace, Campaign, Reservation, Store
 from backend.marketplace.pricing import BillingModel
+from backend.marketplace.reservations import Review
 
 REFUND_REASON = "Démo : geste commercial (emplacement installé avec deux jours de retard)"
 
 
 def seed_demo_billing(*, config: Config) -> str:
+    _seed_ended_reservation(config)
     collected = 0
     due = (Reservation.select()
            .where(Reservation.industrial_organization_id == INDUSTRIAL, Reservation.status.in_(collection.COLLECTABLE),
@@ -39,3 +45,26 @@ def seed_demo_billing(*, config: Config) -> str:
         refunded = 1
     invoices = Invoice.select().where(Invoice.customer_organization_id == INDUSTRIAL).count()
     return f"{collected} reservations collected, {refunded} refund, {invoices} invoices of the demo industrial"
+
+
+ENDED_CAMPAIGN = "Automne des fromages"
+
+
+def _seed_ended_reservation(config: Config) -> None:
+    """An approved reservation of the demo distributor that ended in October 2026 (its incident
+    window long closed): collected below, it is what a self-billing pass of `vitrine dev` issues a
+    `supplier_self_billed` invoice for once the distributor's mandate is signed. Idempotent: the
+    campaign is made once."""
+    if Campaign.select().where(Campaign.organization_id == INDUSTRIAL, Campaign.name == ENDED_CAMPAIGN).exists():
+        return
+    space = (AdSpace.select().join(Store).where(Store.organization_id == DISTRIBUTOR)
+             .order_by(AdSpace.created_at, AdSpace.id).get())
+    campaign = campaigns.create_campaign(
+        organization_id=INDUSTRIAL, name=ENDED_CAMPAIGN, starts_at=datetime(2026, 10, 5, tzinfo=UTC),
+        ends_at=datetime(2026, 10, 25, tzinfo=UTC), universe_ids=[space.placement_universe_id], rayon_ids=[])
+    rate_bps = config.platform_commission_rate_bps
+    cart.add_cart_item(organization_id=INDUSTRIAL, campaign_id=campaign.id, ad_space_id=space.id, user_id=None,
+                       rate_bps=rate_bps)
+    (reservation,) = cart.checkout(organization_id=INDUSTRIAL, user_id=None, rate_bps=rate_bps)
+    reservations.review_reservation(reservation_id=reservation.id, distributor_organization_id=DISTRIBUTOR,
+                                    decision=Review.APPROVED)

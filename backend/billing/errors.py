@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend.errors import DomainError, NotFound
+from backend.errors import Conflict, DomainError, NotFound
 
 
 class IdempotencyKeyReused(DomainError):
@@ -15,3 +15,21 @@ class BillingPdfNotReady(NotFound):
     """404: the document's PDF is not stored yet."""
 
     code = "BILLING_PDF_NOT_READY"
+
+
+class EsignProviderFailed(DomainError):
+    """502: the e-signature provider failed a synchronous call (the self-billing mandate request)."""
+
+    code = "ESIGN_PROVIDER_FAILED"
+
+
+class BillingMandateMissing(Conflict):
+    """409: self-billing without a signed self-billing mandate."""
+
+    code = "BILLING_MANDATE_MISSING"
+
+
+class IncidentWindowClosed(DomainError):
+    """422: an incident declared outside its window (`details.reason`: `not_started`, `window_closed`)."""
+
+    code = "INCIDENT_WINDOW_CLOSED"

@@ -3,7 +3,9 @@
 `post_journal` writes the lines of one journal transaction in one statement; the database checks
 at commit that its debits equal its credits (`billing_ledger_balanced`), and refuses any UPDATE or
 DELETE of an entry. Accounts (API.md): `industrial_receivable:<org>`, `platform_revenue`,
-`supplier_payable:<distributor org>`. Amounts exclude tax.
+`supplier_payable:<distributor org>`; self-billing (docs/billing.md) moves the payable to
+`supplier_invoiced:<distributor org>` and the payout settles it against `platform_cash`. Amounts
+exclude tax.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from backend.model import new_id
 
 DEBIT, CREDIT = "debit", "credit"
 PLATFORM_REVENUE = "platform_revenue"
+PLATFORM_CASH = "platform_cash"  # money the platform pays out (supplier payouts)
 
 
 def industrial_receivable(organization_id: str) -> str:
@@ -23,7 +26,13 @@ def industrial_receivable(organization_id: str) -> str:
 
 
 def supplier_payable(organization_id: str) -> str:
+    """What the platform owes a distributor for a collected reservation, before its invoice."""
     return f"supplier_payable:{organization_id}"
+
+
+def supplier_invoiced(organization_id: str) -> str:
+    """What the platform owes a distributor on its issued self-billed invoices, until paid out."""
+    return f"supplier_invoiced:{organization_id}"
 
 
 @dataclass(frozen=True)

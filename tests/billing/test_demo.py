@@ -17,3 +17,31 @@ def test_the_demo_has_invoices_ledger_entries_and_a_refund_and_seeding_twice_add
     counts = (Invoice.select().count(), LedgerEntry.select().count(), PaymentOrder.select().count())
     seed_demo(current_runtime())
     assert (Invoice.select().count(), LedgerEntry.select().count(), PaymentOrder.select().count()) == counts
+
+
+def test_the_demo_distributor_has_an_ended_collected_reservation_due_for_self_billing():
+    from datetime import UTC, datetime
+
+    from backend import clock
+    from backend.billing import scheduler
+    from backend.billing.business_days import self_billing_due
+    from backend.billing.models import FinancialRecord, SelfBillingMandate
+    from backend.marketplace.demo import DISTRIBUTOR
+    from backend.marketplace.models import Reservation
+
+    seed_demo(current_runtime())
+    ended = (Reservation.select().join(FinancialRecord, on=FinancialRecord.reservation_id == Reservation.id)
+             .where(Reservation.distributor_organization_id == DISTRIBUTOR,
+                    FinancialRecord.financial_status == "reservation_total_paid"))
+    due = [r for r in ended if self_billing_due(r.ends_at, datetime(2026, 11, 24, tzinfo=UTC))]
+    assert len(due) == 1
+    if not SelfBillingMandate.select().where(SelfBillingMandate.organization_id == DISTRIBUTOR,
+                                             SelfBillingMandate.status == "signed").exists():
+        from backend.identity.models import Organization
+        from tests.billing.self_billing_data import sign_mandate
+
+        sign_mandate(Organization.get_by_id(DISTRIBUTOR))  # the demo's own once the mandate demo seeds it
+    with clock.frozen_at(datetime(2026, 11, 24, 12, tzinfo=UTC)):
+        counters = scheduler.self_bill_due_reservations(config=current_runtime().config)
+    assert counters["issued"] == 1 and counters["failed"] == 0
+    assert FinancialRecord.get_by_id(due[0].id).financial_status == "supplier_settlement_pending"
