@@ -10,7 +10,7 @@ import pytest
 from backend import clock
 from backend.billing import corrections, ledger, scheduler
 from backend.billing.models import AuditEntry, FinancialRecord, Invoice, LedgerEntry, PaymentOrder
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 from tests.billing.self_billing_data import AFTER, Party, admin_headers, collected, sign_mandate
 
 
@@ -21,7 +21,7 @@ def settled():
     sign_mandate(distributor)
     reservation = collected(Market(), industrial, distributor)
     with clock.frozen_at(AFTER):
-        assert scheduler.self_bill_due_reservations()["issued"] == 1
+        assert scheduler.self_bill_due_reservations(config=booted_config())["issued"] == 1
     return reservation, distributor
 
 
@@ -78,7 +78,8 @@ def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, s
     assert refused.status_code == 409 and refused.json["error"]["details"]["reason"] == "not_settlement_pending"
     assert payout(client, type("R", (), {"id": "missing"}), admin).status_code == 404
     invoice = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "supplier_self_billed")
-    corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation annulée", user_id="admin")
+    corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation annulée", user_id="admin",
+                               config=booted_config())
     nothing = payout(client, reservation, admin, key="after-credit")
     assert nothing.status_code == 409 and nothing.json["error"]["details"]["reason"] == "nothing_to_pay"
     assert not PaymentOrder.select().where(PaymentOrder.reservation_id == reservation.id,
