@@ -10,18 +10,18 @@ import pytest
 from backend import clock
 from backend.billing import corrections, ledger, scheduler
 from backend.billing.models import AuditEntry, FinancialRecord, Invoice, LedgerEntry, PaymentOrder
-from tests.billing.helpers import Market, approved_org, booted_config
+from tests.billing.helpers import Market, approved_org
 from tests.billing.self_billing_data import AFTER, Party, admin_headers, collected, sign_mandate
 
 
 @pytest.fixture
-def settled():
+def settled(config):
     """A reservation self-billed by a scheduler pass: `supplier_settlement_pending`."""
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     sign_mandate(distributor)
     reservation = collected(Market(), industrial, distributor)
     with clock.frozen_at(AFTER):
-        assert scheduler.self_bill_due_reservations(config=booted_config())["issued"] == 1
+        assert scheduler.self_bill_due_reservations(config=config)["issued"] == 1
     return reservation, distributor
 
 
@@ -70,7 +70,7 @@ def test_payout_pays_the_self_billed_invoice_once(client, settled, log_lines):
     assert "billing.supplier.payout.failed" in [x["scope"] for x in log_lines()]
 
 
-def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, settled):
+def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, settled, config):
     reservation, _ = settled
     admin = admin_headers()
     early = collected(Market(), approved_org("industrial"), approved_org("distributor"))
@@ -79,7 +79,7 @@ def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, s
     assert payout(client, type("R", (), {"id": "missing"}), admin).status_code == 404
     invoice = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "supplier_self_billed")
     corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation annulée", user_id="admin",
-                               config=booted_config())
+                               config=config)
     nothing = payout(client, reservation, admin, key="after-credit")
     assert nothing.status_code == 409 and nothing.json["error"]["details"]["reason"] == "nothing_to_pay"
     assert not PaymentOrder.select().where(PaymentOrder.reservation_id == reservation.id,
