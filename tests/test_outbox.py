@@ -40,7 +40,8 @@ def _enqueue_committed(token: str, request_id: str = "req-outbox") -> int:
     bound = bind_request_id(request_id)
     try:
         with transaction():
-            return outbox.enqueue("record_probe", token).id
+            row = outbox.enqueue("record_probe", token)
+        return row.id  # set when the block wrote it
     finally:
         reset_request_id(bound)
 
@@ -195,7 +196,8 @@ def _row(row_id: int) -> outbox.OutboxMessage:
 
 def _committed(actor_name: str, *args) -> int:
     with transaction():
-        return outbox.enqueue(actor_name, *args).id
+        row = outbox.enqueue(actor_name, *args)
+    return row.id
 
 
 @pytest.mark.committed
@@ -291,3 +293,34 @@ def test_a_stalled_redis_never_holds_the_request_that_committed(app, broker, con
     finally:
         stalled.release.set()
         install_outbox_sender(broker)
+
+
+def test_a_block_writes_its_rows_in_one_statement_when_it_ends_and_a_failed_savepoint_none():
+    """Rows wait in their `transaction()` block and are inserted when it ends (ids in enqueue
+    order), inside it; the rows of a savepoint that raised are never written."""
+    from tests.support import sql_statements
+
+    with sql_statements() as statements:
+        with transaction():
+            rows = [outbox.enqueue("record_probe", f"batch-{n}") for n in range(5)]
+            assert outbox.OutboxMessage.select().where(outbox.OutboxMessage.actor_name == "record_probe").count() == 0
+            try:
+                with transaction():
+                    outbox.enqueue("record_probe", "dropped")
+                    raise RuntimeError("the savepoint fails")
+            except RuntimeError:
+                pass
+            with transaction():
+                inner = outbox.enqueue("record_probe", "inner")
+            assert inner.id is not None and rows[0].id is None  # the inner block's row is written at its end
+        written = [statement for statement in statements if "INSERT INTO outbox_message" in statement]
+    assert len(written) == 2  # the inner block's row, then the outer block's five in one statement
+    assert [row.id for row in rows] == sorted(row.id for row in rows)
+    stored = outbox.OutboxMessage.select().where(outbox.OutboxMessage.actor_name == "record_probe")
+    assert sorted((row.id, row.args[0]) for row in stored) == sorted(
+        [(row.id, f"batch-{n}") for n, row in enumerate(rows)] + [(inner.id, "inner")])
+
+
+def test_arguments_json_cannot_hold_are_refused_at_the_call():
+    with transaction(), pytest.raises(TypeError):
+        outbox.enqueue("record_probe", object())
