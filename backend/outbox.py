@@ -50,6 +50,7 @@ from backend.db import (
     on_commit,
     open_connection,
     transaction,
+    write_block_batches,
 )
 from backend.logs import get_logger
 from backend.model import BaseModel, created_at_field
@@ -72,6 +73,12 @@ class OutboxMessage(BaseModel):
 
     class Meta:
         table_name = "outbox_message"
+
+    @classmethod
+    def select(cls, *fields):
+        # Rows this thread enqueued wait in their transaction() block: a read sees them.
+        write_block_batches()
+        return super().select(*fields)
 
 
 @dataclass(frozen=True)
@@ -112,8 +119,9 @@ INSERT_CHUNK = 1_000  # rows per statement (5 parameters each; PostgreSQL takes 
 
 def enqueue(actor_name: str, *args: object) -> OutboxMessage:
     """Record `actor_name(*args)` to run once the enclosing transaction commits. The row is
-    written when the innermost `transaction()` block ends, with the other rows of the block in
-    one statement; its `id` is set then."""
+    written when the innermost `transaction()` block ends (or a nested block starts, or this
+    thread reads `OutboxMessage`), with the other rows waiting in the block in one statement;
+    its `id` is set then."""
     if not in_transaction():
         raise RuntimeError("outbox.enqueue must run inside transaction()")
     row = OutboxMessage(__no_default__=True, actor_name=actor_name, args=list(args), attempts=0,

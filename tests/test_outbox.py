@@ -295,30 +295,39 @@ def test_a_stalled_redis_never_holds_the_request_that_committed(app, broker, con
         install_outbox_sender(broker)
 
 
-def test_a_block_writes_its_rows_in_one_statement_when_it_ends_and_a_failed_savepoint_none():
-    """Rows wait in their `transaction()` block and are inserted when it ends (ids in enqueue
-    order), inside it; the rows of a savepoint that raised are never written."""
+def test_a_block_writes_its_rows_in_one_statement_when_it_ends():
+    """Rows wait in their `transaction()` block and are inserted together when it ends (ids in
+    enqueue order), inside it."""
     from tests.support import sql_statements
 
     with sql_statements() as statements:
         with transaction():
             rows = [outbox.enqueue("record_probe", f"batch-{n}") for n in range(5)]
-            assert outbox.OutboxMessage.select().where(outbox.OutboxMessage.actor_name == "record_probe").count() == 0
-            try:
-                with transaction():
-                    outbox.enqueue("record_probe", "dropped")
-                    raise RuntimeError("the savepoint fails")
-            except RuntimeError:
-                pass
-            with transaction():
-                inner = outbox.enqueue("record_probe", "inner")
-            assert inner.id is not None and rows[0].id is None  # the inner block's row is written at its end
+            assert all(row.id is None for row in rows)  # waiting in the block
         written = [statement for statement in statements if "INSERT INTO outbox_message" in statement]
-    assert len(written) == 2  # the inner block's row, then the outer block's five in one statement
+    assert len(written) == 1
     assert [row.id for row in rows] == sorted(row.id for row in rows)
     stored = outbox.OutboxMessage.select().where(outbox.OutboxMessage.actor_name == "record_probe")
-    assert sorted((row.id, row.args[0]) for row in stored) == sorted(
-        [(row.id, f"batch-{n}") for n, row in enumerate(rows)] + [(inner.id, "inner")])
+    assert sorted((row.id, row.args[0]) for row in stored) == [(row.id, f"batch-{n}") for n, row in enumerate(rows)]
+
+
+def test_waiting_rows_are_seen_by_a_read_and_written_before_a_nested_block_and_a_failed_one_drops_its_own():
+    probes = outbox.OutboxMessage.actor_name == "record_probe"
+    with transaction():
+        seen = outbox.enqueue("record_probe", "seen")
+        assert [row.args for row in outbox.OutboxMessage.select().where(probes)] == [["seen"]]
+        before = outbox.enqueue("record_probe", "before-the-savepoint")
+        try:
+            with transaction():
+                assert before.id is not None  # written in its own block, before the savepoint
+                outbox.enqueue("record_probe", "dropped")
+                raise RuntimeError("the savepoint fails")
+        except RuntimeError:
+            pass
+        after = outbox.enqueue("record_probe", "after")
+    assert sorted(row.args[0] for row in outbox.OutboxMessage.select().where(probes)) == [
+        "after", "before-the-savepoint", "seen"]
+    assert seen.id < before.id < after.id
 
 
 def test_arguments_json_cannot_hold_are_refused_at_the_call():
