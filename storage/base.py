@@ -28,6 +28,7 @@ class StoredObject:
     size: int
     sha256: str
     content_type: str
+    crc32: int  # of the bytes, as ZIP entries carry it: computed while they stream through
 
 
 def check_location(context: str, key: str) -> None:

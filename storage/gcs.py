@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -17,11 +18,11 @@ UPLOAD_CHUNK = 8 * 1024 * 1024  # a multiple of 256 KiB, as resumable uploads re
 
 
 class _Metered:
-    """A read-only stream that hashes what passes and stops past `max_bytes`."""
+    """A read-only stream that hashes what passes (SHA-256, CRC-32) and stops past `max_bytes`."""
 
     def __init__(self, stream: BinaryIO, max_bytes: int | None) -> None:
         self.stream, self.max_bytes = stream, max_bytes
-        self.digest, self.size = hashlib.sha256(), 0
+        self.digest, self.size, self.crc32 = hashlib.sha256(), 0, 0
 
     def read(self, n: int = -1) -> bytes:
         chunk = self.stream.read(n)
@@ -29,6 +30,7 @@ class _Metered:
         if self.max_bytes is not None and self.size > self.max_bytes:
             raise TooLarge(self.max_bytes)
         self.digest.update(chunk)
+        self.crc32 = zlib.crc32(chunk, self.crc32)
         return chunk
 
     def tell(self) -> int:
@@ -56,7 +58,7 @@ class GcsStorage(Storage):
         blob = self._blob(context, key, chunked=True)
         metered = _Metered(stream, max_bytes)
         blob.upload_from_file(metered, content_type=content_type, rewind=False)
-        return StoredObject(context, key, metered.size, metered.digest.hexdigest(), content_type)
+        return StoredObject(context, key, metered.size, metered.digest.hexdigest(), content_type, metered.crc32)
 
     def open(self, context, key) -> Iterator[bytes]:
         blob = self._blob(context, key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -24,7 +25,7 @@ class LocalStorage(Storage):
     def put_stream(self, context, key, stream: BinaryIO, content_type, *, max_bytes=None) -> StoredObject:
         path = self._path(context, key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        digest, size = hashlib.sha256(), 0
+        digest, size, crc = hashlib.sha256(), 0, 0
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
         try:
             with os.fdopen(fd, "wb") as out:
@@ -33,6 +34,7 @@ class LocalStorage(Storage):
                     if max_bytes is not None and size > max_bytes:
                         raise TooLarge(max_bytes)
                     digest.update(chunk)
+                    crc = zlib.crc32(chunk, crc)
                     out.write(chunk)
                 out.flush()
                 os.fsync(out.fileno())
@@ -40,7 +42,7 @@ class LocalStorage(Storage):
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        return StoredObject(context, key, size, digest.hexdigest(), content_type)
+        return StoredObject(context, key, size, digest.hexdigest(), content_type, crc)
 
     def open(self, context, key) -> Iterator[bytes]:
         path = self._path(context, key)

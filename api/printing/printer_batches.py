@@ -59,8 +59,9 @@ class PrinterBatch:
         answer_description="the archive",
     )
     def on_get_download(self, req, resp, code: str) -> None:
-        view = self._view(req, code)
-        send_archive(resp, stream_archive(self.storage, view.archive_files, filename=f"{code}.zip"))
+        printer = acting_organization(req, "printer")
+        files = batch_views.printer_batch_files(batch_code=code, printer_organization_id=printer)
+        send_archive(resp, stream_archive(self.storage, files, filename=f"{code}.zip"))
 
     @operation(
         "The batch's order form (aggregated recap, then the delivery manifest)",

@@ -6,18 +6,26 @@ stored as they are (ZIP_STORED: PDFs, PNGs, JPEGs and TIFFs are already compress
 little), which also lets the archive's exact length be known before the first byte is sent, so
 the download carries a Content-Length. Blobs are read chunk by chunk from object storage while
 the client downloads: neither the archive nor any entry is ever whole in memory or on disk.
+
+The CRC-32 each entry header carries is the visual's, computed while it was uploaded and kept with
+its size (`print_asset.crc32`), so the bytes are copied through once (`stored_zip`). A visual
+uploaded before the CRC was kept has it computed at its first download (one more read of the
+blob, before the archive starts) and recorded for the next ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+import functools
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from zipstream import ZIP_STORED, ZipStream
-
+from backend import clock
 from backend.errors import NotFound
 from backend.printing.files import PRINT_ASSETS_CONTEXT, split_extension
+from backend.printing.models import PrintAsset
+from backend.printing.stored_zip import Entry, StoredZip
 from storage import Storage
 
 
@@ -71,10 +79,18 @@ class ArchiveFile:
     position: int
     storage_key: str
     size: int
+    crc32: int | None = None  # None: not known yet (a visual uploaded before it was kept)
 
 
 def entry_names(files: list[ArchiveFile]) -> list[str]:
-    """The entry name of each file, in the given order.
+    """The entry name of each file, in the given order (`entry_names_of` its names and quantities)."""
+    return list(entry_names_of(tuple((file.technical_name, file.quantity) for file in files)))
+
+
+@functools.lru_cache(maxsize=1024)
+def entry_names_of(files: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
+    """The entry name of each (technical name, quantity), in the given order; cached, since the
+    orders of a batch name the same files alike (a list of 10,000 orders names a few distinct sets).
 
     Twins (identical technical names, compared without case since archives are unpacked on
     case-insensitive file systems too): the first keeps the base name, the second gets `_2`,
@@ -84,19 +100,20 @@ def entry_names(files: list[ArchiveFile]) -> list[str]:
     occurrences: dict[str, int] = {}
     taken: set[str] = set()
     names: list[str] = []
-    for file in files:
-        stem, extension = split_extension(file.technical_name)
-        number = occurrences.get(file.technical_name.casefold(), 0) + 1
+    for technical_name, quantity in files:
+        stem, extension = split_extension(technical_name)
+        folded = technical_name.casefold()
+        number = occurrences.get(folded, 0) + 1
         while True:
             base = stem if number == 1 else f"{stem}_{number}"
-            name = f"{base}_qte{file.quantity}{extension}"
+            name = f"{base}_qte{quantity}{extension}"
             if name.casefold() not in taken:
                 break
             number += 1
-        occurrences[file.technical_name.casefold()] = number
+        occurrences[folded] = number
         taken.add(name.casefold())
         names.append(name)
-    return names
+    return tuple(names)
 
 
 @dataclass(frozen=True)
@@ -111,17 +128,28 @@ class Archive:
     content_type = "application/zip"
 
 
-def _blob_chunks(storage: Storage, key: str) -> Iterator[bytes]:
+def _blob_chunks(storage: Storage, key: str) -> Callable[[], Iterator[bytes]]:
     # Opened only when the archive reaches this entry: one blob open at a time, however many.
-    yield from storage.open(PRINT_ASSETS_CONTEXT, key)
+    return lambda: storage.open(PRINT_ASSETS_CONTEXT, key)
+
+
+def with_checksum(storage: Storage, file: ArchiveFile) -> ArchiveFile:
+    """`file` with its CRC-32: the recorded one, or read from its blob once and recorded."""
+    if file.crc32 is not None:
+        return file
+    crc = 0
+    for chunk in storage.open(PRINT_ASSETS_CONTEXT, file.storage_key):
+        crc = zlib.crc32(chunk, crc)
+    PrintAsset.update(crc32=crc).where(PrintAsset.storage_key == file.storage_key,
+                                       PrintAsset.crc32.is_null()).execute()
+    return replace(file, crc32=crc)
 
 
 def stream_archive(storage: Storage, files: list[ArchiveFile], *, filename: str) -> Archive:
     """The archive of `files` sorted by position; NOT_FOUND when there is no file to download."""
     if not files:
         raise NotFound("no downloadable file")
-    ordered = sorted(files, key=lambda f: f.position)
-    zip_stream = ZipStream(compress_type=ZIP_STORED, sized=True)
-    for name, file in zip(entry_names(ordered), ordered, strict=True):
-        zip_stream.add(_blob_chunks(storage, file.storage_key), name, size=file.size)
-    return Archive(filename=filename, content_length=len(zip_stream), chunks=iter(zip_stream))
+    ordered = [with_checksum(storage, file) for file in sorted(files, key=lambda f: f.position)]
+    archive = StoredZip([Entry(name, file.size, file.crc32, _blob_chunks(storage, file.storage_key))
+                         for name, file in zip(entry_names(ordered), ordered, strict=True)], modified=clock.now())
+    return Archive(filename=filename, content_length=len(archive), chunks=iter(archive))

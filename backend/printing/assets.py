@@ -118,6 +118,7 @@ def upload_asset(
                 content_type=content_type,
                 size_bytes=stored.size,
                 sha256=stored.sha256,
+                crc32=stored.crc32,
                 storage_key=key,
                 created_at=clock.now(),
             )

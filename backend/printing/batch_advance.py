@@ -8,17 +8,22 @@ starts the next group, unless the group had a failure, in which case the run end
 
 Outcomes are disjoint (spec B): `advanced` (the order changed status), `skipped` (a
 VALIDATION_ERROR: another step, a cancelled order) and `failed` (anything else: NOT_FOUND, an
-unexpected error). Each message changes its order, settles its item and adds to the run's counters
-in one transaction, with the item row locked: a redelivered message finds the item settled and does
-nothing, so no order is ever advanced twice and the counters are exactly what was written. The
-run row is locked last and only for the counters, so a group's orders advance concurrently.
+unexpected error). Each message changes its order and settles its item in one transaction, with
+the item row locked: a redelivered message finds the item settled and does nothing, so no order is
+ever advanced twice. The run row is not touched by the orders (it serialized a group's commits):
+once its transaction is committed, a message that finds no unsettled item in its group locks the
+run row and, if the group is still the current one, settles it: the counters counted from the
+items (exactly what was written; a running run's state counts them live), then the next group or
+the end. The group's last message to commit always finds its group complete, so a group is settled
+exactly once, and a redelivered message settles a group its first copy left unsettled.
 
 A run never stays `running` for good: the worker retries a message that failed for a transient
 reason (the database unreachable: `ServiceUnavailable` is retried, not thrown), and the clock
 (`resume_stalled_runs`, every minute) sends again the unsettled items of a run whose current group
-has not moved for `STALL_SECONDS`; the item lock makes a second message for an item harmless. A
-batch has at most one running run (a partial unique index): a second request answers that run.
-The run's state names, for each skipped or failed order, its code, error code and reason.
+has not moved (no order settled, no group started) for `STALL_SECONDS`; the item lock makes a
+second message for an item harmless. A batch has at most one running run (a partial unique index):
+a second request answers that run. The run's state names, for each skipped or failed order, its
+code, error code and reason.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from peewee import fn
 
 from backend import clock, outbox
 from backend.db import transaction
@@ -76,7 +83,7 @@ class RunState:
 
 def _state(run: StatusRun) -> RunState:
     unadvanced: dict[str, list[UnadvancedOrder]] = {"skipped": [], "failed": []}
-    if run.skipped or run.failed:
+    if run.status == "running" or run.skipped or run.failed:
         rows = (StatusRunItem.select(StatusRunItem.outcome, PrintOrder.code, StatusRunItem.error_code,
                                      StatusRunItem.error_message)
                 .join(PrintOrder, on=(StatusRunItem.order_id == PrintOrder.id))
@@ -84,7 +91,9 @@ def _state(run: StatusRun) -> RunState:
                 .order_by(PrintOrder.code).tuples())
         for outcome, code, error_code, reason in rows:
             unadvanced[outcome].append(UnadvancedOrder(code, error_code, reason))
-    return RunState(run.id, run.status, run.advanced, run.skipped, run.failed, run.groups_total,
+    advanced, skipped, failed = _counters(run.id) if run.status == "running" else (run.advanced, run.skipped,
+                                                                                     run.failed)
+    return RunState(run.id, run.status, advanced, skipped, failed, run.groups_total,
                     run.current_group, run.created_at, run.finished_at, tuple(unadvanced["skipped"]),
                     tuple(unadvanced["failed"]))
 
@@ -141,13 +150,16 @@ def resume_stalled_runs(*, older_than_seconds: int = STALL_SECONDS, limit: int =
     """The clock's repair: each running run whose current group has not moved for
     `older_than_seconds` gets its unsettled items sent again. Returns the runs resumed."""
     cutoff = clock.now() - timedelta(seconds=older_than_seconds)
+    # Quiet: no group started and no order settled since the cutoff (a settled order marks its
+    # item, not the run row, which the group's orders would otherwise queue on).
+    settled_since = StatusRunItem.select().where(StatusRunItem.run_id == StatusRun.id,
+                                                 StatusRunItem.settled_at >= cutoff)
+    stalled = (StatusRun.status == "running") & (StatusRun.progressed_at < cutoff) & ~fn.EXISTS(settled_since)
     resumed = 0
-    for (run_id,) in (StatusRun.select(StatusRun.id)
-                      .where(StatusRun.status == "running", StatusRun.progressed_at < cutoff)
+    for (run_id,) in (StatusRun.select(StatusRun.id).where(stalled)
                       .order_by(StatusRun.progressed_at).limit(limit).tuples()):
         with transaction():
-            run = (StatusRun.select().where(StatusRun.id == run_id, StatusRun.status == "running",
-                                            StatusRun.progressed_at < cutoff)
+            run = (StatusRun.select().where(StatusRun.id == run_id, stalled)
                    .for_update(skip_locked=True).first())
             if run is None:  # moved meanwhile, or another clock has it
                 continue
@@ -167,23 +179,34 @@ def _finish(run: StatusRun) -> None:
 
 
 def advance_batch_order(run_id: str, order_id: str) -> bool:
-    """Advance one order of a run and settle it; False when it was settled already."""
+    """Advance one order of a run and settle it; False when it was settled already. Then, if that
+    completed the current group, settle the group (next group, or the end)."""
     with transaction():
         item = (StatusRunItem.select().where(StatusRunItem.run_id == run_id, StatusRunItem.order_id == order_id)
                 .for_update().first())
-        if item is None or item.outcome is not None:
+        if item is None:
             return False
-        run = StatusRun.get_by_id(run_id)
-        batch = PrintOrderBatch.get_by_id(run.batch_id)
-        item.outcome, item.error_code, item.error_message = _advance_one(run, batch, order_id)
-        item.settled_at = clock.now()
-        item.save()
-        run = StatusRun.select().where(StatusRun.id == run_id).for_update().get()
-        setattr(run, item.outcome, getattr(run, item.outcome) + 1)
-        run.progressed_at = clock.now()
-        _settle_group(run)
-        run.save()
-    return True
+        advanced = item.outcome is None
+        if advanced:
+            run = StatusRun.get_by_id(run_id)
+            batch = PrintOrderBatch.get_by_id(run.batch_id)
+            item.outcome, item.error_code, item.error_message = _advance_one(run, batch, order_id)
+            item.settled_at = clock.now()
+            item.save()
+    # Committed: the group's last message to commit sees every item of the group settled, whichever
+    # order they commit in, so the group is settled (by one of them: the run row decides).
+    if not _unsettled(run_id, item.group_index):
+        with transaction():
+            run = StatusRun.select().where(StatusRun.id == run_id).for_update().get()
+            if run.status == "running" and run.current_group == item.group_index:
+                _settle_group(run)
+                run.save()
+    return advanced
+
+
+def _unsettled(run_id: str, group: int) -> int:
+    return (StatusRunItem.select().where(StatusRunItem.run_id == run_id, StatusRunItem.group_index == group,
+                                         StatusRunItem.outcome.is_null()).count())
 
 
 def _advance_one(run: StatusRun, batch: PrintOrderBatch, order_id: str) -> tuple[str, str | None, str | None]:
@@ -203,17 +226,28 @@ def _advance_one(run: StatusRun, batch: PrintOrderBatch, order_id: str) -> tuple
 
 
 def _settle_group(run: StatusRun) -> None:
-    """When the current group has no order left to settle: the next group, or the end."""
+    """When the current group has no order left to settle: the counters, then the next group or the
+    end. The caller holds the run row's lock."""
     group = (StatusRunItem.select(StatusRunItem.outcome)
              .where(StatusRunItem.run_id == run.id, StatusRunItem.group_index == run.current_group).tuples())
     outcomes = [outcome for (outcome,) in group]
     if None in outcomes:
         return
+    run.advanced, run.skipped, run.failed = _counters(run.id)
+    run.progressed_at = clock.now()
     if "failed" in outcomes or run.current_group + 1 >= run.groups_total:
         _finish(run)
         return
     run.current_group += 1
     _send_group(run, run.current_group)
+
+
+def _counters(run_id: str) -> tuple[int, int, int]:
+    """(advanced, skipped, failed): the settled items of the run, as written."""
+    counts = dict(StatusRunItem.select(StatusRunItem.outcome, fn.COUNT(StatusRunItem.id))
+                  .where(StatusRunItem.run_id == run_id, StatusRunItem.outcome.is_null(False))
+                  .group_by(StatusRunItem.outcome).tuples())
+    return counts.get("advanced", 0), counts.get("skipped", 0), counts.get("failed", 0)
 
 
 def run_state(*, batch_code: str, printer_organization_id: str, run_id: str) -> RunState:

@@ -9,7 +9,7 @@ the printer works on it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from peewee import SQL, NodeList, fn
 
@@ -18,7 +18,7 @@ from backend.identity.models import Organization
 from backend.marketplace.models import Campaign
 from backend.printing.archive import AggregatedLine, ArchiveFile, aggregate_lines, entry_names
 from backend.printing.batches import SENT, derived_status
-from backend.printing.models import PrintOrder, PrintOrderBatch, PrintOrderLine
+from backend.printing.models import PrintAsset, PrintOrder, PrintOrderBatch, PrintOrderLine
 from backend.printing.order_views import LineView, OrderView, order_rows, with_lines
 from backend.printing.plans import formatted_address
 
@@ -109,8 +109,7 @@ def _aggregate(orders: list[OrderView]) -> list[AggregatedFile]:
     files = []
     for group in grouped:
         line = sample[(group.asset_id, group.zone_id)]
-        files.append(ArchiveFile(line.archive_file.technical_name, group.quantity, group.position,
-                                 line.archive_file.storage_key, line.archive_file.size))
+        files.append(replace(line.archive_file, quantity=group.quantity, position=group.position))
     names = entry_names(files)
     return [
         AggregatedFile(group, sample[(group.asset_id, group.zone_id)].zone_label,
@@ -130,6 +129,31 @@ def _detail(batch: PrintOrderBatch | None) -> BatchView:
 def printer_batch(*, batch_code: str, printer_organization_id: str) -> BatchView:
     return _detail(_batches().where(PrintOrderBatch.code == batch_code,
                                     PrintOrderBatch.printer_organization_id == printer_organization_id).first())
+
+
+def printer_batch_files(*, batch_code: str, printer_organization_id: str) -> list[ArchiveFile]:
+    """What the printer's batch ZIP holds (`printer_batch(...).archive_files`) in two statements,
+    the lines aggregated by the database: a 1,000-order batch's views are not built to download it."""
+    batch_id = (PrintOrderBatch.select(PrintOrderBatch.id)
+                .where(PrintOrderBatch.code == batch_code, PrintOrderBatch.status == SENT,
+                       PrintOrderBatch.printer_organization_id == printer_organization_id).scalar())
+    if batch_id is None:
+        raise NotFound("print batch not found")
+    rows = (PrintOrderLine
+            .select(PrintOrderLine.asset_id, PrintOrderLine.zone_id, fn.SUM(PrintOrderLine.quantity),
+                    fn.MIN(PrintOrderLine.position), PrintAsset.technical_name, PrintAsset.storage_key,
+                    PrintAsset.size_bytes, PrintAsset.crc32)
+            .join(PrintOrder).switch(PrintOrderLine)
+            .join(PrintAsset, on=PrintOrderLine.asset_id == PrintAsset.id)
+            .where(PrintOrder.batch_id == batch_id)
+            .group_by(PrintOrderLine.asset_id, PrintOrderLine.zone_id, PrintAsset.id)
+            .tuples())
+    files, lines = {}, []
+    for asset_id, zone_id, quantity, position, technical_name, storage_key, size, crc32 in rows:
+        lines.append(AggregatedLine(asset_id, zone_id, quantity, position))
+        files[asset_id] = ArchiveFile(technical_name, quantity, position, storage_key, size, crc32)
+    return [replace(files[group.asset_id], quantity=group.quantity, position=group.position)
+            for group in aggregate_lines(lines)]
 
 
 def industrial_batch_view(*, batch_code: str, organization_id: str) -> BatchView:

@@ -43,6 +43,7 @@ class PrintAsset(BaseModel):
     content_type = CharField(max_length=40)
     size_bytes = BigIntegerField()
     sha256 = CharField(max_length=64)
+    crc32 = BigIntegerField(null=True)  # the ZIP entry checksum; None for visuals uploaded before migration 064
     storage_key = CharField(max_length=200)
     created_at = created_at_field()
     deleted_at = DateTimeTZField(null=True)

@@ -189,10 +189,14 @@ def order_metrics(lines: Iterable[MeasuredLine], zone_sizes_mm: Mapping[str, tup
     `zone_sizes_mm` maps each line's zone id to its (width, height) in millimetres; surfaces
     are summed exactly in mm2 and rounded once, at the end.
     """
+    return metrics_of((line.quantity, *zone_sizes_mm[line.zone_id]) for line in lines)
+
+
+def metrics_of(lines: Iterable[tuple[int, int, int]]) -> OrderMetrics:
+    """`order_metrics` of lines given as (quantity, zone width mm, zone height mm)."""
     files = panels = surface_mm2 = 0
-    for line in lines:
-        width, height = zone_sizes_mm[line.zone_id]
+    for quantity, width, height in lines:
         files += 1
-        panels += line.quantity
-        surface_mm2 += line.quantity * width * height
+        panels += quantity
+        surface_mm2 += quantity * width * height
     return OrderMetrics(files, panels, round(surface_mm2 / 1_000_000, SURFACE_DECIMALS))

@@ -3,7 +3,6 @@ stores, ad spaces and approved reservations inserted in bulk, and visuals of a c
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -104,13 +103,11 @@ def store_visuals(storage, count: int, size: int, *, organization_id: str = INDU
                 yield block[:min(left, CHUNK)]
                 left -= CHUNK
 
-        storage.put_stream(PRINT_ASSETS_CONTEXT, key, _Reader(chunks()), "application/pdf", max_bytes=size)
-        digest = hashlib.sha256()
-        for part in chunks():
-            digest.update(part)
+        stored = storage.put_stream(PRINT_ASSETS_CONTEXT, key, _Reader(chunks()), "application/pdf", max_bytes=size)
         rows.append(PrintAsset.create(id=asset_id, organization_id=organization_id, original_name=f"Visuel {n}.pdf",
                                       technical_name=f"visuel-{n % 10}.pdf", content_type="application/pdf",
-                                      size_bytes=size, sha256=digest.hexdigest(), storage_key=key))
+                                      size_bytes=size, sha256=stored.sha256, crc32=stored.crc32,
+                                      storage_key=key))
     return rows
 
 

@@ -40,28 +40,34 @@ from ops.bench.stack import process_tree_peak_rss_mb
 NAME = "printer"
 DESCRIPTION = ("printer order list over 10,000 orders (reference: raw SQL) and ZIP download of 50 x 20 MB "
                "(reference: bare gunicorn app streaming the same files)")
+# The best query (EXPLAIN (ANALYZE, BUFFERS) in docs/benchmarks.md): the page's ids, their order and the
+# total from the index `print_order_printer_list` alone, then the joins for those rows only.
 PAGE_SQL = """
-SELECT o.id, o.code, o.status, o.reservation_id, o.batch_id, o.delivery_target, o.created_at, o.updated_at,
-       b.code, b.campaign_id, c.id, c.name, i.legal_name, p.legal_name, s.name, s.city, a.name, r.starts_at,
-       r.ends_at, COUNT(o.id) OVER ()
-FROM print_order o
+WITH page AS (
+    SELECT o.id, o.updated_at, COUNT(*) OVER () AS total FROM print_order o
+     WHERE o.printer_organization_id = %s AND o.status <> 'draft'
+     ORDER BY o.updated_at DESC, o.id DESC LIMIT %s OFFSET %s)
+SELECT o.id, o.code, o.status, CASE WHEN o.status = 'cancelled' THEN NULL ELSE b.code END, o.batch_id, c.id, c.name,
+       i.legal_name, s.name, s.city, o.delivery_target,
+       to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+       to_char(o.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), page.total
+FROM page
+JOIN print_order o ON o.id = page.id
 JOIN reservation r ON r.id = o.reservation_id
 JOIN campaign c ON c.id = r.campaign_id
 JOIN ad_space a ON a.id = r.ad_space_id
 JOIN store s ON s.id = a.store_id
 JOIN organization i ON i.id = o.industrial_organization_id
-JOIN organization p ON p.id = o.printer_organization_id
 LEFT JOIN print_order_batch b ON b.id = o.batch_id
-WHERE o.printer_organization_id = %s AND o.status <> 'draft'
-ORDER BY o.updated_at DESC, o.id DESC LIMIT 100 OFFSET %s
+ORDER BY page.updated_at DESC, page.id DESC
 """
 LINES_SQL = """
-SELECT l.order_id, l.position, l.zone_id, l.face_index, l.quantity, l.asset_id, z.code, z.label, z.width_mm,
-       z.height_mm, a.technical_name, a.storage_key, a.size_bytes
+SELECT l.order_id, l.position, l.zone_id, z.code, z.label, z.width_mm, z.height_mm, l.face_index, l.quantity,
+       l.asset_id, a.technical_name
 FROM print_order_line l
 JOIN furniture_zone z ON z.id = l.zone_id
 LEFT JOIN print_asset a ON a.id = l.asset_id
-WHERE l.order_id = ANY(%s) ORDER BY l.order_id, l.position
+WHERE l.order_id = ANY(ARRAY(SELECT unnest(%s::text[])))
 """
 STATUSES = ("pending", "sent", "in_production", "produced", "delivered", "cancelled")
 
@@ -95,7 +101,7 @@ def _orders(world, reservation_ids: list[str], assets) -> None:
     database.execute_sql("SELECT setval('print_order_code_seq', %s)", (len(orders) + 1,))
 
 
-def _list_figures(world, requests_count: int, total: int):
+def _list_figures(world, requests_count: int, total: int, whole_runs: int):
 
 
     client = falcon.testing.TestClient(create_app(current_runtime().config))
@@ -103,32 +109,38 @@ def _list_figures(world, requests_count: int, total: int):
     rng = random.Random(5)
     offsets = [0 if n % 2 == 0 else rng.randrange(0, total // 100) * 100 for n in range(requests_count)]
 
-    def api(offset):
-        answer = client.simulate_get("/api/printer/print-orders", headers=headers,
-                                     params={"limit": 100, "offset": offset})
+    def api(offset, limit=100):
+        params = {"offset": offset} if limit is None else {"limit": limit, "offset": offset}
+        answer = client.simulate_get("/api/printer/print-orders", headers=headers, params=params)
         assert answer.status_code == 200, answer.text
         return [o["code"] for o in answer.json["data"]["orders"]]
 
-    def service(offset):
-        views, _ = order_views.printer_orders(printer_organization_id=_printing.PRINTER, limit=100, offset=offset)
-        return [view.order.code for view in views]
+    def service(offset, limit=100):
+        orders, _ = order_views.printer_orders(printer_organization_id=_printing.PRINTER, limit=limit, offset=offset)
+        return [order["code"] for order in orders]
 
-    def raw(offset):
-        rows = database.execute_sql(PAGE_SQL, (_printing.PRINTER, offset)).fetchall()
+    def raw(offset, limit=100):
+        rows = database.execute_sql(PAGE_SQL, (_printing.PRINTER, limit, offset)).fetchall()
         database.execute_sql(LINES_SQL, ([row[0] for row in rows],)).fetchall()
         return [row[1] for row in rows]
 
+    def measure(runs, timings, limit):
+        mismatches = 0
+        for offset in runs:
+            pages = []
+            for name, action in (("raw", raw), ("service", service), ("api", api)):
+                began = time.perf_counter()
+                pages.append(action(offset, limit))
+                timings[name].append((time.perf_counter() - began) * 1000)
+            mismatches += not (pages[0] == pages[1] == pages[2])
+        return mismatches
+
     timings: dict[str, list[float]] = {"api": [], "service": [], "raw": []}
-    mismatches = 0
     for offset in offsets[:6]:  # warm-up
         api(offset), service(offset), raw(offset)
-    for offset in offsets:
-        pages = []
-        for name, action in (("raw", raw), ("service", service), ("api", api)):
-            began = time.perf_counter()
-            pages.append(action(offset))
-            timings[name].append((time.perf_counter() - began) * 1000)
-        mismatches += not (pages[0] == pages[1] == pages[2])
+    mismatches = measure(offsets, timings, 100)
+    whole: dict[str, list[float]] = {"api": [], "service": [], "raw": []}
+    mismatches += measure([0] * whole_runs, whole, None)
     p50 = {name: statistics.median(values) for name, values in timings.items()}
     p99 = {name: sorted(values)[max(0, int(len(values) * 0.99) - 1)] for name, values in timings.items()}
     figures = [
@@ -136,6 +148,9 @@ def _list_figures(world, requests_count: int, total: int):
         Figure("list API p99 (ms)", p99["api"], p99["raw"]),
         Figure("list service p50 (ms)", p50["service"], p50["raw"], summary=False),
         Figure("list service p99 (ms)", p99["service"], p99["raw"], summary=False),
+        Figure("whole list (ms)", statistics.median(whole["api"]), statistics.median(whole["raw"])),
+        Figure("whole list service (ms)", statistics.median(whole["service"]), statistics.median(whole["raw"]),
+               summary=False),
     ]
     return figures, mismatches
 
@@ -168,8 +183,9 @@ def run(stack, quick: bool) -> Result:
             world = _printing.build_world(stores=1_000, zones=_zones())
             small = _printing.store_visuals(storage, 3, 64 * 1024)
             _orders(world, _printing.approved_reservations(world, total_orders, impression_status="locked"), small)
+        database.execute_sql("VACUUM (ANALYZE) print_order, print_order_line")  # as autovacuum leaves them
         database.execute_sql("ANALYZE")
-        figures, mismatches = _list_figures(world, 60 if quick else 200, total_orders)
+        figures, mismatches = _list_figures(world, 60 if quick else 200, total_orders, 3 if quick else 7)
         with transaction():
             visuals = _printing.store_visuals(storage, visuals_count, visual_mb * 1024 * 1024)
             code = _zip_order(world, visuals)
@@ -205,7 +221,8 @@ def run(stack, quick: bool) -> Result:
         reference="list: the same two SELECTs by hand on the same connection; ZIP: a bare WSGI app streaming the "
                   "same files (ops/bench/_zip_reference.py) under the same gunicorn",
         settings=[
-            "list: in process, falcon.testing client, pages of 100 (half the first page, half a random page)",
+            "list: in process, falcon.testing client, pages of 100 (half the first page, half a random page), then the "
+            "whole list (no limit)",
             f"ZIP: {stack.web_settings}, one streaming client, {rounds} round(s) alternated",
             "peak RSS: the highest VmHWM of the gunicorn master and workers (the app's baseline included); growth: "
             "its rise during the measured download, after a warm-up download",

@@ -95,6 +95,30 @@ def test_a_redelivered_message_never_advances_an_order_twice(setting, sent_batch
     assert PrintBatchStatusRun.get_by_id(run.id).advanced == 3
 
 
+def test_a_group_is_settled_once_whatever_order_its_messages_end_in(setting, sent_batch):
+    """The orders never touch the run row: the message that completes its group settles it, the
+    group's other messages (and redeliveries) find it settled; a running run counts live."""
+    code = sent_batch(12)
+    run = start(setting, code)
+    group = list(OutboxMessage.select().where(OutboxMessage.actor_name == ADVANCE).order_by(OutboxMessage.id.desc()))
+    for message in group:  # in reverse order: the group completes with its first message
+        assert batch_advance.advance_batch_order(*message.args) is True
+    assert PrintBatchStatusRun.get_by_id(run.id).current_group == 1
+    following = OutboxMessage.select().where(OutboxMessage.actor_name == ADVANCE).order_by(OutboxMessage.id)
+    assert following.count() == 12  # group 1 sent once
+    for message in group:  # redeliveries of the settled group change nothing and send nothing
+        assert batch_advance.advance_batch_order(*message.args) is False
+    assert following.count() == 12
+    assert batch_advance.advance_batch_order(*following[10].args) is True
+    state = batch_advance.run_state(batch_code=code, printer_organization_id=setting.printer.id, run_id=run.id)
+    assert (state.status, state.advanced, state.current_group) == ("running", 11, 1)
+    assert batch_advance.advance_batch_order(*following[11].args) is True
+    state = batch_advance.run_state(batch_code=code, printer_organization_id=setting.printer.id, run_id=run.id)
+    assert (state.status, state.advanced) == ("done", 12)
+    stored = PrintBatchStatusRun.get_by_id(run.id)
+    assert (stored.advanced, stored.skipped, stored.failed) == (12, 0, 0)
+
+
 def test_an_unknown_next_status_or_batch_is_refused(setting, sent_batch, client, printer):
     code = sent_batch(1)
     resp = client.simulate_patch(f"/api/printer/print-batches/{code}/status", headers=printer,

@@ -9,12 +9,15 @@ import threading
 import zipfile
 
 import pytest
+from marshmallow import Schema
 
 from backend.db import database
 from backend.marketplace.models import AdSpace, Reservation, Store
-from backend.printing.batches import derived_status
-from backend.printing.models import PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
-from schemas.printing.batches import BatchDetailOut, BatchListOut, ConfirmOut, PreviewOut
+from backend.printing import batch_views, batches
+from backend.printing.batches import BatchDeposit, Delivery, Reuse, derived_status
+from backend.printing.models import DeliveryTarget, PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
+from backend.printing.order_views import order_rows, with_lines
+from schemas.printing.batches import BatchDetailOut, BatchListOut, BatchOrderOut, ConfirmOut, PreviewOut
 from tests.documents.conftest import pdf_pages
 from tests.factories import add_member, make_organization, make_user, signed_in
 from tests.printing.helpers import upload
@@ -116,6 +119,27 @@ def test_the_preview_writes_nothing_and_equals_the_confirmation(client, member, 
     # Joue: 4 faces x 4 stores = 16, 5 in stock -> 11 printed; Fronton: 2 x 4 = 8 printed.
     assert (recap["selectedPlacements"], recap["ordersToCreate"], recap["panelsToPrint"]) == (4, 4, 19)
     assert [r["printedPanels"] for r in confirmed.json["data"]["reservations"]] == [2, 5, 6, 6]
+
+
+def test_preview_and_confirmation_answers_are_their_field_by_field_dumps(client, member, setting, group):
+    """The summary is answered as `summarize` built it (`PreviewOut.dump`): exactly what dumping
+    it field by field gives, exclusions, reused faces and the confirmation's batch included."""
+    batch_id, ids = group(3)
+    Reservation.update(impression_status="validated").where(Reservation.id == ids[2]).execute()
+    selection = [*ids, ids[0], "unknown-reservation"]
+    deposit = BatchDeposit(selection, Delivery(DeliveryTarget.STORE), reuse=Reuse(stock={setting.zones[1].id: 3}))
+    organization_id = setting.industrial.id
+    preview = batches.preview_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit)
+    assert PreviewOut().dump(preview) == Schema.dump(PreviewOut(), preview)
+    assert [e["reason"] for e in PreviewOut().dump(preview)["exclusions"]] == ["not_to_deposit", "duplicate",
+                                                                              "not_found"]
+    confirmed = batches.confirm_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit,
+                                      default_printer_organization_id=None)
+    answer = ConfirmOut().dump(confirmed)
+    assert answer == Schema.dump(ConfirmOut(), confirmed) and len(answer["batch"]["orders"]) == 2
+    assert answer["reservations"] == PreviewOut().dump(preview)["reservations"]
+    views = with_lines(list(order_rows().where(PrintOrder.batch_id == batch_id).order_by(PrintOrder.code)))
+    assert answer["batch"]["orders"] == [BatchOrderOut().dump(view) for view in views]
 
 
 def test_the_confirmation_makes_pending_orders_and_sends_the_batch(client, member, setting, group):
@@ -285,6 +309,12 @@ def test_the_aggregated_zip_totals_equal_the_orders_lines(client, member, printe
     assert sum(totals.values()) == sum(line.quantity for line in lines) == 2 * 4 + 4 * 4 - 3
     reused = PrintReusedFace.select().where(PrintReusedFace.batch_id == batch_id).count()
     assert sum(totals.values()) + reused == (2 + 4) * 4  # spec B aggregated download invariant
+    # The download aggregates in the database what the detail aggregates from the orders' views.
+    detail = client.simulate_get(f"{PRINTER_BATCHES}/{code}", headers=printer).json["data"]
+    assert archive.namelist() == [line["fileName"] for line in detail["aggregatedLines"]]
+    printer_id = setting.printer.id
+    assert (batch_views.printer_batch_files(batch_code=code, printer_organization_id=printer_id)
+            == batch_views.printer_batch(batch_code=code, printer_organization_id=printer_id).archive_files)
 
 
 def test_the_batch_order_form_has_the_recap_then_the_manifest(client, member, printer, group, seeded_templates):

@@ -10,9 +10,12 @@ from importlib import import_module
 from marshmallow import Schema, fields
 
 import schemas
+from backend.printing import order_views
 from backend.printing.models import PrintOrder
+from backend.printing.orders import cancel_order
 from backend.printing.plans import Recipient
 from schemas.common import QueryList
+from schemas.printing.orders import PrinterPrintOrderListItemOut
 from tests.factories import make_admin, signed_in
 
 
@@ -60,3 +63,32 @@ def test_every_list_field_of_a_query_schema_takes_a_single_value():
                  for field, declared in schema._declared_fields.items()
                  if isinstance(declared, fields.List) and not isinstance(declared, QueryList)]
     assert offenders == []
+
+
+def test_each_list_item_is_the_dump_of_its_orders_view(client, printer, setting, sent_batch, make_print_order):
+    """The printer list builds its items from plain rows (`order_views.printer_orders`); they are
+    exactly what `PrinterPrintOrderListItemOut` dumps of each order's view: twin file names, a
+    cancelled batch order (no `batchCode`), an order without a visual, scopes and statuses."""
+    batch_code = sent_batch(3)
+    alone = make_print_order("sent")
+    batch_orders = [o for o in PrintOrder.select().where(PrintOrder.batch_id.is_null(False)).order_by(PrintOrder.code)]
+    cancel_order(order_code=batch_orders[0].code, reason="refait", actor_user_id=make_admin().id)
+    listed, total = order_views.printer_orders(printer_organization_id=setting.printer.id)
+    assert total == 4 and {item["code"] for item in listed} == {alone.code, *(o.code for o in batch_orders)}
+    for item in listed:
+        view = order_views.printer_order(order_code=item["code"], printer_organization_id=setting.printer.id)
+        assert item == PrinterPrintOrderListItemOut().dump(view)
+    cancelled = next(item for item in listed if item["code"] == batch_orders[0].code)
+    assert cancelled["batchCode"] is None and cancelled["batchId"] is not None
+    live = next(item for item in listed if item["code"] == batch_orders[1].code)
+    assert live["batchCode"] == batch_code
+    assert [line["fileName"] for line in live["lines"]] == ["visuel_qte2.pdf", "visuel_2_qte4.pdf"]
+    answer = client.simulate_get("/api/printer/print-orders", headers=printer)
+    assert answer.json["data"]["orders"] == listed
+    isolated, _ = order_views.printer_orders(printer_organization_id=setting.printer.id, scope="isolated")
+    assert [item["code"] for item in isolated] == [alone.code]
+    sent, sent_total = order_views.printer_orders(printer_organization_id=setting.printer.id, statuses=["pending"],
+                                                  scope="batch", limit=1, offset=1)
+    assert len(sent) == 1 and sent_total == 2
+    beyond, beyond_total = order_views.printer_orders(printer_organization_id=setting.printer.id, limit=5, offset=10)
+    assert beyond == [] and beyond_total == 4

@@ -101,8 +101,8 @@ def test_printer_and_admin_pages_cost_two_queries_whatever_their_size(setting, d
         release_order(order_code=deposited()[1], actor_user_id=admin.id)
     for size in (2, 6):
         with sql_statements() as seen:
-            views, total = order_views.printer_orders(printer_organization_id=setting.printer.id, limit=size)
-        assert (len(views), total, len(seen)) == (size, 6, 2)
+            orders, total = order_views.printer_orders(printer_organization_id=setting.printer.id, limit=size)
+        assert (len(orders), total, len(seen)) == (size, 6, 2)
         with sql_statements() as seen:
             page = order_views.admin_orders(params=ListParams(page_size=size))
         assert (len(page.items), page.total, len(seen)) == (size, 6, 2)
