@@ -1,6 +1,6 @@
 """Billing actors (spec C): auto-collection on approval, SEPA mandates, idempotency-key purge,
 self-billing mandate events (whose handler is registered with the e-signature webhook processing
-here, in every process that imports the actors), the self-billing scheduler."""
+here, in every process that imports the actors) and their reconciliation, the self-billing scheduler."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ register_event_handler(self_billing_mandate_events.HANDLER_NAME, self_billing_ma
 def auto_collect_reservation(reservation_id: str) -> None:
     """Subscriber of `reservation.approved`: collect the reservation total (key
     `auto-collect-<reservationId>`); a refusal is logged and left to the manual route."""
-    collection.auto_collect(reservation_id)
+    collection.auto_collect(reservation_id, config=current_runtime().config)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=60_000, throws=())
@@ -45,7 +45,8 @@ def run_post_invoice_hook(invoice_id: str) -> None:
     """Subscriber of `invoice.issued` (spec C post-invoice hook): the Factur-X PDF stored, then
     the e-invoice transmission draft. The service logs its failures and never raises; it runs on
     the `documents` queue so PDF rendering never holds collections back."""
-    post_invoice.run_post_invoice_hook(invoice_id)
+    runtime = current_runtime()
+    post_invoice.run_post_invoice_hook(invoice_id, storage=runtime.storage, config=runtime.config)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=120_000, throws=())
@@ -55,6 +56,14 @@ def apply_self_billing_mandate_event(mandate_id: str, event_id: str, event_name:
     runtime = current_runtime()
     self_billing_mandate_events.apply_provider_event(mandate_id, event_id, event_name, provider=runtime.esign,
                                                      storage=runtime.storage)
+
+
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=600_000, throws=(), periodic=cron("*/15 * * * *"))
+def reconcile_self_billing_mandates() -> None:
+    """Repair missed webhooks: mandates pending with no change for an hour are asked of the provider."""
+    runtime = current_runtime()
+    self_billing_mandate_events.reconcile_pending(older_than_seconds=runtime.config.esign_reconcile_after_seconds,
+                                                  provider=runtime.esign, storage=runtime.storage)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=0, time_limit=1_500_000, throws=(), periodic=cron("* * * * *"))

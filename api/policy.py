@@ -40,6 +40,7 @@ class Policy:
         req.context.principal = None
         req.context.session_id = None
         req.context.user = None
+        req.context.organizations = None
         req.context.audit_token = bind_request_context(
             getattr(req.context, "client_ip", None) or req.remote_addr, req.user_agent
         )
@@ -59,11 +60,13 @@ class Policy:
             self._refuse_foreign_origin(req)
         token = req.cookies.get(SESSION_COOKIE)
         if token and getattr(resource, "uses_database", True):
-            resolved = resolve_session(token)
+            # A resource that answers the user's organizations has them read with the session.
+            resolved = resolve_session(token, organizations=getattr(resource, "reads_organizations", False))
             if resolved is not None:
                 req.context.principal = resolved.principal
                 req.context.session_id = resolved.session_id
                 req.context.user = resolved.user
+                req.context.organizations = resolved.organizations
         enforce(rule, req.context.principal)
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
@@ -103,5 +106,11 @@ def enforce(rule: Access, principal: Principal | None) -> None:
     if rule.membership_roles and principal.membership_role not in rule.membership_roles:
         raise Forbidden("your role in the organization does not allow this",
                         requiredMembershipRoles=list(rule.membership_roles))
-    if rule.kyb_required and not business_open(principal.active_organization_id):
+    if rule.kyb_required and not _business_open(principal):
         raise Forbidden("the organization's KYB is not approved", reason="kyb_not_approved")
+
+
+def _business_open(principal: Principal) -> bool:
+    if principal.organization_open is not None:  # read with the session
+        return principal.organization_open
+    return business_open(principal.active_organization_id)

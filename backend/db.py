@@ -10,11 +10,13 @@ never for a rolled-back one.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from peewee import DatabaseError, DatabaseProxy, InterfaceError, OperationalError
 from playhouse.postgres_ext import PooledPostgresqlExtDatabase
+from psycopg2.extensions import TRANSACTION_STATUS_IDLE
 
 from backend.errors import ServiceUnavailable
 
@@ -23,9 +25,41 @@ database = DatabaseProxy()
 _state = threading.local()
 
 
+class _Pool(PooledPostgresqlExtDatabase):
+    """peewee's pool, which checks a connection out with a `SELECT 1` round trip (a connection
+    PostgreSQL dropped while it sat in the pool is discarded). A connection given back less than
+    `PING_AFTER_SECONDS` ago is handed out without it: at one request after another that ping was
+    a round trip per request, and a server that went away within the last second fails that
+    request as it fails those in flight."""
+
+    PING_AFTER_SECONDS = 1.0
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._given_back: dict[int, float] = {}  # connection key -> monotonic time of its check-in
+
+    def _is_closed(self, conn) -> bool:  # under the pool's lock
+        given_back = self._given_back.pop(self.conn_key(conn), None)
+        if conn.closed:
+            return True
+        recent = given_back is not None and time.monotonic() - given_back < self.PING_AFTER_SECONDS
+        if recent and conn.info.transaction_status == TRANSACTION_STATUS_IDLE:
+            return False
+        return super()._is_closed(conn)
+
+    def _close(self, conn, close_conn: bool = False) -> None:
+        if not close_conn:
+            self._given_back[self.conn_key(conn)] = time.monotonic()
+        super()._close(conn, close_conn)
+
+    def _close_raw(self, conn) -> None:
+        self._given_back.pop(self.conn_key(conn), None)
+        super()._close_raw(conn)
+
+
 def init_database(url: str, *, max_connections: int = 20) -> PooledPostgresqlExtDatabase:
     """Point the proxy at PostgreSQL. `url` is any libpq connection string or URI."""
-    db = PooledPostgresqlExtDatabase(
+    db = _Pool(
         url,  # libpq expands a URI given as dbname
         max_connections=max_connections,
         stale_timeout=300,

@@ -8,6 +8,7 @@ they appear, and any field longer than 2 KiB is truncated.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -68,6 +69,7 @@ def url_without_password(url: str) -> str:
 _QUERY_PASSWORD = re.compile(r"([?&]password=)([^&#]*)", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)  # a handful of keys recur on every line (the access line's on every request)
 def is_secret_key(key: str) -> bool:
     """Keys named like a secret: password, token, secret, authorization, cookie, api_key, iban ..."""
     words = [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", key).lower()) if w]

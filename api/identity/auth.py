@@ -83,11 +83,14 @@ class SignOut(AuthResource):
 
 
 class Session:
+    reads_organizations = True  # the policy reads them with the session, in one statement
+
     @operation("Current session",
                description="The signed-in user, its roles, permissions, organizations and workspace.",
                tags=TAGS, answer=SessionOut, answer_description="the session")
     def on_get(self, req, resp) -> dict:
-        return describe_session(req.context.principal, user=req.context.user)
+        return describe_session(req.context.principal, user=req.context.user,
+                                organizations=req.context.organizations)
 
 
 class ActiveOrganization:
@@ -99,8 +102,8 @@ class ActiveOrganization:
         principal = req.context.principal
         sessions.set_active_organization(session_id=req.context.session_id, user_id=principal.user_id,
                                          organization_id=body["organizationId"])
-        resolved = sessions.resolve_session(req.cookies.get(SESSION_COOKIE))
-        return describe_session(resolved.principal, user=resolved.user)
+        resolved = sessions.resolve_session(req.cookies.get(SESSION_COOKIE), organizations=True)
+        return describe_session(resolved.principal, user=resolved.user, organizations=resolved.organizations)
 
 
 class MagicLink(AuthResource):

@@ -10,33 +10,48 @@ the transaction the invoice row is written last (the payment order and the ledge
 checked at commit): its number's counter row stays locked only from then to the commit, which
 is what every collection of the series queues on.
 
+One commit per collection, about ten statements: the key held and read (`idempotency.run_once`),
+the financial record opened `reservation_total_due` when absent, one read of everything the
+checks and the invoice need (the reservation locked `FOR UPDATE`, the industrial organization
+`FOR SHARE` with its KYB status and billing profile, the ad space and store names, the active SEPA
+mandate), the record moved to `reservation_total_paid` by a conditional UPDATE, the payment order
+inserted `paid` (no payment service provider is called: its `pending` state would never be seen
+outside the transaction), the journal, the outbox row, the numbered invoice, the stored answer.
+
 The `Idempotency-Key` wraps the flow (`idempotency.run_once`); auto-collection uses the key
-`auto-collect-<reservationId>` in the same scope, so a manual retry with that key replays it.
+`auto-collect-<reservationId>` in the same scope, so a manual retry with that key replays it. A
+failing flow stores nothing for the key and leaves the record opened (`reservation_total_due`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from backend import clock
 from backend.billing import idempotency, ledger, mandates, records
-from backend.billing.invoices import InvoiceDraft, Line, billing_config, issue_invoice
+from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
     FinancialStatus,
+    Invoice,
     InvoiceKind,
     PaymentKind,
     PaymentMethod,
     PaymentOrder,
     PaymentStatus,
 )
+from backend.billing.parties import PROFILE_COLUMNS, party_of
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
+from backend.db import database
 from backend.errors import Conflict, DomainError, NotFound
+from backend.identity.models import KybStatus
 from backend.logs import log_event
 from backend.marketplace.kyb import require_kyb_approved
 from backend.marketplace.models import AdSpace, Reservation, ReservationStatus, Store
 from backend.marketplace.pricing import BillingModel, resolve_billing_model
+from backend.model import new_id
 
 COLLECTABLE = frozenset({ReservationStatus.APPROVED, ReservationStatus.COMPLETED})
 COLLECT_ROUTE = "billing.reservation.collect"
@@ -57,29 +72,27 @@ class Collected:
 
 
 def collect(*, reservation_id: str, industrial_organization_id: str, method: PaymentMethod, key: str,
-            user_id: str | None, config: Config | None = None, auto: bool = False) -> Collected:
+            user_id: str | None, config: Config, auto: bool = False) -> Collected:
     """Collect the reservation total once per `key` (scoped to the industrial organization)."""
     method = PaymentMethod(method)
-
-    def prepare() -> None:
-        reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER)
-        records.open_record(reservation, FinancialStatus.RESERVATION_TOTAL_DUE)
-
     return run_collection(
         route=COLLECT_ROUTE, path=collect_path(reservation_id), reservation_id=reservation_id,
-        industrial_organization_id=industrial_organization_id, method=method, key=key, prepare=prepare,
+        industrial_organization_id=industrial_organization_id, method=method, key=key,
+        prepare=lambda: records.open_collectable(reservation_id, industrial_organization_id,
+                                                 BillingModel.PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,
+                                                 COLLECTABLE),
         flow=lambda: _collect(reservation_id, industrial_organization_id, method, user_id, config),
         log_fields={"auto": auto},
     )
 
 
 def run_collection(*, route: str, path: str, reservation_id: str, industrial_organization_id: str,
-                   method: PaymentMethod, key: str, prepare: Callable[[], None], flow: Callable[[], dict],
+                   method: PaymentMethod, key: str, prepare: Callable[[], None],
+                   flow: Callable[[], dict | idempotency.Stored],
                    log_fields: dict) -> Collected:
     """A collection flow (reservation total, legacy deposit or balance) run once per key, with
-    the `billing.reservation.collect.*` telemetry. `prepare` (once the key is claimed; not on a
-    replay) checks eligibility and opens the financial record, committed on its own: a failing
-    flow leaves the reservation due."""
+    the `billing.reservation.collect.*` telemetry. `prepare` (once the key is held; not on a
+    replay) opens the financial record, which a failing flow leaves opened (`run_once`)."""
     request_hash = idempotency.fingerprint("POST", path, {"paymentMethod": method.value})
     fields = {"reservationId": reservation_id, "paymentMethod": method.value, **log_fields}
     log_event("billing.reservation.collect.requested", "reservation collection requested", "info", **fields)
@@ -94,6 +107,8 @@ def run_collection(*, route: str, path: str, reservation_id: str, industrial_org
         log_event("billing.reservation.collect.failed", "reservation collection failed", "error", **fields,
                   code="INTERNAL_ERROR", errorMessage=str(exc))
         raise
+    if replayed and "invoiceId" in answer:
+        answer = _with_number(answer, Invoice.select(Invoice.number).where(Invoice.id == answer["invoiceId"]).scalar())
     if not replayed:
         log_event("billing.reservation.collect.paid", "reservation collected", "info", **fields,
                   paymentOrderId=answer["paymentOrderId"], invoiceNumber=answer["invoiceNumber"])
@@ -111,16 +126,16 @@ def eligible_reservation(reservation_id: str, industrial_organization_id: str, m
     reservation = (query.for_update() if lock else query).first()
     if reservation is None:
         raise NotFound("reservation not found")
-    check_collectable(reservation, model)
+    check_collectable(reservation.status, reservation.billing_model, model)
     return reservation
 
 
-def check_collectable(reservation: Reservation, model: BillingModel) -> None:
+def check_collectable(status: str, billing_model: str | None, model: BillingModel) -> None:
     """Steps 1-2: `approved` or `completed`, and billed under `model` (409 otherwise)."""
-    if reservation.status not in COLLECTABLE:
-        raise Conflict(f"the reservation is {reservation.status}: only an approved or completed reservation is "
-                       "collected", reason="reservation_not_approved", status=reservation.status)
-    actual = resolve_billing_model(reservation.billing_model)
+    if status not in COLLECTABLE:
+        raise Conflict(f"the reservation is {status}: only an approved or completed reservation is "
+                       "collected", reason="reservation_not_approved", status=status)
+    actual = resolve_billing_model(billing_model)
     if actual is not model:
         raise Conflict(f"the reservation is billed under {actual}, not {model}", reason=f"not_{model.value}",
                        billingModel=actual.value)
@@ -131,61 +146,111 @@ def mandate_ref_for(organization_id: str, method: PaymentMethod) -> str | None:
     if method is not PaymentMethod.SEPA_DD:
         return None
     mandate = mandates.active_mandate(organization_id)
-    if mandate is None:
+    return require_mandate(method, mandate.mandate_ref if mandate else None)
+
+
+def require_mandate(method: PaymentMethod, active_mandate_ref: str | None) -> str | None:
+    """Step 3 on a mandate reference already read: the one `sepa_dd` needs (409 without one)."""
+    if method is not PaymentMethod.SEPA_DD:
+        return None
+    if active_mandate_ref is None:
         raise Conflict("the organization has no active SEPA mandate", reason="sepa_mandate_missing")
-    return mandate.mandate_ref
+    return active_mandate_ref
 
 
 def service_label(reservation: Reservation) -> str:
     place = (AdSpace.select(AdSpace.name, Store.name.alias("store_name")).join(Store)
              .where(AdSpace.id == reservation.ad_space_id).dicts().get())
-    return (f"Emplacement {place['name']}, {place['store_name']}, du {reservation.starts_at:%d/%m/%Y} au "
-            f"{reservation.ends_at:%d/%m/%Y}")
+    return label_of(place["name"], place["store_name"], reservation.starts_at, reservation.ends_at)
+
+
+def label_of(space_name: str, store_name: str, starts_at: datetime, ends_at: datetime) -> str:
+    return f"Emplacement {space_name}, {store_name}, du {starts_at:%d/%m/%Y} au {ends_at:%d/%m/%Y}"
+
+
+# Steps 1-3 and the invoice's customer in one read: the reservation locked for the collection, its
+# industrial organization shared-locked (a KYB review cannot commit before this transaction).
+_COLLECTION_READ = (
+    "SELECT r.status, r.billing_model, r.distributor_organization_id, r.starts_at, r.ends_at,"  # noqa: S608 (constants only)
+    " a.name AS space_name, s.name AS store_name, o.kyb_status, o.legal_name AS organization_legal_name, o.siren,"
+    " bp.organization_id IS NOT NULL AS has_profile, "
+    + ", ".join(f"bp.{column}" for column in PROFILE_COLUMNS)
+    + ", (SELECT m.mandate_ref FROM billing_sepa_mandate m WHERE m.organization_id = o.id AND m.status = 'active'"
+    " LIMIT 1) AS mandate_ref"
+    " FROM reservation r JOIN organization o ON o.id = r.industrial_organization_id"
+    " JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
+    " LEFT JOIN billing_profile bp ON bp.organization_id = o.id"
+    " WHERE r.id = %s AND r.industrial_organization_id = %s FOR UPDATE OF r FOR SHARE OF o"
+)
+
+
+def _collection_row(reservation_id: str, industrial_organization_id: str) -> dict:
+    cursor = database.execute_sql(_COLLECTION_READ, (reservation_id, industrial_organization_id))
+    values = cursor.fetchone()
+    if values is None or values[7] != KybStatus.APPROVED:
+        require_kyb_approved(industrial_organization_id)  # 403 first, as the route's access rule does
+        raise NotFound("reservation not found")
+    return dict(zip((column.name for column in cursor.description), values, strict=True))
 
 
 def _collect(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, user_id: str | None,
-             config: Config | None) -> dict:
-    require_kyb_approved(industrial_organization_id)
-    reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER,
-                            lock=True)  # 1, 2 (again, under the lock)
-    mandate_ref = mandate_ref_for(industrial_organization_id, method)  # 3
-    record = records.locked_record(reservation.id)
-    if record is None or record.financial_status != FinancialStatus.RESERVATION_TOTAL_DUE:
-        status = record.financial_status if record else FinancialStatus.DRAFT.value
+             config: Config) -> idempotency.Stored:
+    row = _collection_row(reservation_id, industrial_organization_id)
+    check_collectable(row["status"], row["billing_model"], BillingModel.PRINCIPAL_SELLER)  # 1, 2
+    mandate_ref = require_mandate(method, row["mandate_ref"])  # 3
+    amounts = records.settle(reservation_id, FinancialStatus.RESERVATION_TOTAL_DUE,
+                             FinancialStatus.RESERVATION_TOTAL_PAID)  # 5
+    if amounts is None:
+        status = records.status_of(reservation_id)
         raise Conflict(f"the reservation is not due for collection (financial status {status})",
                        reason="not_due", financialStatus=status)
+    store_base_cents, commission_cents, total_cents = amounts
+    customer = party_of(organization_id=industrial_organization_id, legal_name=row["organization_legal_name"],
+                        siren=row["siren"],
+                        profile={column: row[column] for column in PROFILE_COLUMNS} if row["has_profile"] else None)
     draft = InvoiceDraft(
         kind=InvoiceKind.PLATFORM_SALE,
-        lines=(Line(service_label(reservation), record.store_base_cents),
-               Line("Commission de la plateforme", record.commission_cents)),
+        lines=(Line(label_of(row["space_name"], row["store_name"], row["starts_at"], row["ends_at"]),
+                    store_base_cents),
+               Line("Commission de la plateforme", commission_cents)),
         issuer_organization_id=None, customer_organization_id=industrial_organization_id,
-        reservation_id=reservation.id, service_starts_at=reservation.starts_at,
-        service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True,
+        reservation_id=reservation_id, service_starts_at=row["starts_at"], service_ends_at=row["ends_at"],
+        created_by_user_id=user_id, paid=True, customer_party=customer,
     )
-    config = billing_config(config)
-    order = PaymentOrder.create(  # 4: the total including the VAT the invoice will freeze
-        reservation_id=reservation.id, invoice=draft.invoice_id, organization_id=industrial_organization_id,
-        kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PENDING,
-        amount_cents=amount_incl_tax_cents(record.total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
+    now, order_id = clock.now(), new_id()
+    PaymentOrder.insert(  # 4: the total including the VAT the invoice will freeze, paid at once
+        id=order_id, reservation_id=reservation_id, invoice=draft.invoice_id,
+        organization_id=industrial_organization_id, kind=PaymentKind.RESERVATION_TOTAL, method=method,
+        status=PaymentStatus.PAID, paid_at=now, created_at=now, updated_at=now,
+        amount_cents=amount_incl_tax_cents(total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
         mandate_ref=mandate_ref, created_by_user_id=user_id,
-    )
-    now = clock.now()
-    (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
-     .where(PaymentOrder.id == order.id).execute())
-    records.move(record, FinancialStatus.RESERVATION_TOTAL_PAID)  # 5
+    ).execute()
     ledger.post_journal([  # 7, naming the invoice issued next (its foreign key is checked at commit)
-        ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, record.total_cents),
-        ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, record.commission_cents),
-        ledger.Posting(ledger.supplier_payable(reservation.distributor_organization_id), ledger.CREDIT,
-                       record.store_base_cents),
-    ], description=f"collection of reservation {reservation.id}", reservation_id=reservation.id,
-        invoice_id=draft.invoice_id, payment_order_id=order.id)
-    invoice = issue_invoice(draft, config=config)  # 6, last: its number's counter row is locked until the commit
-    return {"reservationId": reservation.id, "paymentOrderId": order.id, "invoiceNumber": invoice.number,
-            "financialStatus": record.financial_status, "paymentStatus": PaymentStatus.PAID.value}
+        ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, total_cents),
+        ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, commission_cents),
+        ledger.Posting(ledger.supplier_payable(row["distributor_organization_id"]), ledger.CREDIT, store_base_cents),
+    ], description=f"collection of reservation {reservation_id}", reservation_id=reservation_id,
+        invoice_id=draft.invoice_id, payment_order_id=order_id)
+    answer = {"reservationId": reservation_id, "paymentOrderId": order_id, "invoiceId": draft.invoice_id,
+              "financialStatus": FinancialStatus.RESERVATION_TOTAL_PAID.value,
+              "paymentStatus": PaymentStatus.PAID.value}
+
+    def issue(stored: dict) -> dict:  # 6, last: its number's counter row is locked until the commit
+        return _with_number(stored, issue_invoice(draft, config=config).number)
+
+    return idempotency.Stored(answer, issue)  # the answer stored first, then the invoice
 
 
-def auto_collect(reservation_id: str, *, config: Config | None = None) -> Collected | None:
+def _with_number(answer: dict, number: str) -> dict:
+    """The answer as the client sees it: the invoice's number where the stored answer names its id
+    (stored before the number was allocated); answers stored with the number pass unchanged."""
+    if "invoiceId" not in answer:
+        return answer
+    shown = {name: value for name, value in answer.items() if name != "invoiceId"}
+    return {**shown, "invoiceNumber": number}
+
+
+def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
     """The `reservation.approved` subscriber: collect asynchronously, never touching the approval.
     A domain refusal is logged (`auto_failed`) and leaves `reservation_total_due` for the manual
     route; an unexpected error is logged and raised, so the worker retries it."""

@@ -58,7 +58,7 @@ def _locked_invoice(number: str) -> Invoice:
 
 
 def _credit_note(invoice: Invoice, amount_cents: int, *, reason: str, user_id: str | None, label: str,
-                 config: Config | None) -> Invoice:
+                 config: Config) -> Invoice:
     return issue_invoice(InvoiceDraft(
         kind=CREDIT_NOTE_KIND_OF[InvoiceKind(invoice.kind)],
         lines=(Line(f"{label} de la facture {invoice.number}", amount_cents),),
@@ -118,7 +118,7 @@ def _reason(reason: str) -> str:
 
 
 def refund(*, invoice_number: str, amount_cents: int, reason: str, method: PaymentMethod, user_id: str | None,
-           config: Config | None = None) -> dict:
+           config: Config) -> dict:
     """Refund part or all of a `platform_sale` (inside the caller's transaction); the answer is
     `{invoiceNumber, creditNoteNumber, paymentOrderId, refundedCents, remainingCents,
     financialStatus, paymentStatus, amountInclTaxCents}`."""
@@ -167,7 +167,7 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
             "financialStatus": record.financial_status, "paymentStatus": order.status}
 
 
-def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, config: Config | None = None) -> dict:
+def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, config: Config) -> dict:
     """Credit what is left of the invoice (inside the caller's transaction), moving no money."""
     reason = _reason(reason)
     invoice = _locked_invoice(invoice_number)
@@ -205,7 +205,7 @@ def refund_path(invoice_number: str) -> str:
 
 
 def refund_once(*, scope: str, key: str, invoice_number: str, amount_cents: int, reason: str,
-                method: PaymentMethod, user_id: str | None, config: Config | None = None) -> dict:
+                method: PaymentMethod, user_id: str | None, config: Config) -> dict:
     """`refund` once per `Idempotency-Key` (scope: the caller's organization or user)."""
     body = {"amountCents": amount_cents, "reason": reason, "paymentMethod": PaymentMethod(method).value}
     try:

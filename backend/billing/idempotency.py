@@ -4,14 +4,25 @@ one answered, with `idempotent: true`.
 Keys are scoped per organization and route and kept 24 h. A request is fingerprinted (method, path
 and canonical JSON body); the same key with another fingerprint is 422 `IDEMPOTENCY_KEY_REUSED`.
 
-How it holds under concurrency: the key is first *claimed* in a short transaction of its own
-(`in_flight`, committed at once), so a concurrent request with that key finds the claim and gets
-409 `CONFLICT` instead of running the flow a second time. The flow then runs in its own
-transaction, which also stores the answer (`completed`): effect and answer commit together, so a
-crash can never leave an effect without its stored answer. A flow that fails releases its claim
-(the same key may be retried: nothing was done); a claim left `in_flight` by a crashed process is
-taken over after `STALE_CLAIM_SECONDS`, which is safe because a committed flow would have
-completed it in the same transaction.
+How it holds under concurrency, in one transaction (one commit per request): the key is first
+*held* with a transaction-level advisory lock (`pg_try_advisory_xact_lock` on a 64-bit hash of
+scope, route and key), taken without waiting, so a concurrent request with that key gets 409
+`CONFLICT` instead of running the flow a second time; the key's record is read once the lock is
+held (a completed one is replayed); the flow runs; its answer is stored (`completed`) in the same
+transaction. Effect and answer commit together and the lock is released by that commit (or the
+rollback): a crash never leaves an effect without its stored answer, nor a claim to wait for, and
+a flow that fails stores nothing (the same key may be retried: nothing was done).
+
+A flow whose last step must come after its answer is stored returns `Stored(answer, finish)`:
+the answer is stored, then `finish(answer)` runs in the same transaction and its result is what
+the caller gets (the collection stores its answer before it issues the invoice, so that nothing
+but the invoice's own statement runs while the invoice series' counter row is locked).
+
+`prepare` (optional) runs in that transaction before the flow; what it does is meant to outlast a
+failing flow (the collection opens the financial record `reservation_total_due`): when the flow
+fails, `prepare` runs again in a transaction of its own. A record left `in_flight` by the previous
+release (which committed a claim first) is still honoured: 409 while fresh, taken over after
+`STALE_CLAIM_SECONDS`.
 """
 
 from __future__ import annotations
@@ -19,14 +30,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
-from peewee import IntegrityError
+from psycopg2.extras import Json
 
 from backend import clock
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord
-from backend.db import transaction
+from backend.db import database, transaction
 from backend.errors import Conflict, ValidationError
 
 TTL = timedelta(hours=24)
@@ -51,61 +63,89 @@ def check_key(key: str | None) -> str:
     return key
 
 
-def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Callable[[], dict],
+@dataclass(frozen=True)
+class Stored:
+    """What a flow returns to have `answer` stored before `finish(answer)` runs (see above)."""
+
+    answer: dict
+    finish: Callable[[dict], dict]
+
+
+def lock_id(scope: str, route: str, key: str) -> int:
+    """The key's advisory lock: a signed 64-bit hash of scope, route and key."""
+    digest = hashlib.blake2b(f"{scope}\x00{route}\x00{key}".encode(), digest_size=8, person=b"vitrine-idem").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Callable[[], dict | Stored],
              prepare: Callable[[], None] | None = None) -> tuple[dict, bool]:
     """`(answer, idempotent)`: the stored answer of a known key (True), else the answer `flow`
-    gives, stored with the key in the flow's transaction (False). `prepare` runs once the key is
-    claimed, before the flow and outside its transaction (what it commits stays if the flow fails)."""
-    stored = _claim(scope, route, key, request_hash)
-    if stored is not None:
-        return stored, True
+    gives, stored with the key in the flow's transaction (False). `prepare` runs before the flow
+    in that transaction, and again on its own when the flow fails (what it does stays)."""
+    prepared = False
     try:
-        if prepare is not None:
-            prepare()
         with transaction():
-            answer = flow()
-            (IdempotencyRecord.update(state="completed", response_status=200, response_body=answer)
-             .where(IdempotencyRecord.scope == scope, IdempotencyRecord.route == route,
-                    IdempotencyRecord.key == key).execute())
-    except BaseException:
-        _release(scope, route, key)
+            stored = _hold(scope, route, key, request_hash)
+            if stored is not None:
+                return stored, True
+            if prepare is not None:
+                prepare()
+                prepared = True
+            outcome = flow()
+            answer = outcome.answer if isinstance(outcome, Stored) else outcome
+            _store(scope, route, key, request_hash, answer)
+            if isinstance(outcome, Stored):
+                answer = outcome.finish(answer)
+    except Exception:
+        if prepared:
+            _prepare_alone(prepare)
         raise
     return answer, False
 
 
-def _claim(scope: str, route: str, key: str, request_hash: str) -> dict | None:
+def _hold(scope: str, route: str, key: str, request_hash: str) -> dict | None:
+    """Hold the key for this transaction; its stored answer when it has one (None: run the flow)."""
+    if not database.execute_sql("SELECT pg_try_advisory_xact_lock(%s)", (lock_id(scope, route, key),)).fetchone()[0]:
+        raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
+    row = database.execute_sql(  # read once the lock is held: sees whatever its last holder committed
+        "SELECT id, request_hash, state, response_body, created_at, expires_at FROM billing_idempotency_record"
+        " WHERE scope = %s AND route = %s AND key = %s", (scope, route, key)).fetchone()
+    if row is None:
+        return None
+    record_id, stored_hash, state, body, created_at, expires_at = row
     now = clock.now()
-    where = (IdempotencyRecord.scope == scope, IdempotencyRecord.route == route, IdempotencyRecord.key == key)
-    with transaction():
-        record = IdempotencyRecord.select().where(*where).for_update().first()
-        if record is not None and record.expires_at <= now:
-            IdempotencyRecord.delete().where(IdempotencyRecord.id == record.id).execute()
-            record = None
-        if record is not None:
-            if record.request_hash != request_hash:
-                raise IdempotencyKeyReused("this Idempotency-Key was used with another request",
-                                           reason="idempotency_key_reused")
-            if record.state == "completed":
-                return record.response_body
-            if (now - record.created_at).total_seconds() < STALE_CLAIM_SECONDS:
-                raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
-            IdempotencyRecord.update(created_at=now).where(IdempotencyRecord.id == record.id).execute()
-            return None  # taken over: its owner never committed
-        try:
-            with transaction():
-                IdempotencyRecord.insert(scope=scope, route=route, key=key, request_hash=request_hash,
-                                         state="in_flight", created_at=now, expires_at=now + TTL).execute()
-        except IntegrityError:
-            raise Conflict("a request with this Idempotency-Key is still in flight",
-                           reason="request_in_flight") from None
-    return None
+    if expires_at <= now:
+        database.execute_sql("DELETE FROM billing_idempotency_record WHERE id = %s", (record_id,))
+        return None
+    if stored_hash != request_hash:
+        raise IdempotencyKeyReused("this Idempotency-Key was used with another request",
+                                   reason="idempotency_key_reused")
+    if state == "completed":
+        return body
+    if (now - created_at).total_seconds() < STALE_CLAIM_SECONDS:  # a claim of the previous release
+        raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
+    return None  # a claim abandoned by a crash: taken over (`_store` overwrites it)
 
 
-def _release(scope: str, route: str, key: str) -> None:
-    with transaction():
-        (IdempotencyRecord.delete()
-         .where(IdempotencyRecord.scope == scope, IdempotencyRecord.route == route, IdempotencyRecord.key == key,
-                IdempotencyRecord.state == "in_flight").execute())
+def _store(scope: str, route: str, key: str, request_hash: str, answer: dict) -> None:
+    now = clock.now()
+    database.execute_sql(
+        "INSERT INTO billing_idempotency_record AS r (scope, route, key, request_hash, state, response_status,"
+        " response_body, created_at, expires_at) VALUES (%s, %s, %s, %s, 'completed', 200, %s, %s, %s)"
+        " ON CONFLICT (scope, route, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = 'completed',"
+        " response_status = 200, response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at,"
+        " expires_at = EXCLUDED.expires_at",
+        (scope, route, key, request_hash, Json(answer), now, now + TTL))
+
+
+def _prepare_alone(prepare: Callable[[], None]) -> None:
+    """`prepare` again, committed on its own, after the flow failed. Best effort: the original
+    error is what the caller reports, and the next attempt prepares again anyway."""
+    try:
+        with transaction():
+            prepare()
+    except Exception:  # noqa: S110 - the flow's own error is raised by the caller
+        pass
 
 
 def purge_expired() -> int:

@@ -13,13 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from psycopg2.extras import Json
+
 from backend import events
 from backend.billing import numbering
 from backend.billing.models import CREDIT_NOTE_KINDS, Invoice, InvoiceKind, InvoiceStatus
 from backend.billing.parties import organization_party, platform_party
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
 from backend.config import Config
-from backend.db import in_transaction
+from backend.db import database, in_transaction
 from backend.model import new_id
 
 DOCUMENT_KIND = {  # spec C post-invoice hook, step 2
@@ -62,6 +64,11 @@ class InvoiceDraft:
     reason: str | None = None
     created_by_user_id: str | None = None
     paid: bool = False  # paid in the same transaction (collection): status `paid`, `paid_at` = issue
+    # The parties' snapshots (`parties.organization_party`, `platform_party`) when the caller has
+    # already read them in this transaction (the collection reads the customer with the
+    # reservation); else `issue_invoice` reads them.
+    issuer_party: dict | None = None
+    customer_party: dict | None = None
     # The id, chosen by the caller when other rows of its transaction name the invoice before it
     # is issued (their foreign keys are checked at commit): the number is then allocated last.
     invoice_id: str = field(default_factory=new_id)
@@ -71,17 +78,7 @@ class InvoiceDraft:
         return sum(line.total_cents for line in self.lines)
 
 
-def billing_config(config: Config | None = None) -> Config:
-    """`config`, else the configuration this process booted with."""
-    if config is not None:
-        return config
-    from backend.runtime import current_runtime
-
-    runtime = current_runtime()
-    return runtime.config if runtime else Config()
-
-
-def issue_invoice(draft: InvoiceDraft, *, config: Config | None = None) -> Invoice:
+def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
     """Issue `draft` inside the caller's transaction and record `invoice.issued`."""
     if not in_transaction():
         raise RuntimeError("issue_invoice runs inside the caller's transaction()")
@@ -92,43 +89,50 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config | None = None) -> Invoi
         raise ValueError("an invoice has at least one line and no negative amount")
     if draft.issuer_organization_id is None and draft.customer_organization_id is None:
         raise ValueError("the platform cannot invoice itself")
-    config = billing_config(config)
-    issuer = (organization_party(draft.issuer_organization_id) if draft.issuer_organization_id
-              else platform_party(config))
-    customer = (organization_party(draft.customer_organization_id) if draft.customer_organization_id
-                else platform_party(config))
-    rate_bps = vat_rate_bps(config.platform_vat_rate_percent)
+    issuer = draft.issuer_party or _party(draft.issuer_organization_id, config)
+    customer = draft.customer_party or _party(draft.customer_organization_id, config)
     events.publish(events.INVOICE_ISSUED, draft.invoice_id)
+    values = {
+        "id": draft.invoice_id, "kind": kind.value,
+        "status": (InvoiceStatus.PAID if draft.paid else InvoiceStatus.ISSUED).value,
+        "reservation_id": draft.reservation_id, "issuer_organization_id": draft.issuer_organization_id,
+        "customer_organization_id": draft.customer_organization_id, "issuer": issuer, "customer": customer,
+        "lines": [line.as_json() for line in draft.lines], "amount_excl_tax_cents": draft.amount_excl_tax_cents,
+        "tax_amount_cents": 0, "vat_rate_bps": vat_rate_bps(config.platform_vat_rate_percent), "currency": "EUR",
+        "service_starts_at": draft.service_starts_at, "service_ends_at": draft.service_ends_at,
+        "credited_invoice_id": draft.credited_invoice_id, "reason": draft.reason,
+        "created_by_user_id": draft.created_by_user_id,
+    }
     # Everything else first: the counter row stays locked from the allocation to the commit.
-    series, sequence, issued_at = numbering.allocate(kind, issuer_siren=issuer["siren"])
-    invoice = Invoice.create(
-        id=draft.invoice_id,
-        number=numbering.format_number(series, sequence),
-        series=series,
-        sequence=sequence,
-        kind=kind,
-        status=InvoiceStatus.PAID if draft.paid else InvoiceStatus.ISSUED,
-        reservation_id=draft.reservation_id,
-        issuer_organization_id=draft.issuer_organization_id,
-        customer_organization_id=draft.customer_organization_id,
-        issuer=issuer,
-        customer=customer,
-        lines=[line.as_json() for line in draft.lines],
-        amount_excl_tax_cents=draft.amount_excl_tax_cents,
-        tax_amount_cents=0,
-        vat_rate_bps=rate_bps,
-        issued_at=issued_at,
-        due_at=issued_at + timedelta(days=draft.due_in_days),
-        service_starts_at=draft.service_starts_at,
-        service_ends_at=draft.service_ends_at,
-        credited_invoice=draft.credited_invoice_id,
-        reason=draft.reason,
-        created_by_user_id=draft.created_by_user_id,
-        paid_at=issued_at if draft.paid else None,
-        created_at=issued_at,
-        updated_at=issued_at,
-    )
-    return invoice
+    series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
+    number, sequence, issued_at = database.execute_sql(_INSERT_NUMBERED, {
+        **{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
+        "series": series, "now": now, "due_in_days": draft.due_in_days, "paid": draft.paid,
+    }).fetchone()
+    return Invoice(**values, number=number, series=series, sequence=sequence, issued_at=issued_at,
+                   due_at=issued_at + timedelta(days=draft.due_in_days), paid_at=issued_at if draft.paid else None,
+                   created_at=issued_at, updated_at=issued_at, pdf_storage_key=None)
+
+
+def _party(organization_id: str | None, config: Config) -> dict:
+    return organization_party(organization_id) if organization_id else platform_party(config)
+
+
+_JSON_COLUMNS = frozenset({"issuer", "customer", "lines"})
+_COLUMNS = ("id", "kind", "status", "reservation_id", "issuer_organization_id", "customer_organization_id", "issuer",
+            "customer", "lines", "amount_excl_tax_cents", "tax_amount_cents", "vat_rate_bps", "currency",
+            "service_starts_at", "service_ends_at", "credited_invoice_id", "reason", "created_by_user_id")
+# One statement allocates the number (`numbering.NEXT_NUMBER`) and inserts the invoice with it:
+# the counter row is locked by the transaction's last statement before the commit.
+_INSERT_NUMBERED = (
+    f"WITH n AS ({numbering.NEXT_NUMBER})"  # noqa: S608 (constants only)
+    f" INSERT INTO billing_invoice ({', '.join(_COLUMNS)}, number, series, sequence, issued_at, due_at, paid_at,"
+    " created_at, updated_at)"
+    f" SELECT {', '.join(f'%({name})s' for name in _COLUMNS)}, {numbering.NUMBER_SQL}, %(series)s, n.sequence,"
+    " n.issued_at, n.issued_at + make_interval(days => %(due_in_days)s),"
+    " CASE WHEN %(paid)s THEN n.issued_at END, n.issued_at, n.issued_at FROM n"
+    " RETURNING number, sequence, issued_at"
+)
 
 
 def amounts(invoice: Invoice) -> dict:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from backend import clock
 from backend.billing import ledger, records
 from backend.billing.collection import eligible_reservation, mandate_ref_for, run_collection, service_label
-from backend.billing.invoices import InvoiceDraft, Line, billing_config, issue_invoice
+from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import FinancialStatus, InvoiceKind, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
@@ -34,7 +34,7 @@ _DUE = {DEPOSIT: FinancialStatus.DEPOSIT_DUE, BALANCE: FinancialStatus.DEPOSIT_P
 
 
 def collect_step(step: str, *, reservation_id: str, industrial_organization_id: str, method: PaymentMethod,
-                 key: str, user_id: str | None, config: Config | None = None) -> dict:
+                 key: str, user_id: str | None, config: Config) -> dict:
     """Collect the deposit or the balance of a legacy reservation once per key."""
     method = PaymentMethod(method)
 
@@ -47,7 +47,7 @@ def collect_step(step: str, *, reservation_id: str, industrial_organization_id: 
         reservation_id=reservation_id, industrial_organization_id=industrial_organization_id, method=method,
         key=key, prepare=prepare, log_fields={"step": step, "billingModel": BillingModel.LEGACY_MANDATE.value},
         flow=lambda: _collect(step, reservation_id, industrial_organization_id, method, user_id,
-                              billing_config(config)),
+                              config),
     ).answer
 
 

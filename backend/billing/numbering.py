@@ -1,10 +1,16 @@
 """Gapless, chronological invoice numbers per series (CGI, annexe II, art. 242 nonies A, I-7°).
 
-A number is allocated from the series' counter row, locked `FOR UPDATE` inside the transaction
-that issues the invoice: a concurrent issuer of the same series waits for the commit (or the
-rollback, which gives the number back), so numbers have no gap and no duplicate, and the issue
-time is read after the lock is held, so number order is issue order. Never a database sequence
-(which leaves gaps on rollback), never `MAX()+1` without a lock.
+A number is allocated from the series' counter row, incremented (and so locked) inside the
+transaction that issues the invoice: a concurrent issuer of the same series waits for the commit
+(or the rollback, which gives the number back), so numbers have no gap and no duplicate. The
+counter also keeps the series' last issue time, and an invoice's issue time is the later of the
+application clock (read before the lock) and that last time, computed under the lock: issue
+times never go backwards along the numbers, so number order is issue order. Never a database
+sequence (which leaves gaps on rollback), never `MAX()+1` without a lock.
+
+`NEXT_NUMBER` is one statement (the counter created on the series' first invoice, else
+incremented), meant as the first part of the statement that inserts the invoice (`invoices`): the
+counter row is locked by a single round trip, as late as possible in the transaction.
 
 Series (API.md; the year is the issue date's year in Europe/Paris):
 
@@ -24,8 +30,8 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from backend import clock
-from backend.billing.models import InvoiceKind, NumberCounter
-from backend.db import database, in_transaction
+from backend.billing.models import InvoiceKind
+from backend.db import in_transaction
 
 PARIS = ZoneInfo("Europe/Paris")
 
@@ -58,31 +64,23 @@ def format_number(series: str, sequence: int) -> str:
     return f"{series}-{sequence:06d}"
 
 
-def _lock_counter(series: str) -> int:
-    """The series' last value, its row locked until the enclosing transaction ends."""
-    row = NumberCounter.select(NumberCounter.last_value).where(NumberCounter.series == series).for_update().first()
-    if row is None:
-        database.execute_sql(
-            "INSERT INTO billing_number_counter (series, last_value) VALUES (%s, 0) ON CONFLICT (series) DO NOTHING",
-            (series,),
-        )
-        row = NumberCounter.select(NumberCounter.last_value).where(NumberCounter.series == series).for_update().get()
-    return row.last_value
+# Parameters: series, now. Returns the sequence and the issue time; the counter row stays locked
+# until the enclosing transaction ends.
+NEXT_NUMBER = (
+    "INSERT INTO billing_number_counter AS c (series, last_value, updated_at) VALUES (%(series)s, 1, %(now)s)"
+    " ON CONFLICT (series) DO UPDATE SET last_value = c.last_value + 1,"
+    " updated_at = GREATEST(EXCLUDED.updated_at, c.updated_at)"
+    " RETURNING last_value AS sequence, updated_at AS issued_at"
+)
+# The SQL twin of `format_number`, on the columns NEXT_NUMBER returns.
+NUMBER_SQL = "%(series)s || '-' || lpad(n.sequence::text, greatest(6, length(n.sequence::text)), '0')"
 
 
-def allocate(kind: InvoiceKind, *, issuer_siren: str | None = None) -> tuple[str, int, datetime]:
-    """`(series, sequence, issued_at)`: the next number of the series of `kind` this year, the
-    counter row locked until the caller's transaction commits (which makes the number final) or
-    rolls back (which gives it back). `issued_at` is read once the lock is held."""
+def series_now(kind: InvoiceKind, *, issuer_siren: str | None = None) -> tuple[str, datetime]:
+    """`(series, now)`: the series of `kind` for the current Paris year, and the clock reading
+    that chose it (the issue time, unless the series' last one is later). Every issue time of a
+    series then lies in its year: the latest of readings that all do."""
     if not in_transaction():
         raise RuntimeError("an invoice number is allocated inside the transaction that issues the invoice")
-    year = paris_year(clock.now())
-    while True:
-        series = series_name(kind, year=year, issuer_siren=issuer_siren)
-        last = _lock_counter(series)
-        issued_at = clock.now()
-        if paris_year(issued_at) == year:
-            break
-        year = paris_year(issued_at)  # midnight of 31 December passed while waiting: next year's series
-    NumberCounter.update(last_value=last + 1, updated_at=issued_at).where(NumberCounter.series == series).execute()
-    return series, last + 1, issued_at
+    now = clock.now()
+    return series_name(kind, year=paris_year(now), issuer_siren=issuer_siren), now

@@ -36,6 +36,10 @@ def platform_party(config: Config) -> dict:
     return _with_fallbacks(values, name_fallback=config.platform_legal_company_name or PLATFORM_FALLBACK_NAME)
 
 
+# The billing profile's columns a party is made of (`party_of`), for a caller reading them itself.
+PROFILE_COLUMNS = ("legal_name", "siret", "vat_number", "street", "postal_code", "city", "country")
+
+
 def organization_party(organization_id: str) -> dict:
     """The organization's billing identity; its billing profile when there is one."""
     row = (
@@ -47,21 +51,28 @@ def organization_party(organization_id: str) -> dict:
     if row is None:
         raise LookupError(f"organization {organization_id} not found")
     profile = getattr(row, "profile", None)
-    has_profile = profile is not None and profile.siret is not None
+    return party_of(organization_id=row.id, legal_name=row.legal_name, siren=row.siren,
+                    profile={name: getattr(profile, name) for name in PROFILE_COLUMNS} if profile else None)
+
+
+def party_of(*, organization_id: str, legal_name: str | None, siren: str | None, profile: dict | None) -> dict:
+    """The party of an organization (its legal name and SIREN) and its billing profile's
+    `PROFILE_COLUMNS` (None without a profile)."""
+    has_profile = profile is not None and profile["siret"] is not None
     values = {
-        "organizationId": row.id,
-        "legalName": (profile.legal_name if has_profile else None) or row.legal_name,
-        "siren": row.siren,
-        "siret": profile.siret if has_profile else None,
-        "vatNumber": profile.vat_number if has_profile else None,
-        "street": profile.street if has_profile else None,
-        "postalCode": profile.postal_code if has_profile else None,
-        "city": profile.city if has_profile else None,
-        "country": (profile.country if has_profile else None) or "FR",
+        "organizationId": organization_id,
+        "legalName": (profile["legal_name"] if has_profile else None) or legal_name,
+        "siren": siren,
+        "siret": profile["siret"] if has_profile else None,
+        "vatNumber": profile["vat_number"] if has_profile else None,
+        "street": profile["street"] if has_profile else None,
+        "postalCode": profile["postal_code"] if has_profile else None,
+        "city": profile["city"] if has_profile else None,
+        "country": (profile["country"] if has_profile else None) or "FR",
         "email": None,
         "iban": None,
     }
-    return _with_fallbacks(values, name_fallback=row.legal_name)
+    return _with_fallbacks(values, name_fallback=legal_name)
 
 
 _REQUIRED = ("siret", "street", "postalCode", "city")

@@ -52,16 +52,11 @@ class HookOutcome:
     skipped: str | None = None  # why no transmission draft was made
 
 
-def run_post_invoice_hook(invoice_id: str, *, storage: Storage | None = None, config: Config | None = None,
+def run_post_invoice_hook(invoice_id: str, *, storage: Storage, config: Config,
                           mandate_signed: MandateCheck | None = None) -> HookOutcome | None:
-    """Steps 1-5 for one invoice; never raises (a failure is logged and None returned). Storage
-    and settings default to the booted process's (the worker's)."""
+    """Steps 1-5 for one invoice; never raises (a failure is logged and None returned). The
+    caller (the worker's actor) passes the storage and settings it booted with."""
     try:
-        if storage is None or config is None:
-            from backend.runtime import current_runtime  # actors run in a booted process
-
-            runtime = current_runtime()
-            storage, config = storage or runtime.storage, config or runtime.config
         return _run(invoice_id, storage, config, mandate_signed or signed_self_billing_mandate)
     except Exception as exc:  # the hook never re-raises into the flow that issued the invoice
         log_event(HOOK_SCOPE, "post-invoice hook failed", "error", invoiceId=invoice_id,

@@ -2,18 +2,19 @@
 
 A reservation has no record until billing first touches it (its status reads `draft`); the
 reservation-total collection writes `reservation_total_due` directly (spec C: "not a formal
-transition"), in a transaction of its own, so a collection that fails afterwards leaves the
-reservation due and the manual collect route is the retry.
+transition") before its flow, and again on its own when the flow fails (`idempotency.run_once`'s
+`prepare`), so a collection that fails leaves the reservation due and the manual collect route is
+the retry.
 """
 
 from __future__ import annotations
 
 from backend import clock
 from backend.billing.models import FinancialRecord, FinancialStatus
-from backend.db import transaction
+from backend.db import database, transaction
 from backend.errors import Conflict
 from backend.marketplace.models import Reservation
-from backend.marketplace.pricing import resolve_billing_model
+from backend.marketplace.pricing import BillingModel, resolve_billing_model
 
 # The nominal transitions of spec C ("States and transitions"); cancellation and write-off are
 # reachable from most statuses (no route moves to them yet).
@@ -55,6 +56,39 @@ def open_record(reservation: Reservation, status: FinancialStatus) -> FinancialR
             commission_rate_bps=reservation.commission_rate_bps,
         ).on_conflict_ignore().execute()
     return FinancialRecord.get_by_id(reservation.id)
+
+
+def open_collectable(reservation_id: str, industrial_organization_id: str, model: BillingModel,
+                     status: FinancialStatus, collectable: frozenset[str]) -> None:
+    """`open_record` in one statement, for the organization's reservation only when its status is
+    in `collectable` and it is billed under `model` (else nothing: the caller's checks say why)."""
+    database.execute_sql(
+        "INSERT INTO billing_financial_record (reservation_id, billing_model, financial_status, store_base_cents,"
+        " commission_cents, total_cents, commission_rate_bps)"
+        " SELECT id, %(model)s, %(status)s, base_amount_cents, commission_amount_cents, total_amount_cents,"
+        " commission_rate_bps FROM reservation WHERE id = %(id)s AND industrial_organization_id = %(org)s"
+        " AND status = ANY(%(collectable)s) AND coalesce(billing_model = 'principal_seller', false) = %(principal)s"
+        " ON CONFLICT (reservation_id) DO NOTHING",
+        {"model": model.value, "status": status.value, "id": reservation_id, "org": industrial_organization_id,
+         "collectable": sorted(collectable), "principal": model is BillingModel.PRINCIPAL_SELLER})
+
+
+def settle(reservation_id: str, current: FinancialStatus, status: FinancialStatus) -> tuple[int, int, int] | None:
+    """Move the record from `current` to `status` in one statement (which locks it); its frozen
+    `(store_base_cents, commission_cents, total_cents)`, or None when it is not at `current`."""
+    if status not in TRANSITIONS[current]:
+        raise ValueError(f"{current} -> {status} is not a financial status transition")
+    return database.execute_sql(
+        "UPDATE billing_financial_record SET financial_status = %s, updated_at = %s"
+        " WHERE reservation_id = %s AND financial_status = %s"
+        " RETURNING store_base_cents, commission_cents, total_cents",
+        (status.value, clock.now(), reservation_id, current.value)).fetchone()
+
+
+def status_of(reservation_id: str) -> str:
+    """The reservation's financial status (`draft` without a record)."""
+    record = FinancialRecord.get_or_none(FinancialRecord.reservation_id == reservation_id)
+    return record.financial_status if record else FinancialStatus.DRAFT.value
 
 
 def locked_record(reservation_id: str) -> FinancialRecord | None:

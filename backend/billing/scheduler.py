@@ -94,7 +94,7 @@ def candidates() -> list[str]:
             .order_by(Reservation.ends_at, Reservation.id)]
 
 
-def self_bill_due_reservations(*, config: Config | None = None) -> dict[str, int]:
+def self_bill_due_reservations(*, config: Config) -> dict[str, int]:
     """One pass's work: every candidate through its unit; the counters (never raises for a unit)."""
     ids = candidates()
     counters: Counter[str] = Counter(eligible=len(ids))
@@ -110,7 +110,7 @@ def self_bill_due_reservations(*, config: Config | None = None) -> dict[str, int
     return {name: counters[name] for name in (*COUNTERS, "alreadySelfBilled")}
 
 
-def run_if_due(*, interval_ms: int, config: Config | None = None) -> dict[str, int] | None:
+def run_if_due(*, interval_ms: int, config: Config) -> dict[str, int] | None:
     """The periodic job's body: a pass when one is due (its counters logged and recorded), else None."""
     scheduler_pass = start_pass_if_due(interval_ms)
     if scheduler_pass is None:

@@ -29,7 +29,7 @@ from backend.billing.business_days import self_billing_due
 from backend.billing.collection import service_label
 from backend.billing.errors import BillingMandateMissing
 from backend.billing.incidents import open_incident
-from backend.billing.invoices import InvoiceDraft, Line, billing_config, issue_invoice
+from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import AuditEntry, FinancialStatus, Invoice, InvoiceKind
 from backend.billing.post_invoice_hook import signed_self_billing_mandate
 from backend.config import Config
@@ -109,10 +109,9 @@ def _issued(invoice: Invoice, **fields: object) -> None:
               amountExclTaxCents=invoice.amount_excl_tax_cents, **fields)
 
 
-def self_bill_if_due(reservation_id: str, *, config: Config | None = None) -> Result:
+def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
     """The scheduler's unit: skip (`not_due`, `open_incident`, `no_mandate`) or issue, in one
     transaction. A reservation no longer settleable under the lock (refunded meanwhile) is 409."""
-    config = billing_config(config)
     with transaction():
         reservation, record, existing = _locked_settleable(reservation_id)
         if existing is not None:
@@ -132,12 +131,11 @@ def self_bill_if_due(reservation_id: str, *, config: Config | None = None) -> Re
 
 
 def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
-             config: Config | None = None) -> Result:
+             config: Config) -> Result:
     """Manual self-billing: 409 `BILLING_MANDATE_MISSING` without a signed mandate, 409 `CONFLICT`
     (`incident_open`) with an open incident; `force` bypasses both, answering the `forced_*`
     warnings, logging them and auditing the issue. An already self-billed reservation answers its
     invoice (`ALREADY`). The window is not a gate here: the admin decides."""
-    config = billing_config(config)
     with transaction():
         reservation = Reservation.get_or_none(Reservation.id == reservation_id)
         if reservation is None:

@@ -25,9 +25,15 @@ An event on a mandate not `pending_signature` is ignored (`webhook_ignored`); `d
 `signed` mandate is a no-op. A signed file that is not a PDF or is over 5 MB cannot evidence the
 mandate: it is declined (`signed_document_invalid`) and logged `webhook_apply_failed`, so the
 admin can request a new one.
+
+`reconcile_pending` (every 15 minutes) repairs lost webhooks: a mandate pending with no change for
+`ESIGN_RECONCILE_AFTER_SECONDS` is asked of the provider, and a final provider status is applied
+as its event would be (`updated_at` is bumped when asked, so the pass walks every pending mandate).
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from backend import clock, outbox
 from backend.billing.models import SelfBillingMandate, SelfBillingMandateStatus
@@ -36,7 +42,7 @@ from backend.billing.self_billing_mandate_document import STORAGE_CONTEXT, pdf_p
 from backend.db import transaction
 from backend.logs import log_event
 from backend.onboarding.events import ReceivedEvent
-from backend.onboarding.provider import SignatureProvider
+from backend.onboarding.provider import ProviderError, SignatureProvider
 from storage import Storage
 
 HANDLER_NAME = "self_billing_mandate"
@@ -52,6 +58,11 @@ EVENT_TARGETS: dict[str, Status] = {
     "signer.error": Status.DECLINED,
     "signer.notification_delivery_failed": Status.DECLINED,
 }
+
+# A final provider status read by reconciliation, and the event it stands for.
+STATUS_EVENTS = {"done": "signature_request.done", "declined": "signature_request.declined",
+                 "expired": "signature_request.expired", "canceled": "signature_request.canceled",
+                 "rejected": "signature_request.canceled"}
 
 
 def handle_signature_event(received: ReceivedEvent) -> None:
@@ -143,3 +154,35 @@ def _locked_pending(mandate_id: str) -> SelfBillingMandate | None:
     return (SelfBillingMandate.select()
             .where(SelfBillingMandate.id == mandate_id, SelfBillingMandate.status == Status.PENDING_SIGNATURE)
             .for_update().first())
+
+
+def reconcile_pending(*, older_than_seconds: int, provider: SignatureProvider, storage: Storage,
+                      limit: int = 200) -> dict:
+    """Ask the provider about mandates pending with no change for `older_than_seconds`;
+    `{checked, moved, failed}`. A provider failure counts as failed and the pass goes on."""
+    cutoff = clock.now() - timedelta(seconds=older_than_seconds)
+    candidates = list(SelfBillingMandate.select(SelfBillingMandate.id, SelfBillingMandate.esign_request_ref)
+                      .where(SelfBillingMandate.status == Status.PENDING_SIGNATURE,
+                             SelfBillingMandate.updated_at < cutoff)
+                      .order_by(SelfBillingMandate.updated_at).limit(limit))
+    counts = {"checked": 0, "moved": 0, "failed": 0}
+    for candidate in candidates:
+        counts["checked"] += 1
+        try:
+            remote = provider.get_request(candidate.esign_request_ref)
+            event = STATUS_EVENTS.get(remote.status)
+            moved = event is not None and apply_provider_event(
+                candidate.id, f"reconciliation:{remote.status}", event, provider=provider, storage=storage)
+        except ProviderError as exc:
+            counts["failed"] += 1
+            log_event(f"{SCOPE}.webhook_apply_failed", "mandate reconciliation failed", "warn",
+                      mandateId=candidate.id, error=str(exc)[:500])
+            continue
+        if moved:
+            counts["moved"] += 1
+        else:  # asked: the next passes ask the others first
+            SelfBillingMandate.update(updated_at=clock.now()).where(
+                SelfBillingMandate.id == candidate.id, SelfBillingMandate.status == Status.PENDING_SIGNATURE).execute()
+    if candidates:
+        log_event(f"{SCOPE}.reconciled", "self-billing mandate reconciliation pass", **counts)
+    return counts

@@ -71,7 +71,13 @@ class Organization(BaseModel):
 
     @property
     def kyb_blocked(self) -> bool:
-        return self.actor_type in KYB_GATED_ACTOR_TYPES and self.kyb_status != KybStatus.APPROVED
+        return kyb_blocked(self.actor_type, self.kyb_status)
+
+
+def kyb_blocked(actor_type: str, kyb_status: str | None) -> bool:
+    """Whether an organization's business routes stay closed: an industrial or distributor
+    organization until its KYB is approved (Specification A)."""
+    return actor_type in KYB_GATED_ACTOR_TYPES and kyb_status != KybStatus.APPROVED
 
 
 class Membership(BaseModel):

@@ -15,6 +15,9 @@ class Principal:
     permissions: frozenset[str]
     active_organization_id: str | None
     membership_role: str | None  # the user's role in the active organization
+    # Whether the active organization's business routes are open (it exists, KYB not blocking),
+    # read with the session; None when not known (then `business_open` reads it).
+    organization_open: bool | None = None
 
     @property
     def is_admin(self) -> bool:

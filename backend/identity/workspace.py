@@ -99,10 +99,12 @@ def resolve_path(principal: Principal, path: str) -> dict:
     return {"allowed": True, "redirectTo": None}
 
 
-def describe_session(principal: Principal, user: User | None = None) -> dict:
+def describe_session(principal: Principal, user: User | None = None,
+                     organizations: list[tuple[Organization, str]] | None = None) -> dict:
     """`GET /api/auth/session`: the user, its roles, permissions, organizations and workspace.
-    `user`: the row the session was resolved with, when the caller has it (one query less)."""
-    memberships = organizations_of(principal.user_id)
+    `user` and `organizations` (`organizations_of`): as read with the session, when the caller
+    has them (a query less each)."""
+    memberships = organizations if organizations is not None else organizations_of(principal.user_id)
     return {
         "user": user if user is not None else User.get_by_id(principal.user_id),
         "roles": sorted(principal.roles),

@@ -244,11 +244,16 @@ def onboarding_state(*, principal: Principal, organization_id: str, provider: Si
     return organization, envelope, envelope_documents(envelope.id) if envelope else []
 
 
+# Written out: the session route asks it on every call (see backend/identity/sessions.py).
+PENDING_ENVELOPE_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM onboarding_signature_request WHERE organization_id = %s AND status = ANY(%s))"
+)
+_PENDING_STATUSES = sorted(status.value for status in PENDING)
+
+
 def has_pending_envelope(organization_id: str) -> bool:
     """Whether workspace access must go to `/onboarding-signature-pending` (spec A, point 4)."""
-    return SignatureRequest.select().where(
-        SignatureRequest.organization == organization_id, SignatureRequest.status.in_(list(PENDING))
-    ).exists()
+    return database.execute_sql(PENDING_ENVELOPE_SQL, (organization_id, _PENDING_STATUSES)).fetchone()[0]
 
 
 def latest_envelope(organization_id: str) -> SignatureRequest | None:

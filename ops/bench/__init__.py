@@ -56,7 +56,7 @@ def run_bench(scenario: str | None, *, quick: bool, json_path: str | None = None
     if scenario is not None and scenario not in names:
         print(f"vitrine bench: unknown scenario {scenario!r}; available: {', '.join(names)}", file=sys.stderr)
         return 2
-    started_at = _now()
+    started_at, commit, machine = _now(), _commit(), machine_description()  # what ran, where, at what load
     outcomes: dict[str, Outcome] = {}
     modules: dict[str, ModuleType] = {}
     for name in [scenario] if scenario else names:
@@ -96,8 +96,9 @@ def run_bench(scenario: str | None, *, quick: bool, json_path: str | None = None
     print(format_summary(rows, quick=quick))
     print(f"bench finished in {time.monotonic() - started:.1f} s, {time.strftime('%Y-%m-%d %H:%M %Z')}")
     if json_path:
+        machine["loadAverageAtEnd"] = machine_description().get("loadAverage")
         document = results_json(ordered, rows, quick=quick, started=started_at, finished=_now(),
-                                machine=machine_description(), commit=_commit())
+                                machine=machine, commit=commit)
         Path(json_path).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         print(f"results written to {json_path}")
     failed = any(o.result is None or not o.result.ok for o in ordered)

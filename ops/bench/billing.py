@@ -1,11 +1,12 @@
 """`vitrine bench billing`: 1,000 collections `POST /api/billing/reservations/{id}/collect` over
 HTTP on gunicorn at 16 keep-alive connections, next to `GET /api/health` on the same server.
 
-Each collection is the whole flow of spec C in one transaction (Idempotency-Key claimed and
-completed, KYB and reservation checks under locks, payment order, financial status, the
-`platform_sale` invoice numbered from the locked counter of its series, three ledger entries, the
-`invoice.issued` outbox row): every collection of the run is numbered in the one series
-`FAC-RES-<year>`, so they all queue on its counter row, which is the point of the measure.
+Each collection is the whole flow of spec C in one transaction and one commit (Idempotency-Key
+held and its answer stored, KYB and reservation checks under locks, payment order, financial
+status, three ledger entries, the `invoice.issued` outbox row, the `platform_sale` invoice
+numbered from the locked counter of its series): every collection of the run is numbered in the
+one series `FAC-RES-<year>`, so they all queue on its counter row, which is the point of the
+measure. The load average before and after the run is printed (the machine is shared).
 Reference: `GET /api/health` on the same server, same client and connections, in windows
 alternating with the collection rounds. After the run the series is checked gapless (numbers
 1..N, no duplicate, number order = issue order) and every journal balanced.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from ops.bench.load import LoadResult, PlannedRequest, run_load, run_plan
 from ops.bench.report import SHARED_CORES_NOTE, Figure, Result
@@ -115,6 +117,13 @@ def _series_check() -> tuple[bool, str]:
     return ok, "; ".join(lines)
 
 
+def _load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:  # not Linux
+        return "unknown"
+
+
 def run(stack, quick: bool) -> Result:
     from backend.db import database
 
@@ -130,6 +139,7 @@ def run(stack, quick: bool) -> Result:
         cpu[name] += server.cpu_seconds() - before
         return result
 
+    load_before = _load_average()
     with database.connection_context():
         ids, token = _populate(WARMUP + collections)
         database.execute_sql("ANALYZE")
@@ -144,6 +154,7 @@ def run(stack, quick: bool) -> Result:
                 collected.append(measured("collect", server, lambda chunk=chunk: run_plan(
                     server.url, _plan(chunk, token), connections=CONNECTIONS, processes=CLIENT_PROCESSES)))
         series_ok, series_line = _series_check()
+    load_after = _load_average()
     done, ref = LoadResult.combine(collected), LoadResult.combine(health)
     failures = done.non_2xx + done.errors + warm.non_2xx + warm.errors + ref.non_2xx + ref.errors
     return Result(
@@ -171,6 +182,6 @@ def run(stack, quick: bool) -> Result:
             f"goal p99 under 100 ms: {'met' if done.p99_ms < 100 else 'not met'} ({done.p99_ms:.1f} ms)",
         ],
         notes=["every collection serializes on the series' counter row from the number allocation to the commit",
-               SHARED_CORES_NOTE],
+               f"load average (1, 5, 15 min): {load_before} before, {load_after} after", SHARED_CORES_NOTE],
         ok=failures == 0 and series_ok,
     )

@@ -18,7 +18,7 @@ def main(reservation_ids: list[str]) -> None:
     from backend.marketplace.models import Reservation
     from backend.runtime import boot
 
-    boot(role="test-worker")
+    runtime = boot(role="test-worker")
     print("ready", flush=True)
     sys.stdin.readline()
     numbers = []
@@ -28,7 +28,7 @@ def main(reservation_ids: list[str]) -> None:
             result = collection.collect(reservation_id=reservation_id,
                                         industrial_organization_id=reservation.industrial_organization_id,
                                         method=PaymentMethod.BANK_TRANSFER, key=f"process-{reservation_id}",
-                                        user_id=None)
+                                        user_id=None, config=runtime.config)
             numbers.append(result.answer["invoiceNumber"])
     print("numbers:" + json.dumps(numbers), flush=True)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from backend.config import Config
 from backend.identity.models import BillingProfile, Organization
 from backend.marketplace import campaigns, cart, catalog, furniture, reservations, store_zones
 from backend.marketplace.furniture import ZoneSpec
@@ -15,6 +16,13 @@ from tests.factories import make_organization, siret_for
 
 RATE_BPS = 2000
 START = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def booted_config() -> Config:
+    """The test process's configuration: what the composition roots (api, actors) pass billing."""
+    from backend.runtime import current_runtime
+
+    return current_runtime().config
 
 
 def approved_org(actor_type: str, *, iban: str | None = "FR7630006000011234567890189") -> Organization:

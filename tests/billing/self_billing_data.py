@@ -14,7 +14,7 @@ from backend.billing import collection
 from backend.billing.models import PaymentMethod, SelfBillingMandate, SelfBillingMandateStatus
 from backend.identity.models import Organization
 from backend.marketplace.models import Reservation
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 from tests.factories import add_member, make_admin, make_user, signed_in
 
 DURING = datetime(2026, 12, 10, 9, 0, tzinfo=UTC)
@@ -45,7 +45,8 @@ def collected(market: Market, industrial: Organization, distributor: Organizatio
     """An approved reservation whose total is collected (`reservation_total_paid`)."""
     reservation = market.reservation(industrial, distributor, day=day, price_cents=price_cents)
     collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
-                       method=PaymentMethod.BANK_TRANSFER, key=f"test-{reservation.id}", user_id=None)
+                       method=PaymentMethod.BANK_TRANSFER, key=f"test-{reservation.id}", user_id=None,
+                       config=booted_config())
     return reservation
 
 

@@ -18,7 +18,7 @@ from backend.marketplace import reservations
 from backend.marketplace.models import Reservation
 from backend.marketplace.reservations import Review
 from backend.outbox import OutboxMessage
-from tests.billing.helpers import RATE_BPS, Market, approved_org
+from tests.billing.helpers import RATE_BPS, Market, approved_org, booted_config
 
 ACTOR = "auto_collect_reservation"
 
@@ -49,7 +49,7 @@ def test_a_review_approval_collects_by_bank_transfer_without_a_mandate(log_lines
     replay = collection.collect(reservation_id=reservation.id,
                                 industrial_organization_id=reservation.industrial_organization_id,
                                 method=PaymentMethod.BANK_TRANSFER, key=collection.auto_collect_key(reservation.id),
-                                user_id=None)
+                                user_id=None, config=booted_config())
     assert replay.idempotent and replay.answer["invoiceNumber"] == invoice.number
 
 
@@ -85,7 +85,8 @@ def test_a_failure_leaves_the_approval_and_the_manual_route_then_succeeds(monkey
     assert failed[0]["paymentMethod"] == "bank_transfer"
     manual = collection.collect(reservation_id=reservation.id,
                                 industrial_organization_id=reservation.industrial_organization_id,
-                                method=PaymentMethod.BANK_TRANSFER, key="manual-retry", user_id=None)
+                                method=PaymentMethod.BANK_TRANSFER, key="manual-retry", user_id=None,
+                                config=booted_config())
     assert manual.answer["financialStatus"] == "reservation_total_paid"
 
 

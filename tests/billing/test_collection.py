@@ -15,7 +15,7 @@ from backend.billing.models import (
 )
 from backend.errors import Conflict, NotFound
 from backend.marketplace.models import Reservation
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def market():
 def _collect(reservation, key="k-1", method=PaymentMethod.BANK_TRANSFER, organization_id=None):
     return collection.collect(reservation_id=reservation.id,
                               industrial_organization_id=organization_id or reservation.industrial_organization_id,
-                              method=method, key=key, user_id=None)
+                              method=method, key=key, user_id=None, config=booted_config())
 
 
 def test_collection_pays_the_total_issues_the_sale_and_writes_three_balanced_entries(market):

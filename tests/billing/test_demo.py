@@ -42,6 +42,6 @@ def test_the_demo_distributor_has_an_ended_collected_reservation_due_for_self_bi
 
         sign_mandate(Organization.get_by_id(DISTRIBUTOR))  # the demo's own once the mandate demo seeds it
     with clock.frozen_at(datetime(2026, 11, 24, 12, tzinfo=UTC)):
-        counters = scheduler.self_bill_due_reservations()
+        counters = scheduler.self_bill_due_reservations(config=current_runtime().config)
     assert counters["issued"] == 1 and counters["failed"] == 0
     assert FinancialRecord.get_by_id(due[0].id).financial_status == "supplier_settlement_pending"

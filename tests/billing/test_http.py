@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from backend.billing.models import IdempotencyRecord, Invoice
+from backend.billing import idempotency
+from backend.billing.collection import COLLECT_ROUTE
+from backend.billing.models import Invoice
 from backend.billing.views import INVOICE_PDF_CONTEXT
 from backend.db import database, transaction
 from backend.marketplace.models import Reservation
@@ -196,7 +198,7 @@ def test_a_concurrent_request_with_the_same_key_is_409(app):
     client = falcon.testing.TestClient(app)
     locked, release, first = threading.Event(), threading.Event(), {}
 
-    def hold_reservation_row():  # another connection: the first request claims its key, then waits
+    def hold_reservation_row():  # another connection: the first request holds its key, then waits
         with database.connection_context(), transaction():
             Reservation.select().where(Reservation.id == reservation.id).for_update().get()
             locked.set()
@@ -209,10 +211,13 @@ def test_a_concurrent_request_with_the_same_key_is_409(app):
     holder.start()
     assert locked.wait(timeout=10)
     runner.start()
-    with database.connection_context():
+    lock = idempotency.lock_id(industrial.organization.id, COLLECT_ROUTE, "same") & (2**64 - 1)
+    with database.connection_context():  # the first request holds its key (advisory lock), then waits
         deadline = time.monotonic() + 10
-        while not IdempotencyRecord.select().where(IdempotencyRecord.key == "same").exists():
-            assert time.monotonic() < deadline, "the first request never claimed its key"
+        while not database.execute_sql(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1"
+                " AND classid::bigint = %s AND objid::bigint = %s)", (lock >> 32, lock & 0xFFFFFFFF)).fetchone()[0]:
+            assert time.monotonic() < deadline, "the first request never held its key"
             time.sleep(0.01)
     second = collect(client, reservation.id, industrial.headers, key="same")
     release.set()

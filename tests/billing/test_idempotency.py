@@ -11,13 +11,13 @@ from backend.billing import collection, idempotency
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord, Invoice, PaymentMethod, SepaMandate
 from backend.errors import Conflict, ValidationError
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 
 
 def _collect(reservation, key, method=PaymentMethod.BANK_TRANSFER):
     return collection.collect(reservation_id=reservation.id,
                               industrial_organization_id=reservation.industrial_organization_id, method=method,
-                              key=key, user_id=None)
+                              key=key, user_id=None, config=booted_config())
 
 
 @pytest.fixture
@@ -31,6 +31,24 @@ def test_replay_answers_the_stored_result_without_running_again(reservation):
     assert first.idempotent is False and second.idempotent is True
     assert second.answer == {**first.answer, "idempotent": True}
     assert Invoice.select().where(Invoice.reservation_id == reservation.id).count() == 1
+
+
+def test_the_answer_is_stored_before_the_number_and_replayed_with_it(reservation):
+    first = _collect(reservation, "key-1")
+    stored = IdempotencyRecord.get(IdempotencyRecord.key == "key-1").response_body
+    assert stored["invoiceId"] == Invoice.get(Invoice.number == first.answer["invoiceNumber"]).id
+    assert "invoiceNumber" not in stored and "invoiceId" not in first.answer
+
+
+def test_an_answer_stored_with_its_number_replays_as_it_is(reservation):
+    request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
+                                           {"paymentMethod": "bank_transfer"})
+    answer = {"reservationId": reservation.id, "paymentOrderId": "p", "invoiceNumber": "FAC-RES-2026-000042",
+              "financialStatus": "reservation_total_paid", "paymentStatus": "paid"}
+    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
+                             key="key-1", request_hash=request_hash, state="completed", response_status=200,
+                             response_body=answer, expires_at=clock.now() + idempotency.TTL)
+    assert _collect(reservation, "key-1").answer == {**answer, "idempotent": True}
 
 
 def test_same_key_with_another_body_is_422(reservation):
@@ -49,6 +67,39 @@ def test_a_key_still_in_flight_is_409(reservation):
     with pytest.raises(Conflict) as refused:
         _collect(reservation, "key-1")
     assert refused.value.details["reason"] == "request_in_flight"
+
+
+@pytest.mark.committed
+def test_a_key_held_by_a_running_request_is_409_and_nothing_is_written():
+    import threading
+
+    from backend.db import database, transaction
+
+    with database.connection_context(), transaction():
+        reservation = Market().reservation(approved_org("industrial"), approved_org("distributor"))
+    held, release = threading.Event(), threading.Event()
+    lock = idempotency.lock_id(reservation.industrial_organization_id, collection.COLLECT_ROUTE, "key-1")
+
+    def running_request():  # another connection holds the key, as a request in flight does
+        with database.connection_context(), transaction():
+            database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (lock,))
+            held.set()
+            release.wait(timeout=30)
+
+    holder = threading.Thread(target=running_request)
+    holder.start()
+    try:
+        assert held.wait(timeout=10)
+        with database.connection_context(), pytest.raises(Conflict) as refused:
+            _collect(reservation, "key-1")
+    finally:
+        release.set()
+        holder.join(timeout=30)
+    assert refused.value.details["reason"] == "request_in_flight"
+    with database.connection_context():
+        assert not IdempotencyRecord.select().where(IdempotencyRecord.key == "key-1").exists()
+        assert not Invoice.select().where(Invoice.reservation_id == reservation.id).exists()
+        assert _collect(reservation, "key-1").idempotent is False  # released: the key is free again
 
 
 def test_a_claim_abandoned_by_a_crash_is_taken_over(reservation):

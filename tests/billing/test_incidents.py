@@ -156,3 +156,36 @@ def test_the_partial_unique_index_holds_without_the_guard(world):
     with pytest.raises(IntegrityError), transaction():
         ReservationIncident.create(reservation_id=reservation.id, organization_id=industrial.organization.id,
                                    reason="contourné", declared_by_user_id=industrial.user.id, declared_at=DURING)
+
+
+@pytest.mark.committed
+def test_two_concurrent_declarations_open_one_incident():
+    import threading
+
+    from backend.db import database, transaction
+
+    with database.connection_context(), transaction():
+        industrial = Party("industrial")
+        reservation = Market().reservation(industrial.organization, Party("distributor").organization)
+    start = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def declare_once(reason: str) -> None:
+        with database.connection_context():
+            start.wait(timeout=30)
+            try:
+                incidents.declare(reservation_id=reservation.id, industrial_organization_id=industrial.organization.id,
+                                  user_id=industrial.user.id, reason=reason)
+                outcomes.append("declared")
+            except Conflict as exc:
+                outcomes.append(exc.details["reason"])
+
+    with clock.frozen_at(DURING):
+        threads = [threading.Thread(target=declare_once, args=(f"incident {n}",)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    assert sorted(outcomes) == ["declared", "incident_open"]
+    with database.connection_context():
+        assert ReservationIncident.select().where(ReservationIncident.reservation_id == reservation.id).count() == 1

@@ -14,14 +14,14 @@ from backend.billing.models import Invoice, InvoiceKind, LedgerEntry
 from backend.db import database, transaction
 from backend.events import INVOICE_ISSUED, SUBSCRIBERS
 from backend.outbox import OutboxMessage
-from tests.billing.helpers import approved_org
+from tests.billing.helpers import approved_org, booted_config
 
 
 def _sale(customer, **overrides) -> Invoice:
     values = {"kind": InvoiceKind.PLATFORM_SALE, "lines": (Line("Emplacement", 100_000), Line("Commission", 20_000)),
               "issuer_organization_id": None, "customer_organization_id": customer.id}
     values.update(overrides)
-    return issue_invoice(InvoiceDraft(**values))
+    return issue_invoice(InvoiceDraft(**values), config=booted_config())
 
 
 def test_sale_numbers_follow_each_other_in_the_year_series_with_frozen_rate_and_parties(config):
@@ -36,6 +36,28 @@ def test_sale_numbers_follow_each_other_in_the_year_series_with_frozen_rate_and_
     assert first.issuer["organizationId"] is None and first.issuer["legalName"]
     assert amounts(first) == {"amountExclTaxCents": 120_000, "vatRatePercent": 20.0, "vatAmountCents": 24_000,
                               "amountInclTaxCents": 144_000}
+
+
+def test_issue_times_never_go_back_along_the_numbers_even_when_the_clock_does():
+    industrial = approved_org("industrial")
+    later, earlier = datetime(2026, 11, 23, 10, tzinfo=UTC), datetime(2026, 11, 23, 9, 59, tzinfo=UTC)
+    with clock.frozen_at(later):
+        first = _sale(industrial)
+    with clock.frozen_at(earlier):  # a clock read before the lock, by a request that got it second
+        second = _sale(industrial)
+    assert second.sequence == first.sequence + 1
+    assert first.issued_at == later and second.issued_at == later and second.due_at == later
+    assert Invoice.get_by_id(second.id).issued_at == later
+
+
+def test_numbers_past_six_digits_keep_every_digit():
+    industrial = approved_org("industrial")
+    with clock.frozen_at(datetime(2026, 11, 23, 10, tzinfo=UTC)):
+        _sale(industrial)
+        database.execute_sql("UPDATE billing_number_counter SET last_value = 999999 WHERE series = 'FAC-RES-2026'")
+        invoice = _sale(industrial)
+    assert invoice.number == "FAC-RES-2026-1000000" == numbering.format_number("FAC-RES-2026", 1_000_000)
+    assert Invoice.get_by_id(invoice.id).number == invoice.number
 
 
 def test_the_year_is_the_paris_year_of_the_issue_date():
@@ -61,7 +83,8 @@ def test_series_names_of_every_kind():
 def test_self_billed_invoices_use_the_distributors_own_series():
     distributor = approved_org("distributor")
     invoice = issue_invoice(InvoiceDraft(kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line("Loyer", 100_000),),
-                                         issuer_organization_id=distributor.id, customer_organization_id=None))
+                                         issuer_organization_id=distributor.id, customer_organization_id=None),
+                           config=booted_config())
     assert invoice.number.startswith(f"FAC-SUP-{distributor.siren}-")
     assert invoice.customer["organizationId"] is None
 

@@ -15,7 +15,7 @@ import pytest
 from backend.billing import collection
 from backend.billing.models import Invoice, PaymentMethod
 from backend.db import database, transaction
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBERS = "numbers:"
@@ -38,7 +38,7 @@ def _collect_all(pairs: list[tuple[str, str]], out: list[str], errors: list[Base
             for reservation_id, organization_id in pairs:
                 result = collection.collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
                                             method=PaymentMethod.BANK_TRANSFER, key=f"thread-{reservation_id}",
-                                            user_id=None)
+                                            user_id=None, config=booted_config())
                 out.append(result.answer["invoiceNumber"])
     except BaseException as exc:  # reported by the test
         errors.append(exc)

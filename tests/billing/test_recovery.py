@@ -6,7 +6,7 @@ from backend.billing import collection, recovery
 from backend.billing.models import PaymentMethod
 from backend.marketplace.models import Reservation
 from ops.cli import main
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 
 
 def _legacy(reservation) -> Reservation:
@@ -24,7 +24,7 @@ def test_dry_run_reports_and_the_real_run_recomputes_the_commission():
     from backend.billing import legacy
 
     legacy.collect_step(legacy.DEPOSIT, reservation_id=billed.id, industrial_organization_id=industrial.id,
-                        method=PaymentMethod.BANK_TRANSFER, key="d", user_id=None)
+                        method=PaymentMethod.BANK_TRANSFER, key="d", user_id=None, config=booted_config())
     dry = recovery.recover_legacy(rate_bps=2000, dry_run=True)
     assert [c["reservationId"] for c in dry] == [old.id]
     assert Reservation.get_by_id(old.id).billing_model is None
@@ -35,7 +35,8 @@ def test_dry_run_reports_and_the_real_run_recomputes_the_commission():
     assert (recovered.billing_model, recovered.commission_amount_cents) == ("principal_seller", 2_000)
     assert Reservation.get_by_id(billed.id).billing_model == "legacy_mandate"
     answer = collection.collect(reservation_id=old.id, industrial_organization_id=industrial.id,
-                                method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None).answer
+                                method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None,
+                                config=booted_config()).answer
     assert answer["financialStatus"] == "reservation_total_paid"
     assert recovery.recover_legacy(rate_bps=2000, dry_run=True) == []
 

@@ -14,7 +14,7 @@ from backend.billing.models import (
     PaymentOrder,
 )
 from backend.errors import Conflict, ValidationError
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 
 
 @pytest.fixture
@@ -22,13 +22,15 @@ def sale():
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     reservation = Market().reservation(industrial, distributor, price_cents=100_000)  # total 120 000 HT
     answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
-                                method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None).answer
+                                method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None,
+                                config=booted_config()).answer
     return Invoice.get(Invoice.number == answer["invoiceNumber"]), industrial, distributor
 
 
 def _refund(invoice, amount, key="r-1", reason="Vitrine abîmée"):
     return corrections.refund_once(scope="admin", key=key, invoice_number=invoice.number, amount_cents=amount,
-                                   reason=reason, method=PaymentMethod.BANK_TRANSFER, user_id=None)
+                                   reason=reason, method=PaymentMethod.BANK_TRANSFER, user_id=None,
+                                   config=booted_config())
 
 
 def _sums(reservation_id):
@@ -93,13 +95,14 @@ def test_credit_note_credits_what_is_left_and_moves_no_money(sale):
     invoice, industrial, _ = sale
     _refund(invoice, 20_000)
     orders = PaymentOrder.select().count()
-    answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Erreur de prix", user_id=None)
+    answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Erreur de prix", user_id=None,
+                                          config=booted_config())
     assert answer["creditedCents"] == 100_000 and answer["invoiceStatus"] == "credited"
     assert PaymentOrder.select().count() == orders
     assert Invoice.get_by_id(invoice.id).status == "credited"
     assert ledger.balance(ledger.industrial_receivable(industrial.id)) == 0
     with pytest.raises(Conflict):
-        corrections.credit_in_full(invoice_number=invoice.number, reason="encore", user_id=None)
+        corrections.credit_in_full(invoice_number=invoice.number, reason="encore", user_id=None, config=booted_config())
     with pytest.raises(Conflict):
         _refund(invoice, 1, key="r-9")
     assert AuditEntry.get(AuditEntry.action == "billing.credit_note").reason == "Erreur de prix"

@@ -4,6 +4,8 @@ events on mandates that are not pending, and a handler that never throws."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 import requests
 
@@ -180,3 +182,28 @@ def test_the_simulator_signer_page_signs_a_mandate_request(provider, simulator):
     remote = provider.get_request(pid)
     assert remote.status == "done"
     assert b"signed at esign simulator" in provider.download_document(pid, remote.document_ids[0])
+
+
+def test_reconciliation_applies_the_final_status_of_mandates_whose_webhooks_were_lost(provider, simulator, runtime):
+    old = clock.now() - timedelta(hours=2)
+    signed, declined, ongoing = (live_request(provider) for _ in range(3))
+    mandates = {pid: _mandate(pid) for pid in (signed, declined, ongoing)}
+    fresh = _mandate(live_request(provider))
+    simulator.store.act(signed, "sign")  # the simulator has no callback: these webhooks are lost
+    simulator.store.act(declined, "expire")
+    simulator.store.act(fresh.esign_request_ref, "sign")
+    SelfBillingMandate.update(updated_at=old).where(SelfBillingMandate.id.in_([m.id for m in mandates.values()])
+                                                     ).execute()
+    counts = mandate_events.reconcile_pending(older_than_seconds=3600, provider=provider, storage=runtime.storage)
+    assert counts == {"checked": 3, "moved": 2, "failed": 0}
+    status = {pid: SelfBillingMandate.get_by_id(m.id).status for pid, m in mandates.items()}
+    assert status == {signed: "signed", declined: "declined", ongoing: "pending_signature"}
+    assert SelfBillingMandate.get_by_id(mandates[declined].id).decline_reason == "signature_request.expired"
+    assert SelfBillingMandate.get_by_id(fresh.id).status == "pending_signature"  # changed too recently
+    assert SelfBillingMandate.get_by_id(mandates[ongoing].id).updated_at > old  # asked: the others go first
+    assert mandate_events.reconcile_pending(older_than_seconds=3600, provider=provider,
+                                            storage=runtime.storage)["checked"] == 0
+    SelfBillingMandate.update(updated_at=old).where(SelfBillingMandate.id == mandates[ongoing].id).execute()
+    simulator.store.faults.update({"unavailable_calls": 8})
+    assert mandate_events.reconcile_pending(older_than_seconds=3600, provider=provider,
+                                            storage=runtime.storage)["failed"] == 1

@@ -12,7 +12,7 @@ from backend import clock
 from backend.billing import scheduler
 from backend.billing.models import FinancialRecord, Invoice, InvoiceKind
 from backend.db import database, transaction
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 from tests.billing.self_billing_data import AFTER, collected, sign_mandate
 
 RESERVATIONS = 6
@@ -33,7 +33,7 @@ def test_two_racing_passes_issue_one_invoice_per_reservation():
         try:
             with database.connection_context():
                 start.wait(timeout=30)
-                results.append(scheduler.self_bill_due_reservations())
+                results.append(scheduler.self_bill_due_reservations(config=booted_config()))
         except BaseException as exc:  # reported below
             errors.append(exc)
 

@@ -18,7 +18,7 @@ from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.einvoicing import lifecycle, polling, reconciliation
 from backend.einvoicing.models import Transmission, TransmissionSkip
 from backend.identity.models import BillingProfile
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 
 
 @pytest.fixture
@@ -33,7 +33,8 @@ def collect_sale(buyer_country: str = "FR") -> Invoice:
     BillingProfile.update(country=buyer_country).where(BillingProfile.organization == industrial.id).execute()
     reservation = Market().reservation(industrial, distributor, price_cents=100_000)
     answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
-                                method=PaymentMethod.BANK_TRANSFER, key=f"k-{reservation.id}", user_id=None).answer
+                                method=PaymentMethod.BANK_TRANSFER, key=f"k-{reservation.id}", user_id=None,
+                                config=booted_config()).answer
     return Invoice.get(Invoice.number == answer["invoiceNumber"])
 
 

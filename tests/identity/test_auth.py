@@ -310,9 +310,9 @@ def test_active_organization_must_be_a_membership(client):
     assert refused.status_code == 403 and refused.json["error"]["code"] == "FORBIDDEN"
 
 
-def test_the_session_route_costs_three_sql_statements(client):
-    """The policy's session lookup (session, user, membership), the user's organizations, and the
-    onboarding check of the active one: the user and the active organization are not read again."""
+def test_the_session_route_costs_two_sql_statements(client):
+    """The policy's session lookup (session, user, membership, the user's organizations, in one
+    statement) and the onboarding check of the active one: nothing is read twice."""
     from tests.factories import add_member, make_organization
     from tests.support import sql_statements
 
@@ -322,7 +322,7 @@ def test_the_session_route_costs_three_sql_statements(client):
     with sql_statements() as statements:
         answer = client.simulate_get(SESSION, headers=headers)
     assert answer.status_code == 200 and answer.json["data"]["workspace"] == {"home": "/industrial", "redirectTo": None}
-    assert len(statements) == 3, [statement[:80] for statement in statements]
+    assert len(statements) == 2, [statement[:80] for statement in statements]
 
 
 def test_a_resolved_session_carries_its_user_and_role_in_the_active_organization():
@@ -337,3 +337,27 @@ def test_a_resolved_session_carries_its_user_and_role_in_the_active_organization
     assert (resolved.principal.active_organization_id, resolved.principal.membership_role) == (
         organization.id, "billing")
     assert resolve_session(session_cookie(make_user())).principal.membership_role is None
+
+
+def test_a_resolved_session_carries_its_organizations_and_whether_the_active_one_is_open():
+    """Read with the session, in its one statement: the user's organizations (oldest membership
+    first, with its role in each) and the KYB gate of the active one, as `business_open` says."""
+    from backend.identity.organizations import business_open, organizations_of
+    from backend.identity.sessions import resolve_session
+    from tests.factories import add_member, make_organization, session_cookie
+
+    user = make_user()
+    rejected = make_organization(kyb_status="rejected")
+    printer = make_organization("printer")
+    approved = make_organization("distributor", kyb_status="approved")
+    add_member(user, rejected, "manager")
+    add_member(user, printer, "billing")
+    add_member(user, approved, "member")
+    for organization, is_open in ((rejected, False), (printer, True), (approved, True)):
+        resolved = resolve_session(session_cookie(user, organization), organizations=True)
+        assert resolved.principal.organization_open is is_open is business_open(organization.id)
+        assert [(o.id, o.actor_type, o.legal_name, o.kyb_status, role) for o, role in resolved.organizations] == [
+            (o.id, o.actor_type, o.legal_name, o.kyb_status, role) for o, role in organizations_of(user.id)]
+    assert resolve_session(session_cookie(user)).organizations is None  # only when asked for
+    lonely = resolve_session(session_cookie(make_user()), organizations=True)
+    assert lonely.organizations == [] and lonely.principal.organization_open is False

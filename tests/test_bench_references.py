@@ -1,0 +1,62 @@
+"""The bare reference app of `vitrine bench` (ops/bench/bare_app.py) answers what Vitrine answers:
+a ratio against it measures Vitrine's overhead only if both do the same work."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+
+import falcon.testing
+import pytest
+
+
+@pytest.fixture
+def bare(config, monkeypatch):
+    """The bare app, on the test database and Redis (it reads them from the environment)."""
+    from ops.bench import bare_app
+
+    monkeypatch.setenv("DATABASE_URL", config.database_url)
+    monkeypatch.setenv("REDIS_URL", config.redis_url)
+    monkeypatch.setenv("ESIGN_WEBHOOK_SECRET", "whsec_reference_test")
+    pools = bare_app._Pools()
+    monkeypatch.setattr(bare_app, "pools", pools)
+    yield falcon.testing.TestClient(bare_app.create_app())
+    if pools._pg is not None:
+        pools._pg.closeall()
+
+
+@pytest.mark.committed
+@pytest.mark.parametrize("kyb_status", ["approved", "submitted"])
+def test_the_bare_session_route_answers_what_vitrine_answers(client, bare, kyb_status):
+    from backend.db import database
+    from tests.factories import add_member, make_organization, make_user, signed_in
+
+    with database.connection_context():
+        user = make_user()
+        add_member(user, make_organization(kyb_status=kyb_status), "manager")
+        add_member(user, make_organization("printer"), "member")
+        headers = signed_in(user)
+    ours = client.simulate_get("/api/auth/session", headers=headers)
+    reference = bare.simulate_get("/api/auth/session", headers=headers)
+    assert ours.status_code == reference.status_code == 200
+    assert reference.json == ours.json
+
+
+@pytest.mark.committed
+def test_the_bare_webhook_stores_each_event_once_with_its_outbox_row(bare):
+    from backend.db import database
+    from ops.bench.bare_app import REFERENCE_ACTOR
+
+    body = json.dumps({"event_id": "evt-1", "event_name": "signer.notified",
+                       "data": {"signature_request": {"id": "req-1"}}}).encode()
+    headers = {"X-Esign-Signature-256": "sha256=" + hmac.new(b"whsec_reference_test", body, hashlib.sha256).hexdigest(),
+               "X-Esign-Issued-At": str(int(time.time())), "Content-Type": "application/json"}
+    answers = [bare.simulate_post("/api/webhooks/esign", body=body, headers=headers).json["data"] for _ in range(2)]
+    assert answers == [{"received": True, "duplicate": False}, {"received": True, "duplicate": True}]
+    with database.connection_context():
+        assert database.execute_sql("SELECT count(*) FROM esign_webhook_event WHERE event_id = 'bare-evt-1'"
+                                    ).fetchone()[0] == 1
+        assert database.execute_sql("SELECT count(*) FROM outbox_message WHERE actor_name = %s",
+                                    (REFERENCE_ACTOR,)).fetchone()[0] == 1
