@@ -190,17 +190,17 @@ def test_a_plain_catch_up_needs_no_force_and_ignores_the_window(client, market):
     assert answer.json["data"]["invoiceNumber"].startswith(f"FAC-SUP-{distributor.siren}-")
 
 
-def test_a_self_billed_credit_note_reverses_the_self_billing_journal(market):
+def test_a_self_billed_credit_note_reverses_the_self_billing_journal(market, config):
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     sign_mandate(distributor)
     reservation = collected(market, industrial, distributor)
     with clock.frozen_at(AFTER):
-        scheduler.self_bill_due_reservations()
+        scheduler.self_bill_due_reservations(config=config)
     (invoice,) = self_billed(reservation)
     payable, invoiced = ledger.supplier_payable(distributor.id), ledger.supplier_invoiced(distributor.id)
     assert (ledger.balance(payable), ledger.balance(invoiced)) == (0, -100_000)
     answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation non conforme",
-                                        user_id="admin")
+                                        user_id="admin", config=config)
     assert answer["creditNoteNumber"].startswith(f"AV-SUP-{distributor.siren}-")
     assert (ledger.balance(payable), ledger.balance(invoiced)) == (-100_000, 0)
     credit_note = Invoice.get(Invoice.number == answer["creditNoteNumber"])
