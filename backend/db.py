@@ -84,8 +84,16 @@ def open_connection() -> bool:
 
 
 def close_connection() -> None:
-    if not database.is_closed():
+    if database.is_closed():
+        return
+    try:
         database.close()
+    except (OperationalError, InterfaceError):
+        # The connection died inside a transaction (PostgreSQL restarted): peewee still counts the
+        # transaction open and refuses to close. Forget it and drop the connection from the pool,
+        # so the next request of this thread connects again.
+        database._state.transactions.clear()
+        database.manual_close()
 
 
 def _levels() -> list[list[Callable[[], None]]]:

@@ -216,6 +216,22 @@ def test_a_childs_output_goes_to_the_boot_log_and_to_the_terminal_only_once_live
     assert (tmp_path / "dev.log").read_text() == "booting\nboot done\na request\n"
 
 
+def test_a_child_dying_before_the_platform_is_up_is_reported_with_its_last_lines(tmp_path):
+    from ops.dev import Output as DevOutput
+    from ops.dev import Supervisor
+
+    supervisor = Supervisor(port=8000, data_dir=tmp_path)
+    supervisor.output = DevOutput(tmp_path / "logs" / "dev.log")
+    supervisor.add("web", [sys.executable, "-c", "import sys; print('booting', flush=True); sys.exit('bad setting')"],
+                   dict(os.environ))
+    supervisor.children["web"].process.wait(timeout=30)
+    with pytest.raises(RuntimeError) as raised:
+        supervisor.check_children()
+    supervisor.output.close()
+    assert str(raised.value) == (f"web exited with status 1; its last lines (all in {tmp_path / 'logs' / 'dev.log'}):"
+                                 "\n  booting\n  bad setting")
+
+
 def test_vitrine_dev_stops_everything_when_its_parent_dies(free_port, data_dir):
     port = free_port()
     parent, output = start_dev(port, data_dir, parent=True)

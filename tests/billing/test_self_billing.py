@@ -207,3 +207,24 @@ def test_a_self_billed_credit_note_reverses_the_self_billing_journal(market, con
     entries = {(e.account, e.direction): e.amount_cents
                for e in LedgerEntry.select().where(LedgerEntry.invoice_id == credit_note.id)}
     assert entries == {(invoiced, "debit"): 100_000, (payable, "credit"): 100_000}
+
+
+def test_the_minute_job_honours_the_enabled_flag_and_the_interval(config):
+    from dataclasses import replace
+
+    from actors.billing import self_billing_scheduler
+    from backend.runtime import boot
+
+    with clock.frozen_at(AFTER):
+        self_billing_scheduler.fn()  # SELF_BILLING_SCHEDULER_ENABLED is false by default
+        assert not scheduler.SelfBillingPass.select().exists()
+        try:
+            boot(replace(config, self_billing_scheduler_enabled=True, self_billing_scheduler_interval_ms=120_000),
+                 role="test")
+            self_billing_scheduler.fn()
+            self_billing_scheduler.fn()  # the interval has not elapsed
+            with clock.frozen_at(AFTER + timedelta(minutes=2)):
+                self_billing_scheduler.fn()
+        finally:
+            boot(config, role="test")
+    assert [p.outcome for p in scheduler.SelfBillingPass.select()] == ["completed", "completed"]
