@@ -96,6 +96,14 @@ def handle_data_error(req, resp, ex: peewee.DataError, params) -> None:
     _answer(resp, "VALIDATION_ERROR", "a value of the request is out of range or not storable")
 
 
+def handle_database_lost(req, resp, ex: peewee.OperationalError | peewee.InterfaceError, params) -> None:
+    """PostgreSQL went away during the request (stopped, restarted, network): 503, like a
+    connection refused at the start of the request; the connection is dropped from the pool."""
+    log.warning("database unavailable during the request",
+                extra={"fields": {"method": req.method, "route": req.uri_template, "error": str(ex)[:200]}})
+    _answer(resp, "SERVICE_UNAVAILABLE", "the database is unreachable")
+
+
 def handle_uncaught(req, resp, ex: Exception, params) -> None:
     log.error(
         "uncaught exception",
@@ -112,3 +120,4 @@ def register(app: falcon.App) -> None:
     app.add_error_handler(marshmallow.ValidationError, handle_validation_error)
     app.add_error_handler(DomainError, handle_domain_error)
     app.add_error_handler(peewee.DataError, handle_data_error)
+    app.add_error_handler((peewee.OperationalError, peewee.InterfaceError), handle_database_lost)

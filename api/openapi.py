@@ -51,13 +51,17 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
         parameters = _path_parameters(path, dict(declared.path_enums))
     if declared.query is not None:
         parameters.append({"in": "query", "schema": declared.query})
+    parameters.extend({"in": "header", "name": name, "required": True, **dict(parameter)}
+                      for name, parameter in declared.headers)
     if parameters:
         operation["parameters"] = parameters
     content = {}
     if declared.body is not None:
         content["application/json"] = {"schema": declared.body}
     if declared.upload is not None:
-        content["multipart/form-data"] = {"schema": plugin.converter.schema2jsonschema(declared.upload)}
+        form = plugin.converter.schema2jsonschema(declared.upload)
+        form.pop("additionalProperties", None)  # the responder streams its parts and skips the others
+        content["multipart/form-data"] = {"schema": form}
     if content:
         operation["requestBody"] = {"required": declared.body_required, "content": content}
     answers = {}
@@ -103,7 +107,25 @@ def build_openapi(routes: list[Route]) -> dict:
             operation["x-access"] = route.access_for(method).describe()
             operations[method] = operation
         spec.path(path=route.path, operations=operations)
-    return spec.to_dict()
+    return _null_means_null(spec.to_dict())
+
+
+# apispec writes a nullable nested schema as `anyOf: [{$ref}, {type: object, nullable: true}]`,
+# whose second branch admits any object: the branch is made to admit null only.
+NULL_BRANCH = {"type": "object", "nullable": True}
+
+
+def _null_means_null(node):
+    if isinstance(node, dict):
+        if node.get("anyOf"):
+            node["anyOf"] = [{**NULL_BRANCH, "enum": [None]} if branch == NULL_BRANCH else branch
+                             for branch in node["anyOf"]]
+        for value in node.values():
+            _null_means_null(value)
+    elif isinstance(node, list):
+        for value in node:
+            _null_means_null(value)
+    return node
 
 
 class OpenApiDocument:

@@ -60,6 +60,7 @@ class Operation:
     answer_description: str = "ok"
     errors: tuple[tuple[int, str], ...] = ()
     path_enums: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    headers: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
     @functools.cached_property
     def body_schema(self) -> Schema | None:
@@ -100,6 +101,13 @@ class Operation:
         send(resp, self.answer_schemas[status].dump(data), status=status)
 
 
+# The `Idempotency-Key` header of the routes that replay a stored answer (API.md): what
+# `backend.billing.idempotency.check_key` accepts, 255 printable characters at most.
+IDEMPOTENCY_KEY = {"Idempotency-Key": {
+    "description": "required; a replay with the same key and body answers the stored answer (24 h)",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]([ -~]*[!-~])?$"}}}
+
+
 def operation(
     summary: str,
     *,
@@ -118,12 +126,15 @@ def operation(
     answer_description: str = "ok",
     errors: Mapping[int, str] | None = None,
     path_enums: Mapping[str, Iterable[str]] | None = None,
+    headers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Declare a responder's operation (see the module docstring). `other_answers`: the other
     success statuses the responder may return with `Answer`, each with its schema (and, in a
     tuple, its description). `errors`: the error statuses worth naming, with what they mean (every
     error has the `ErrorOut` envelope; the others are the document's `default`). `path_enums`: the
-    values a path parameter may take, when they are a closed list."""
+    values a path parameter may take, when they are a closed list. `headers`: the request headers
+    the responder requires, each with its OpenAPI parameter (`description`, `schema`), e.g.
+    `IDEMPOTENCY_KEY`; the responder reads and checks them itself."""
     others = tuple(
         (code, *(schema if isinstance(schema, tuple) else (schema, answer_description)))
         for code, schema in (other_answers or {}).items()
@@ -135,6 +146,7 @@ def operation(
         produces=(produces,) if isinstance(produces, str) else tuple(produces),
         answer_description=answer_description, errors=tuple((errors or {}).items()),
         path_enums=tuple((name, tuple(values)) for name, values in (path_enums or {}).items()),
+        headers=tuple((headers or {}).items()),
     )
     if declared.answer is None and not declared.produces:
         raise TypeError(f"{summary!r}: declare the answer schema, or `produces` for a raw answer")

@@ -77,12 +77,14 @@ class Policy:
 
     @staticmethod
     def _rule(route: Route, resource: object, method: str) -> Access | None:
+        """The rule of the method's responder; None when the resource has no responder for the
+        method (405 before 401: an undeclared method is refused the same way signed in or not)."""
+        suffix = f"_{route.suffix}" if route.suffix else ""
+        if getattr(resource, f"on_{method.lower()}{suffix}", None) is None:
+            return None
         try:
             return route.access_for(method)
         except KeyError:
-            suffix = f"_{route.suffix}" if route.suffix else ""
-            if getattr(resource, f"on_{method.lower()}{suffix}", None) is None:
-                return None
             raise Forbidden("this method declares no access rule") from None
 
     def _refuse_foreign_origin(self, req: falcon.Request) -> None:

@@ -103,6 +103,9 @@ def audit_filters(
     return conditions
 
 
+SECURITY_EVENT_SORTS = {"occurredAt": SecurityEvent.occurred_at, "event": SecurityEvent.event}
+
+
 def list_security_events(params: ListParams, **filters) -> Page:
     """`GET /api/admin/audit/security`: filtered by `audit_filters`, newest first by default."""
     query = SecurityEvent.select()
@@ -111,7 +114,7 @@ def list_security_events(params: ListParams, **filters) -> Page:
         query = query.where(*conditions)
     return paginate(
         query, params,
-        sorts={"occurredAt": SecurityEvent.occurred_at, "event": SecurityEvent.event},
+        sorts=SECURITY_EVENT_SORTS,
         default_sort="occurredAt", tiebreaker=SecurityEvent.id,
         search_columns=(SecurityEvent.event, SecurityEvent.target_id, SecurityEvent.ip),
     )

@@ -84,8 +84,16 @@ def open_connection() -> bool:
 
 
 def close_connection() -> None:
-    if not database.is_closed():
+    if database.is_closed():
+        return
+    try:
         database.close()
+    except (OperationalError, InterfaceError):
+        # The connection died inside a transaction (PostgreSQL restarted): peewee still counts the
+        # transaction open and refuses to close. Forget it and drop the connection from the pool,
+        # so the next request of this thread connects again.
+        database._state.transactions.clear()
+        database.manual_close()
 
 
 def _levels() -> list[list[Callable[[], None]]]:
@@ -94,23 +102,61 @@ def _levels() -> list[list[Callable[[], None]]]:
     return _state.levels
 
 
+def _batches() -> list[dict[str, tuple[list, Callable[[list], None]]]]:
+    if not hasattr(_state, "batches"):
+        _state.batches = []
+    return _state.batches
+
+
 @contextmanager
 def transaction() -> Iterator[None]:
-    """A transaction (a savepoint when nested); on_commit hooks run after the outermost commit."""
-    levels = _levels()
+    """A transaction (a savepoint when nested); on_commit hooks run after the outermost commit,
+    `block_batch` lists are written at the end of their block, inside it."""
+    levels, batches = _levels(), _batches()
+    if batches:  # the enclosing block's waiting rows are its own: written before the savepoint
+        write_block_batches()
     levels.append([])
+    batches.append({})
     try:
         with database.atomic():
             yield
+            write_block_batches()
     except BaseException:
         levels.pop()
+        batches.pop()
         raise
+    batches.pop()
     hooks = levels.pop()
     if levels:
         levels[-1].extend(hooks)
         return
     for hook in hooks:
         hook()
+
+
+def block_batch(key: str, write: Callable[[list], None]) -> list:
+    """The innermost `transaction()` block's list under `key`: what is appended to it is handed
+    to `write(items)` when the block ends, inside it (before its savepoint is released or its
+    transaction committed), so that many rows go in one statement; a block that raises drops
+    its list with its savepoint. A nested block starting, or `write_block_batches()` (a read of
+    the table the rows go to), writes them earlier, in the same block: only the innermost block
+    ever has rows waiting."""
+    batches = _batches()
+    if not batches:
+        raise RuntimeError("block_batch needs an enclosing transaction()")
+    if key not in batches[-1]:
+        batches[-1][key] = ([], write)
+    return batches[-1][key][0]
+
+
+def write_block_batches() -> None:
+    """Write what waits in the innermost block's `block_batch` lists now (inside that block)."""
+    batches = _batches()
+    if batches:
+        for items, write in batches[-1].values():
+            if items:
+                write(list(items))
+                items.clear()
 
 
 # SQLSTATEs of a concurrent change that lost a race: deadlock_detected, serialization_failure,

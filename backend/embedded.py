@@ -7,6 +7,7 @@ started when it stops. Nothing here runs when `DATABASE_URL` / `REDIS_URL` are s
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
@@ -61,6 +62,12 @@ def stop_postgres(data_dir: Path) -> list[str]:
     if os.geteuid() == 0:  # pgserver runs the server as the `pgserver` user when started by root
         cmd = ["su", "-s", "/bin/sh", "pgserver", "-c", " ".join(cmd)]
     subprocess.run(cmd, check=False, capture_output=True, timeout=60)
+    # pgserver keeps one handle per data directory and hands it back without checking the server:
+    # forget it (and its exit hook, which would look it up again), so `postgres_server` starts the
+    # server again in this process.
+    handle = _pgserver().PostgresServer._instances.pop(pgdata, None)
+    if handle is not None:
+        atexit.unregister(handle._cleanup)
     return ["PostgreSQL"]
 
 

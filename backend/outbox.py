@@ -3,7 +3,9 @@ closed only when its actor has done the work.
 
 The life of a row:
 
-1. `enqueue("actor_name", *args)` inserts it inside the caller's `transaction()`.
+1. `enqueue("actor_name", *args)` inserts it inside the caller's `transaction()`: when the
+   innermost `transaction()` block ends, all the rows it enqueued in one statement (a block
+   that raises drops them with its savepoint).
 2. After the commit of the (sub)transaction that created it, the row goes to this process's
    hand-over thread (`Handoff`), which gives rows to the broker in batches and marks each batch
    `sent_at` in one statement. The request thread never talks to Redis: a Redis stall delays the
@@ -26,6 +28,7 @@ The life of a row:
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import threading
 import time
@@ -36,11 +39,19 @@ from datetime import timedelta
 
 from peewee import BigAutoField, CharField, IntegerField, TextField
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
-from psycopg2.extras import Json
 
 from backend import clock
 from backend.context import current_request_id
-from backend.db import close_connection, database, in_transaction, on_commit, open_connection, transaction
+from backend.db import (
+    block_batch,
+    close_connection,
+    database,
+    in_transaction,
+    on_commit,
+    open_connection,
+    transaction,
+    write_block_batches,
+)
 from backend.logs import get_logger
 from backend.model import BaseModel, created_at_field
 
@@ -62,6 +73,12 @@ class OutboxMessage(BaseModel):
 
     class Meta:
         table_name = "outbox_message"
+
+    @classmethod
+    def select(cls, *fields):
+        # Rows this thread enqueued wait in their transaction() block: a read sees them.
+        write_block_batches()
+        return super().select(*fields)
 
 
 @dataclass(frozen=True)
@@ -89,26 +106,49 @@ def set_redelivery(policy: Redelivery) -> None:
     _redelivery = policy
 
 
-# Written out: every follow-up of every service pays it (peewee building an INSERT cost several
-# times what PostgreSQL spends running it).
+# Written out, and many rows in one statement: every follow-up of every service pays it (peewee
+# building an INSERT per row cost several times what PostgreSQL spends running it).
 INSERT_ROW = (
     "INSERT INTO outbox_message (actor_name, args, request_id, created_at, attempts)"
     " VALUES (%s, %s, %s, %s, 0) RETURNING id"
 )
+INSERT_ROWS = "INSERT INTO outbox_message (id, actor_name, args, request_id, created_at, attempts) VALUES {rows}"
+NEXT_IDS = "SELECT nextval(pg_get_serial_sequence('outbox_message', 'id')) FROM generate_series(1, %s)"
+INSERT_CHUNK = 1_000  # rows per statement (5 parameters each; PostgreSQL takes at most 65,535)
 
 
 def enqueue(actor_name: str, *args: object) -> OutboxMessage:
-    """Record `actor_name(*args)` to run once the enclosing transaction commits."""
+    """Record `actor_name(*args)` to run once the enclosing transaction commits. The row is
+    written when the innermost `transaction()` block ends (or a nested block starts, or this
+    thread reads `OutboxMessage`), with the other rows waiting in the block in one statement;
+    its `id` is set then."""
     if not in_transaction():
         raise RuntimeError("outbox.enqueue must run inside transaction()")
-    values = {"actor_name": actor_name, "args": list(args), "request_id": current_request_id(),
-              "created_at": clock.now()}
-    cursor = database.execute_sql(INSERT_ROW, (actor_name, Json(values["args"]), values["request_id"],
-                                               values["created_at"]))
-    # The row as written, kept in memory for the hand-over (never read back).
-    row = OutboxMessage(__no_default__=True, id=cursor.fetchone()[0], attempts=0, **values)
-    on_commit(lambda: handoff.submit((row,)))
+    row = OutboxMessage(__no_default__=True, actor_name=actor_name, args=list(args), attempts=0,
+                        request_id=current_request_id(), created_at=clock.now())
+    # Serialized now: arguments JSON cannot hold are refused at the call (TypeError), not at the block's end.
+    block_batch("outbox", _write_rows).append((row, json.dumps(row.args)))
     return row
+
+
+def _write_rows(pending: list[tuple[OutboxMessage, str]]) -> None:
+    """Insert a block's rows (ids in enqueue order) and hand them over once committed, from memory."""
+    if len(pending) == 1:
+        [(row, args)] = pending
+        row.id = database.execute_sql(INSERT_ROW, (row.actor_name, args, row.request_id,
+                                                   row.created_at)).fetchone()[0]
+    else:
+        ids = sorted(n for (n,) in database.execute_sql(NEXT_IDS, (len(pending),)).fetchall())
+        for (row, _), row_id in zip(pending, ids, strict=True):
+            row.id = row_id
+        for start in range(0, len(pending), INSERT_CHUNK):
+            chunk = pending[start:start + INSERT_CHUNK]
+            params = [value for row, args in chunk
+                      for value in (row.id, row.actor_name, args, row.request_id, row.created_at)]
+            database.execute_sql(INSERT_ROWS.format(rows=", ".join(["(%s, %s, %s, %s, %s, 0)"] * len(chunk))),
+                                 params)
+    written = tuple(row for row, _ in pending)
+    on_commit(lambda: handoff.submit(written))
 
 
 def dispatch(ids: list[int]) -> int:

@@ -4,6 +4,7 @@ queries, JSON booleans and UTC date-times."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from datetime import UTC
 
 from marshmallow import EXCLUDE, Schema, fields, missing, validate
@@ -109,6 +110,25 @@ class PageQuery(Schema):
     search = fields.String(load_default=None)
     sortBy = fields.String(load_default=None)
     sortDir = fields.String(load_default="asc", validate=validate.OneOf(["asc", "desc"]))
+
+
+def enum_of(values: Iterable) -> dict:
+    """Field metadata documenting a closed list of values (a `StrEnum` or its members) as the
+    OpenAPI `enum` of an answer field (an input field validates with `validate.OneOf` instead)."""
+    return {"enum": [getattr(value, "value", value) for value in values]}
+
+
+def open_values(description: str) -> dict:
+    """Field metadata of a status that is deliberately not a closed list (another party's word,
+    stored as answered): `x-open-values` tells the document's readers and tests it is on purpose."""
+    return {"description": description, "x-open-values": True}
+
+
+def sort_by(sorts: Iterable[str], default: str) -> fields.String:
+    """The `sortBy` of a list sorted by the keys of its backend `SORTS` table: the document's enum
+    and the validation are that one list (`default` when absent)."""
+    return fields.String(load_default=None, validate=validate.OneOf(list(sorts)),
+                         metadata={"description": f"default `{default}`"})
 
 
 class ListQuery(PageQuery):

@@ -10,7 +10,7 @@ class Telemetry(Schema):
 
 class HealthOut(Schema):
     service = fields.String(required=True)
-    status = fields.String(required=True, metadata={"example": "ok"})
+    status = fields.String(required=True, metadata={"enum": ["ok"], "description": "this process answers"})
     environment = fields.String(required=True)
     uptimeSeconds = fields.Float(required=True)
     telemetry = fields.Nested(Telemetry, required=True)

@@ -40,7 +40,8 @@ def _enqueue_committed(token: str, request_id: str = "req-outbox") -> int:
     bound = bind_request_id(request_id)
     try:
         with transaction():
-            return outbox.enqueue("record_probe", token).id
+            row = outbox.enqueue("record_probe", token)
+        return row.id  # set when the block wrote it
     finally:
         reset_request_id(bound)
 
@@ -195,7 +196,8 @@ def _row(row_id: int) -> outbox.OutboxMessage:
 
 def _committed(actor_name: str, *args) -> int:
     with transaction():
-        return outbox.enqueue(actor_name, *args).id
+        row = outbox.enqueue(actor_name, *args)
+    return row.id
 
 
 @pytest.mark.committed
@@ -291,3 +293,43 @@ def test_a_stalled_redis_never_holds_the_request_that_committed(app, broker, con
     finally:
         stalled.release.set()
         install_outbox_sender(broker)
+
+
+def test_a_block_writes_its_rows_in_one_statement_when_it_ends():
+    """Rows wait in their `transaction()` block and are inserted together when it ends (ids in
+    enqueue order), inside it."""
+    from tests.support import sql_statements
+
+    with sql_statements() as statements:
+        with transaction():
+            rows = [outbox.enqueue("record_probe", f"batch-{n}") for n in range(5)]
+            assert all(row.id is None for row in rows)  # waiting in the block
+        written = [statement for statement in statements if "INSERT INTO outbox_message" in statement]
+    assert len(written) == 1
+    assert [row.id for row in rows] == sorted(row.id for row in rows)
+    stored = outbox.OutboxMessage.select().where(outbox.OutboxMessage.actor_name == "record_probe")
+    assert sorted((row.id, row.args[0]) for row in stored) == [(row.id, f"batch-{n}") for n, row in enumerate(rows)]
+
+
+def test_waiting_rows_are_seen_by_a_read_and_written_before_a_nested_block_and_a_failed_one_drops_its_own():
+    probes = outbox.OutboxMessage.actor_name == "record_probe"
+    with transaction():
+        seen = outbox.enqueue("record_probe", "seen")
+        assert [row.args for row in outbox.OutboxMessage.select().where(probes)] == [["seen"]]
+        before = outbox.enqueue("record_probe", "before-the-savepoint")
+        try:
+            with transaction():
+                assert before.id is not None  # written in its own block, before the savepoint
+                outbox.enqueue("record_probe", "dropped")
+                raise RuntimeError("the savepoint fails")
+        except RuntimeError:
+            pass
+        after = outbox.enqueue("record_probe", "after")
+    assert sorted(row.args[0] for row in outbox.OutboxMessage.select().where(probes)) == [
+        "after", "before-the-savepoint", "seen"]
+    assert seen.id < before.id < after.id
+
+
+def test_arguments_json_cannot_hold_are_refused_at_the_call():
+    with transaction(), pytest.raises(TypeError):
+        outbox.enqueue("record_probe", object())

@@ -8,7 +8,7 @@ stored result with `idempotent: true`, another body with the same key is 422
 from __future__ import annotations
 
 from api.access import Route, roles
-from api.operations import operation
+from api.operations import IDEMPOTENCY_KEY, operation
 from api.requests import acting_organization
 from backend.billing import collection, idempotency, legacy, views
 from backend.identity.permissions import BILLING_COLLECT
@@ -31,7 +31,7 @@ class Collect:
                "`approved` or `completed` and `principal_seller` (else 409 with `details.reason`); `sepa_dd` needs "
                "the organization's active SEPA mandate (409, `sepa_mandate_missing`). Issues the `platform_sale` "
                "invoice, pays the `reservation_total` payment order, writes three ledger entries.",
-               tags=("billing",), body=CollectIn, answer=CollectOut)
+               tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
     def on_post(self, req, resp, reservation_id: str, body: dict) -> dict:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
         return collection.collect(
@@ -42,14 +42,14 @@ class Collect:
     @operation("Collect the deposit of a legacy reservation",
                description=KEY_DESCRIPTION + "`legacy_mandate` reservations only (else 409): "
                "`LEGACY_DEPOSIT_RATE_BPS` of the store base, a `store_deposit` invoice from the store.",
-               tags=("billing",), body=CollectIn, answer=CollectOut)
+               tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
     def on_post_deposit(self, req, resp, reservation_id: str, body: dict) -> dict:
         return self._legacy(req, reservation_id, body, legacy.DEPOSIT)
 
     @operation("Collect the balance of a legacy reservation",
                description=KEY_DESCRIPTION + "`legacy_mandate` reservations whose deposit is paid (else 409): the "
                "rest of the store base (`store_balance`), and the platform's `platform_commission` to the store.",
-               tags=("billing",), body=CollectIn, answer=CollectOut)
+               tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
     def on_post_balance(self, req, resp, reservation_id: str, body: dict) -> dict:
         return self._legacy(req, reservation_id, body, legacy.BALANCE)
 

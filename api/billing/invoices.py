@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from api.access import Route, admin, roles
-from api.operations import operation
+from api.operations import IDEMPOTENCY_KEY, operation
 from backend.billing import corrections, idempotency, views
 from backend.billing.errors import BillingPdfNotReady
 from backend.db import transaction
@@ -54,7 +54,7 @@ class Invoice:
                "excludes tax: a `platform_credit_note` of that amount and a `refund` payment order of its amount "
                "including VAT; more than is left to refund is 409 `CONFLICT` (`over_refund`). Audited with the "
                "reason and the actor.",
-               tags=("billing",), body=RefundIn, answer=RefundOut)
+               tags=("billing",), body=RefundIn, answer=RefundOut, headers=IDEMPOTENCY_KEY)
     def on_post_refund(self, req, resp, invoice_id: str, body: dict) -> dict:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
         principal = req.context.principal

@@ -8,7 +8,7 @@ from api.requests import acting_organization
 from backend.listing import ListParams
 from backend.marketplace import catalog, furniture
 from backend.marketplace.furniture import ZoneSpec
-from schemas.common import ListQuery, page_of
+from schemas.common import page_of
 from schemas.marketplace.catalog import (
     AdSpaceAnswer,
     AdSpaceIn,
@@ -16,9 +16,11 @@ from schemas.marketplace.catalog import (
     AdSpaceQuery,
     FurnitureTypeAnswer,
     FurnitureTypeIn,
+    FurnitureTypeListQuery,
     FurnitureTypeOut,
     StoreAnswer,
     StoreIn,
+    StoreListQuery,
     StoreOut,
 )
 
@@ -47,8 +49,8 @@ class FurnitureTypes:
 
 class FurnitureTypeList:
     @operation("List furniture types",
-               description="Furniture types (current configuration), paginated; sortBy `name` or `createdAt`.",
-               tags=TAGS, query=ListQuery, answer=page_of(FurnitureTypeOut))
+               description="Furniture types (current configuration), paginated.",
+               tags=TAGS, query=FurnitureTypeListQuery, answer=page_of(FurnitureTypeOut))
     def on_get(self, req, resp, query: dict):
         return furniture.list_furniture_types(ListParams.from_query(query))
 
@@ -78,9 +80,8 @@ class Stores:
         return {"store": store}
 
     @operation("List my stores",
-               description="The caller's stores, paginated; sortBy `name`, `city` or `createdAt`; search in name "
-                           "and city.",
-               tags=TAGS, query=ListQuery, answer=page_of(StoreOut))
+               description="The caller's stores, paginated; search in name and city.",
+               tags=TAGS, query=StoreListQuery, answer=page_of(StoreOut))
     def on_get(self, req, resp, query: dict):
         return catalog.list_stores(organization_id=acting_organization(req, "distributor"),
                                    params=ListParams.from_query(query))

@@ -13,11 +13,12 @@ from api.requests import acting_organization
 from backend.listing import ListParams
 from backend.marketplace import campaigns, cart, reservations
 from backend.printing.impressions import with_print_orders
-from schemas.common import ListQuery, page_of
+from schemas.common import page_of
 from schemas.marketplace.catalog import MarketplaceDeletedOut
 from schemas.marketplace.reservations import (
     CampaignAnswer,
     CampaignIn,
+    CampaignListQuery,
     CampaignOut,
     CartItemAnswer,
     CartItemIn,
@@ -44,8 +45,8 @@ class Campaigns:
         return {"campaign": campaign}
 
     @operation("List my campaigns",
-               description="The caller's campaigns, paginated; sortBy `createdAt` (default), `name`, `startsAt`.",
-               tags=("campaigns",), query=ListQuery, answer=page_of(CampaignOut))
+               description="The caller's campaigns, paginated.",
+               tags=("campaigns",), query=CampaignListQuery, answer=page_of(CampaignOut))
     def on_get(self, req, resp, query: dict):
         return campaigns.list_campaigns(organization_id=acting_organization(req, "industrial"),
                                         params=ListParams.from_query(query))

@@ -50,7 +50,10 @@ def _payout(reservation_id: str, user_id: str | None) -> dict:
         raise Conflict(f"the reservation is not awaiting its supplier payout (financial status "
                        f"{record.financial_status})", reason="not_settlement_pending",
                        financialStatus=record.financial_status)
-    invoice = Invoice.get(Invoice.reservation_id == reservation_id, Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED)
+    invoice = Invoice.get_or_none(Invoice.reservation_id == reservation_id,
+                                  Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED)
+    if invoice is None:  # only self-billing moves a record to `supplier_settlement_pending`
+        raise Conflict("the reservation has no self-billed invoice", reason="not_self_billed")
     due_cents = invoice.amount_excl_tax_cents - credited_cents(invoice.id)
     if due_cents <= 0:
         raise Conflict("the self-billed invoice is credited in full: nothing to pay", reason="nothing_to_pay",

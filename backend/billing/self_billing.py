@@ -121,8 +121,7 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
         blocked = blockers(reservation)
         if blocked:
             outcome = Outcome(blocked[0])
-            log_event(f"{SCOPE}.skipped_{'open_incident' if outcome is Outcome.OPEN_INCIDENT else 'no_mandate'}",
-                      "self-billing skipped", "info", reservationId=reservation_id,
+            log_event(f"{SCOPE}.skipped_{outcome.value}", "self-billing skipped", "info", reservationId=reservation_id,
                       organizationId=reservation.distributor_organization_id)
             return Result(outcome)
         invoice = _issue(reservation, record, config=config, user_id=None)

@@ -9,6 +9,10 @@ from backend.errors import NotFound
 from backend.identity.models import BillingProfile, Membership, Organization, User
 from backend.listing import ListParams, Page, paginate
 
+ORGANIZATION_SORTS = {"createdAt": Organization.created_at, "legalName": Organization.legal_name,
+                      "siren": Organization.siren, "siret": BillingProfile.siret,
+                      "kybStatus": Organization.kyb_status, "actorType": Organization.actor_type}
+USER_SORTS = {"createdAt": User.created_at, "email": User.email, "name": User.name}
 
 def shared_sirets():
     """SIRETs that more than one organization's billing profile declares (SIRET conflicts)."""
@@ -41,9 +45,7 @@ def list_organizations(
         query = query.where(conflict if siret_conflict else ~fn.COALESCE(conflict, False))
     return paginate(
         query, params,
-        sorts={"createdAt": Organization.created_at, "legalName": Organization.legal_name,
-               "siren": Organization.siren, "siret": BillingProfile.siret, "kybStatus": Organization.kyb_status,
-               "actorType": Organization.actor_type},
+        sorts=ORGANIZATION_SORTS,
         default_sort="createdAt", tiebreaker=Organization.id,
         search_columns=(Organization.legal_name, Organization.siren, BillingProfile.siret),
     )
@@ -57,7 +59,7 @@ def list_users(params: ListParams, *, role: str | None = None, blocked: bool | N
         query = query.where(User.blocked_at.is_null(not blocked))
     return paginate(
         query, params,
-        sorts={"createdAt": User.created_at, "email": User.email, "name": User.name},
+        sorts=USER_SORTS,
         default_sort="createdAt", tiebreaker=User.id, search_columns=(User.email, User.name),
     )
 

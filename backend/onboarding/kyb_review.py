@@ -22,6 +22,9 @@ from backend.onboarding.status import ESignStatus
 AWAITING_APPROVAL = (KybStatus.SUBMITTED, KybStatus.IN_REVIEW)
 
 
+PENDING_APPROVAL_SORTS = {"kybSubmittedAt": Organization.kyb_submitted_at, "legalName": Organization.legal_name,
+                          "createdAt": Organization.created_at}
+
 def approval_blocker(organization_id: str) -> dict | None:
     """Why the organization cannot be approved yet (`{reason, ...}`), None when it can."""
     envelope = (SignatureRequest.select().where(SignatureRequest.organization == organization_id,
@@ -73,8 +76,7 @@ def list_pending_approvals(params: ListParams, *, actor_type: str | None = None)
         query = query.where(Organization.actor_type == actor_type)
     return paginate(
         query, params,
-        sorts={"kybSubmittedAt": Organization.kyb_submitted_at, "legalName": Organization.legal_name,
-               "createdAt": Organization.created_at},
+        sorts=PENDING_APPROVAL_SORTS,
         default_sort="kybSubmittedAt", tiebreaker=Organization.id,
         search_columns=(Organization.legal_name, Organization.siren),
     )

@@ -33,6 +33,10 @@ RELAUNCHABLE = frozenset({ESignStatus.ERROR, ESignStatus.EXPIRED, ESignStatus.DE
                           *PENDING})
 
 
+SIGNATURE_REQUEST_SORTS = {"createdAt": SignatureRequest.created_at,
+                           "statusChangedAt": SignatureRequest.status_changed_at,
+                           "status": SignatureRequest.status, "organizationName": Organization.legal_name}
+
 def list_signature_requests(params: ListParams, *, status: str | None = None,
                             organization_id: str | None = None) -> Page:
     query = (SignatureRequest.select(SignatureRequest, Organization.legal_name.alias("organization_name"))
@@ -43,8 +47,7 @@ def list_signature_requests(params: ListParams, *, status: str | None = None,
         query = query.where(SignatureRequest.organization == organization_id)
     return paginate(
         query, params,
-        sorts={"createdAt": SignatureRequest.created_at, "statusChangedAt": SignatureRequest.status_changed_at,
-               "status": SignatureRequest.status, "organizationName": Organization.legal_name},
+        sorts=SIGNATURE_REQUEST_SORTS,
         default_sort="createdAt", tiebreaker=SignatureRequest.id,
         search_columns=(Organization.legal_name, Organization.id, SignatureRequest.provider_signature_request_id),
     )

@@ -182,17 +182,23 @@ def advance_batch_order(run_id: str, order_id: str) -> bool:
     """Advance one order of a run and settle it; False when it was settled already. Then, if that
     completed the current group, settle the group (next group, or the end)."""
     with transaction():
-        item = (StatusRunItem.select().where(StatusRunItem.run_id == run_id, StatusRunItem.order_id == order_id)
-                .for_update().first())
+        # The item (locked), with what advancing its order needs of the run, the batch and the order.
+        item = (StatusRunItem
+                .select(StatusRunItem, StatusRun.next_status, StatusRun.actor_user_id,
+                        PrintOrderBatch.printer_organization_id, PrintOrder.code.alias("order_code"))
+                .join(StatusRun, on=StatusRunItem.run_id == StatusRun.id)
+                .join(PrintOrderBatch, on=StatusRun.batch_id == PrintOrderBatch.id)
+                .switch(StatusRunItem).join(PrintOrder, on=StatusRunItem.order_id == PrintOrder.id)
+                .where(StatusRunItem.run_id == run_id, StatusRunItem.order_id == order_id)
+                .for_update(of=StatusRunItem).objects().first())
         if item is None:
             return False
         advanced = item.outcome is None
         if advanced:
-            run = StatusRun.get_by_id(run_id)
-            batch = PrintOrderBatch.get_by_id(run.batch_id)
-            item.outcome, item.error_code, item.error_message = _advance_one(run, batch, order_id)
+            item.outcome, item.error_code, item.error_message = _advance_one(item)
             item.settled_at = clock.now()
-            item.save()
+            item.save(only=[StatusRunItem.outcome, StatusRunItem.error_code, StatusRunItem.error_message,
+                            StatusRunItem.settled_at])
     # Committed: the group's last message to commit sees every item of the group settled, whichever
     # order they commit in, so the group is settled (by one of them: the run row decides).
     if not _unsettled(run_id, item.group_index):
@@ -209,18 +215,18 @@ def _unsettled(run_id: str, group: int) -> int:
                                          StatusRunItem.outcome.is_null()).count())
 
 
-def _advance_one(run: StatusRun, batch: PrintOrderBatch, order_id: str) -> tuple[str, str | None, str | None]:
-    code = PrintOrder.select(PrintOrder.code).where(PrintOrder.id == order_id).scalar()
+def _advance_one(item) -> tuple[str, str | None, str | None]:
+    """Advance the order of `item` (read with its run's and batch's columns): its outcome."""
     try:
         with transaction():  # a savepoint: a refused or broken step leaves the item's transaction usable
-            orders.change_status(order_code=code, printer_organization_id=batch.printer_organization_id,
-                                 next_status=run.next_status, actor_user_id=run.actor_user_id)
+            orders.change_status(order_code=item.order_code, printer_organization_id=item.printer_organization_id,
+                                 next_status=item.next_status, actor_user_id=item.actor_user_id)
     except ValidationError as exc:
         return "skipped", exc.code, exc.message
     except DomainError as exc:
         return "failed", exc.code, exc.message
     except Exception as exc:  # a raw exception is a real anomaly: counted, never propagated (spec B)
-        log.exception("batch order not advanced", extra={"fields": {"runId": run.id, "orderId": order_id}})
+        log.exception("batch order not advanced", extra={"fields": {"runId": item.run_id, "orderId": item.order_id}})
         return "failed", "INTERNAL_ERROR", type(exc).__name__
     return "advanced", None, None
 

@@ -52,6 +52,7 @@ from backend.printing.status import PrintOrderStatus
 
 CODE_PREFIX = "LOT-"
 DRAFT, SENT = "draft", "sent"
+MIXED = "mixed"  # the derived status of a batch whose live orders differ
 
 
 class Exclusion(StrEnum):
@@ -72,7 +73,7 @@ def derived_status(order_statuses: Iterable[str]) -> str:
     live = {s for s in statuses if s != PrintOrderStatus.CANCELLED}
     if not live:
         return PrintOrderStatus.CANCELLED.value
-    return live.pop() if len(live) == 1 else "mixed"
+    return live.pop() if len(live) == 1 else MIXED
 
 
 def allocate_batch_code() -> str:

@@ -13,15 +13,11 @@ from backend.billing.models import (
     PaymentStatus,
 )
 from backend.billing.views import LIST_DEFAULT, LIST_MAX
-from schemas.common import QueryList
+from schemas.common import QueryList, enum_of
 
 METHOD = fields.String(required=True, validate=validate.OneOf([m.value for m in PaymentMethod]),
                        metadata={"enum": [m.value for m in PaymentMethod]})
 REASON = fields.String(required=True, validate=validate.Length(min=1, max=2000))
-
-
-def _enum(values) -> dict:
-    return {"enum": [v.value for v in values]}
 
 
 class CollectIn(Schema):
@@ -32,8 +28,8 @@ class CollectOut(Schema):
     reservationId = fields.String(required=True)
     paymentOrderId = fields.String(required=True)
     invoiceNumber = fields.String(required=True)
-    financialStatus = fields.String(required=True, metadata=_enum(FinancialStatus))
-    paymentStatus = fields.String(required=True, metadata=_enum(PaymentStatus))
+    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
+    paymentStatus = fields.String(required=True, metadata=enum_of(PaymentStatus))
     idempotent = fields.Boolean(required=True)
 
 
@@ -51,8 +47,8 @@ class RefundOut(Schema):
     refundedCents = fields.Integer(required=True, metadata={"description": "excluding tax"})
     amountInclTaxCents = fields.Integer(required=True, metadata={"description": "the refund payment order"})
     remainingCents = fields.Integer(required=True, metadata={"description": "left to refund, excluding tax"})
-    financialStatus = fields.String(required=True, metadata=_enum(FinancialStatus))
-    paymentStatus = fields.String(required=True, metadata=_enum(PaymentStatus))
+    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
+    paymentStatus = fields.String(required=True, metadata=enum_of(PaymentStatus))
     idempotent = fields.Boolean(required=True)
 
 
@@ -64,7 +60,7 @@ class CreditNoteOut(Schema):
     invoiceNumber = fields.String(required=True)
     creditNoteNumber = fields.String(required=True)
     creditedCents = fields.Integer(required=True, metadata={"description": "excluding tax"})
-    invoiceStatus = fields.String(required=True, metadata=_enum(InvoiceStatus))
+    invoiceStatus = fields.String(required=True, metadata=enum_of(InvoiceStatus))
 
 
 class PartyOut(Schema):
@@ -76,8 +72,8 @@ class InvoiceOut(Schema):
     """The Invoice fields of Specification C; `hasPdf`, never the storage key."""
 
     invoiceNumber = fields.String(required=True)
-    kind = fields.String(required=True, metadata=_enum(InvoiceKind))
-    status = fields.String(required=True, metadata=_enum(InvoiceStatus))
+    kind = fields.String(required=True, metadata=enum_of(InvoiceKind))
+    status = fields.String(required=True, metadata=enum_of(InvoiceStatus))
     amountExclTaxCents = fields.Integer(required=True)
     vatRatePercent = fields.Float(required=True, metadata={"description": "frozen when the invoice was issued"})
     vatAmountCents = fields.Integer(required=True, metadata={"description": "computed at read time"})
@@ -99,7 +95,7 @@ class InvoicesQuery(Schema):
     limit = fields.Integer(load_default=LIST_DEFAULT, validate=validate.Range(min=1, max=LIST_MAX))
     kind = QueryList(fields.String(validate=validate.Length(max=60)), load_default=list,
                        metadata={"description": "repeatable; unknown values ignored; empty means all",
-                                 **_enum(InvoiceKind)})
+                                 **enum_of(InvoiceKind)})
 
 
 class InvoicesOut(Schema):
@@ -115,9 +111,9 @@ class AmountsOut(Schema):
 
 class PaymentOrderOut(Schema):
     id = fields.String(required=True)
-    kind = fields.String(required=True, metadata=_enum(PaymentKind))
-    method = fields.String(required=True, metadata=_enum(PaymentMethod))
-    status = fields.String(required=True, metadata=_enum(PaymentStatus))
+    kind = fields.String(required=True, metadata=enum_of(PaymentKind))
+    method = fields.String(required=True, metadata=enum_of(PaymentMethod))
+    status = fields.String(required=True, metadata=enum_of(PaymentStatus))
     amountCents = fields.Integer(required=True, metadata={"description": "including VAT"})
     currency = fields.String(required=True)
     mandateRef = fields.String(allow_none=True, metadata={"description": "shown to the industrial and admins"})
@@ -128,7 +124,7 @@ class PaymentOrderOut(Schema):
 class SummaryOut(Schema):
     reservationId = fields.String(required=True)
     billingModel = fields.String(required=True, metadata={"enum": ["legacy_mandate", "principal_seller"]})
-    financialStatus = fields.String(required=True, metadata=_enum(FinancialStatus))
+    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
     amounts = fields.Nested(AmountsOut, required=True)
     paymentOrders = fields.List(fields.Nested(PaymentOrderOut), required=True)
     invoices = fields.List(fields.Nested(InvoiceOut), required=True)

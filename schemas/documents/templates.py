@@ -123,7 +123,8 @@ class DeletedOut(Schema):
 
     templateKey = fields.String(attribute="template_key", required=True)
     kind = fields.String(required=True)
-    status = fields.String(required=True, metadata={"description": "status of the removed row"})
+    status = fields.String(required=True, metadata={"description": "status of the removed row",
+                                                    "enum": ["draft", "published", "archived"]})
     version = fields.Integer(allow_none=True)
     deleted = ComputedBoolean(lambda row: True, required=True)
 

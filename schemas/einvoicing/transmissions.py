@@ -5,12 +5,14 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from backend.einvoicing.status import DocumentKind, FlowType, ProviderStatus, TransmissionStatus
-from schemas.common import PageQuery, QueryList, UtcDateTime, page_of
+from backend.einvoicing.views import SORTS as TRANSMISSION_SORTS
+from schemas.common import PageQuery, QueryList, UtcDateTime, enum_of, open_values, page_of, sort_by
 
 STATUSES = [s.value for s in TransmissionStatus]
 
 
 class TransmissionsQuery(PageQuery):
+    sortBy = sort_by(TRANSMISSION_SORTS, "createdAt")
     # `?status=sent` and `?status=sent&status=failed` both load as lists (QueryList)
     status = QueryList(fields.String(validate=validate.OneOf(STATUSES)), load_default=list)
     flowType = QueryList(fields.String(validate=validate.OneOf([f.value for f in FlowType])), load_default=list)
@@ -32,7 +34,7 @@ class TransmissionOut(Schema):
                                    validate=validate.OneOf([p.value for p in ProviderStatus]))
     providerFlowId = fields.String(attribute="provider_flow_id", allow_none=True)
     operatorStatus = fields.String(attribute="operator_status", allow_none=True,
-                                   metadata={"description": "the operator's last word, as answered"})
+                                   metadata=open_values("the operator's last word, as answered"))
     documentPdfKey = fields.String(attribute="document_pdf_key", allow_none=True)
     amountInclTaxCents = fields.Integer(attribute="amount_incl_tax_cents", required=True)
     idempotencyKey = fields.String(attribute="idempotency_key", required=True,
@@ -47,10 +49,11 @@ class TransmissionOut(Schema):
 
 
 class TransmissionEventOut(Schema):
-    fromStatus = fields.String(attribute="from_status", allow_none=True)
-    toStatus = fields.String(attribute="to_status", required=True)
-    providerStatus = fields.String(attribute="provider_status", allow_none=True)
-    operatorStatus = fields.String(attribute="operator_status", allow_none=True)
+    fromStatus = fields.String(attribute="from_status", allow_none=True, metadata=enum_of(TransmissionStatus))
+    toStatus = fields.String(attribute="to_status", required=True, metadata=enum_of(TransmissionStatus))
+    providerStatus = fields.String(attribute="provider_status", allow_none=True, metadata=enum_of(ProviderStatus))
+    operatorStatus = fields.String(attribute="operator_status", allow_none=True,
+                                   metadata=open_values("the operator's word, as answered"))
     operatorAnswer = fields.Raw(attribute="operator_answer", allow_none=True,
                                 metadata={"description": "the operator's answer (JSON) that caused the change"})
     errorCode = fields.String(attribute="error_code", allow_none=True)

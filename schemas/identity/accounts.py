@@ -5,7 +5,9 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from backend import clock
+from backend.identity.models import KybStatus
 from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
+from schemas.common import enum_of
 
 PASSWORD = validate.Length(min=8, max=128)
 
@@ -54,7 +56,8 @@ class AssignRoleIn(Schema):
 
 
 class WorkspaceQuery(Schema):
-    path = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    path = fields.String(required=True, validate=[validate.Length(min=1, max=2000),
+                                                  validate.Regexp("^/", error="must start with /")])
 
     class Meta:
         unknown = EXCLUDE
@@ -77,7 +80,7 @@ class MembershipOrganizationOut(Schema):
     id = fields.String(required=True)
     actorType = fields.String(required=True)
     legalName = fields.String(required=True)
-    kybStatus = fields.String(allow_none=True)
+    kybStatus = fields.String(allow_none=True, metadata=enum_of(KybStatus))
     membershipRole = fields.String(required=True, validate=validate.OneOf(sorted(MEMBERSHIP_ROLES)))
 
 

@@ -7,9 +7,11 @@ from datetime import UTC
 from marshmallow import Schema, fields, validate
 
 from backend import clock
+from backend.audit import SECURITY_EVENT_SORTS
+from backend.identity.admin_lists import ORGANIZATION_SORTS, USER_SORTS
 from backend.identity.models import KYB_REVIEW_STATUSES
 from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
-from schemas.common import JsonBoolean, PageQuery, page_of
+from schemas.common import JsonBoolean, PageQuery, enum_of, page_of, sort_by
 from schemas.identity.accounts import UserOut
 from schemas.identity.organizations import OrganizationDetailOut
 from schemas.onboarding.envelopes import KybDocumentOut
@@ -44,11 +46,13 @@ class AdminUserData(Schema):
 
 
 class AdminUsersQuery(PageQuery):
+    sortBy = sort_by(USER_SORTS, "createdAt")
     role = fields.String(validate=validate.OneOf(sorted(ROLES)))
     blocked = fields.Boolean()
 
 
 class AdminOrganizationsQuery(PageQuery):
+    sortBy = sort_by(ORGANIZATION_SORTS, "createdAt")
     kybStatus = fields.String(validate=validate.OneOf([*KYB_REVIEW_STATUSES, "none"]),
                               metadata={"description": "`none`: never submitted"})
     actorType = fields.String(validate=validate.OneOf(["industrial", "distributor", "printer"]))
@@ -60,7 +64,7 @@ class AdminOrganizationItem(Schema):
     actorType = fields.String(attribute="actor_type", required=True)
     siren = fields.String(required=True)
     legalName = fields.String(attribute="legal_name", required=True)
-    kybStatus = fields.String(attribute="kyb_status", allow_none=True)
+    kybStatus = fields.String(attribute="kyb_status", allow_none=True, metadata=enum_of(KYB_REVIEW_STATUSES))
     siret = fields.String(allow_none=True)
     siretConflict = fields.Boolean(attribute="siret_conflict", required=True)
     createdAt = fields.Function(lambda o: clock.iso(o.created_at))
@@ -77,7 +81,7 @@ class SiretConflictOut(Schema):
     id = fields.String(required=True)
     actorType = fields.String(attribute="actor_type", required=True)
     legalName = fields.String(attribute="legal_name", required=True)
-    kybStatus = fields.String(attribute="kyb_status", allow_none=True)
+    kybStatus = fields.String(attribute="kyb_status", allow_none=True, metadata=enum_of(KYB_REVIEW_STATUSES))
 
 
 class AdminKybDocumentOut(KybDocumentOut):
@@ -98,6 +102,7 @@ class AdminOrganizationData(Schema):
 
 
 class SecurityAuditQuery(PageQuery):
+    sortBy = sort_by(SECURITY_EVENT_SORTS, "occurredAt")
     sortDir = fields.String(load_default="desc", validate=validate.OneOf(["asc", "desc"]))
     event = fields.String(validate=validate.Length(min=1, max=80),
                           metadata={"description": "an event or a family: `auth.sign_in` matches auth.sign_in.*"})

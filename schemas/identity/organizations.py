@@ -5,8 +5,9 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from backend import clock
+from backend.identity.models import KybStatus
 from backend.identity.permissions import MEMBERSHIP_ROLES
-from schemas.common import JsonBoolean
+from schemas.common import JsonBoolean, enum_of
 
 SIREN = validate.Regexp(r"^\d{9}$", error="must be 9 digits")
 NAME = validate.Length(min=1, max=200)
@@ -84,7 +85,7 @@ class OrganizationOut(Schema):
     legalName = fields.String(attribute="legal_name", required=True)
     kybStatus = fields.String(
         attribute="kyb_status", allow_none=True,
-        metadata={"description": "null until submitted; submitted, in_review, approved, rejected"},
+        metadata={"description": "null until submitted", **enum_of(KybStatus)},
     )
     kybNote = fields.String(attribute="kyb_note", allow_none=True)
     createdAt = fields.Function(lambda o: clock.iso(o.created_at))

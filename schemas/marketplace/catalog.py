@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from schemas.common import JsonBoolean, ListQuery, UtcDateTime
+from backend.marketplace.catalog import AD_SPACE_SORTS, STORE_SORTS
+from backend.marketplace.furniture import FURNITURE_SORTS
+from schemas.common import JsonBoolean, ListQuery, UtcDateTime, sort_by
 
 LABEL = validate.Length(min=1, max=120)
 NAME = validate.Length(min=1, max=160)
@@ -164,7 +166,16 @@ class AdSpaceIn(Schema):
     priceCents = fields.Integer(required=True, strict=True, validate=validate.Range(min=0, max=1_000_000_000))
 
 
+class FurnitureTypeListQuery(ListQuery):
+    sortBy = sort_by(FURNITURE_SORTS, "name")
+
+
+class StoreListQuery(ListQuery):
+    sortBy = sort_by(STORE_SORTS, "name")
+
+
 class AdSpaceQuery(ListQuery):
+    sortBy = sort_by(AD_SPACE_SORTS, "createdAt")
     universeId = fields.String(load_default=None)
     rayonId = fields.String(load_default=None)
     city = fields.String(load_default=None)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from backend.marketplace.campaigns import CAMPAIGN_SORTS
 from backend.marketplace.models import ReservationStatus
 from backend.marketplace.pricing import resolve_billing_model
-from backend.marketplace.reservations import Review
+from backend.marketplace.reservations import RESERVATION_SORTS, Review
 from backend.printing.impressions import shown_impression_status
-from schemas.common import ListQuery, UtcDateTime
+from backend.printing.models import ImpressionStatus
+from backend.printing.status import PrintOrderStatus
+from schemas.common import ListQuery, UtcDateTime, enum_of, sort_by
 from schemas.marketplace.catalog import NAME, AdSpaceOut
 
 ZONE_IDS = fields.List(fields.String(validate=validate.Length(min=1, max=64)), load_default=list,
@@ -99,7 +102,12 @@ class ReviewIn(Schema):
     note = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=2000))
 
 
+class CampaignListQuery(ListQuery):
+    sortBy = sort_by(CAMPAIGN_SORTS, "createdAt")
+
+
 class ReservationQuery(ListQuery):
+    sortBy = sort_by(RESERVATION_SORTS, "createdAt")
     status = fields.String(load_default=None, validate=validate.OneOf([s.value for s in ReservationStatus]))
 
 
@@ -135,11 +143,13 @@ class ReservationOut(Schema):
     reviewNote = fields.String(attribute="review_note", allow_none=True)
     impressionStatus = fields.Function(
         lambda r: shown_impression_status(r.impression_status, r.status), allow_none=True,
-        metadata={"type": "string", "description": "Specification B deposit status; null until approved"})
+        metadata={"type": "string", "description": "Specification B deposit status; null until approved",
+                  **enum_of(ImpressionStatus)})
     batchCode = fields.Function(lambda r: _print_order(r, "batch_code"), allow_none=True, metadata={
         "type": "string", "description": "batch of the latest order that is not cancelled (Specification B)"})
     printOrderStatus = fields.Function(lambda r: _print_order(r, "status"), allow_none=True, metadata={
-        "type": "string", "description": "status of the latest order that is not cancelled (Specification B)"})
+        "type": "string", "description": "status of the latest order that is not cancelled (Specification B)",
+        **enum_of(PrintOrderStatus)})
     createdAt = UtcDateTime(attribute="created_at")
     updatedAt = UtcDateTime(attribute="updated_at")
     approvedAt = UtcDateTime(attribute="approved_at", allow_none=True)
@@ -147,7 +157,7 @@ class ReservationOut(Schema):
 
 class PrintOrderRefOut(Schema):
     code = fields.String(required=True)
-    status = fields.String(required=True)
+    status = fields.String(required=True, metadata=enum_of(PrintOrderStatus))
 
 
 class ReservationDetailOut(ReservationOut):

@@ -5,21 +5,24 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from backend.identity.models import KybStatus
+from backend.onboarding.kyb_review import PENDING_APPROVAL_SORTS
 from backend.onboarding.status import ESignStatus
+from backend.onboarding.supervision import SIGNATURE_REQUEST_SORTS
 from backend.onboarding.verification import VerificationPolicy
-from schemas.common import ComputedBoolean, PageQuery, UtcDateTime, page_of
+from schemas.common import ComputedBoolean, PageQuery, UtcDateTime, enum_of, open_values, page_of, sort_by
 
 
 class EsignSignatureRequestRef(Schema):
     id = fields.String(required=True, metadata={"description": "the provider's signature request id"})
-    status = fields.String(metadata={"description": "provider status: draft, approval, ongoing, done, declined, "
-                                                    "expired, canceled"})
+    status = fields.String(metadata=open_values("provider status: draft, approval, ongoing, done, declined, "
+                                                "expired, canceled (the provider's word, as sent)"))
     external_id = fields.String(allow_none=True)
 
 
 class EsignSignerRef(Schema):
     id = fields.String(required=True)
-    status = fields.String()
+    status = fields.String(metadata=open_values("the provider's word, as sent"))
 
 
 class EsignEventData(Schema):
@@ -91,7 +94,7 @@ def signature_request(envelope, documents) -> dict | None:
 
 class OnboardingOut(Schema):
     signatureRequest = fields.Nested(SignatureRequestOut, allow_none=True, required=True)
-    kybStatus = fields.String(allow_none=True, required=True)
+    kybStatus = fields.String(allow_none=True, required=True, metadata=enum_of(KybStatus))
 
 
 class SignatureRequestStartOut(Schema):
@@ -110,7 +113,7 @@ class SignatureRequestItem(Schema):
     id = fields.String(required=True)
     organizationId = fields.String(attribute="organization_id", required=True)
     organizationName = fields.String(attribute="organization_name")
-    status = fields.String(required=True)
+    status = fields.String(required=True, metadata=enum_of(ESignStatus))
     providerSignatureRequestId = fields.String(attribute="provider_signature_request_id", allow_none=True)
     signatureLink = fields.String(attribute="signature_link", allow_none=True)
     deliveryMode = fields.String(attribute="delivery_mode")
@@ -122,6 +125,7 @@ class SignatureRequestItem(Schema):
 
 
 class SignatureRequestsQuery(PageQuery):
+    sortBy = sort_by(SIGNATURE_REQUEST_SORTS, "createdAt")
     status = fields.String(load_default=None, validate=validate.OneOf([s.value for s in ESignStatus]))
     organizationId = fields.String(load_default=None)
 
@@ -155,15 +159,16 @@ class PendingApprovalItem(Schema):
     id = fields.String(required=True)
     actorType = fields.String(attribute="actor_type")
     legalName = fields.String(attribute="legal_name")
-    kybStatus = fields.String(attribute="kyb_status")
+    kybStatus = fields.String(attribute="kyb_status", allow_none=True, metadata=enum_of(KybStatus))
     kybSubmittedAt = _iso("kyb_submitted_at")
-    onboardingStatus = fields.String(attribute="onboarding_status", allow_none=True)
+    onboardingStatus = fields.String(attribute="onboarding_status", allow_none=True, metadata=enum_of(ESignStatus))
 
 
 PendingApprovalsPage = page_of(PendingApprovalItem, "PendingApprovals")
 
 
 class PendingApprovalsQuery(PageQuery):
+    sortBy = sort_by(PENDING_APPROVAL_SORTS, "kybSubmittedAt")
     actorType = fields.String(load_default=None, validate=validate.OneOf(["industrial", "distributor", "printer"]))
 
 
@@ -174,7 +179,7 @@ class KybReviewIn(Schema):
 
 class KybReviewOut(Schema):
     id = fields.String(required=True)
-    kybStatus = fields.String(attribute="kyb_status", required=True)
+    kybStatus = fields.String(attribute="kyb_status", required=True, metadata=enum_of(KybStatus))
     kybNote = fields.String(attribute="kyb_note", allow_none=True)
     kybReviewedAt = _iso("kyb_reviewed_at")
 
@@ -232,4 +237,4 @@ class VerificationOverrideRemovedOut(Schema):
 class ResetOnboardingOut(Schema):
     organizationId = fields.String(required=True)
     invalidated = fields.Integer(required=True)
-    kybStatus = fields.String(allow_none=True, required=True)
+    kybStatus = fields.String(allow_none=True, required=True, metadata=enum_of(KybStatus))

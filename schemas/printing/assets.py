@@ -6,14 +6,11 @@ from marshmallow import Schema, fields, validate
 
 from backend.files import ACCEPTED_TYPES
 from backend.printing.assets import SORTS
-from schemas.common import ComputedString, PageQuery, UtcDateTime
+from schemas.common import ComputedString, PageQuery, UtcDateTime, sort_by
 
 
 class PrintAssetListQuery(PageQuery):
-    sortBy = fields.String(
-        load_default=None,
-        metadata={"enum": list(SORTS), "description": "default `createdAt`; another value is a VALIDATION_ERROR"},
-    )
+    sortBy = sort_by(SORTS, "createdAt")
 
 
 class PrintAssetUpload(Schema):

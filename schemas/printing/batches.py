@@ -8,11 +8,12 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from backend.printing.allocation import Slot
 from backend.printing.batch_views import status_of
-from backend.printing.batches import BatchDeposit, Delivery, Exclusion, Reuse
+from backend.printing.batches import MIXED, BatchDeposit, Delivery, Exclusion, Reuse
 from backend.printing.impressions import shown_impression_status
-from backend.printing.models import DeliveryTarget
+from backend.printing.models import DeliveryTarget, ImpressionStatus
 from backend.printing.plans import Recipient
-from schemas.common import ComputedInteger, ComputedString, UtcDateTime
+from backend.printing.status import PrintOrderStatus
+from schemas.common import ComputedInteger, ComputedString, UtcDateTime, enum_of
 from schemas.printing.deposits import ZONE_ID, GabaritZoneOut, PreflightOut, SlotIn
 from schemas.printing.orders import PrinterPrintOrderListItemOut
 
@@ -82,7 +83,7 @@ class OpenBatchIn(Schema):
 
 
 class BatchStatusIn(Schema):
-    nextStatus = fields.String(required=True)
+    nextStatus = fields.String(required=True, metadata=enum_of(PrintOrderStatus))
 
 
 def deposit_from(body: dict) -> BatchDeposit:
@@ -151,7 +152,7 @@ class GroupReservationOut(Schema):
     address = ComputedString(_store_address, required=True, allow_none=True)
     impressionStatus = ComputedString(
         lambda member: shown_impression_status(member.reservation.impression_status, member.reservation.status),
-        required=True)
+        required=True, metadata=enum_of(ImpressionStatus))
     eligible = fields.Boolean(required=True)
     exclusionReason = fields.String(attribute="exclusion", required=True, allow_none=True,
                                     metadata={"enum": [Exclusion.NOT_TO_DEPOSIT.value]})
@@ -294,7 +295,8 @@ def _batch_item_fields(path: str) -> dict[str, fields.Field]:
         "deliveryTarget": fields.String(attribute=f"{path}delivery_target", required=True),
         "status": ComputedString(
             (lambda view: status_of(view.batch)) if path else status_of, required=True,
-            metadata={"description": "derived from the orders (draft, cancelled, a common status, or mixed)"}),
+            metadata={"description": "derived from the orders (draft, cancelled, a common status, or mixed)",
+                      **enum_of([*PrintOrderStatus, MIXED])}),
         "ordersCount": fields.Integer(attribute=f"{path}orders_count", required=True),
         "totalPanels": fields.Integer(attribute=f"{path}total_panels", required=True),
         "createdAt": UtcDateTime(attribute=f"{path}created_at", required=True),
@@ -330,7 +332,7 @@ class ManifestFileOut(Schema):
 
 class ManifestEntryOut(Schema):
     code = fields.String(required=True)
-    status = fields.String(required=True)
+    status = fields.String(required=True, metadata=enum_of(PrintOrderStatus))
     storeName = fields.String(required=True)
     recipient = fields.String(required=True, allow_none=True)
     address = fields.String(required=True, allow_none=True)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from backend.printing.impressions import SORTS as IMPRESSION_SORTS
 from backend.printing.models import ImpressionStatus
-from schemas.common import ComputedBoolean, JsonBoolean, NestedAt, PageQuery, UtcDateTime, page_of
+from backend.printing.status import PrintOrderStatus
+from schemas.common import ComputedBoolean, JsonBoolean, NestedAt, PageQuery, UtcDateTime, enum_of, page_of, sort_by
 from schemas.printing.assets import PrintAssetOut
 from schemas.printing.orders import DeliveryOut, PrintLineOut
 
@@ -99,7 +101,7 @@ class OrderRecapOut(Schema):
     """The active order of a deposit (`backend.printing.order_views.OrderView`), qualifiers hidden."""
 
     code = fields.String(attribute="order.code", required=True)
-    status = fields.String(attribute="order.status", required=True)
+    status = fields.String(attribute="order.status", required=True, metadata=enum_of(PrintOrderStatus))
     batchCode = fields.String(attribute="batch_code", required=True, allow_none=True)
     batchId = fields.String(attribute="order.batch_id", required=True, allow_none=True)
     filesCount = fields.Integer(attribute="metrics.files_count", required=True)
@@ -145,7 +147,8 @@ class ImpressionItemOut(Schema):
     supportMode = fields.String(attribute="reservation.print_support_mode", required=True, allow_none=True)
     printableZoneCount = fields.Integer(attribute="printable_zone_count", required=True)
     printOrderCode = fields.String(attribute="order.code", dump_default=None, required=True, allow_none=True)
-    printOrderStatus = fields.String(attribute="order.status", dump_default=None, required=True, allow_none=True)
+    printOrderStatus = fields.String(attribute="order.status", dump_default=None, required=True, allow_none=True,
+                                     metadata=enum_of(PrintOrderStatus))
     batchCode = fields.String(attribute="order.batch_code", dump_default=None, required=True, allow_none=True)
     action = fields.Nested(ActionOut, required=True)
     route = fields.String(required=True, metadata={"description": "the page to open (batch wizard or single page)"})
@@ -161,9 +164,11 @@ class ImpressionDetailOut(ImpressionItemOut):
 
 
 class ImpressionsQuery(PageQuery):
+    sortBy = sort_by(IMPRESSION_SORTS, "startsAt")
     campaignId = fields.String(load_default=None)
     impressionStatus = fields.String(load_default=None, validate=validate.OneOf(IMPRESSION_STATUSES))
 
 
 class AdminDepositsQuery(PageQuery):
+    sortBy = sort_by(IMPRESSION_SORTS, "updatedAt")
     impressionStatus = fields.String(load_default="in_review", validate=validate.OneOf(IMPRESSION_STATUSES))

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from backend.printing.order_views import ADMIN_SORTS
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
-from schemas.common import MAX_OFFSET, JsonBoolean, NestedAt, PageQuery, QueryList, UtcDateTime, page_of
+from schemas.common import MAX_OFFSET, JsonBoolean, NestedAt, PageQuery, QueryList, UtcDateTime, page_of, sort_by
 
 STATUSES = [s.value for s in PrintOrderStatus]
 OPTIONAL_TEXT = {"load_default": None, "allow_none": True}
@@ -170,6 +171,7 @@ class CancelIn(Schema):
 
 
 class AdminPrintOrdersQuery(PageQuery):
+    sortBy = sort_by(ADMIN_SORTS, "createdAt")
     status = QueryList(fields.String(validate=validate.OneOf([s for s in STATUSES if s != "draft"])),
                        load_default=list, metadata={"description": "one value or repeated"})
     printerOrganizationId = fields.String(load_default=None)

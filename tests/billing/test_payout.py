@@ -15,13 +15,13 @@ from tests.billing.self_billing_data import AFTER, Party, admin_headers, collect
 
 
 @pytest.fixture
-def settled():
+def settled(config):
     """A reservation self-billed by a scheduler pass: `supplier_settlement_pending`."""
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     sign_mandate(distributor)
     reservation = collected(Market(), industrial, distributor)
     with clock.frozen_at(AFTER):
-        assert scheduler.self_bill_due_reservations()["issued"] == 1
+        assert scheduler.self_bill_due_reservations(config=config)["issued"] == 1
     return reservation, distributor
 
 
@@ -70,7 +70,7 @@ def test_payout_pays_the_self_billed_invoice_once(client, settled, log_lines):
     assert "billing.supplier.payout.failed" in [x["scope"] for x in log_lines()]
 
 
-def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, settled):
+def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, settled, config):
     reservation, _ = settled
     admin = admin_headers()
     early = collected(Market(), approved_org("industrial"), approved_org("distributor"))
@@ -78,7 +78,8 @@ def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, s
     assert refused.status_code == 409 and refused.json["error"]["details"]["reason"] == "not_settlement_pending"
     assert payout(client, type("R", (), {"id": "missing"}), admin).status_code == 404
     invoice = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "supplier_self_billed")
-    corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation annulée", user_id="admin")
+    corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation annulée", user_id="admin",
+                               config=config)
     nothing = payout(client, reservation, admin, key="after-credit")
     assert nothing.status_code == 409 and nothing.json["error"]["details"]["reason"] == "nothing_to_pay"
     assert not PaymentOrder.select().where(PaymentOrder.reservation_id == reservation.id,

@@ -190,20 +190,41 @@ def test_a_plain_catch_up_needs_no_force_and_ignores_the_window(client, market):
     assert answer.json["data"]["invoiceNumber"].startswith(f"FAC-SUP-{distributor.siren}-")
 
 
-def test_a_self_billed_credit_note_reverses_the_self_billing_journal(market):
+def test_a_self_billed_credit_note_reverses_the_self_billing_journal(market, config):
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     sign_mandate(distributor)
     reservation = collected(market, industrial, distributor)
     with clock.frozen_at(AFTER):
-        scheduler.self_bill_due_reservations()
+        scheduler.self_bill_due_reservations(config=config)
     (invoice,) = self_billed(reservation)
     payable, invoiced = ledger.supplier_payable(distributor.id), ledger.supplier_invoiced(distributor.id)
     assert (ledger.balance(payable), ledger.balance(invoiced)) == (0, -100_000)
     answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation non conforme",
-                                        user_id="admin")
+                                        user_id="admin", config=config)
     assert answer["creditNoteNumber"].startswith(f"AV-SUP-{distributor.siren}-")
     assert (ledger.balance(payable), ledger.balance(invoiced)) == (-100_000, 0)
     credit_note = Invoice.get(Invoice.number == answer["creditNoteNumber"])
     entries = {(e.account, e.direction): e.amount_cents
                for e in LedgerEntry.select().where(LedgerEntry.invoice_id == credit_note.id)}
     assert entries == {(invoiced, "debit"): 100_000, (payable, "credit"): 100_000}
+
+
+def test_the_minute_job_honours_the_enabled_flag_and_the_interval(config):
+    from dataclasses import replace
+
+    from actors.billing import self_billing_scheduler
+    from backend.runtime import boot
+
+    with clock.frozen_at(AFTER):
+        self_billing_scheduler.fn()  # SELF_BILLING_SCHEDULER_ENABLED is false by default
+        assert not scheduler.SelfBillingPass.select().exists()
+        try:
+            boot(replace(config, self_billing_scheduler_enabled=True, self_billing_scheduler_interval_ms=120_000),
+                 role="test")
+            self_billing_scheduler.fn()
+            self_billing_scheduler.fn()  # the interval has not elapsed
+            with clock.frozen_at(AFTER + timedelta(minutes=2)):
+                self_billing_scheduler.fn()
+        finally:
+            boot(config, role="test")
+    assert [p.outcome for p in scheduler.SelfBillingPass.select()] == ["completed", "completed"]

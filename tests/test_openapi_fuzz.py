@@ -1,0 +1,120 @@
+"""Schemathesis against the app in-process (WSGI), every operation of `/api/openapi.json`, with all
+checks (issue 21, item 6): no 5xx, every answer conforms to the document (status, content type,
+headers, schema), invalid data refused, valid data not refused for its fields, and an undeclared
+method answered 405. Each operation runs three times: anonymous, as a platform admin and as a
+member of a KYB-approved industrial organization (session cookie; no `Origin`, as a same-site
+client). Examples are bounded and derandomized with a fixed seed, so a run is deterministic and
+the test stays well inside the suite's time on two cores (docs/operations.md, "API fuzzing").
+
+Run it alone: `pytest -n 2 tests/test_openapi_fuzz.py`; more examples locally with
+`FUZZ_MAX_EXAMPLES=50`. A failure prints the request that reproduces it (`curl ...`).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.config import SchemathesisConfig
+
+from api.app import create_app
+from backend.runtime import current_runtime
+
+# A schema-valid request may still be refused by a rule of the domain (an unknown token 400, a
+# state conflict 409, a business rule 422, a deprecated route 410): `positive_data_acceptance`
+# allows these; a refusal that names a field is the document being looser than the validation,
+# which `valid_data_passes_field_validation` below fails.
+DOMAIN_REFUSALS = ["2xx", "3xx", "400", "401", "403", "404", "409", "410", "422", "429"]
+CONFIG = SchemathesisConfig.from_dict({
+    "seed": 21,
+    "generation": {"max-examples": int(os.environ.get("FUZZ_MAX_EXAMPLES", "5")), "deterministic": True},
+    "phases": {"stateful": {"enabled": False}},  # no links between operations in the document
+    "checks": {"positive_data_acceptance": {"expected-statuses": DOMAIN_REFUSALS}},
+})
+
+# The module is imported after `pytest_configure` booted the session's runtime (tests/conftest.py).
+schema = schemathesis.openapi.from_wsgi("/api/openapi.json", create_app(current_runtime().config), config=CONFIG)
+# Function-scoped fixtures (the rolled-back transaction, the signed-in users) are shared by the
+# examples of one operation on purpose: each operation runs in its own transaction.
+EXAMPLES_SHARE_FIXTURES = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+# Field rules an OpenAPI 3.0 schema cannot state (each is in the field's description or API.md):
+# a check key, an order between two fields, a key unique inside a list, one field of two, an
+# upload's content, no NUL in any string.
+UNSTATABLE_RULES = {
+    "siren": "9 digits (the pattern) with a valid check key",
+    "siret": "14 digits (the pattern) with a valid check key",
+    "endsAt": "after startsAt",
+    "allocations": "a zone, and a reservation in a zone, appear once",
+    "reuse": "each item gives faceIndex or quantity, not both",
+    "file": "an upload's content is judged by its bytes (PDF, PNG, JPEG, TIFF), not its part's type",
+}
+NUL_REFUSED = "NUL character"  # api.middleware.RefuseNul, for every string of every request
+
+
+def _stated_by_the_document(fields: dict) -> bool:
+    """True when a field refusal names a rule the document states (so the document was looser)."""
+    return any(name not in UNSTATABLE_RULES and NUL_REFUSED not in str(messages)
+               for name, messages in fields.items())
+
+
+@schemathesis.check
+def valid_data_passes_field_validation(ctx, response, case) -> None:
+    """A request the document calls valid is never refused for one of its fields (400 with
+    `details.fields`): the document is exactly as strict as the validation, but for the rules
+    of `UNSTATABLE_RULES`."""
+    if case.meta is None or not case.meta.generation.mode.is_positive or response.status_code != 400:
+        return
+    try:
+        fields = (response.json().get("error") or {}).get("details", {}).get("fields")
+    except ValueError:
+        return
+    if fields and _stated_by_the_document(fields):
+        raise AssertionError(f"a schema-valid request was refused for its fields: {fields}")
+
+
+def _cookies(user, organization=None) -> dict[str, str]:
+    # As cookies, not a `Cookie` header: the WSGI transport sends its own cookie jar.
+    from api.policy import SESSION_COOKIE
+    from tests.factories import session_cookie
+
+    return {SESSION_COOKIE: session_cookie(user, organization)}
+
+
+@pytest.fixture
+def admin_session():
+    from tests.factories import make_admin
+
+    return _cookies(make_admin())
+
+
+@pytest.fixture
+def business_session():
+    from backend.identity.models import KybStatus
+    from tests.factories import add_member, make_organization, make_user
+
+    user = make_user()
+    organization = make_organization("industrial", kyb_status=KybStatus.APPROVED)
+    add_member(user, organization)
+    return _cookies(user, organization)
+
+
+@schema.parametrize()
+@EXAMPLES_SHARE_FIXTURES
+def test_anonymous(case):
+    case.call_and_validate()
+
+
+@schema.parametrize()
+@EXAMPLES_SHARE_FIXTURES
+def test_admin(case, admin_session):
+    case.call_and_validate(cookies=admin_session)
+
+
+@schema.parametrize()
+@EXAMPLES_SHARE_FIXTURES
+def test_business_member(case, business_session):
+    case.call_and_validate(cookies=business_session)
