@@ -360,6 +360,9 @@ class Supervisor:
                 print(f"vitrine dev: {child.name} exited with status {code}; restarting it in {delay} s",
                       file=sys.stderr, flush=True)
             elif now >= child.restart_at:
+                # What the dead child left and its SIGTERM did not end (a dramatiq worker process
+                # whose main process was killed outright) would outlive everything: end it now.
+                _signal_group(child.process, signal.SIGKILL)
                 child.restarts_in_a_row += 1
                 self.launch(child)
                 print(f"vitrine dev: {child.name} restarted (pid {child.process.pid})", file=sys.stderr, flush=True)
