@@ -23,6 +23,15 @@ def test_nesting_depth_ignores_brackets_inside_strings():
     assert nesting_depth(DEEP) == 1000
 
 
+def test_an_unpaired_quote_is_invalid_json_not_a_500(client):
+    """Found by the fuzz test: a quote left unpaired once the strings are removed broke the depth
+    count (KeyError, 500) before the parser could refuse the body."""
+    assert nesting_depth(b'{"a": "b", "c}') == 1
+    answer = client.simulate_post("/api/auth/sign-in", body=b'{"email": "x", "password}',
+                                  headers={"content-type": "application/json"})
+    assert answer.status_code == 400 and answer.json["error"]["code"] == "VALIDATION_ERROR"
+
+
 @pytest.mark.parametrize("body", [DEEP, b'{"email": ' + DEEP + b', "password": "x"}'])
 def test_deeply_nested_json_is_refused_before_parsing(client, body):
     answer = client.simulate_post("/api/auth/sign-in", body=body, headers={"content-type": "application/json"})
