@@ -14,6 +14,7 @@ from backend.listing import ListParams
 from backend.onboarding import documents as signed_documents
 from backend.onboarding import envelopes, kyb_documents, kyb_review, supervision, verification_overrides
 from backend.onboarding.models import KybDocumentType
+from backend.onboarding.verification import DocumentType
 from schemas.onboarding.envelopes import (
     KybDocumentData,
     KybDocumentUpload,
@@ -38,6 +39,8 @@ from schemas.onboarding.envelopes import (
 )
 
 SIGNED_FILES = ["framework_contract", "cgu_acceptance", "sepa_mandate", "delegation_proof", "audit_trail"]
+
+SIGNED_DOCUMENT_TYPES = [t.value for t in DocumentType]
 
 
 class Onboarding:
@@ -178,6 +181,7 @@ class AdminSignatureRequests:
         ),
         tags=("admin-onboarding",),
         body=RelaunchIn,
+        body_required=False,
         answer=RelaunchOut,
         answer_description="what happened to each envelope",
     )
@@ -228,6 +232,7 @@ class AdminVerificationOverrides:
         answer=VerificationOverrideData,
         answer_description="the override",
         errors={400: "VALIDATION_ERROR", 404: "NOT_FOUND"},
+        path_enums={"document_type": SIGNED_DOCUMENT_TYPES},
     )
     def on_put_item(self, req, resp, organization_id: str, document_type: str, body: dict) -> dict:
         override = verification_overrides.set_verification_override(
@@ -242,6 +247,7 @@ class AdminVerificationOverrides:
         answer=VerificationOverrideRemovedOut,
         answer_description="done",
         errors={404: "NOT_FOUND"},
+        path_enums={"document_type": SIGNED_DOCUMENT_TYPES},
     )
     def on_delete_item(self, req, resp, organization_id: str, document_type: str) -> dict:
         removed = verification_overrides.remove_verification_override(
