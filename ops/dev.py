@@ -395,6 +395,9 @@ class Supervisor:
                 child.restart_at = now + delay
                 say(f"vitrine dev: {child.name} exited with status {code}; restarting it in {delay} s", error=True)
             elif now >= child.restart_at:
+                # What the dead child left and its SIGTERM did not end (a dramatiq worker process
+                # whose main process was killed outright) would outlive everything: end it now.
+                _signal_group(child.process, signal.SIGKILL)
                 child.restarts_in_a_row += 1
                 self.launch(child)
                 say(f"vitrine dev: {child.name} restarted (pid {child.process.pid})", error=True)

@@ -170,9 +170,11 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
         supervisor = psutil.Process(process.pid)
         worker = next(c for c in supervisor.children() if "dramatiq" in " ".join(c.cmdline()))
         web = next(c for c in supervisor.children() if "gunicorn" in " ".join(c.cmdline()))
+        left_behind = worker.children(recursive=True)  # its worker process, which a kill -9 orphans
         worker.kill()
         assert output.wait_for("worker restarted", timeout=30), output.text()[-3000:]
         assert web.is_running()
+        assert not [p for p in left_behind if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
         children = supervisor.children(recursive=True)
         assert any("dramatiq" in " ".join(c.cmdline()) and c.pid != worker.pid for c in children)
     finally:

@@ -4,7 +4,7 @@ docs/billing.md)."""
 from __future__ import annotations
 
 from api.access import Route, admin
-from api.operations import Answer, operation
+from api.operations import IDEMPOTENCY_KEY, Answer, operation
 from backend.billing import idempotency, payouts, self_billing
 from backend.billing.models import FinancialRecord
 from backend.billing.views import invoice_item
@@ -47,7 +47,7 @@ class Payout:
                "`not_settlement_pending`): a `supplier_payout` payment order (`bank_transfer`, the self-billed invoice "
                "less its credit notes, including VAT) paid at once, the journal settling the distributor's invoiced "
                "payable, the invoice `paid`, the financial status `supplier_settlement_paid`; audited.",
-               tags=("billing",), answer=PayoutOut)
+               tags=("billing",), answer=PayoutOut, headers=IDEMPOTENCY_KEY)
     def on_post(self, req, resp, reservation_id: str) -> dict:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
         principal = req.context.principal

@@ -8,7 +8,7 @@ import falcon
 
 from api.access import ADMIN, KYB_REVIEWER, SESSION, Route
 from api.operations import operation
-from backend.errors import PayloadTooLarge
+from backend.errors import PayloadTooLarge, ValidationError
 from backend.identity import workspace
 from backend.listing import ListParams
 from backend.onboarding import documents as signed_documents
@@ -122,6 +122,8 @@ class KybDocuments:
                 if len(content) > kyb_documents.MAX_BYTES:
                     raise PayloadTooLarge("the file exceeds 10 MB", limitBytes=kyb_documents.MAX_BYTES)
             elif part.name == "type":
+                if part.text is None:  # a part sent with a non-text content type
+                    raise ValidationError("the type part must be text", fields={"type": ["a text field"]})
                 document_type = part.text.strip()
         document = kyb_documents.upload_kyb_document(
             principal=req.context.principal, organization_id=organization_id, document_type=document_type,

@@ -145,11 +145,14 @@ class StoreAddressOut(Schema):
     country = fields.String(required=True)
 
 
+_STORE_ADDRESS = StoreAddressOut()  # one instance: building a schema per store was most of a search page's dump
+
+
 class StoreOut(Schema):
     id = fields.String(required=True)
     organizationId = fields.String(attribute="organization_id", required=True)
     name = fields.String(required=True)
-    address = fields.Function(lambda store: StoreAddressOut().dump(store), metadata={"type": "object"})
+    address = fields.Function(lambda store: _STORE_ADDRESS.dump(store), metadata={"type": "object"})
     createdAt = UtcDateTime(attribute="created_at")
 
 
