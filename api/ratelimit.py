@@ -80,10 +80,6 @@ class RateLimiter:
         self._limiter = FixedWindowRateLimiter(storage_from_string(_storage_uri(storage_url)))
         self._items = {b.name: RateLimitItemPerMinute(b.per_minute) for b in BUCKETS}
 
-    def reset(self) -> None:
-        """Forget every count (tests that send many requests from one client on purpose)."""
-        self._limiter.storage.reset()
-
     def hit(self, bucket: Bucket, client: str, route: str) -> dict[str, str]:
         """Count one request; the headers to send, or RateLimited when the limit is exceeded."""
         item = self._items[bucket.name]

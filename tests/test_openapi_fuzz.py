@@ -35,8 +35,7 @@ CONFIG = SchemathesisConfig.from_dict({
 })
 
 # The module is imported after `pytest_configure` booted the session's runtime (tests/conftest.py).
-APP = create_app(current_runtime().config)
-schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP, config=CONFIG)
+schema = schemathesis.openapi.from_wsgi("/api/openapi.json", create_app(current_runtime().config), config=CONFIG)
 # Function-scoped fixtures (the rolled-back transaction, the signed-in users) are shared by the
 # examples of one operation on purpose: each operation runs in its own transaction.
 EXAMPLES_SHARE_FIXTURES = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -77,13 +76,6 @@ def valid_data_passes_field_validation(ctx, response, case) -> None:
         return
     if fields and _stated_by_the_document(fields):
         raise AssertionError(f"a schema-valid request was refused for its fields: {fields}")
-
-
-@pytest.fixture(autouse=True)
-def fresh_rate_limits():
-    """Each operation starts with empty rate-limit windows: the fuzzer sends hundreds of requests
-    from one address, and a 429 after another operation's requests would hide this one's answers."""
-    APP.deps.limiter.reset()
 
 
 def _cookies(user, organization=None) -> dict[str, str]:
