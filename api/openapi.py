@@ -13,6 +13,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from api.access import PUBLIC, Route
 from api.operations import Operation, operation
 from schemas.common import ErrorOut, enveloped
+from schemas.printing.batches import BatchDeliveryIn
 
 METHODS = ("get", "post", "put", "patch", "delete")
 PATH_PARAMETER = re.compile(r"{(\w+)}")
@@ -96,6 +97,8 @@ def build_openapi(routes: list[Route]) -> dict:
         plugins=[plugin],
         info={"description": API_DESCRIPTION},
     )
+    for schema in CONSTRAINED_SCHEMAS:  # registered first: every reference gets the constraints
+        spec.components.schema(schema.__name__, schema.OPENAPI_CONSTRAINTS, schema=schema)
     for route in routes:
         operations = {}
         for method, responder in responders(route):
@@ -108,6 +111,11 @@ def build_openapi(routes: list[Route]) -> dict:
             operations[method] = operation
         spec.path(path=route.path, operations=operations)
     return _null_means_null(spec.to_dict())
+
+
+# Schemas whose rules span fields (marshmallow's `validates_schema`) state them as JSON Schema in
+# `OPENAPI_CONSTRAINTS`, so a request the document calls valid is one the API accepts.
+CONSTRAINED_SCHEMAS = (BatchDeliveryIn,)
 
 
 # apispec writes a nullable nested schema as `anyOf: [{$ref}, {type: object, nullable: true}]`,

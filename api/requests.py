@@ -60,7 +60,7 @@ def load(req: falcon.Request, schema: Schema) -> dict:
     """The body validated by `schema` (marshmallow errors become VALIDATION_ERROR with fields)."""
     body = read_json(req)
     if body is None and not req.context.raw_json_body.strip():
-        body = {}  # an empty body: the schema's defaults (a JSON `null` is refused below)
+        body = {}  # no body at all: the schema's defaults (a JSON `null` is not an object)
     if not isinstance(body, dict):
         raise ValidationError("the body must be a JSON object")
     return schema.load(body)

@@ -25,8 +25,7 @@ _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 def nesting_depth(raw: bytes) -> int:
     """The deepest `[`/`{` nesting of a JSON text, counted outside strings."""
     structure = _STRING.sub(b"", _ESCAPE.sub(b"", raw).translate(None, _NOT_STRUCTURE))
-    # A quote left unpaired (invalid JSON, which the parser then refuses) counts for nothing.
-    return max(itertools.accumulate(_STEP.get(c, 0) for c in structure), default=0)
+    return max(itertools.accumulate(_STEP.get(c, 0) for c in structure), default=0)  # an unclosed string leaves a quote
 
 
 def loads(raw: bytes, *, what: str = "the body") -> object:

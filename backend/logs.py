@@ -123,6 +123,23 @@ def _is_runner_handler(handler: logging.Handler) -> bool:
     return type(handler) is logging.StreamHandler and not isinstance(handler.formatter, JsonFormatter)
 
 
+class _StdoutHandler(logging.StreamHandler):
+    """Writes to `sys.stdout` as it is when a record is emitted, not as it was when logging was
+    configured: whoever swaps it (pytest's capture, which closes its own stream afterwards) must
+    not leave a handler writing to a closed file (`ValueError: I/O operation on closed file`)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stdout)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def configure_logging(level: str = "info", stream=None) -> None:
     """Install the JSON handler on the root logger (idempotent; the level may change)."""
     global _configured
@@ -133,7 +150,7 @@ def configure_logging(level: str = "info", stream=None) -> None:
     for handler in list(root.handlers):
         if getattr(handler, "_vitrine", False) or _is_runner_handler(handler):
             root.removeHandler(handler)
-    handler = logging.StreamHandler(stream or sys.stdout)
+    handler = logging.StreamHandler(stream) if stream is not None else _StdoutHandler()
     handler.setFormatter(JsonFormatter())
     handler._vitrine = True  # type: ignore[attr-defined]
     root.addHandler(handler)

@@ -44,7 +44,8 @@ from backend import embedded
 from backend.config import load_config
 from backend.logs import url_without_password
 from backend.printing.demo import DEMO_PRINTER
-from ops.datadir import DataDirBusy, DataDirLock
+from ops import devguard
+from ops.datadir import LOCK_NAME, DataDirBusy, DataDirLock
 from ops.progress import Progress
 
 GUNICORN_CONF = Path(ops.__file__).parent / "gunicorn.conf.py"
@@ -145,6 +146,18 @@ class Output:
             self.file.close()
 
 
+def say(text: str, *, error: bool = False) -> None:
+    """Print a line of the supervisor's own; the terminal may be gone (a hung-up pty answers EIO,
+    a closed pipe EPIPE): then say nothing more, and let the stop go on."""
+    stream = sys.stderr if error else sys.stdout
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            devnull = open(os.devnull, "w")  # noqa: SIM115 (for the rest of the process)
+            sys.stdout = sys.stderr = devnull  # nor at exit, when Python flushes them
+
+
 def port_free(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -188,6 +201,7 @@ class Supervisor:
     stopping: bool = False
     env: dict[str, str] = field(default_factory=dict)
     output: Output | None = None
+    guard: subprocess.Popen | None = None
 
     @property
     def api_url(self) -> str:
@@ -197,12 +211,34 @@ class Supervisor:
         return f"http://127.0.0.1:{self.port + simulator.offset}"
 
     def claim(self) -> None:
-        """Own the data directory, and check every port is free, before anything starts."""
+        """Own the data directory, and check every port is free, before anything starts. A refusal
+        leaves no trace: a data directory made for the lock is removed again."""
+        created = not self.data_dir.exists()
         self.lock = DataDirLock(self.data_dir)
         self.lock.acquire(self.port)
-        for port in [self.port] + [self.port + sim.offset for sim in SIMULATORS]:
+        try:
+            self.check_ports()
+        except PortBusy:
+            self.lock.release()
+            self.lock = None
+            if created:
+                with contextlib.suppress(OSError):
+                    (self.data_dir / LOCK_NAME).unlink()
+                    self.data_dir.rmdir()
+            raise
+        # Stops the embedded servers should this process be killed outright (SIGKILL).
+        self.guard = devguard.start(self.data_dir, postgres=not os.environ.get("DATABASE_URL"),
+                                    redis=not os.environ.get("REDIS_URL"))
+
+    def check_ports(self) -> None:
+        if not port_free(self.port):
+            raise PortBusy(f"port {self.port} in use (a previous vitrine dev?); choose another with --port")
+        for simulator in SIMULATORS:
+            port = self.port + simulator.offset
             if not port_free(port):
-                raise PortBusy(f"port {port} in use (a previous vitrine dev?); choose another with --port")
+                raise PortBusy(f"port {port} in use: the {simulator.name} simulator listens on --port + "
+                               f"{simulator.offset} ({self.port} + {simulator.offset}; a previous vitrine dev?); "
+                               "choose another --port")
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -259,7 +295,7 @@ class Supervisor:
         self.output = Output(self.data_dir / BOOT_LOG)
         self.output.write(f"--- vitrine dev (pid {os.getpid()}, port {self.port}) starting at "
                           f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n")
-        print(f"Starting Vitrine in {self.data_dir} (boot log: {self.output.path}) ...", flush=True)
+        say(f"Starting Vitrine in {self.data_dir} (boot log: {self.output.path}) ...")
         progress = Progress("dev")  # a line per step on a terminal, nothing in a pipe
         progress.step("PostgreSQL and Redis", 1, 4)
         env = self.env = self.environment()
@@ -284,7 +320,7 @@ class Supervisor:
         for simulator in SIMULATORS:
             self.wait_listening(simulator.name, self.port + simulator.offset)
         self.ready = True
-        print(self.banner(), flush=True)
+        say(self.banner())
         self.output.live = True
 
     def banner(self) -> str:
@@ -357,18 +393,27 @@ class Supervisor:
                 _signal_group(child.process, signal.SIGTERM)
                 delay = RESTART_DELAYS[min(child.restarts_in_a_row, len(RESTART_DELAYS) - 1)]
                 child.restart_at = now + delay
-                print(f"vitrine dev: {child.name} exited with status {code}; restarting it in {delay} s",
-                      file=sys.stderr, flush=True)
+                say(f"vitrine dev: {child.name} exited with status {code}; restarting it in {delay} s", error=True)
             elif now >= child.restart_at:
                 # What the dead child left and its SIGTERM did not end (a dramatiq worker process
                 # whose main process was killed outright) would outlive everything: end it now.
                 _signal_group(child.process, signal.SIGKILL)
                 child.restarts_in_a_row += 1
                 self.launch(child)
-                print(f"vitrine dev: {child.name} restarted (pid {child.process.pid})", file=sys.stderr, flush=True)
+                say(f"vitrine dev: {child.name} restarted (pid {child.process.pid})", error=True)
 
     def stop(self) -> None:
         self.stopping = True
+        try:
+            self.stop_children()
+        finally:  # whatever happened above, the embedded servers stop and the lock is released
+            try:
+                self.stop_embedded()
+            finally:
+                if self.output is not None:
+                    self.output.close()
+
+    def stop_children(self) -> None:
         running = [c.process for c in self.children.values() if c.process is not None and c.process.poll() is None]
         for process in running:
             process.send_signal(signal.SIGTERM)
@@ -382,16 +427,21 @@ class Supervisor:
         for child in self.children.values():  # whatever a child left behind in its session
             if child.process is not None:
                 _signal_group(child.process, signal.SIGKILL)
-        if self.lock is not None and self.lock._handle is not None:
-            # The owner of the data directory stops its embedded servers, including those a
-            # previous run killed without a chance to stop them left behind.
+
+    def stop_embedded(self) -> None:
+        if self.lock is None or self.lock._handle is None:
+            return
+        # The owner of the data directory stops its embedded servers, including those a previous
+        # run killed without a chance to stop them left behind.
+        try:
             if not os.environ.get("REDIS_URL"):
                 embedded.stop_redis(self.data_dir)
-            if not os.environ.get("DATABASE_URL"):
-                embedded.stop_postgres(self.data_dir)
-            self.lock.release()
-        if self.output is not None:
-            self.output.close()
+        finally:
+            try:
+                if not os.environ.get("DATABASE_URL"):
+                    embedded.stop_postgres(self.data_dir)
+            finally:
+                self.lock.release()
 
 
 class CommandFailed(Exception):
@@ -415,15 +465,15 @@ def run_dev(port: int, data_dir: Path) -> int:
         while not stop_requested and os.getppid() == parent:
             supervisor.check_children()
             time.sleep(0.2)
-        print("Stopping Vitrine ...", flush=True)
+        say("Stopping Vitrine ...")
     except (DataDirBusy, PortBusy, embedded.EmbeddedError) as exc:
-        print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
+        say(f"vitrine dev: {exc}", error=True)
         status = 1
     except CommandFailed as exc:
-        print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
+        say(f"vitrine dev: {exc}", error=True)
         status = 1
     except RuntimeError as exc:  # a child died before the platform was up
-        print(f"vitrine dev: {exc}", file=sys.stderr, flush=True)
+        say(f"vitrine dev: {exc}", error=True)
         status = 1
     finally:
         supervisor.stop()

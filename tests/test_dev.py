@@ -1,15 +1,19 @@
 """`vitrine dev` on its embedded defaults: starts, answers, owns its data directory, restarts a
 crashed child, and stops every child on SIGHUP, SIGTERM or the death of its parent."""
 
+import fcntl
 import os
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import termios
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import psutil
 import pytest
@@ -83,6 +87,13 @@ def start_dev(port: int, data_dir, *, parent: bool = False) -> tuple[subprocess.
     return process, Output(process)
 
 
+def alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def assert_all_stopped(children, data_dir, port) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -97,13 +108,18 @@ def assert_all_stopped(children, data_dir, port) -> None:
         requests.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
 
 
-def doc_walk(doc: str, heading: str, port: int) -> str:
-    """The bash block under `heading` in docs/`doc`, pointed at a `vitrine dev --port port`."""
+def doc_walk(doc: str, heading: str, port: int, data_dir=None) -> str:
+    """The bash block under `heading` in docs/`doc`, pointed at a `vitrine dev --port port`
+    (the docs use 8200 or 8300, the simulators on + 1 and + 2) and its mail folder."""
     text = (ROOT / "docs" / doc).read_text()
     section = text[text.index(heading):]
     script = section[section.index("```bash\n") + len("```bash\n"):section.index("\n```\n")]
-    script = script.replace("B=http://127.0.0.1:8200 ", f"B=http://127.0.0.1:{port} ")
-    return script.replace("O=http://127.0.0.1:8202 ", f"O=http://127.0.0.1:{port + 2} ")
+    for base in (8200, 8300):
+        for offset in (0, 1, 2):
+            script = script.replace(f"http://127.0.0.1:{base + offset}", f"http://127.0.0.1:{port + offset}")
+    if data_dir is not None:
+        script = script.replace("MAIL=var/mail ", f"MAIL={data_dir / 'mail'} ")
+    return script
 
 
 def run_walk(script: str, cwd) -> subprocess.CompletedProcess:
@@ -165,7 +181,11 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
         worker.kill()
         assert output.wait_for("worker restarted", timeout=30), output.text()[-3000:]
         assert web.is_running()
-        assert not [p for p in left_behind if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        # (SIGKILLed with the restart; dying takes the kernel a moment on a loaded machine)
+        deadline = time.monotonic() + 10
+        while [p for p in left_behind if alive(p)] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in left_behind if alive(p)]
         children = supervisor.children(recursive=True)
         assert any("dramatiq" in " ".join(c.cmdline()) and c.pid != worker.pid for c in children)
     finally:
@@ -175,6 +195,96 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
     assert process.returncode == 0, text[-3000:]
     assert_all_stopped(children, data_dir, port)
     assert not (data_dir / "dev.lock").read_text()
+
+
+WALKS = (  # (doc, heading, a line of the walk's output) of the walks not run above
+    ("onboarding.md", "## Doing it by hand", '"emailVerified":true'),
+    ("billing.md", "## Try it on the running platform", '"financialStatus":"partially_refunded"'),
+    ("billing.md", "### Try it\n\nWith `.venv/bin/vitrine dev --port 8200` running (the e-signature", ".pdf: "),
+)
+
+
+@pytest.mark.skipif(not (shutil.which("jq") and shutil.which("curl")), reason="the walks need curl and jq")
+def test_the_onboarding_and_billing_walks_run_as_written_twice(free_port, data_dir):
+    # 16 requests of the auth-sensitive bucket (10 a minute per IP): the walks wait out a 429 once.
+    port = free_port()
+    process, output = start_dev(port, data_dir)
+    try:
+        assert output.ready.wait(timeout=180), "vitrine dev did not print its URL within 180 s"
+        assert process.poll() is None, "vitrine dev exited early:\n" + output.text()[-3000:]
+        for doc, heading, expected in WALKS:
+            walk = doc_walk(doc, heading, port, data_dir)
+            for run in (1, 2):
+                done = run_walk(walk, ROOT)
+                assert done.returncode == 0, f"{doc} run {run}:\n" + done.stdout[-2000:] + done.stderr[-2000:]
+                assert expected in done.stdout and "walk done" in done.stdout, done.stdout[-2000:]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+def start_dev_on_a_terminal(port: int, data_dir) -> tuple[subprocess.Popen, int]:
+    """`vitrine dev` with a pseudo-terminal as its controlling terminal; returns it and the master."""
+    master, slave = os.openpty()
+
+    def controlling_terminal() -> None:  # after setsid (start_new_session): the pty becomes the ctty
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    argv = [sys.executable, "-m", "ops.cli", "dev", "--port", str(port), "--data-dir", str(data_dir)]
+    process = subprocess.Popen(argv, env=dev_env(), stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                               preexec_fn=controlling_terminal)
+    os.close(slave)
+    return process, master
+
+
+def read_until(master: int, text: str, timeout: float) -> str:
+    """The terminal's output until `text` appears (it is read all along: a full pty blocks the writer)."""
+    seen, deadline = b"", time.monotonic() + timeout
+    while text.encode() not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the other side is gone
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen.decode("utf-8", errors="replace")
+
+
+def embedded_servers(data_dir) -> list[int]:
+    """The pids of the PostgreSQL and Redis servers of `data_dir`."""
+    pids = []
+    for process in psutil.process_iter(["cmdline"]):
+        argv = process.info["cmdline"] or []
+        if argv and Path(argv[0]).name in ("postgres", "redis-server") and str(data_dir) in " ".join(argv):
+            pids.append(process.pid)
+    return pids
+
+
+@pytest.mark.parametrize("killed", [False, True], ids=["hang-up", "hang-up-then-sigkill"])
+def test_a_terminal_that_goes_away_leaves_no_embedded_server_running(free_port, data_dir, killed):
+    # The terminal goes away (its pty hangs up): every write to it fails from then on. script(1)
+    # also kills its command outright about 2 s later, leaving it no chance to stop anything.
+    process, master = start_dev_on_a_terminal(free_port(), data_dir)
+    try:
+        seen = read_until(master, "Press Ctrl-C to stop.", timeout=180)
+        assert "Press Ctrl-C to stop." in seen, seen[-3000:]
+        assert embedded_servers(data_dir), "no embedded server found to begin with"
+    finally:
+        os.close(master)
+    if killed:
+        process.kill()
+    process.wait(timeout=90)
+    if not killed:
+        assert process.returncode == 0
+    deadline = time.monotonic() + 60
+    while embedded_servers(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not embedded_servers(data_dir)
+    assert not (data_dir / "redis" / "redis.sock").exists()
+    assert not (data_dir / "postgres" / "postmaster.pid").exists()
 
 
 def test_the_banner_masks_passwords_and_names_the_boot_log(tmp_path):
@@ -249,15 +359,25 @@ def test_vitrine_dev_stops_everything_when_its_parent_dies(free_port, data_dir):
     assert_all_stopped(children, data_dir, port)
 
 
-def test_vitrine_dev_refuses_a_busy_port_before_migrating(data_dir):
+@pytest.mark.parametrize("held", ["api", "esign"])
+def test_vitrine_dev_refuses_a_busy_port_before_migrating_and_leaves_no_data_directory(data_dir, held):
+    from ops.dev import port_free
+
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
+        if held == "esign":  # the e-signature simulator's port is --port + 1
+            port -= 1
+            if not port_free(port):
+                pytest.skip(f"port {port} is taken by something else")
         result = vitrine("dev", "--port", str(port), "--data-dir", str(data_dir))
     assert result.returncode == 1
-    assert f"port {port} in use (a previous vitrine dev?)" in result.stderr
-    assert not (data_dir / "postgres").exists()  # nothing was started, nothing migrated
+    if held == "api":
+        assert f"port {port} in use (a previous vitrine dev?); choose another with --port" in result.stderr
+    else:
+        assert f"port {port + 1} in use: the esign simulator listens on --port + 1 ({port} + 1;" in result.stderr
+    assert not data_dir.exists()  # refused: no data directory, no dev.lock, nothing started
 
 
 @pytest.mark.parametrize("command", [["dev"], ["migrate"], ["web"], ["worker"], ["clock"], ["queues"]])

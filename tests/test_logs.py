@@ -133,3 +133,26 @@ def test_every_request_writes_one_access_line_with_its_outcome(client, log_lines
     assert lines["trace-me.2"]["route"] is None  # no route matched: the raw path is never written
     assert "secret" not in str(lines) and lines["trace-me.1"]["durationMs"] >= 0
     assert "trace-me.3" not in lines  # liveness probes stay out of the access log
+
+
+def test_the_default_handler_follows_sys_stdout_and_never_writes_to_a_closed_one(monkeypatch):
+    # pytest swaps sys.stdout for its capture and closes that stream afterwards: a handler keeping
+    # the stream of its configuration time printed "--- Logging error --- ValueError: I/O operation
+    # on closed file" for a server thread's late access-log line.
+    import sys
+
+    import backend.logs
+
+    monkeypatch.setattr(backend.logs, "_configured", False)
+    first, second = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdout", first)
+    configure_logging("info")
+    log_event("t", "one")
+    first.close()
+    monkeypatch.setattr(sys, "stdout", second)
+    monkeypatch.setattr(logging, "raiseExceptions", True)
+    errors = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", errors)  # where logging reports a handler's failure
+    log_event("t", "two")
+    assert [json.loads(line)["message"] for line in second.getvalue().splitlines()] == ["two"]
+    assert "Logging error" not in errors.getvalue()

@@ -133,7 +133,8 @@ class SecurityAudit:
 class EmailSmoke:
     @operation("E-mail smoke test (permission platform.manage)",
                description="Queue a test e-mail (to the caller unless `to` is given).",
-               tags=TAGS, body=EmailSmokeIn, body_required=False, answer=EmailSmokeOut, answer_description="queued")
+               tags=TAGS, body=EmailSmokeIn, body_required=False, answer=EmailSmokeOut,
+               answer_description="queued")
     def on_post(self, req, resp, body: dict) -> dict:
         principal = req.context.principal
         to = body["to"] or principal.email

@@ -40,6 +40,8 @@ from schemas.onboarding.envelopes import (
 
 SIGNED_FILES = ["framework_contract", "cgu_acceptance", "sepa_mandate", "delegation_proof", "audit_trail"]
 
+SIGNED_DOCUMENT_TYPES = [t.value for t in DocumentType]
+
 
 class Onboarding:
     def __init__(self, storage, esign) -> None:
@@ -230,7 +232,7 @@ class AdminVerificationOverrides:
         answer=VerificationOverrideData,
         answer_description="the override",
         errors={400: "VALIDATION_ERROR", 404: "NOT_FOUND"},
-        path_enums={"document_type": [t.value for t in DocumentType]},
+        path_enums={"document_type": SIGNED_DOCUMENT_TYPES},
     )
     def on_put_item(self, req, resp, organization_id: str, document_type: str, body: dict) -> dict:
         override = verification_overrides.set_verification_override(
@@ -245,7 +247,7 @@ class AdminVerificationOverrides:
         answer=VerificationOverrideRemovedOut,
         answer_description="done",
         errors={404: "NOT_FOUND"},
-        path_enums={"document_type": [t.value for t in DocumentType]},
+        path_enums={"document_type": SIGNED_DOCUMENT_TYPES},
     )
     def on_delete_item(self, req, resp, organization_id: str, document_type: str) -> dict:
         removed = verification_overrides.remove_verification_override(

@@ -29,6 +29,12 @@ class DeliveryAddressIn(Schema):
 
 
 class BatchDeliveryIn(Schema):
+    # `snapshot` is required for `single_address`: said in the OpenAPI document too (api/openapi.py).
+    OPENAPI_CONSTRAINTS = {"anyOf": [
+        {"properties": {"target": {"enum": [t.value for t in DeliveryTarget if t != DeliveryTarget.SINGLE_ADDRESS]}}},
+        {"required": ["snapshot"], "properties": {"snapshot": {"type": "object"}}},
+    ]}
+
     target = fields.String(required=True, validate=validate.OneOf([t.value for t in DeliveryTarget]))
     addressId = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=64))
     snapshot = fields.Nested(DeliveryAddressIn, load_default=None, allow_none=True,

@@ -55,7 +55,8 @@ class PreflightUpload(Schema):
     """The multipart form of a preflight (parts in this order; the file is streamed)."""
 
     zoneId = fields.String(required=True)
-    faceIndex = fields.String(metadata={"description": "a face number, or empty for the whole zone"})
+    faceIndex = fields.String(validate=validate.Regexp(r"^([0-9]{1,9}|null)?$"),
+                              metadata={"description": "a face number, or empty for the whole zone"})
     file = fields.Raw(required=True, metadata={"type": "string", "format": "binary"})
 
 
