@@ -32,12 +32,6 @@ def test_the_document_is_built_without_a_schema_name_clash_and_declares_every_pa
         for method, op in item.items():
             declared = {p["name"] for p in op.get("parameters", []) if p["in"] == "path"}
             assert declared == names, (method, path)
-    optional = {(method, route.path) for route in app.deps.routes for method, responder in responders(route)
-                if not responder.operation.body_required}
-    for path, item in document["paths"].items():
-        for method, op in item.items():
-            if "requestBody" in op and method != "delete" and (method, path) not in optional:
-                assert op["requestBody"]["required"] is True, (method, path)
 
 
 class ItemIn(Schema):

@@ -118,7 +118,7 @@ def _vat_key(siren: str) -> str:
     [
         (lambda siren: {"siret": siret_for(siren)[:-1] + str((int(siret_for(siren)[-1]) + 1) % 10)}, "siret"),
         (lambda siren: {"siret": siret_for("552100554")}, "siret"),
-        (lambda siren: {"vatNumber": "FR00" + siren}, "vatNumber"),
+        (lambda siren: {"vatNumber": f"FR{(int(_vat_key(siren)) + 1) % 97:02d}{siren}"}, "vatNumber"),
         (lambda siren: {"iban": "FR76 3000 6000 0112 3456 7890 188"}, "iban"),
         (lambda siren: {"signer": {**billing_body(siren)["signer"], "phone": "12"}}, "signer.phone"),
         (lambda siren: {"siret": "123"}, "siret"),
