@@ -69,14 +69,7 @@ def eligibility(*, principal: Principal, reservation_id: str) -> dict:
     """`{incident, eligibility}` for the reservation's industrial or distributor organization, or
     an admin (404 for anyone else). `incident`: the open one, else the latest released, else null.
     `eligibility.reason`: `ok`, `not_industrial`, `not_started`, `window_closed`, `incident_open`."""
-    query = Reservation.select().where(Reservation.id == reservation_id)
-    if not views.sees_all(principal):
-        organization_id = principal.active_organization_id
-        query = query.where((Reservation.industrial_organization_id == organization_id)
-                            | (Reservation.distributor_organization_id == organization_id))
-    reservation = query.first()
-    if reservation is None:
-        raise NotFound("reservation not found")
+    reservation = views.visible_reservation(principal, reservation_id)
     window = incident_window(reservation.starts_at, reservation.ends_at)
     is_industrial = ("industrial" in principal.roles
                      and principal.active_organization_id == reservation.industrial_organization_id)

@@ -93,16 +93,22 @@ def pdf_chunks(storage, invoice: Invoice) -> Iterator[bytes]:
     return storage.open(INVOICE_PDF_CONTEXT, invoice.pdf_storage_key)
 
 
-def reservation_summary(*, principal: Principal, reservation_id: str) -> dict:
+def visible_reservation(principal: Principal, reservation_id: str) -> Reservation:
+    """The reservation, for an admin or its industrial or distributor organization (404 else)."""
     query = Reservation.select().where(Reservation.id == reservation_id)
-    admin = sees_all(principal)
-    if not admin:
+    if not sees_all(principal):
         organization_id = principal.active_organization_id
         query = query.where((Reservation.industrial_organization_id == organization_id)
                             | (Reservation.distributor_organization_id == organization_id))
     reservation = query.first()
     if reservation is None:
         raise NotFound("reservation not found")
+    return reservation
+
+
+def reservation_summary(*, principal: Principal, reservation_id: str) -> dict:
+    admin = sees_all(principal)
+    reservation = visible_reservation(principal, reservation_id)
     record = FinancialRecord.get_or_none(FinancialRecord.reservation_id == reservation.id)
     source = record or reservation
     base = record.store_base_cents if record else reservation.base_amount_cents
