@@ -21,7 +21,7 @@ from backend.billing.models import CREDIT_NOTE_KINDS, Invoice, InvoiceKind, Invo
 from backend.billing.parties import organization_party, platform_party
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
 from backend.config import Config
-from backend.db import database, in_transaction
+from backend.db import database, in_transaction, write_block_batches
 from backend.model import new_id
 
 DOCUMENT_KIND = {  # spec C post-invoice hook, step 2
@@ -103,7 +103,9 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
         "credited_invoice_id": draft.credited_invoice_id, "reason": draft.reason,
         "created_by_user_id": draft.created_by_user_id,
     }
-    # Everything else first: the counter row stays locked from the allocation to the commit.
+    # Everything else first, the event's outbox row included (written now rather than at the end
+    # of the transaction block): the counter row stays locked from the allocation to the commit.
+    write_block_batches()
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
     number, sequence, issued_at = database.execute_sql(_INSERT_NUMBERED, {
         **{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
