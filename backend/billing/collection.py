@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from backend import clock
+from backend import clock, prepared
 from backend.billing import idempotency, ledger, mandates, records
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
@@ -43,7 +43,6 @@ from backend.billing.models import (
 from backend.billing.parties import PROFILE_COLUMNS, party_of
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
-from backend.db import database
 from backend.errors import Conflict, DomainError, NotFound
 from backend.identity.models import KybStatus
 from backend.logs import log_event
@@ -185,7 +184,7 @@ def label_of(space_name: str, store_name: str, starts_at: datetime, ends_at: dat
 # organization shared-locked (a KYB review cannot commit before this transaction). The record comes
 # from the table, or from the INSERT of the same statement (which the statement's read cannot see).
 _RECORD = ("financial_status", "store_base_cents", "commission_cents", "total_cents")
-_COLLECTION_READ = (
+_COLLECTION_READ = prepared.Statement("billing_collection_read", (
     f"WITH opened AS ({records.OPEN_COLLECTABLE} RETURNING {', '.join(_RECORD)})"  # noqa: S608 (constants only)
     " SELECT r.status, r.billing_model, r.distributor_organization_id, r.starts_at, r.ends_at,"
     " a.name AS space_name, s.name AS store_name, o.kyb_status, o.legal_name AS organization_legal_name, o.siren,"
@@ -199,11 +198,11 @@ _COLLECTION_READ = (
     " LEFT JOIN billing_profile bp ON bp.organization_id = o.id"
     " LEFT JOIN billing_financial_record f ON f.reservation_id = r.id LEFT JOIN opened ON true"
     " WHERE r.id = %(id)s AND r.industrial_organization_id = %(org)s FOR UPDATE OF r FOR SHARE OF o"
-)
+))
 
 
 def _collection_row(reservation_id: str, industrial_organization_id: str) -> dict:
-    cursor = database.execute_sql(_COLLECTION_READ, records.open_collectable_params(
+    cursor = _COLLECTION_READ.execute(records.open_collectable_params(
         reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER,
         FinancialStatus.RESERVATION_TOTAL_DUE, COLLECTABLE))
     values = cursor.fetchone()
@@ -216,15 +215,15 @@ def _collection_row(reservation_id: str, industrial_organization_id: str) -> dic
 # Steps 4, 5 and 7 and the key's answer in one statement: the record moved from due to paid (which
 # locks it), and only then the payment order (paid at once: no payment service provider is called,
 # so its `pending` state would never be seen outside the transaction) and the journal.
-_WRITES = (
-    "WITH settled AS ({settle}),"
+_WRITES = prepared.Statement("billing_collection_writes", (
+    f"WITH settled AS ({records.SETTLE}),"  # noqa: S608 (constants only)
     " paid AS (INSERT INTO billing_payment_order (id, reservation_id, invoice_id, organization_id, kind, method,"
     " status, amount_cents, mandate_ref, created_by_user_id, created_at, updated_at, paid_at)"
-    " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s, %(mandate)s,"
-    " %(user)s, %(now)s, %(now)s, %(now)s FROM settled RETURNING id),"
-    " journal AS ({journal}), stored AS ({store})"
+    " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::integer,"
+    " %(mandate)s, %(user)s, %(now)s::timestamptz, %(now)s, %(now)s FROM settled RETURNING id),"
+    f" journal AS ({ledger.journal_sql(3, when='EXISTS (SELECT FROM paid)')}), stored AS ({idempotency.STORE})"
     " SELECT count(*) FROM paid"
-)
+))
 
 
 def _collect(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, user_id: str | None,
@@ -251,22 +250,21 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
     answer = {"reservationId": reservation_id, "paymentOrderId": order_id, "invoiceId": draft.invoice_id,
               "financialStatus": FinancialStatus.RESERVATION_TOTAL_PAID.value,
               "paymentStatus": PaymentStatus.PAID.value}
-    _, journal, journal_params = ledger.journal_insert([  # 7, naming the invoice issued next (checked at commit)
+    _, journal = ledger.journal_params([  # 7, naming the invoice issued next (checked at commit)
         ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, total_cents),
         ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, commission_cents),
         ledger.Posting(ledger.supplier_payable(row["distributor_organization_id"]), ledger.CREDIT, store_base_cents),
     ], description=f"collection of reservation {reservation_id}", reservation_id=reservation_id,
-        invoice_id=draft.invoice_id, payment_order_id=order_id, when="EXISTS (SELECT FROM paid)")
-    store, store_params = held.store_statement(answer)
+        invoice_id=draft.invoice_id, payment_order_id=order_id)
     records.check_transition(FinancialStatus.RESERVATION_TOTAL_DUE, FinancialStatus.RESERVATION_TOTAL_PAID)
-    (written,) = database.execute_sql(_WRITES.format(settle=records.SETTLE, journal=journal, store=store), {
+    (written,) = _WRITES.execute({
         "status": FinancialStatus.RESERVATION_TOTAL_PAID.value, "current": FinancialStatus.RESERVATION_TOTAL_DUE.value,
         "now": now, "id": reservation_id, "org": industrial_organization_id, "order": order_id,
         "invoice": draft.invoice_id, "kind": PaymentKind.RESERVATION_TOTAL.value, "method": method.value,
         "paid": PaymentStatus.PAID.value, "user": user_id, "mandate": mandate_ref,
         # 4: the total including the VAT the invoice will freeze
         "amount": amount_incl_tax_cents(total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
-        **journal_params, **store_params,
+        **journal, **held.store_params(answer),
     }).fetchone()
     if not written:  # 5: moved by a concurrent change since the read
         _not_due(reservation_id)

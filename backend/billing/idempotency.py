@@ -17,8 +17,8 @@ A flow whose last step must come after its answer is stored returns `Stored(answ
 the answer is stored, then `finish(answer)` runs in the same transaction and its result is what
 the caller gets (the collection stores its answer before it issues the invoice, so that nothing
 but the invoice's own statement runs while the invoice series' counter row is locked). A flow
-may store the answer itself, with its other writes in one statement (`Key.store_statement`), and
-say so with `Stored(..., stored=True)`.
+may store the answer itself, with its other writes in one statement (`STORE` with
+`Key.store_params`), and say so with `Stored(..., stored=True)`.
 
 `prepare` (optional) runs in that transaction before the flow; what it does is meant to outlast a
 failing flow (the collection opens the financial record `reservation_total_due`): when the flow
@@ -38,7 +38,7 @@ from datetime import timedelta
 
 from psycopg2.extras import Json
 
-from backend import clock
+from backend import clock, prepared
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord
 from backend.db import database, transaction
@@ -69,7 +69,7 @@ def check_key(key: str | None) -> str:
 @dataclass(frozen=True)
 class Stored:
     """What a flow returns to have `answer` stored before `finish(answer)` runs (see above);
-    `stored`: the flow has stored it already (`Key.store_statement`)."""
+    `stored`: the flow has stored it already (`STORE`, `Key.store_params`)."""
 
     answer: dict
     finish: Callable[[dict], dict]
@@ -85,11 +85,11 @@ class Key:
     key: str
     request_hash: str
 
-    def store_statement(self, answer: dict) -> tuple[str, dict]:
-        """`(sql, params)` storing `answer` as the key's completed one, for a flow sending it as a
-        part of its own statement (`WITH stored AS (sql) ...`); parameter names start `idem_`."""
+    def store_params(self, answer: dict) -> dict:
+        """The values of `STORE` that store `answer` as the key's completed one (names start
+        `idem_`), for `run_once` or a flow sending it as a part of its own statement."""
         now = clock.now()
-        return _STORE, {"idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key,
+        return {"idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key,
                         "idem_hash": self.request_hash, "idem_body": Json(answer), "idem_now": now,
                         "idem_expires": now + TTL}
 
@@ -129,13 +129,18 @@ def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Calla
     return answer, False
 
 
+_LOCK = prepared.Statement("billing_idempotency_lock", "SELECT pg_try_advisory_xact_lock(%(lock)s)")
+_READ = prepared.Statement("billing_idempotency_read", (
+    "SELECT id, request_hash, state, response_body, created_at, expires_at FROM billing_idempotency_record"
+    " WHERE scope = %(scope)s AND route = %(route)s AND key = %(key)s"))
+
+
 def _hold(scope: str, route: str, key: str, request_hash: str) -> dict | None:
     """Hold the key for this transaction; its stored answer when it has one (None: run the flow)."""
-    if not database.execute_sql("SELECT pg_try_advisory_xact_lock(%s)", (lock_id(scope, route, key),)).fetchone()[0]:
+    if not _LOCK.execute({"lock": lock_id(scope, route, key)}).fetchone()[0]:
         raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
-    row = database.execute_sql(  # read once the lock is held: sees whatever its last holder committed
-        "SELECT id, request_hash, state, response_body, created_at, expires_at FROM billing_idempotency_record"
-        " WHERE scope = %s AND route = %s AND key = %s", (scope, route, key)).fetchone()
+    # Read once the lock is held (another statement): sees whatever its last holder committed.
+    row = _READ.execute({"scope": scope, "route": route, "key": key}).fetchone()
     if row is None:
         return None
     record_id, stored_hash, state, body, created_at, expires_at = row
@@ -153,7 +158,8 @@ def _hold(scope: str, route: str, key: str, request_hash: str) -> dict | None:
     return None  # a claim abandoned by a crash: taken over (`_store` overwrites it)
 
 
-_STORE = (
+# The key's answer stored (`completed`), over an abandoned claim of the previous release if any.
+STORE = (
     "INSERT INTO billing_idempotency_record AS r (scope, route, key, request_hash, state, response_status,"
     " response_body, created_at, expires_at) VALUES (%(idem_scope)s, %(idem_route)s, %(idem_key)s, %(idem_hash)s,"
     " 'completed', 200, %(idem_body)s, %(idem_now)s, %(idem_expires)s)"
@@ -164,7 +170,7 @@ _STORE = (
 
 
 def _store(key: Key, answer: dict) -> None:
-    database.execute_sql(*key.store_statement(answer))
+    database.execute_sql(STORE, key.store_params(answer))
 
 
 def _prepare_alone(prepare: Callable[[], None]) -> None:

@@ -15,13 +15,13 @@ from datetime import datetime, timedelta
 
 from psycopg2.extras import Json
 
-from backend import events
+from backend import events, prepared
 from backend.billing import numbering
 from backend.billing.models import CREDIT_NOTE_KINDS, Invoice, InvoiceKind, InvoiceStatus
 from backend.billing.parties import organization_party, platform_party
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
 from backend.config import Config
-from backend.db import database, in_transaction, write_block_batches
+from backend.db import in_transaction, write_block_batches
 from backend.model import new_id
 
 DOCUMENT_KIND = {  # spec C post-invoice hook, step 2
@@ -107,7 +107,7 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
     # of the transaction block): the counter row stays locked from the allocation to the commit.
     write_block_batches()
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
-    number, sequence, issued_at = database.execute_sql(_INSERT_NUMBERED, {
+    number, sequence, issued_at = _INSERT_NUMBERED.execute({
         **{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
         "series": series, "now": now, "due_in_days": draft.due_in_days, "paid": draft.paid,
     }).fetchone()
@@ -124,17 +124,23 @@ _JSON_COLUMNS = frozenset({"issuer", "customer", "lines"})
 _COLUMNS = ("id", "kind", "status", "reservation_id", "issuer_organization_id", "customer_organization_id", "issuer",
             "customer", "lines", "amount_excl_tax_cents", "tax_amount_cents", "vat_rate_bps", "currency",
             "service_starts_at", "service_ends_at", "credited_invoice_id", "reason", "created_by_user_id")
+# The types of the values a SELECT list gives the INSERT (text when not cast, which the character columns take).
+_CASTS = {"issuer": "jsonb", "customer": "jsonb", "lines": "jsonb", "amount_excl_tax_cents": "integer",
+          "tax_amount_cents": "integer", "vat_rate_bps": "integer", "service_starts_at": "timestamptz",
+          "service_ends_at": "timestamptz"}
+_VALUES = ", ".join(f"%({name})s::{_CASTS[name]}" if name in _CASTS else f"%({name})s" for name in _COLUMNS)
 # One statement allocates the number (`numbering.NEXT_NUMBER`) and inserts the invoice with it:
-# the counter row is locked by the transaction's last statement before the commit.
-_INSERT_NUMBERED = (
+# the counter row is locked by the transaction's last statement before the commit. Prepared: it
+# is planned once per connection, not under the lock at every invoice.
+_INSERT_NUMBERED = prepared.Statement("billing_issue_invoice", (
     f"WITH n AS ({numbering.NEXT_NUMBER})"  # noqa: S608 (constants only)
     f" INSERT INTO billing_invoice ({', '.join(_COLUMNS)}, number, series, sequence, issued_at, due_at, paid_at,"
     " created_at, updated_at)"
-    f" SELECT {', '.join(f'%({name})s' for name in _COLUMNS)}, {numbering.NUMBER_SQL}, %(series)s, n.sequence,"
+    f" SELECT {_VALUES}, {numbering.NUMBER_SQL}, %(series)s, n.sequence,"
     " n.issued_at, n.issued_at + make_interval(days => %(due_in_days)s),"
     " CASE WHEN %(paid)s THEN n.issued_at END, n.issued_at, n.issued_at FROM n"
     " RETURNING number, sequence, issued_at"
-)
+))
 
 
 def amounts(invoice: Invoice) -> dict:

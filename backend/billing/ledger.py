@@ -51,31 +51,37 @@ def post_journal(postings: list[Posting], *, description: str, reservation_id: s
     error) and by the database at commit (whatever the caller does)."""
     if not in_transaction():
         raise RuntimeError("post_journal runs inside the caller's transaction()")
-    journal_id, sql, params = journal_insert(postings, description=description, reservation_id=reservation_id,
-                                             invoice_id=invoice_id, payment_order_id=payment_order_id)
-    database.execute_sql(sql, params)
+    journal_id, params = journal_params(postings, description=description, reservation_id=reservation_id,
+                                        invoice_id=invoice_id, payment_order_id=payment_order_id)
+    database.execute_sql(journal_sql(len(postings)), params)
     return journal_id
 
 
 _COLUMNS = ("journal_id", "account", "direction", "amount_cents", "reservation_id", "invoice_id", "payment_order_id",
             "description")
-
-
 _INSERT = f"INSERT INTO billing_ledger_entry ({', '.join(_COLUMNS)}) {{values}}"
 # The rows of a VALUES list, written only when a condition holds (the amount cast: a bare VALUES
-# list in a SELECT gives its literals their own types).
+# list in a SELECT gives its values the type text).
 _SELECTED = ", ".join("v.amount_cents::bigint" if column == "amount_cents" else f"v.{column}" for column in _COLUMNS)
 _WHEN = f"SELECT {_SELECTED} FROM ({{values}}) AS v ({', '.join(_COLUMNS)}) WHERE {{when}}"  # noqa: S608 (constants)
 
 
-def journal_insert(postings: list[Posting], *, description: str, reservation_id: str | None = None,
-                   invoice_id: str | None = None, payment_order_id: str | None = None,
-                   when: str | None = None) -> tuple[str, str, dict]:
-    """`(journal_id, sql, params)`: the one INSERT of a balanced journal transaction, for
-    `post_journal` or for a caller sending it with other statements (a data-modifying `WITH`
-    part, written only `when` that SQL condition holds); refused here when it does not balance.
-    Parameter names start `ledger_`. Written out: peewee building a multi-row INSERT cost several
-    times what PostgreSQL spends running it."""
+def journal_sql(postings: int, *, when: str | None = None) -> str:
+    """The one INSERT of a journal transaction of `postings` lines (values: `journal_params`), for
+    `post_journal` or for a caller sending it as a part of its own statement (a data-modifying
+    `WITH` part, written only `when` that SQL condition holds). Written out: peewee building a
+    multi-row INSERT cost several times what PostgreSQL spends running it."""
+    values = "VALUES " + ", ".join(
+        f"(%(ledger_journal)s, %(ledger_account_{n})s, %(ledger_direction_{n})s, %(ledger_amount_{n})s,"
+        " %(ledger_reservation)s, %(ledger_invoice)s, %(ledger_order)s, %(ledger_description)s)"
+        for n in range(postings))
+    return _INSERT.format(values=values if when is None else _WHEN.format(values=values, when=when))
+
+
+def journal_params(postings: list[Posting], *, description: str, reservation_id: str | None = None,
+                   invoice_id: str | None = None, payment_order_id: str | None = None) -> tuple[str, dict]:
+    """`(journal_id, values)` of a journal transaction for `journal_sql` (names start `ledger_`);
+    refused here when it does not balance."""
     debits = sum(p.amount_cents for p in postings if p.direction == DEBIT)
     credits = sum(p.amount_cents for p in postings if p.direction == CREDIT)
     if not postings or debits != credits or any(p.direction not in (DEBIT, CREDIT) or p.amount_cents < 0
@@ -84,16 +90,10 @@ def journal_insert(postings: list[Posting], *, description: str, reservation_id:
     journal_id = new_id()
     params = {"ledger_journal": journal_id, "ledger_reservation": reservation_id, "ledger_invoice": invoice_id,
               "ledger_order": payment_order_id, "ledger_description": description}
-    rows = []
     for n, posting in enumerate(postings):
         params.update({f"ledger_account_{n}": posting.account, f"ledger_direction_{n}": posting.direction,
                        f"ledger_amount_{n}": posting.amount_cents})
-        rows.append(f"(%(ledger_journal)s, %(ledger_account_{n})s, %(ledger_direction_{n})s, %(ledger_amount_{n})s,"
-                    " %(ledger_reservation)s, %(ledger_invoice)s, %(ledger_order)s, %(ledger_description)s)")
-    values = f"VALUES {', '.join(rows)}"
-    if when is not None:
-        values = _WHEN.format(values=values, when=when)
-    return journal_id, _INSERT.format(values=values), params
+    return journal_id, params
 
 
 def balance(account: str) -> int:

@@ -64,7 +64,7 @@ OPEN_COLLECTABLE = (
     " commission_cents, total_cents, commission_rate_bps)"
     " SELECT id, %(model)s, %(status)s, base_amount_cents, commission_amount_cents, total_amount_cents,"
     " commission_rate_bps FROM reservation WHERE id = %(id)s AND industrial_organization_id = %(org)s"
-    " AND status = ANY(%(collectable)s) AND coalesce(billing_model = 'principal_seller', false) = %(principal)s"
+    " AND status = ANY(%(collectable)s::text[]) AND coalesce(billing_model = 'principal_seller', false) = %(principal)s"
     " ON CONFLICT (reservation_id) DO NOTHING"
 )
 
