@@ -26,7 +26,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 
-from backend.db import database
+from backend.db import commit_with, database
 
 _PARAMETER = re.compile(r"%\((\w+)\)s")
 
@@ -52,6 +52,16 @@ class Statement:
 
     def execute(self, params: Mapping[str, object]):
         """Run the statement on this thread's connection; its cursor (as `database.execute_sql`)."""
+        self._ensure_prepared()
+        return database.execute_sql(self._execute, params)
+
+    def execute_and_commit(self, params: Mapping[str, object]) -> bool:
+        """Run the statement as the transaction's last, its COMMIT sent with it (`db.commit_with`:
+        its result is not returned)."""
+        self._ensure_prepared()
+        return commit_with(self._execute, params)
+
+    def _ensure_prepared(self) -> None:
         connection = database.connection()
         with self._lock:
             prepared = connection in self._prepared_on
@@ -60,4 +70,3 @@ class Statement:
             database.execute_sql(self._prepare)
             with self._lock:
                 self._prepared_on[connection] = True
-        return database.execute_sql(self._execute, params)

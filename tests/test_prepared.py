@@ -52,3 +52,34 @@ def test_a_new_connection_prepares_it_again():
 def test_a_name_must_be_an_identifier():
     with pytest.raises(ValueError):
         prepared.Statement("drop table; --", "SELECT 1")
+
+
+@pytest.mark.committed
+def test_commit_with_commits_in_the_statements_round_trip_and_the_block_ends_quietly(config):
+    import psycopg2
+
+    from backend.db import on_commit
+
+    statement = prepared.Statement("test_prepared_lock", "SELECT pg_advisory_xact_lock(%(id)s)")
+    hooks = []
+    with transaction():
+        on_commit(lambda: hooks.append("ran"))
+        assert statement.execute_and_commit({"id": 4242}) is True
+        # Committed already: the transaction-level lock is released before the block ends.
+        with psycopg2.connect(config.database_url) as other, other.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(4242)")
+            assert cursor.fetchone() == (True,)
+        notices = len(database.connection().notices)
+    assert hooks == ["ran"]
+    assert len(database.connection().notices) == notices  # no second COMMIT ("no transaction in progress")
+    with transaction():  # the next transaction is an ordinary one
+        assert statement.execute({"id": 4243}).fetchone() == ("",)
+
+
+def test_commit_with_in_a_nested_block_only_runs_the_statement():
+    from backend.db import commit_with
+
+    with transaction():
+        assert commit_with("SELECT pg_advisory_xact_lock(4244)") is False
+        assert database.execute_sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                                    " AND objid = 4244 AND pid = pg_backend_pid()").fetchone() == (1,)

@@ -269,8 +269,8 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
     if not written:  # 5: moved by a concurrent change since the read
         _not_due(reservation_id)
 
-    def issue(stored: dict) -> dict:  # 6, last: its number's counter row is locked until the commit
-        return _with_number(stored, issue_invoice(draft, config=config).number)
+    def issue(stored: dict) -> dict:  # 6, last: its number's counter row is locked until the commit, sent with it
+        return _with_number(stored, issue_invoice(draft, config=config, commit=True).number)
 
     return idempotency.Stored(answer, issue, stored=True)  # the answer stored first, then the invoice
 

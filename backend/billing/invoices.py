@@ -78,8 +78,11 @@ class InvoiceDraft:
         return sum(line.total_cents for line in self.lines)
 
 
-def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
-    """Issue `draft` inside the caller's transaction and record `invoice.issued`."""
+def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False) -> Invoice:
+    """Issue `draft` inside the caller's transaction and record `invoice.issued`. With `commit`,
+    the invoice is the transaction's last write and the COMMIT goes with its statement
+    (`db.commit_with`): the series' counter row is then held only for the statement and the
+    commit itself, never for a round trip back to this process."""
     if not in_transaction():
         raise RuntimeError("issue_invoice runs inside the caller's transaction()")
     kind = InvoiceKind(draft.kind)
@@ -107,10 +110,13 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
     # of the transaction block): the counter row stays locked from the allocation to the commit.
     write_block_batches()
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
-    number, sequence, issued_at = _INSERT_NUMBERED.execute({
-        **{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
-        "series": series, "now": now, "due_in_days": draft.due_in_days, "paid": draft.paid,
-    }).fetchone()
+    params = {**{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
+              "series": series, "now": now, "due_in_days": draft.due_in_days, "paid": draft.paid}
+    if commit:
+        _INSERT_NUMBERED.execute_and_commit(params)  # its RETURNING is not sent back: read once committed
+        number, sequence, issued_at = _NUMBERED.execute({"id": draft.invoice_id}).fetchone()
+    else:
+        number, sequence, issued_at = _INSERT_NUMBERED.execute(params).fetchone()
     return Invoice(**values, number=number, series=series, sequence=sequence, issued_at=issued_at,
                    due_at=issued_at + timedelta(days=draft.due_in_days), paid_at=issued_at if draft.paid else None,
                    created_at=issued_at, updated_at=issued_at, pdf_storage_key=None)
@@ -141,6 +147,8 @@ _INSERT_NUMBERED = prepared.Statement("billing_issue_invoice", (
     " CASE WHEN %(paid)s THEN n.issued_at END, n.issued_at, n.issued_at FROM n"
     " RETURNING number, sequence, issued_at"
 ))
+_NUMBERED = prepared.Statement("billing_invoice_numbered",
+                               "SELECT number, sequence, issued_at FROM billing_invoice WHERE id = %(id)s")
 
 
 def amounts(invoice: Invoice) -> dict:
