@@ -10,6 +10,12 @@ measure. The load average before and after the run is printed (the machine is sh
 Reference: `GET /api/health` on the same server, same client and connections, in windows
 alternating with the collection rounds. After the run the series is checked gapless (numbers
 1..N, no duplicate, number order = issue order) and every journal balanced.
+
+CPU per answer is given for the web server (gunicorn's processes), for PostgreSQL (the server's
+process tree, when it runs on this machine: the embedded one does) and for the whole machine
+(`/proc/stat`: client, web, PostgreSQL and whatever else runs; meaningful on a quiet machine only),
+each next to the same figure for `GET /api/health`: what a collection costs, component by
+component, whatever the load does to its latency.
 """
 
 from __future__ import annotations
