@@ -114,6 +114,61 @@ def test_progress_lines_only_on_a_terminal():
     assert pipe.getvalue() == ""
 
 
+@pytest.mark.parametrize("failure", ["EPIPE", "EIO", "closed"])
+def test_a_progress_line_to_a_terminal_that_went_away_is_dropped_silently(failure):
+    import errno
+    import io
+
+    from ops.progress import Progress
+
+    class GoneTerminal(io.StringIO):
+        writes = 0
+
+        def isatty(self) -> bool:
+            return True
+
+        def write(self, text: str) -> int:
+            GoneTerminal.writes += 1
+            if failure == "closed":
+                raise ValueError("I/O operation on closed file.")
+            raise OSError(getattr(errno, failure), failure)
+
+    progress = Progress("dev", stream=GoneTerminal())
+    progress.step("migrations", 2, 4)  # raises nothing
+    progress.step("demo data", 3, 4)
+    assert GoneTerminal.writes == 1  # silent from the first failure on
+    assert not progress.enabled
+
+
+def test_a_command_whose_terminal_hangs_up_between_two_progress_lines_carries_on():
+    """A real pseudo-terminal closed while the command runs (a closed terminal window): the next
+    progress lines fail with EIO inside `Progress`, and the command finishes with status 0."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    primary, secondary = pty.openpty()
+    script = ("import sys\n"
+              "from ops.progress import Progress\n"
+              "progress = Progress('seed-demo')\n"
+              "progress.step('identity', 1, 3)\n"
+              "sys.stdin.readline()\n"  # the test closes the terminal meanwhile
+              "progress.step('marketplace', 2, 3)\n"
+              "progress.step('printing', 3, 3)\n"
+              "print('seeded', progress.enabled)\n")
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=secondary, text=True)
+    os.close(secondary)
+    first = b""
+    while b"identity" not in first:
+        first += os.read(primary, 4096)
+    assert first.startswith(b"[seed-demo 1/3 ")
+    os.close(primary)  # the terminal goes away
+    out, _ = process.communicate("go\n", timeout=60)
+    assert (process.returncode, out) == (0, "seeded False\n")
+
+
 def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
     """`vitrine ARGS` with its stderr on a pseudo-terminal (as in an interactive shell)."""
     import os
