@@ -70,16 +70,17 @@ def cmd_seed_demo(args) -> int:
     import actors  # noqa: F401  (the broker: the rows the seeders write are sent at once)
     from backend import outbox
     from backend.db import database
-    from ops.seed import seed_demo
+    from ops.seed import ALREADY_SEEDED, seed_demo
 
     runtime = _boot("seed")
     with database.connection_context():
         report = seed_demo(runtime, only_if_empty=args.if_empty, progress=args.progress)
-        # The rows the seeders wrote go to the broker now (the hand-over thread flushed, then any
-        # row it could not hand over swept), not at the clock's next sweep (never, without a clock).
-        args.progress.step("sending the follow-up work (outbox)")
-        outbox.flush()
-        outbox.sweep(older_than_seconds=0)
+        if report != ALREADY_SEEDED:
+            # The rows the seeders wrote go to the broker now (the hand-over thread flushed, then any
+            # row it could not hand over swept), not at the clock's next sweep (never, without a clock).
+            args.progress.step("sending the follow-up work (outbox)")
+            outbox.flush()
+            outbox.sweep(older_than_seconds=0)
     print(report)
     return 0
 
@@ -257,7 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     seed = command("seed-demo", cmd_seed_demo, "demo organizations, catalog and reservations (idempotent)",
                    NEEDS_DATABASE)
-    seed.add_argument("--if-empty", action="store_true", help="only when the database holds no demo data")
+    seed.add_argument("--if-empty", action="store_true",
+                      help="only what is missing: nothing (\"already seeded\") when the demo data is there")
 
     create_admin = command("create-admin", cmd_create_admin, "create the first admin (an existing user is promoted)",
                            NEEDS_DATABASE)

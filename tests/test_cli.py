@@ -209,3 +209,37 @@ def test_billing_commands_show_a_progress_line_per_step_on_a_terminal_only():
     piped = vitrine("billing", "invoice-pdf", "FAC-NONE-2026-000001",
                     env=dict(os.environ))
     assert piped.returncode == 1 and "[billing" not in piped.stderr
+
+
+def test_seed_demo_if_empty_seeds_only_what_is_missing():
+    from backend.billing.models import Invoice
+    from backend.identity.demo import seed_demo_identity
+    from backend.marketplace.models import Reservation
+    from backend.runtime import current_runtime
+    from ops.seed import ALREADY_SEEDED, SEEDERS, seed_demo
+
+    runtime = current_runtime()
+    assert not any(seeder.present() for seeder in SEEDERS)  # an empty database
+    seed_demo_identity()  # a seed interrupted after its first step (Ctrl-C during `vitrine dev`)
+    report = seed_demo(runtime, only_if_empty=True)
+    assert [line.split(":")[0] for line in report.splitlines()] == [s.name for s in SEEDERS[1:]]
+    assert all(seeder.present() for seeder in SEEDERS)
+    counts = (Reservation.select().count(), Invoice.select().count())
+    assert seed_demo(runtime, only_if_empty=True) == ALREADY_SEEDED
+    assert (Reservation.select().count(), Invoice.select().count()) == counts
+
+
+@pytest.mark.committed
+def test_the_seed_demo_if_empty_command_says_already_seeded_the_second_time(broker):
+    from backend.db import database
+    from backend.identity.models import User
+
+    first = vitrine("seed-demo", "--if-empty", env=dict(os.environ), timeout=240)
+    assert first.returncode == 0, first.stderr
+    assert [line.split(":")[0] for line in first.stdout.splitlines()] == [
+        "identity", "marketplace", "printing", "billing", "self-billing mandate"]
+    second = vitrine("seed-demo", "--if-empty", env=dict(os.environ), timeout=240)
+    assert (second.returncode, second.stdout) == (
+        0, "demo data: already seeded, nothing done (`vitrine seed-demo` without --if-empty tops it up)\n")
+    with database.connection_context():
+        assert User.select().where(User.email == "admin@vitrine.example").count() == 1
