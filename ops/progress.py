@@ -15,7 +15,7 @@ class Progress:
     def __init__(self, command: str, *, stream=None, enabled: bool | None = None) -> None:
         self.command = command
         self.stream = stream or sys.stderr
-        self.enabled = _is_terminal(self.stream) if enabled is None else enabled
+        self.enabled = is_terminal(self.stream) if enabled is None else enabled
         self.started = time.monotonic()
 
     def step(self, message: str, done: int | None = None, total: int | None = None) -> None:
@@ -30,7 +30,7 @@ class Progress:
             self.enabled = False
 
 
-def _is_terminal(stream) -> bool:
+def is_terminal(stream) -> bool:
     try:
         return stream.isatty()
     except (OSError, ValueError):  # closed already

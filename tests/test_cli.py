@@ -12,7 +12,7 @@ import pytest
 from ops import cli
 from ops.datadir import DataDirBusy, DataDirLock, owner
 from tests.conftest import ROOT
-from tests.test_dev import vitrine
+from tests.test_dev import dev_env, vitrine
 
 
 @pytest.fixture
@@ -169,8 +169,9 @@ def test_a_command_whose_terminal_hangs_up_between_two_progress_lines_carries_on
     assert (process.returncode, out) == (0, "seeded False\n")
 
 
-def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
-    """`vitrine ARGS` with its stderr on a pseudo-terminal (as in an interactive shell)."""
+def _stderr_on_a_terminal(*args: str, **settings: str | None) -> tuple[int, str]:
+    """`vitrine ARGS` with its stderr on a pseudo-terminal (as in an interactive shell); `settings`
+    change the environment (None removes a variable)."""
     import os
     import pty
     import subprocess
@@ -180,6 +181,8 @@ def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
 
     primary, secondary = pty.openpty()
     env = dict(dev_env(), DATABASE_URL=os.environ["DATABASE_URL"], REDIS_URL=os.environ["REDIS_URL"])
+    env.update(settings)
+    env = {k: v for k, v in env.items() if v is not None}
     process = subprocess.Popen([sys.executable, "-m", "ops.cli", *args], env=env, stdout=subprocess.DEVNULL,
                                stderr=secondary)
     os.close(secondary)
@@ -243,3 +246,117 @@ def test_the_seed_demo_if_empty_command_says_already_seeded_the_second_time(brok
         0, "demo data: already seeded, nothing done (`vitrine seed-demo` without --if-empty tops it up)\n")
     with database.connection_context():
         assert User.select().where(User.email == "admin@vitrine.example").count() == 1
+
+
+def test_config_check_validates_as_every_process_does_and_starts_nothing(data_dir):
+    env = dict(dev_env(), DATABASE_URL="postgresql://vitrine:s3cret-pw@db.example:5432/vitrine")
+    result = vitrine("config", "check", "--data-dir", str(data_dir), env=env)
+    assert (result.returncode, result.stderr) == (0, "")
+    summary, *warnings = result.stdout.splitlines()
+    assert summary.startswith("configuration valid (")
+    assert "database postgresql://vitrine:***@db.example:5432/vitrine, " in summary
+    assert f"Redis embedded in {data_dir}, " in summary and "s3cret-pw" not in result.stdout
+    assert summary.endswith(f"; {len(warnings)} warning{'' if len(warnings) == 1 else 's'}") and warnings
+    assert any(w.startswith("warning: e-invoicing operator identity incomplete") for w in warnings)
+    assert not data_dir.exists()  # nothing created, nothing started
+
+
+def test_config_check_names_every_problem_on_its_own_line_with_status_2(data_dir):
+    env = dict(dev_env(), PLATFORM_COMMISSION_RATE_BPS="twenty", LOG_LEVEL="loud", COOKIE_SECURE="maybe")
+    result = vitrine("config", "check", "--data-dir", str(data_dir), env=env)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        "vitrine: configuration error: LOG_LEVEL must be one of debug, info, warn, error, got 'loud'",
+        "vitrine: configuration error: COOKIE_SECURE must be true or false, got 'maybe'",
+        "vitrine: configuration error: PLATFORM_COMMISSION_RATE_BPS must be an integer number of basis points, "
+        "got 'twenty'",
+    ]
+    assert not data_dir.exists()
+    # The very lines any process prints at start (the same check, in `main`, before any command).
+    assert vitrine("queues", "--data-dir", str(data_dir), env=env).stderr == result.stderr
+
+
+def test_load_config_reports_every_blocking_problem_not_only_the_first():
+    from backend.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as refused:
+        load_config({"SESSION_TTL_DAYS": "0", "STORAGE_BACKEND": "gcs", "PLATFORM_LEGAL_SIRET": "123",
+                     "LEGACY_DEPOSIT_RATE_BPS": "20000"})
+    assert refused.value.problems == (
+        "STORAGE_BACKEND=gcs needs GCS_BUCKET",
+        "PLATFORM_LEGAL_SIRET must be 14 digits, got '123'",
+        "SESSION_TTL_DAYS must be at least 1, got 0",
+        "LEGACY_DEPOSIT_RATE_BPS must be within [0, 10000] basis points, got 20000",
+    )
+
+
+def test_a_command_on_a_terminal_shows_each_boot_warning_once_as_a_short_line_and_no_json():
+    from backend.config import load_config
+
+    env = dict(dev_env(), ESIGN_WEBHOOK_SECRET="")
+    env.pop("LOG_LEVEL", None)
+    warnings = load_config(env).warnings
+    assert warnings
+    # It boots twice (the database check, then the command) and writes nothing.
+    status, terminal = _stderr_on_a_terminal("billing", "invoice-pdf", "FAC-NONE-2026-000001", LOG_LEVEL=None,
+                                             ESIGN_WEBHOOK_SECRET="")
+    assert status == 1, terminal
+    lines = terminal.splitlines()
+    assert not [line for line in lines if line.startswith("{")], terminal  # no JSON line, no boot line
+    assert "pikepdf" not in terminal and "settings" not in terminal
+    shown = [line for line in lines if line.startswith("vitrine: warning: ")]
+    assert shown == [f"vitrine: warning: {warning}" for warning in warnings]  # each once
+    assert all(line.startswith(("[billing invoice-pdf", "vitrine: warning: ", "vitrine billing invoice-pdf: "))
+               for line in lines), terminal
+
+
+def test_a_command_keeps_its_json_log_lines_in_a_pipe_or_when_asked():
+    piped = vitrine("queues", "--json", env=dict(dev_env(), DATABASE_URL=os.environ["DATABASE_URL"],
+                                                 REDIS_URL=os.environ["REDIS_URL"], ESIGN_WEBHOOK_SECRET=""))
+    assert piped.returncode == 0 and json.loads(piped.stdout)["queues"]
+    lines = [json.loads(line) for line in piped.stderr.splitlines()]
+    assert [line["message"] for line in lines if line["scope"] == "boot"][-1] == "boot"
+    assert any(line["level"] == "warn" and "ESIGN_WEBHOOK_SECRET" in line["message"] for line in lines)
+    status, terminal = _stderr_on_a_terminal("queues", LOG_FORMAT="json", LOG_LEVEL=None)
+    assert status == 0
+    assert {json.loads(line)["message"] for line in terminal.splitlines() if line.startswith("{")} >= {"boot"}
+    status, terminal = _stderr_on_a_terminal("queues", LOG_FORMAT="loud")
+    assert (status, terminal.strip()) == (
+        2, "vitrine: configuration error: LOG_FORMAT must be one of auto, json, text, got 'loud'")
+
+
+@pytest.fixture
+def stopped_data_dir(data_dir):
+    """A migrated data directory whose embedded servers are stopped (as after a `vitrine dev`)."""
+    from backend import embedded
+
+    migrated = vitrine("migrate", "--data-dir", str(data_dir), timeout=240)
+    assert migrated.returncode == 0, migrated.stderr
+    assert f"vitrine: data directory {data_dir}: started its embedded PostgreSQL and Redis, " in migrated.stderr
+    yield data_dir
+    embedded.stop_redis(data_dir)
+    embedded.stop_postgres(data_dir)
+
+
+def test_a_command_that_starts_the_embedded_servers_says_so_once_and_how_to_stop_them(stopped_data_dir):
+    from backend import embedded
+
+    data_dir = stopped_data_dir
+    assert vitrine("stop-embedded", "--data-dir", str(data_dir)).stdout.strip() == (
+        f"stopped in {data_dir}: PostgreSQL, Redis")
+    first = vitrine("queues", "--data-dir", str(data_dir))
+    assert first.returncode == 0, first.stderr
+    notices = [line for line in first.stderr.splitlines() if line.startswith("vitrine: data directory")]
+    assert notices == [
+        f"vitrine: data directory {data_dir}: started its embedded PostgreSQL and Redis, which keep running after "
+        f"this command (`vitrine stop-embedded --data-dir {data_dir}` stops them)"]
+    assert embedded.postgres_running(data_dir) and embedded.redis_running(data_dir)  # they outlast it
+    again = vitrine("queues", "--data-dir", str(data_dir))  # running already: only where it works
+    assert [line for line in again.stderr.splitlines() if line.startswith("vitrine: data directory")] == [
+        f"vitrine: data directory {data_dir}"]
+    embedded.stop_redis(data_dir)  # one of the two stopped: the line names that one
+    third = vitrine("create-admin", "--email", "cli-notice@example.com", "--password", "long-enough-password",
+                    "--data-dir", str(data_dir))
+    assert third.returncode == 0, third.stderr
+    assert (f"vitrine: data directory {data_dir}: started its embedded Redis, which keeps running after this "
+            f"command (`vitrine stop-embedded --data-dir {data_dir}` stops it)") in third.stderr.splitlines()
