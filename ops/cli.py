@@ -438,6 +438,9 @@ def main(argv: list[str] | None = None) -> int:
     except EmbeddedError as exc:  # an embedded server that cannot start says why in one line
         print(f"vitrine {args.command}: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `vitrine queues | head -1`: the reader has gone, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit, when stdout is flushed
+        return 141  # as a command killed by SIGPIPE
 
 
 if __name__ == "__main__":

@@ -360,3 +360,38 @@ def test_a_command_that_starts_the_embedded_servers_says_so_once_and_how_to_stop
     assert third.returncode == 0, third.stderr
     assert (f"vitrine: data directory {data_dir}: started its embedded Redis, which keeps running after this "
             f"command (`vitrine stop-embedded --data-dir {data_dir}` stops it)") in third.stderr.splitlines()
+
+
+def test_config_check_reads_a_env_file_in_the_format_of_env_example(data_dir, tmp_path):
+    example = vitrine("config", "check", "--env-file", str(ROOT / ".env.example"), "--data-dir", str(data_dir),
+                      env=dev_env())
+    assert example.returncode == 0, example.stderr
+    assert example.stdout.startswith(f"configuration valid (development): database embedded in {data_dir} ")
+    broken = tmp_path / "broken.env"
+    broken.write_text("# a comment\nLOG_LEVEL=loud   # an inline comment\nnot a setting\nSMTP_URL='ftp://x'\n")
+    result = vitrine("config", "check", "--env-file", str(broken), env=dev_env())
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [f"vitrine: configuration error: {broken} line 3: not NAME=value: "
+                                          "'not a setting'"]
+    broken.write_text("LOG_LEVEL=loud   # an inline comment\nSMTP_URL='ftp://secret@x'\n")
+    result = vitrine("config", "check", "--env-file", str(broken), env=dev_env())
+    assert result.stderr.splitlines() == [
+        "vitrine: configuration error: LOG_LEVEL must be one of debug, info, warn, error, got 'loud'",
+        "vitrine: configuration error: SMTP_URL must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)"]
+    assert not data_dir.exists()
+
+
+def test_a_command_whose_reader_has_gone_ends_quietly():
+    """`vitrine config check | head -1`: writing to a pipe nobody reads ends the command with the
+    status of a SIGPIPE, without a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone already
+    try:
+        done = subprocess.run([sys.executable, "-m", "ops.cli", "config", "check"], env=dev_env(), cwd=ROOT,
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
