@@ -209,10 +209,9 @@ def cmd_worker(args) -> int:
 
 def cmd_config_check(args) -> int:
     """Reached once `main` found the configuration valid (its check is every process's)."""
-    from backend.config import load_config
     from ops.config_check import summary
 
-    print("\n".join(summary(load_config())))
+    print("\n".join(summary(args.config)))
     return 0
 
 
@@ -421,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config()  # before anything starts: each blocking problem is one line, and status 2
     except ConfigError as exc:
         return configuration_error(exc)
+    args.config = config
     if args.command not in ("dev", "web", "worker", "clock"):  # they log to stdout, as JSON lines
         configure_command_logging(config)
     from ops.progress import Progress
