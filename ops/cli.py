@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     queues = command("queues", cmd_queues, "queue, delayed and dead-letter sizes, unsent outbox rows", NEEDS_DATABASE)
     queues.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
-    config = command("config", None, "the configuration (environment variables) as the processes read it")
+    config = command("config", None, "the configuration: `vitrine config check` validates it as every process does")
     config_commands = config.add_subparsers(dest="config_command", required=True, metavar="COMMAND",
                                             help="a configuration command")
     check_help = ("check the configuration as every process does at start, starting nothing: one line per "
