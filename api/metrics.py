@@ -33,10 +33,17 @@ class RequestMetrics:
         self.latency = Histogram("vitrine_http_request_duration_seconds", "API request latency",
                                  ("route", "method"), registry=self.registry,
                                  buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+        # The labelled children per (route, method, status), looked up once: `labels()` checks
+        # and locks on each call. As many entries as the metrics have series.
+        self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
     def observe(self, *, route: str, method: str, status: int, seconds: float) -> None:
-        self.requests.labels(route, method, str(status)).inc()
-        self.latency.labels(route, method).observe(seconds)
+        children = self._children.get((route, method, status))
+        if children is None:
+            children = self._children[route, method, status] = (
+                self.requests.labels(route, method, str(status)), self.latency.labels(route, method))
+        children[0].inc()
+        children[1].observe(seconds)
 
 
 class _StoredFigures:
