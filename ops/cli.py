@@ -327,11 +327,30 @@ def build_parser() -> argparse.ArgumentParser:
 HINT = "run `vitrine migrate` first, or pass the --data-dir of your `vitrine dev`"
 
 
+def take_dev_settings(directory: Path, env=None):
+    """Beside a live `vitrine dev` on the same data directory, a command takes the settings that
+    dev gives its own processes where `env` (default: the environment) leaves them unset: its
+    public URL, the simulators and their test credentials, the demo legal identity. So
+    `billing invoice-pdf --regenerate` renders the footer the platform renders, and the boot warnings
+    about those settings do not show. The live dev (`ops.datadir.Owner`), or None."""
+    from ops.datadir import owner
+
+    holder = owner(directory)
+    if holder is None or not holder.port:
+        return None
+    from ops.dev import dev_defaults
+
+    env = os.environ if env is None else env
+    env.update(dev_defaults(holder.port, env))
+    return holder
+
+
 def start_embedded(needs: str) -> None:
     """The embedded servers of the data directory, for a command that uses them (`migrate`, or one
     needing the database, without DATABASE_URL / REDIS_URL): one line on stderr naming the data
     directory, and, when this command started them, that they keep running and how to stop them."""
     from backend import embedded
+    from ops.datadir import owner
 
     directory = data_dir()
     wanted = [(name, running, ensure) for name, setting, running, ensure in (
@@ -349,6 +368,9 @@ def start_embedded(needs: str) -> None:
             ensure(directory)
             started.append(name)
     line = f"vitrine: data directory {directory}"
+    holder = owner(directory)
+    if holder is not None and holder.port:
+        line += f" (vitrine dev, pid {holder.pid}, port {holder.port}: this command takes its settings)"
     if started:
         line += (f": started its embedded {' and '.join(started)}, which keep{'s' if len(started) == 1 else ''} "
                  f"running after this command (`vitrine stop-embedded --data-dir {directory}` stops "
@@ -417,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
             os.environ.update(read_env_file(Path(args.env_file)))
         chosen = getattr(args, "data_dir", None) or os.environ.get("VITRINE_DATA_DIR") or "var"
         os.environ["VITRINE_DATA_DIR"] = str(Path(chosen).resolve())
+        if args.command != "dev":
+            take_dev_settings(Path(os.environ["VITRINE_DATA_DIR"]))
         config = load_config()  # before anything starts: each blocking problem is one line, and status 2
     except ConfigError as exc:
         return configuration_error(exc)

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,6 +88,32 @@ SIMULATORS: list[Simulator] = [
                               "EINVOICING_POLLING_INTERVAL_MS": "60000"},
     ),
 ]
+
+
+# A demo legal identity of the platform (a fictitious, checksum-valid SIRET), so the demo's invoices
+# carry complete Factur-X parties; ODP_SELLER_AP is its directory address.
+DEMO_LEGAL_IDENTITY = (
+    ("PLATFORM_LEGAL_COMPANY_NAME", "Vitrine Démo SAS"), ("PLATFORM_LEGAL_SIRET", "90123456700013"),
+    ("PLATFORM_LEGAL_VAT_NUMBER", "FR15901234567"), ("PLATFORM_LEGAL_STREET", "8 avenue de l'Opéra"),
+    ("PLATFORM_LEGAL_POSTAL_CODE", "75001"), ("PLATFORM_LEGAL_CITY", "Paris"),
+    ("PLATFORM_LEGAL_EMAIL", "facturation@vitrine.example"), ("PLATFORM_LEGAL_IBAN", "FR7630006000011234567890189"),
+    ("ODP_SELLER_AP", "901234567"), ("PLATFORM_SEPA_CREDITOR_ID", "FR12ZZZ123456"),
+)
+
+
+def dev_defaults(port: int, env: Mapping[str, str]) -> dict[str, str]:
+    """The settings `vitrine dev --port PORT` gives its processes where `env` leaves them unset (or
+    empty): its public URL, the simulators' URLs and test credentials, the demo legal identity and
+    printer. A command run beside a live `vitrine dev` on its data directory takes the same ones
+    (`ops.cli`), so it renders and sends what the platform's own processes would."""
+    api_url = f"http://127.0.0.1:{port}"
+    defaults = {"PUBLIC_BASE_URL": api_url, "COOKIE_SECURE": "false", "ENVIRONMENT": "development"}
+    for simulator in SIMULATORS:  # unset provider settings point at the simulators
+        defaults.update(simulator.settings(f"http://127.0.0.1:{port + simulator.offset}"))
+    defaults.update(DEMO_LEGAL_IDENTITY)
+    # The demo printer manufactures the furniture types that name no printer of their own.
+    defaults["DEFAULT_PRINTER_ORGANIZATION_ID"] = DEMO_PRINTER
+    return {name: value for name, value in defaults.items() if not env.get(name)}
 
 
 class PortBusy(Exception):
@@ -244,23 +270,8 @@ class Supervisor:
         env = dict(os.environ)
         env["VITRINE_DATA_DIR"] = str(self.data_dir)
         env["VITRINE_SUPERVISOR"] = "dev"  # children leave the boot warnings to the banner
-        env.setdefault("PUBLIC_BASE_URL", self.api_url)
-        env.setdefault("COOKIE_SECURE", "false")
-        env.setdefault("ENVIRONMENT", "development")
-        for simulator in SIMULATORS:  # unset provider settings point at the simulators
-            for name, value in simulator.settings(self.sim_url(simulator)).items():
-                env[name] = env.get(name) or value
-        # A demo legal identity of the platform (a fictitious, checksum-valid SIRET), so the demo's
-        # invoices carry complete Factur-X parties; ODP_SELLER_AP is its directory address.
-        for name, value in (("PLATFORM_LEGAL_COMPANY_NAME", "Vitrine Démo SAS"),
-                            ("PLATFORM_LEGAL_SIRET", "90123456700013"), ("PLATFORM_LEGAL_VAT_NUMBER", "FR15901234567"),
-                            ("PLATFORM_LEGAL_STREET", "8 avenue de l'Opéra"), ("PLATFORM_LEGAL_POSTAL_CODE", "75001"),
-                            ("PLATFORM_LEGAL_CITY", "Paris"), ("PLATFORM_LEGAL_EMAIL", "facturation@vitrine.example"),
-                            ("PLATFORM_LEGAL_IBAN", "FR7630006000011234567890189"), ("ODP_SELLER_AP", "901234567"),
-                            ("PLATFORM_SEPA_CREDITOR_ID", "FR12ZZZ123456")):
-            env[name] = env.get(name) or value
-        # The demo printer manufactures the furniture types that name no printer of their own.
-        env["DEFAULT_PRINTER_ORGANIZATION_ID"] = env.get("DEFAULT_PRINTER_ORGANIZATION_ID") or DEMO_PRINTER
+        for name, value in dev_defaults(self.port, env).items():
+            env[name] = value
         if not env.get("DATABASE_URL"):
             env["DATABASE_URL"] = embedded.ensure_postgres(self.data_dir)
         if not env.get("REDIS_URL"):

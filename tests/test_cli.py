@@ -395,3 +395,23 @@ def test_a_command_whose_reader_has_gone_ends_quietly():
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_command_beside_a_live_dev_takes_the_settings_dev_gives_its_processes(data_dir):
+    """New-user run N3: `billing invoice-pdf --regenerate` beside a dev rendered a footer without the
+    demo legal identity, and every command warned about settings dev fills in."""
+    lock = DataDirLock(data_dir)
+    env = {"PLATFORM_LEGAL_COMPANY_NAME": "Mine SAS", "ODP_BASE_URL": ""}
+    assert cli.take_dev_settings(data_dir, env) is None  # no dev: nothing taken
+    assert env == {"PLATFORM_LEGAL_COMPANY_NAME": "Mine SAS", "ODP_BASE_URL": ""}
+    lock.acquire(8765)
+    try:
+        holder = cli.take_dev_settings(data_dir, env)
+    finally:
+        lock.release()
+    assert (holder.pid, holder.port) == (os.getpid(), 8765)
+    assert env["PUBLIC_BASE_URL"] == "http://127.0.0.1:8765"
+    assert env["ESIGN_BASE_URL"] == "http://127.0.0.1:8766/v3"
+    assert env["ODP_BASE_URL"] == "http://127.0.0.1:8767"  # empty counts as unset, as for dev's processes
+    assert env["PLATFORM_LEGAL_SIRET"] == "90123456700013"
+    assert env["PLATFORM_LEGAL_COMPANY_NAME"] == "Mine SAS"  # a setting of the user's own is kept
