@@ -33,7 +33,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -90,7 +90,9 @@ class Redelivery:
     cap_seconds: int = 6 * 3600
 
 
-Sender = Callable[[OutboxMessage], None]
+# Hands rows to the broker, all at once where it can: one outcome per row, None when the broker
+# took it, else the error (the row stays unsent for the sweeper). Raising fails the whole batch.
+Sender = Callable[[Sequence[OutboxMessage]], Sequence[BaseException | None]]
 _sender: Sender | None = None
 _redelivery = Redelivery()
 
@@ -160,24 +162,37 @@ def dispatch(ids: list[int]) -> int:
 
 
 def _hand_over_all(rows: Iterable[OutboxMessage]) -> int:
-    sent = [row.id for row in rows if _hand_over(row)]
+    """Give `rows` to the broker (one call for all) and record, one statement each, the rows it
+    took (`_mark_sent`) and those it did not (`_record_failures`)."""
+    rows = list(rows)
+    if not rows:
+        return 0
+    try:
+        outcomes = list(_sender(rows))  # type: ignore[misc]
+    except Exception as exc:
+        outcomes = [exc] * len(rows)
+    failed = [(row, error) for row, error in zip(rows, outcomes, strict=True) if error is not None]
+    sent = [row.id for row, error in zip(rows, outcomes, strict=True) if error is None]
     _mark_sent(sent)
+    _record_failures(failed)
     return len(sent)
 
 
-def _hand_over(row: OutboxMessage) -> bool:
-    try:
-        _sender(row)  # type: ignore[misc]
-    except Exception as exc:
-        log.warning(
-            "outbox send failed; the sweeper will retry",
-            extra={"fields": {"outboxId": row.id, "actor": row.actor_name, "error": str(exc)}},
-        )
-        OutboxMessage.update(attempts=OutboxMessage.attempts + 1, last_error=str(exc)[:2000]).where(
-            OutboxMessage.id == row.id
-        ).execute()
-        return False
-    return True
+RECORD_FAILURES = (
+    "UPDATE outbox_message AS o SET attempts = o.attempts + 1, last_error = f.error"
+    " FROM unnest(%s::bigint[], %s::text[]) AS f(id, error) WHERE o.id = f.id"
+)
+
+
+def _record_failures(failed: list[tuple[OutboxMessage, BaseException]]) -> None:
+    if not failed:
+        return
+    row, error = failed[0]
+    log.warning(
+        "outbox send failed; the sweeper will retry",
+        extra={"fields": {"rows": len(failed), "outboxId": row.id, "actor": row.actor_name, "error": str(error)}},
+    )
+    database.execute_sql(RECORD_FAILURES, ([row.id for row, _ in failed], [str(e)[:2000] for _, e in failed]))
 
 
 # `attempts` on the right is the value before this hand-over: the n-th hand-over waits base x 2^n.

@@ -82,7 +82,7 @@ def test_a_rolled_back_savepoint_drops_only_its_own_work(broker, worker, connect
 
 @pytest.mark.committed
 def test_a_failed_send_is_recovered_by_the_sweeper_once(broker, worker, connection):
-    def redis_is_down(row):
+    def redis_is_down(rows):
         raise redis.ConnectionError("Connection refused")
 
     outbox.set_sender(redis_is_down)
@@ -270,9 +270,10 @@ class _Stalled:
         self.release = threading.Event()
         self.rows: list[int] = []
 
-    def __call__(self, row) -> None:
+    def __call__(self, rows) -> list[None]:
         assert self.release.wait(10)
-        self.rows.append(row.id)
+        self.rows.extend(row.id for row in rows)
+        return [None] * len(rows)
 
 
 @pytest.mark.committed
