@@ -204,16 +204,21 @@ MARK_SENT = (
 
 
 def _mark_sent(ids: list[int]) -> None:
-    """One statement for the rows handed over, whose commit does not wait for the disk: a mark a
-    crash loses only makes the sweeper send the row again, which at-least-once actors tolerate."""
-    if not ids:
+    """One statement for the rows handed over."""
+    if ids:
+        _write_unflushed(MARK_SENT, {"now": clock.now(), "base": _redelivery.after_seconds,
+                                     "cap": _redelivery.cap_seconds, "ids": ids})
+
+
+def _write_unflushed(sql: str, params: object) -> None:
+    """Run `sql` in a transaction of its own whose commit does not wait for the disk (one round
+    trip), or in the enclosing transaction, which decides. Only for the outbox's bookkeeping marks
+    (`sent_at`, `done_at`): a mark a crash loses makes the sweeper send the row again, which
+    at-least-once actors tolerate, and a flush per message was most of its cost."""
+    if in_transaction():  # the sweeper's transaction, a test's
+        database.execute_sql(sql, params)
         return
-    params = {"now": clock.now(), "base": _redelivery.after_seconds, "cap": _redelivery.cap_seconds, "ids": ids}
-    if in_transaction():  # the sweeper's transaction
-        database.execute_sql("SET LOCAL synchronous_commit TO OFF")
-        database.execute_sql(MARK_SENT, params)
-        return
-    database.execute_sql(f"BEGIN; SET LOCAL synchronous_commit TO OFF; {MARK_SENT}; COMMIT", params)
+    database.execute_sql(f"BEGIN; SET LOCAL synchronous_commit TO OFF; {sql}; COMMIT", params)
 
 
 class Handoff:
@@ -291,10 +296,12 @@ def flush(timeout: float = 10.0) -> bool:
     return handoff.flush(timeout)
 
 
+MARK_DONE = "UPDATE outbox_message SET done_at = %s WHERE id = %s AND done_at IS NULL"
+
+
 def mark_done(outbox_id: int) -> None:
-    OutboxMessage.update(done_at=clock.now()).where(
-        OutboxMessage.id == outbox_id, OutboxMessage.done_at.is_null()
-    ).execute()
+    """Close the row once its actor has done the work (the worker, after each message)."""
+    _write_unflushed(MARK_DONE, (clock.now(), outbox_id))
 
 
 def mark_dead(outbox_id: int, reason: str) -> None:
