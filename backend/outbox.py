@@ -7,14 +7,17 @@ The life of a row:
    innermost `transaction()` block ends, all the rows it enqueued in one statement (a block
    that raises drops them with its savepoint).
 2. After the commit of the (sub)transaction that created it, the row goes to this process's
-   hand-over thread (`Handoff`), which gives rows to the broker in batches and marks each batch
-   `sent_at` in one statement. The request thread never talks to Redis: a Redis stall delays the
-   hand-over, never an answer. A row of a rolled-back transaction or savepoint never reaches the
-   thread (the hand-over is an after-commit hook of the block that created it), and the rows are
-   handed over from memory, not read back.
-3. The worker's `OutboxCompletion` middleware (`actors/broker.py`) closes the row (`done_at`)
-   when its actor returned, or raised an exception it declares in `throws` (a refusal is an
-   answer); it marks it `dead_at` when Dramatiq gives the message up (retries exhausted).
+   hand-over thread (`Handoff`), which gives rows to the broker in batches (the sender takes a
+   batch at once: one pipelined Redis round trip, `actors.broker.enqueue_many`) and marks each
+   batch `sent_at` in one statement; the rows the broker refused get one statement too. The
+   request thread never talks to Redis: a Redis stall delays the hand-over, never an answer. A
+   row of a rolled-back transaction or savepoint never reaches the thread (the hand-over is an
+   after-commit hook of the block that created it), and the rows are handed over from memory,
+   not read back.
+3. The worker's `OutboxCompletion` middleware (`actors/broker.py`) closes the row (`done_at`,
+   like `sent_at` a commit that does not wait for the disk) when its actor returned, or raised
+   an exception it declares in `throws` (a refusal is an answer); it marks it `dead_at` when
+   Dramatiq gives the message up (retries exhausted).
 4. `sweep()`, every minute on the clock, re-sends (a) rows never handed over after
    `OUTBOX_RESEND_AFTER_SECONDS` (a crash or a Redis outage between commit and hand-over) and
    (b) rows handed over but not done once their `redeliver_at` passed: Redis lost the message
