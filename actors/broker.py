@@ -232,7 +232,9 @@ def enqueue_many(broker, messages: Sequence[Message]) -> list[BaseException | No
     """`broker.enqueue` of each message, for a Redis broker in one pipelined round trip (Dramatiq's
     own `dispatch` script, as `RedisBroker.enqueue` runs it, and the same enqueue middleware hooks);
     one outcome per message: None once Redis took it, else the error. A hand-over of 500 rows was
-    500 round trips, which waiting for Redis on a loaded machine made most of the outbox's cost."""
+    500 round trips, which waiting for Redis on a loaded machine made most of the outbox's cost.
+    A single message is one script call, as `enqueue` makes it (a pipeline first asks Redis
+    whether the script is loaded)."""
     if not isinstance(broker, RedisBroker):
         return [_outcome(broker.enqueue, message) for message in messages]
     outcomes: list[BaseException | None] = [None] * len(messages)
@@ -247,16 +249,18 @@ def enqueue_many(broker, messages: Sequence[Message]) -> list[BaseException | No
         return outcomes
     dispatch, keys = broker.scripts["dispatch"], [broker.namespace]
     # Dramatiq's occasional maintenance pass, drawn once per batch (the workers' Maintenance runs it anyway).
-    maintenance = broker._should_do_maintenance("enqueue")
+    calls = [["enqueue", current_millis(), message.queue_name, broker.broker_id, broker.heartbeat_timeout,
+              broker.dead_message_ttl, broker._should_do_maintenance("enqueue") if not n else 0,
+              broker._max_unpack_size(), message.options["redis_message_id"], message.encode()]
+             for n, (_, message) in enumerate(ready)]
     try:
-        with broker.client.pipeline(transaction=False) as pipe:
-            for _, message in ready:
-                dispatch(keys=keys, client=pipe, args=[
-                    "enqueue", current_millis(), message.queue_name, broker.broker_id, broker.heartbeat_timeout,
-                    broker.dead_message_ttl, maintenance, broker._max_unpack_size(),
-                    message.options["redis_message_id"], message.encode()])
-                maintenance = 0
-            results = pipe.execute(raise_on_error=False)
+        if len(calls) == 1:
+            results = [dispatch(keys=keys, args=calls[0])]
+        else:
+            with broker.client.pipeline(transaction=False) as pipe:
+                for args in calls:
+                    dispatch(keys=keys, args=args, client=pipe)
+                results = pipe.execute(raise_on_error=False)
     except Exception as exc:  # Redis away: none is known to be taken (the sweeper re-sends them)
         for n, _ in ready:
             outcomes[n] = exc

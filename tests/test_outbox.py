@@ -357,8 +357,11 @@ def test_a_hand_over_sends_a_whole_block_in_one_redis_round_trip_and_one_stateme
         assert outbox.flush()
         marks = [statement for statement in statements if "SET sent_at" in statement]
     assert pipelines == [40] and len(marks) == 1
+    single = _committed("record_probe", "alone")
+    assert outbox.flush()
+    assert pipelines == [40] and _row(single).sent_at is not None  # one row: one script call, no pipeline
     _drain(broker, worker)
-    assert all(_runs(broker, f"many-{n}") == ["-"] for n in range(40))
+    assert all(_runs(broker, f"many-{n}") == ["-"] for n in range(40)) and _runs(broker, "alone") == ["-"]
     assert all(_row(row.id).sent_at is not None and _row(row.id).attempts == 1 for row in rows)
 
 
