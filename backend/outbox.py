@@ -7,14 +7,17 @@ The life of a row:
    innermost `transaction()` block ends, all the rows it enqueued in one statement (a block
    that raises drops them with its savepoint).
 2. After the commit of the (sub)transaction that created it, the row goes to this process's
-   hand-over thread (`Handoff`), which gives rows to the broker in batches and marks each batch
-   `sent_at` in one statement. The request thread never talks to Redis: a Redis stall delays the
-   hand-over, never an answer. A row of a rolled-back transaction or savepoint never reaches the
-   thread (the hand-over is an after-commit hook of the block that created it), and the rows are
-   handed over from memory, not read back.
-3. The worker's `OutboxCompletion` middleware (`actors/broker.py`) closes the row (`done_at`)
-   when its actor returned, or raised an exception it declares in `throws` (a refusal is an
-   answer); it marks it `dead_at` when Dramatiq gives the message up (retries exhausted).
+   hand-over thread (`Handoff`), which gives rows to the broker in batches (the sender takes a
+   batch at once: one pipelined Redis round trip, `actors.broker.enqueue_many`) and marks each
+   batch `sent_at` in one statement; the rows the broker refused get one statement too. The
+   request thread never talks to Redis: a Redis stall delays the hand-over, never an answer. A
+   row of a rolled-back transaction or savepoint never reaches the thread (the hand-over is an
+   after-commit hook of the block that created it), and the rows are handed over from memory,
+   not read back.
+3. The worker's `OutboxCompletion` middleware (`actors/broker.py`) closes the row (`done_at`,
+   like `sent_at` a commit that does not wait for the disk) when its actor returned, or raised
+   an exception it declares in `throws` (a refusal is an answer); it marks it `dead_at` when
+   Dramatiq gives the message up (retries exhausted).
 4. `sweep()`, every minute on the clock, re-sends (a) rows never handed over after
    `OUTBOX_RESEND_AFTER_SECONDS` (a crash or a Redis outage between commit and hand-over) and
    (b) rows handed over but not done once their `redeliver_at` passed: Redis lost the message
@@ -33,7 +36,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -90,7 +93,9 @@ class Redelivery:
     cap_seconds: int = 6 * 3600
 
 
-Sender = Callable[[OutboxMessage], None]
+# Hands rows to the broker, all at once where it can: one outcome per row, None when the broker
+# took it, else the error (the row stays unsent for the sweeper). Raising fails the whole batch.
+Sender = Callable[[Sequence[OutboxMessage]], Sequence[BaseException | None]]
 _sender: Sender | None = None
 _redelivery = Redelivery()
 
@@ -160,24 +165,37 @@ def dispatch(ids: list[int]) -> int:
 
 
 def _hand_over_all(rows: Iterable[OutboxMessage]) -> int:
-    sent = [row.id for row in rows if _hand_over(row)]
+    """Give `rows` to the broker (one call for all) and record, one statement each, the rows it
+    took (`_mark_sent`) and those it did not (`_record_failures`)."""
+    rows = list(rows)
+    if not rows:
+        return 0
+    try:
+        outcomes = list(_sender(rows))  # type: ignore[misc]
+    except Exception as exc:
+        outcomes = [exc] * len(rows)
+    failed = [(row, error) for row, error in zip(rows, outcomes, strict=True) if error is not None]
+    sent = [row.id for row, error in zip(rows, outcomes, strict=True) if error is None]
     _mark_sent(sent)
+    _record_failures(failed)
     return len(sent)
 
 
-def _hand_over(row: OutboxMessage) -> bool:
-    try:
-        _sender(row)  # type: ignore[misc]
-    except Exception as exc:
-        log.warning(
-            "outbox send failed; the sweeper will retry",
-            extra={"fields": {"outboxId": row.id, "actor": row.actor_name, "error": str(exc)}},
-        )
-        OutboxMessage.update(attempts=OutboxMessage.attempts + 1, last_error=str(exc)[:2000]).where(
-            OutboxMessage.id == row.id
-        ).execute()
-        return False
-    return True
+RECORD_FAILURES = (
+    "UPDATE outbox_message AS o SET attempts = o.attempts + 1, last_error = f.error"
+    " FROM unnest(%s::bigint[], %s::text[]) AS f(id, error) WHERE o.id = f.id"
+)
+
+
+def _record_failures(failed: list[tuple[OutboxMessage, BaseException]]) -> None:
+    if not failed:
+        return
+    row, error = failed[0]
+    log.warning(
+        "outbox send failed; the sweeper will retry",
+        extra={"fields": {"rows": len(failed), "outboxId": row.id, "actor": row.actor_name, "error": str(error)}},
+    )
+    database.execute_sql(RECORD_FAILURES, ([row.id for row, _ in failed], [str(e)[:2000] for _, e in failed]))
 
 
 # `attempts` on the right is the value before this hand-over: the n-th hand-over waits base x 2^n.
@@ -189,16 +207,21 @@ MARK_SENT = (
 
 
 def _mark_sent(ids: list[int]) -> None:
-    """One statement for the rows handed over, whose commit does not wait for the disk: a mark a
-    crash loses only makes the sweeper send the row again, which at-least-once actors tolerate."""
-    if not ids:
+    """One statement for the rows handed over."""
+    if ids:
+        _write_unflushed(MARK_SENT, {"now": clock.now(), "base": _redelivery.after_seconds,
+                                     "cap": _redelivery.cap_seconds, "ids": ids})
+
+
+def _write_unflushed(sql: str, params: object) -> None:
+    """Run `sql` in a transaction of its own whose commit does not wait for the disk (one round
+    trip), or in the enclosing transaction, which decides. Only for the outbox's bookkeeping marks
+    (`sent_at`, `done_at`): a mark a crash loses makes the sweeper send the row again, which
+    at-least-once actors tolerate, and a flush per message was most of its cost."""
+    if in_transaction():  # the sweeper's transaction, a test's
+        database.execute_sql(sql, params)
         return
-    params = {"now": clock.now(), "base": _redelivery.after_seconds, "cap": _redelivery.cap_seconds, "ids": ids}
-    if in_transaction():  # the sweeper's transaction
-        database.execute_sql("SET LOCAL synchronous_commit TO OFF")
-        database.execute_sql(MARK_SENT, params)
-        return
-    database.execute_sql(f"BEGIN; SET LOCAL synchronous_commit TO OFF; {MARK_SENT}; COMMIT", params)
+    database.execute_sql(f"BEGIN; SET LOCAL synchronous_commit TO OFF; {sql}; COMMIT", params)
 
 
 class Handoff:
@@ -276,10 +299,12 @@ def flush(timeout: float = 10.0) -> bool:
     return handoff.flush(timeout)
 
 
+MARK_DONE = "UPDATE outbox_message SET done_at = %s WHERE id = %s AND done_at IS NULL"
+
+
 def mark_done(outbox_id: int) -> None:
-    OutboxMessage.update(done_at=clock.now()).where(
-        OutboxMessage.id == outbox_id, OutboxMessage.done_at.is_null()
-    ).execute()
+    """Close the row once its actor has done the work (the worker, after each message)."""
+    _write_unflushed(MARK_DONE, (clock.now(), outbox_id))
 
 
 def mark_dead(outbox_id: int, reason: str) -> None:

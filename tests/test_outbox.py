@@ -82,7 +82,7 @@ def test_a_rolled_back_savepoint_drops_only_its_own_work(broker, worker, connect
 
 @pytest.mark.committed
 def test_a_failed_send_is_recovered_by_the_sweeper_once(broker, worker, connection):
-    def redis_is_down(row):
+    def redis_is_down(rows):
         raise redis.ConnectionError("Connection refused")
 
     outbox.set_sender(redis_is_down)
@@ -270,9 +270,10 @@ class _Stalled:
         self.release = threading.Event()
         self.rows: list[int] = []
 
-    def __call__(self, row) -> None:
+    def __call__(self, rows) -> list[None]:
         assert self.release.wait(10)
-        self.rows.append(row.id)
+        self.rows.extend(row.id for row in rows)
+        return [None] * len(rows)
 
 
 @pytest.mark.committed
@@ -333,3 +334,47 @@ def test_waiting_rows_are_seen_by_a_read_and_written_before_a_nested_block_and_a
 def test_arguments_json_cannot_hold_are_refused_at_the_call():
     with transaction(), pytest.raises(TypeError):
         outbox.enqueue("record_probe", object())
+
+
+@pytest.mark.committed
+def test_a_hand_over_sends_a_whole_block_in_one_redis_round_trip_and_one_statement(broker, worker, connection,
+                                                                                    monkeypatch):
+    from redis.client import Pipeline
+
+    from tests.support import sql_statements
+
+    pipelines: list[int] = []
+    execute = Pipeline.execute
+
+    def counted(pipe, *args, **kwargs):
+        pipelines.append(len(pipe.command_stack))
+        return execute(pipe, *args, **kwargs)
+
+    monkeypatch.setattr(Pipeline, "execute", counted)
+    with sql_statements() as statements:
+        with transaction():
+            rows = [outbox.enqueue("record_probe", f"many-{n}") for n in range(40)]
+        assert outbox.flush()
+        marks = [statement for statement in statements if "SET sent_at" in statement]
+    assert pipelines == [40] and len(marks) == 1
+    single = _committed("record_probe", "alone")
+    assert outbox.flush()
+    assert pipelines == [40] and _row(single).sent_at is not None  # one row: one script call, no pipeline
+    _drain(broker, worker)
+    assert all(_runs(broker, f"many-{n}") == ["-"] for n in range(40)) and _runs(broker, "alone") == ["-"]
+    assert all(_row(row.id).sent_at is not None and _row(row.id).attempts == 1 for row in rows)
+
+
+@pytest.mark.committed
+def test_a_row_the_broker_refuses_fails_alone_and_its_neighbours_are_sent(broker, worker, connection):
+    with transaction():
+        before = outbox.enqueue("record_probe", "beside-1")
+        unknown = outbox.enqueue("no_such_actor", 1)
+        after = outbox.enqueue("record_probe", "beside-2")
+    assert outbox.flush()
+    _drain(broker, worker)
+    assert _runs(broker, "beside-1") == ["-"] and _runs(broker, "beside-2") == ["-"]
+    assert _row(before.id).sent_at is not None and _row(after.id).sent_at is not None
+    refused = _row(unknown.id)
+    assert refused.sent_at is None and refused.attempts == 1 and "no_such_actor" in refused.last_error
+    assert outbox.unsent_count() == 1  # left to the sweeper, which tries again (and logs) each minute

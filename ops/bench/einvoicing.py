@@ -7,8 +7,8 @@ posts the PDF to the simulator (running in this process, over HTTP); meanwhile t
 polling passes back to back (`POLL_EVERY` apart: the short interval), each resyncing up to 50
 transmissions. The simulator answers `Ok` to a search as soon as the flow exists. Figures:
 dispatch throughput (drafts created to the last one `sent`), time from the draft to `acknowledged`
-(p50, p99), and operator calls per transmission (goal: at most 2, one post and one search; the
-token call is shared). Reference: the same PDFs posted by `OdpClient.submit_flow` from as many
+(p50, p99), and operator calls per transmission (goal: at most 2, one post and one search; a token
+call per process calling the operator). Reference: the same PDFs posted by `OdpClient.submit_flow` from as many
 threads as the worker has, with no database and no lifecycle: the floor the operator sets.
 """
 
@@ -28,6 +28,7 @@ DESCRIPTION = ("1,000 transmissions dispatched by the worker and acknowledged by
 BATCH = 50
 POLL_EVERY = 0.1  # seconds between polling passes
 CLIENT_ID, CLIENT_SECRET, ENTITY_ID = "bench-client", "bench-odp-secret", "ent-bench"
+OPERATOR_PROCESSES = 2  # the worker subprocess (dispatch) and this process (polling), a token cache each
 
 
 def run(stack, quick: bool) -> Result:
@@ -50,16 +51,24 @@ def run(stack, quick: bool) -> Result:
 
     with OdpSimulator(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, entity_id=ENTITY_ID,
                       settings=Settings(auto_ok_after_seconds=0)) as simulator, database.connection_context():
-        client = OdpClient(base_url=simulator.url, token_url=simulator.token_url, client_id=CLIENT_ID,
-                           client_secret=CLIENT_SECRET, entity_id=ENTITY_ID)
+        def new_client() -> OdpClient:
+            return OdpClient(base_url=simulator.url, token_url=simulator.token_url, client_id=CLIENT_ID,
+                             client_secret=CLIENT_SECRET, entity_id=ENTITY_ID)
+
         # Reference: the same posts, straight to the simulator.
+        reference_client = new_client()
         began = time.perf_counter()
         with ThreadPoolExecutor(max_workers=WORKER_THREADS) as pool:
-            list(pool.map(lambda i: client.submit_flow(tracking_id=f"REF-{run_id}-{i}", name="ref.pdf", content=pdf),
-                          range(count)))
+            list(pool.map(lambda i: reference_client.submit_flow(tracking_id=f"REF-{run_id}-{i}", name="ref.pdf",
+                                                                 content=pdf), range(count)))
         reference_seconds = time.perf_counter() - began
         reference_calls = dict(simulator.store.calls)
+        # The reset also revokes the tokens issued so far: the poller, a process of its own in
+        # production, starts with a client (and a token cache) of its own. Sharing the reference's
+        # cached token made its first search a 401, counted, and that transmission searched again
+        # by the next pass (1,001 searches for 1,000 transmissions, 2 token calls for the poller).
         simulator.store.reset()
+        client = new_client()
 
         numbers = [f"FAC-BENCH-{run_id}-{i:06d}" for i in range(count)]
         for number in numbers:
@@ -112,14 +121,18 @@ def run(stack, quick: bool) -> Result:
             Figure("draft to acknowledged p99 (s)", p99, 0.0, summary=False),
             Figure("operator calls per transmission", per_transmission,
                    (reference_calls["submit"] + reference_calls["search"]) / count, summary=False),
-            Figure("token calls", calls["token"], reference_calls["token"], summary=False),
+            Figure("token calls per operator process", calls["token"] / OPERATOR_PROCESSES, reference_calls["token"],
+                   summary=False),
         ],
         checks=[
             f"acknowledged: {statuses['acknowledged']} of {count} (failed {statuses['failed']}, "
             f"rejected {statuses['rejected']}, still sent {statuses['sent']})",
             f"flows at the operator: {flows_at_operator} (expected {count}: none posted twice)",
-            f"operator calls per transmission: {per_transmission:.2f} "
-            f"({calls['submit']} posts, {calls['search']} searches; goal at most 2)",
+            f"operator calls per transmission: {per_transmission:.3f} "
+            f"({calls['submit']} posts, {calls['search']} searches, every call received counted, refused or not; "
+            f"goal at most 2)",
+            f"token calls: {calls['token']} for {OPERATOR_PROCESSES} processes calling the operator "
+            f"(the worker, this process's poller; expected one each)",
         ],
         notes=[SHARED_CORES_NOTE, "p50/p99 have no reference (the reference has no lifecycle): shown as 0"],
         ok=statuses["acknowledged"] == count and flows_at_operator == count,

@@ -1,9 +1,10 @@
 """`vitrine bench outbox`: follow-up work through the outbox against plain `send()`.
 
 Vitrine: `outbox.enqueue("noop", i)` inside `transaction()`, in transactions of `BATCH` rows; each
-commit's hook gives its rows to the process's hand-over thread, which sends them to Redis and
-marks them sent; commit + dispatch ends when that thread has handed every row over
-(`outbox.flush()`): the end of the commits alone would leave rows not yet in Redis uncounted.
+commit's hook gives its rows to the process's hand-over thread, which sends them to Redis (a
+batch of up to 500 in one pipelined round trip) and marks them sent; commit + dispatch ends when
+that thread has handed every row over (`outbox.flush()`): the end of the commits alone would
+leave rows not yet in Redis uncounted.
 Reference: `noop.send(i)` of as many messages. Both are processed by the same real worker
 subprocess, started (and probed) before either is timed. Two figures each: messages/s until the
 last one is in Redis (commit + dispatch), and until the worker has processed every one (end to
