@@ -7,7 +7,7 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.marketplace.catalog import AD_SPACE_SORTS, STORE_SORTS
 from backend.marketplace.furniture import FURNITURE_SORTS
-from schemas.common import JsonBoolean, ListQuery, UtcDateTime, sort_by
+from schemas.common import JsonBoolean, ListQuery, UtcDateTime, page_of, sort_by
 
 LABEL = validate.Length(min=1, max=120)
 NAME = validate.Length(min=1, max=160)
@@ -239,6 +239,15 @@ class AdSpaceOut(AnsweredDirectly):
             "placementRayonId": ad_space.placement_rayon_id, "priceCents": ad_space.price_cents,
             "createdAt": clock.iso(ad_space.created_at),
         }
+
+
+class AdSpacePage(page_of(AdSpaceOut)):
+    """A search page (`backend.listing.Page` of `AdSpaceRow`), its items answered directly."""
+
+    def dump(self, page, *, many: bool | None = None):
+        if many or self.many or self.only or self.exclude:
+            return super().dump(page, many=many)
+        return page.as_dict(AdSpaceOut.answer)
 
 
 class AdSpaceAnswer(Schema):
