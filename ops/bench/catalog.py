@@ -33,7 +33,7 @@ CITIES = ("Paris", "Lyon", "Marseille", "Toulouse", "Nice", "Nantes", "Strasbour
 RAW_SQL = """
 SELECT a.id, a.store_id, a.name, a.promo_furniture_type_id, a.placement_universe_id, a.placement_rayon_id,
        a.price_cents, a.created_at, s.id, s.organization_id, s.name, s.street, s.postal_code, s.city, s.country,
-       s.created_at, COUNT(*) OVER () AS total_rows
+       s.created_at, COUNT(*) OVER ()
 FROM ad_space a JOIN store s ON s.id = a.store_id
 WHERE {zone} = %s AND lower(s.city) = %s
 ORDER BY a.created_at ASC NULLS LAST, a.id ASC
@@ -127,6 +127,9 @@ def run(stack, quick: bool) -> Result:
             assert status.startswith("200"), (status, body)
             return {raw_rows[0][-1] if raw_rows else 0, page.total, json.loads(body)["data"]["total"]}
 
+        statements = {name: _statements(action, cases[0]) for name, action in
+                      (("api", api), ("service", service), ("raw", raw))}
+        same_statement = _normalized(statements["service"][-1]) == _normalized(statements["raw"][0])
         timings: dict[str, list[float]] = {"api": [], "service": [], "raw": []}
         cpu = dict.fromkeys(timings, 0.0)  # this thread's CPU: survives the machine's load better
         mismatches = 0
@@ -156,11 +159,40 @@ def run(stack, quick: bool) -> Result:
             Figure("service p50 (ms)", p50["service"], p50["raw"]),
             Figure("service p99 (ms)", p99["service"], p99["raw"]),
         ],
-        checks=[f"searches whose totals differ between the three: {mismatches} (expected 0)"],
+        checks=[
+            f"searches whose totals differ between the three: {mismatches} (expected 0)",
+            f"statements per search: API {len(statements['api'])} (expected 2: the session, the search), "
+            f"service {len(statements['service'])} (expected 1)",
+            f"the service's statement is the reference's: {'yes' if same_statement else 'NO'}",
+        ],
         notes=[
             "the API figure includes the session lookup of the policy (see `vitrine bench session`)",
             "Python CPU per search (this process, PostgreSQL's own not included): "
             + ", ".join(f"{name} {cpu[name] * 1000 / searches:.3f} ms" for name in ("api", "service", "raw")),
         ],
-        ok=mismatches == 0,
+        ok=mismatches == 0 and len(statements["api"]) == 2 and len(statements["service"]) == 1 and same_statement,
     )
+
+
+def _statements(action, case) -> list[str]:
+    """The SQL statements `action(*case)` sends to PostgreSQL, as sent (parameters bound)."""
+    from backend.db import database
+
+    seen: list[str] = []
+    original = database.obj.execute_sql
+
+    def recording(sql, params=None, *args, **kwargs):
+        with database.obj.cursor() as cursor:
+            seen.append(cursor.mogrify(sql, params).decode())
+        return original(sql, params, *args, **kwargs)
+
+    database.obj.execute_sql = recording
+    try:
+        action(*case)
+    finally:
+        del database.obj.execute_sql
+    return seen
+
+
+def _normalized(statement: str) -> str:
+    return " ".join(statement.split())
