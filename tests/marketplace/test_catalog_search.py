@@ -114,8 +114,10 @@ def test_search_rows_and_models_answer_exactly_as_the_field_by_field_dump(distri
     schema, store_schema = AdSpaceOut(), StoreOut()
     for row in page.items:
         assert schema.dump(row) == schema.dump_field_by_field(row)
-        assert schema.dump(row) == schema.dump(catalog.ad_space(row.id))  # a row answers as the model
+        model = catalog.ad_space(row.id)
+        assert schema.dump(row) == schema.dump(model) == schema.dump_field_by_field(model)  # as the model
         assert store_schema.dump(row.store) == store_schema.dump_field_by_field(row.store)
+        assert store_schema.dump(model.store) == store_schema.dump_field_by_field(model.store)
     rayonless = published["Echo"]
     assert schema.dump(rayonless) == schema.dump_field_by_field(rayonless)
     assert schema.dump(rayonless)["placementRayonId"] is None
