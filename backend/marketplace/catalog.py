@@ -62,6 +62,7 @@ _SEARCH_PAGE = (
 _SEARCH_COUNT = "SELECT COUNT(*) " + _SEARCH_FROM
 _AD_SPACE_COLUMNS = len(AdSpaceRow._fields) - 1
 
+
 def create_store(
     *, organization_id: str, name: str, street: str, postal_code: str, city: str, country: str
 ) -> Store:

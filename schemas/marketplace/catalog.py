@@ -154,7 +154,7 @@ class AnsweredDirectly(Schema):
     request) that marshmallow's field-by-field dump was the largest cost of the request: `answer`
     builds the same dict in one pass, and `dump` of one object uses it. The fields document the
     answer (OpenAPI) and define the reference dump, `dump_field_by_field`, which
-    tests/marketplace/test_catalog.py holds equal to `answer` for a model and for a search row."""
+    tests/marketplace/test_catalog_search.py holds equal to `answer` for models and search rows."""
 
     @staticmethod
     def answer(obj) -> dict:
@@ -241,12 +241,11 @@ class AdSpaceOut(AnsweredDirectly):
         }
 
 
-class AdSpacePage(page_of(AdSpaceOut)):
+class AdSpacePage(AnsweredDirectly, page_of(AdSpaceOut)):
     """A search page (`backend.listing.Page` of `AdSpaceRow`), its items answered directly."""
 
-    def dump(self, page, *, many: bool | None = None):
-        if many or self.many or self.only or self.exclude:
-            return super().dump(page, many=many)
+    @staticmethod
+    def answer(page) -> dict:
         return page.as_dict(AdSpaceOut.answer)
 
 
