@@ -127,14 +127,14 @@ def run(stack, quick: bool) -> Result:
             assert status.startswith("200"), (status, body)
             return {raw_rows[0][-1] if raw_rows else 0, page.total, json.loads(body)["data"]["total"]}
 
-        statements = {name: _statements(action, cases[0]) for name, action in
-                      (("api", api), ("service", service), ("raw", raw))}
-        same_statement = _normalized(statements["service"][-1]) == _normalized(statements["raw"][0])
         timings: dict[str, list[float]] = {"api": [], "service": [], "raw": []}
         cpu = dict.fromkeys(timings, 0.0)  # this thread's CPU: survives the machine's load better
         mismatches = 0
-        for case in cases[:10]:  # warm-up: plans, caches, the app's first requests
+        for case in cases[:10]:  # warm-up: plans, caches, the app's first requests (statements it prepares)
             totals(raw(*case), service(*case), api(*case))
+        statements = {name: _statements(action, cases[0]) for name, action in
+                      (("api", api), ("service", service), ("raw", raw))}
+        same_statement = _normalized(statements["service"][-1]) == _normalized(statements["raw"][0])
         ways = (("raw", raw), ("service", service), ("api", api))
         for n, case in enumerate(cases):
             outcomes = {}
