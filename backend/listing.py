@@ -12,12 +12,14 @@ import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import reduce
+from typing import TypeVar
 
 from peewee import SQL, Node, fn
 
 from backend.errors import ValidationError
 
 DEFAULT_PAGE_SIZE = 25
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,16 @@ def like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
+def sort_column(params: ListParams, sorts: Mapping[str, T], default_sort: str) -> T:
+    """The whitelisted sort column `params` asks for (`default_sort` when none): an unknown
+    `sortBy` is a VALIDATION_ERROR, so a sort column is never taken from the request."""
+    if params.sort_by is not None and params.sort_by not in sorts:
+        raise ValidationError(
+            "unknown sort column", fields={"sortBy": [f"must be one of: {', '.join(sorted(sorts))}"]}
+        )
+    return sorts[params.sort_by or default_sort]
+
+
 def paginate(
     query,
     params: ListParams,
@@ -73,14 +85,10 @@ def paginate(
     search_columns: tuple[Node, ...] = (),
 ) -> Page:
     """One page of `query`, searched, sorted by a whitelisted column, with the total."""
-    if params.sort_by is not None and params.sort_by not in sorts:
-        raise ValidationError(
-            "unknown sort column", fields={"sortBy": [f"must be one of: {', '.join(sorted(sorts))}"]}
-        )
+    column = sort_column(params, sorts, default_sort)
     if params.search and search_columns:
         pattern = like_pattern(params.search)
-        query = query.where(reduce(operator.or_, [column.ilike(pattern) for column in search_columns]))
-    column = sorts[params.sort_by or default_sort]
+        query = query.where(reduce(operator.or_, [searched.ilike(pattern) for searched in search_columns]))
     descending = params.sort_dir == "desc"
     ordering = [
         column.desc(nulls="LAST") if descending else column.asc(nulls="LAST"),

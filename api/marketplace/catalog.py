@@ -12,7 +12,7 @@ from schemas.common import page_of
 from schemas.marketplace.catalog import (
     AdSpaceAnswer,
     AdSpaceIn,
-    AdSpaceOut,
+    AdSpacePage,
     AdSpaceQuery,
     FurnitureTypeAnswer,
     FurnitureTypeIn,
@@ -106,7 +106,7 @@ class AdSpaceSearch:
                description="Search ad spaces by `universeId`, `rayonId`, store `city` (case-insensitive), the "
                            "store's distributor `organizationId`, `search` in the ad-space and store names; sortBy "
                            "`createdAt` (default), `name`, `priceCents`, `city`.",
-               tags=TAGS, query=AdSpaceQuery, answer=page_of(AdSpaceOut),
+               tags=TAGS, query=AdSpaceQuery, answer=AdSpacePage,
                answer_description="a page of ad spaces with their store")
     def on_get(self, req, resp, query: dict):
         return catalog.search_ad_spaces(
