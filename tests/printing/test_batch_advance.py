@@ -117,6 +117,24 @@ def test_an_order_that_breaks_fails_alone_and_its_group_still_advances(setting, 
     assert [o.status for o in batch_orders(code)] == ["sent"] * 3 + ["pending"] + ["sent"] * 6 + ["pending"] * 5
 
 
+def test_a_group_costs_the_same_statements_whatever_its_size(setting, sent_batch):
+    """No statement per order: a run of one group of 12 and a run of four groups of 3 over the same
+    orders run the same statements per group (the items' multi-row UPDATE aside, on a cursor)."""
+    from tests.support import sql_statements
+
+    code = sent_batch(12)
+    per_group = []
+    for next_status, size in (("sent", 12), ("in_production", 3)):
+        run = batch_advance.start_advance(batch_code=code, printer_organization_id=setting.printer.id,
+                                          next_status=next_status, actor_user_id=setting.printer_user.id,
+                                          group_size=size)
+        with sql_statements() as seen:
+            groups = batch_advance.advance_run(run.id)
+        assert state_of(setting, code, run).advanced == 12
+        per_group.append((len(seen) - 1) / groups)  # the batch's printer, read once per message
+    assert per_group[0] == per_group[1] <= 14
+
+
 def test_a_redelivered_message_never_advances_an_order_twice(setting, sent_batch):
     code = sent_batch(3)
     run = start(setting, code)
