@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from backend.errors import ValidationError
 
@@ -68,8 +69,9 @@ class PlannedLine:
     qualifiers: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class ReservationPlan:
+class ReservationPlan(NamedTuple):
+    """One reservation's plan (a tuple: a batch makes one per reservation)."""
+
     reservation_id: str
     lines: tuple[PlannedLine, ...]
     reused: tuple[Slot, ...]  # one per reused face
