@@ -1,17 +1,19 @@
 """Advancing every order of a batch (`PATCH /api/printer/print-batches/{code}/status`).
 
-A run record holds the request and its counters; one item per order (sorted by code) holds the
-order's group (`ADVANCE_STATUS_CONCURRENCY` orders per group, default 10) and, once settled, its
-outcome. One Dramatiq message works through the run: it settles the current group in one
-transaction, with the run row locked, through the single-order service taken for the group's
-orders together (`orders.change_statuses`: the same lock order, checks and writes as the single
-route, in six statements for the group instead of six per order), writes the items' outcomes and
-the counters, then moves to the next group, unless the group had a failure, in which case the run
-ends there. Each group commits before the next one starts, so the groups are settled one after
-another, and a group is settled exactly once: the run row's lock and its `current_group` decide,
-so a second message for the same run (a redelivery, the clock's resend) only continues where the
-run stands. Past `MESSAGE_BUDGET_SECONDS` the message hands the rest of the run to a new message
-(an outbox row written with the group it settled), so no worker thread is held for long.
+A run record holds the request and, once done, its counters; one item per order (sorted by code)
+holds the order's group (`ADVANCE_STATUS_CONCURRENCY` orders per group, default 10) and, once
+settled, its outcome. One Dramatiq message works through the run: it settles the current group in
+one transaction, with the run row locked, through the single-order service taken for the group's
+orders together (`orders.apply_status_changes`: the same lock order, checks and writes as the
+single route, three statements for the group instead of six per order), writes the items'
+outcomes in one statement, then moves to the next group, unless the group had a failure, in
+which case the run ends there (its counters counted from the items). Each group commits before the
+next one starts, so the groups are settled one after another, and a group is settled exactly
+once: the run row's lock and its `current_group` decide, so a second message for the same run (a
+redelivery, the clock's resend) only continues where the run stands. Past
+`MESSAGE_BUDGET_SECONDS` the message hands the rest of the run to a new message (an outbox row
+written with the group it settled), so no worker thread is held for long. A running run's
+counters are counted live from its items when read.
 
 (Each group of 10 messages once went through the queue: the hand-over of the next group, the
 Redis consumer's idle polling and two commits per order were most of a 1,000-order advance.)
@@ -19,9 +21,9 @@ Redis consumer's idle polling and two commits per order were most of a 1,000-ord
 Outcomes are disjoint (spec B): `advanced` (the order changed status), `skipped` (a
 VALIDATION_ERROR: another step, a cancelled order) and `failed` (anything else: NOT_FOUND, an
 unexpected error). The service answers each order's refusal without touching its siblings; if
-writing the group together fails unexpectedly, the group's orders go one by one through the
-single-order service, each in a savepoint, so one broken order is `failed` (INTERNAL_ERROR) and
-its siblings still advance.
+the group's transaction fails unexpectedly, it is rolled back and the group is settled again in
+a new one, its orders one by one through the single-order service, each in a savepoint, so one
+broken order is `failed` (INTERNAL_ERROR) and its siblings still advance.
 
 A run never stays `running` for good: the worker retries a message that failed for a transient
 reason (the database unreachable: `ServiceUnavailable` is retried, not thrown), and the clock
@@ -178,29 +180,45 @@ def advance_run(run_id: str, *, budget_seconds: float = MESSAGE_BUDGET_SECONDS) 
     run stands, until it is done; past `budget_seconds`, hand the rest to a new message. Returns
     the groups this call settled (0 for a run already done, or unknown)."""
     deadline = time.monotonic() + budget_seconds
-    settled, printer = 0, None
+    settled = 0
+    printer = (PrintOrderBatch.select(PrintOrderBatch.printer_organization_id)
+               .join(StatusRun, on=StatusRun.batch_id == PrintOrderBatch.id).where(StatusRun.id == run_id).scalar())
     while True:
-        with transaction():
-            run = StatusRun.select().where(StatusRun.id == run_id).for_update().first()
-            if run is None or run.status != "running":
-                return settled
-            if printer is None:
-                printer = (PrintOrderBatch.select(PrintOrderBatch.printer_organization_id)
-                           .where(PrintOrderBatch.id == run.batch_id).scalar())
-            _settle_group(run, printer)
-            settled += 1
-            hand_over = run.status == "running" and time.monotonic() >= deadline
-            if hand_over:
-                outbox.enqueue(ADVANCE_ACTOR, run.id)  # with this group's commit: the run goes on
-            run.save()
-        if run.status != "running" or hand_over:
+        try:
+            step = _step(run_id, printer, deadline, together=True)
+        except Exception as exc:  # rolled back: the group again, order by order, so the broken order fails alone
+            log.warning("batch group written order by order", extra={"fields": {
+                "runId": run_id, "error": type(exc).__name__}})
+            step = _step(run_id, printer, deadline, together=False)
+        if step is None:
+            return settled
+        settled += 1
+        if step != "running":
             return settled
 
 
-# The current group's unsettled items with their order's code, in the group's order.
+def _step(run_id: str, printer_organization_id: str, deadline: float, *, together: bool) -> str | None:
+    """Settle the run's current group in one transaction (the run row locked): the run's status
+    after it ("handed over" when past `deadline` it queued the next message), or None when the
+    run was not running."""
+    with transaction():
+        run = StatusRun.select().where(StatusRun.id == run_id).for_update().first()
+        if run is None or run.status != "running":
+            return None
+        _settle_group(run, printer_organization_id, together=together)
+        step = run.status
+        if run.status == "running" and time.monotonic() >= deadline:
+            outbox.enqueue(ADVANCE_ACTOR, run.id)  # with this group's commit: the run goes on
+            step = "handed over"
+        run.save()
+    return step
+
+
+# The current group's items with their order's code and outcome (settled by a message of the
+# former per-order advance), in the group's order.
 GROUP_ITEMS = (
-    "SELECT i.id, o.code FROM print_batch_status_run_item i JOIN print_order o ON o.id = i.order_id"
-    " WHERE i.run_id = %s AND i.group_index = %s AND i.outcome IS NULL ORDER BY i.id"
+    "SELECT i.id, o.code, i.outcome FROM print_batch_status_run_item i JOIN print_order o ON o.id = i.order_id"
+    " WHERE i.run_id = %s AND i.group_index = %s ORDER BY i.id"
 )
 SETTLE_ITEMS = (
     "UPDATE print_batch_status_run_item AS i SET outcome = v.outcome, error_code = v.error_code,"
@@ -209,19 +227,24 @@ SETTLE_ITEMS = (
 )
 
 
-def _settle_group(run: StatusRun, printer_organization_id: str) -> None:
-    """Advance the current group's orders and write their outcomes, then the counters, then the
-    next group or the end. The caller holds the run row's lock."""
+def _settle_group(run: StatusRun, printer_organization_id: str, *, together: bool) -> None:
+    """Advance the current group's orders and write their outcomes, then the next group or the
+    end (with the counters, counted from the items). The caller holds the run row's lock."""
     items = database.execute_sql(GROUP_ITEMS, (run.id, run.current_group)).fetchall()
-    outcomes = _advance_group(run, printer_organization_id, [code for _, code in items])
-    if items:
+    pending = [(item_id, code) for item_id, code, outcome in items if outcome is None]
+    codes = [code for _, code in pending]
+    if together:
+        outcomes = _advance_together(run, printer_organization_id, codes)
+    else:
+        outcomes = {code: _advance_one(run, printer_organization_id, code) for code in codes}
+    if pending:
         moment = clock.now()
         execute_values(database.cursor(), SETTLE_ITEMS,
-                       [(item_id, *outcomes[code], moment) for item_id, code in items])
-    run.advanced, run.skipped, run.failed = _counters(run.id)
+                       [(item_id, *outcomes[code], moment) for item_id, code in pending])
     run.progressed_at = clock.now()
-    # The earlier groups had no failure (the run would have ended there): a failure is this group's.
-    if run.failed or run.current_group + 1 >= run.groups_total:
+    group = [outcome for _, _, outcome in items if outcome] + [outcome for outcome, _, _ in outcomes.values()]
+    if "failed" in group or run.current_group + 1 >= run.groups_total:
+        run.advanced, run.skipped, run.failed = _counters(run.id)
         _finish(run)
     else:
         run.current_group += 1
@@ -230,19 +253,13 @@ def _settle_group(run: StatusRun, printer_organization_id: str) -> None:
 Outcome = tuple[str, str | None, str | None]  # (outcome, error code, reason)
 
 
-def _advance_group(run: StatusRun, printer_organization_id: str, codes: list[str]) -> dict[str, Outcome]:
-    """Each order's outcome: the group through the service together, or, if that breaks, order
-    by order (a savepoint each) so that a broken order never takes its siblings with it."""
+def _advance_together(run: StatusRun, printer_organization_id: str, codes: list[str]) -> dict[str, Outcome]:
+    """The group's orders through the service together, in the group's transaction."""
     if not codes:
         return {}
-    try:  # in a savepoint of its own (nested transaction()): a broken write leaves the group's usable
-        answers = orders.change_statuses(order_codes=codes, printer_organization_id=printer_organization_id,
-                                         next_status=run.next_status, actor_user_id=run.actor_user_id)
-        return {code: _outcome(answer) for code, answer in answers.items()}
-    except Exception as exc:  # the group again, one order at a time: the broken order alone fails
-        log.warning("batch group written order by order", extra={"fields": {
-            "runId": run.id, "group": run.current_group, "error": type(exc).__name__}})
-    return {code: _advance_one(run, printer_organization_id, code) for code in codes}
+    answers = orders.apply_status_changes(order_codes=codes, printer_organization_id=printer_organization_id,
+                                          next_status=run.next_status, actor_user_id=run.actor_user_id)
+    return {code: _outcome(answer) for code, answer in answers.items()}
 
 
 def _outcome(answer: PrintOrder | DomainError) -> Outcome:
@@ -254,13 +271,14 @@ def _outcome(answer: PrintOrder | DomainError) -> Outcome:
 
 
 def _advance_one(run: StatusRun, printer_organization_id: str, code: str) -> Outcome:
-    """One order through the single-order service, in a savepoint: its outcome."""
-    try:  # a savepoint of its own (the service's nested transaction())
+    """One order through the single-order service, in a savepoint (its nested transaction()):
+    its outcome; a raw exception is a real anomaly: counted, never propagated (spec B)."""
+    try:
         orders.change_status(order_code=code, printer_organization_id=printer_organization_id,
                              next_status=run.next_status, actor_user_id=run.actor_user_id)
     except DomainError as exc:
         return _outcome(exc)
-    except Exception as exc:  # a raw exception is a real anomaly: counted, never propagated (spec B)
+    except Exception as exc:
         log.exception("batch order not advanced", extra={"fields": {"runId": run.id, "orderCode": code}})
         return "failed", "INTERNAL_ERROR", type(exc).__name__
     return "advanced", None, None

@@ -22,7 +22,7 @@ from backend.db import database, transaction
 from backend.errors import DomainError, NotFound, ValidationError
 from backend.marketplace.models import Reservation
 from backend.printing import status as machine
-from backend.printing.models import ImpressionStatus, PrintOrder, PrintOrderStatusChange, PrintReusedFace
+from backend.printing.models import ImpressionStatus, PrintOrder, PrintReusedFace
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
 
 CODE_PREFIX = "PM-"
@@ -73,13 +73,12 @@ def lock_order(query) -> PrintOrder | None:
 
 def lock_orders(query) -> list[PrintOrder]:
     """The orders `query` selects, locked in the one lock order of printing: every reservation
-    first, sorted by id, then every order, sorted by id. Three statements whatever the number of
+    first, sorted by id, then every order, sorted by id. Two statements whatever the number of
     orders."""
-    reservation_ids = [rid for (rid,) in query.select(PrintOrder.reservation_id).tuples()]
-    if not reservation_ids:
+    reservations = query.select(PrintOrder.reservation_id)
+    if not list(Reservation.select(Reservation.id).where(Reservation.id.in_(reservations))
+                .order_by(Reservation.id).for_update(of=Reservation)):
         return []
-    list(Reservation.select(Reservation.id).where(Reservation.id.in_(reservation_ids))
-         .order_by(Reservation.id).for_update())
     return list(query.select(PrintOrder).order_by(PrintOrder.id).for_update())
 
 
@@ -103,27 +102,39 @@ def record_status(order: PrintOrder, to_status: PrintOrderStatus, actor_user_id:
     record_statuses([order], to_status, actor_user_id)
 
 
+# The orders, their reservations' deposit status and their change rows, in one statement.
+RECORD_STATUSES = """
+WITH changed AS (
+    UPDATE print_order SET status = %(to)s, updated_at = %(at)s{cancel_reason} WHERE id = ANY(%(ids)s)
+    RETURNING reservation_id
+), deposits AS (
+    UPDATE reservation SET impression_status = %(impression)s, updated_at = %(at)s
+     WHERE id IN (SELECT reservation_id FROM changed)
+)
+INSERT INTO print_order_status_change (order_id, from_status, to_status, actor_user_id, changed_at)
+SELECT order_id, from_status, %(to)s, %(actor)s, %(at)s
+  FROM unnest(%(ids)s::varchar[], %(from)s::varchar[]) WITH ORDINALITY AS change (order_id, from_status, n)
+ ORDER BY n
+"""
+
+
 def record_statuses(changed: list[PrintOrder], to_status: PrintOrderStatus, actor_user_id: str | None) -> None:
-    """`record_status` of orders moving to the same status, in three statements whatever their
-    number (the change rows, the orders, their reservations' deposit status); the caller holds
-    their row locks. An order's `cancel_reason` is written with its status (a cancellation sets
-    it on the one order it cancels)."""
+    """`record_status` of orders moving to the same status, in one statement whatever their number
+    (the orders, their reservations' deposit status, the change rows); the caller holds their row
+    locks. An order's `cancel_reason` is written with its status (a cancellation sets it on the
+    one order it cancels)."""
     if not changed:
         return
     moment = clock.now()
-    PrintOrderStatusChange.insert_many([
-        {"order": order.id, "from_status": order.status, "to_status": to_status, "actor_user_id": actor_user_id,
-         "changed_at": moment} for order in changed]).execute()
-    columns = {PrintOrder.status: to_status, PrintOrder.updated_at: moment}
+    params = {"to": str(to_status), "at": moment, "ids": [order.id for order in changed],
+              "from": [str(order.status) for order in changed], "actor": actor_user_id,
+              "impression": str(impression_for(to_status))}
     reasons = {order.cancel_reason for order in changed}
-    if reasons != {None}:
-        if len(reasons) > 1:
-            raise ValueError("orders recorded together have one cancel reason")
-        columns[PrintOrder.cancel_reason] = reasons.pop()
-    PrintOrder.update(columns).where(PrintOrder.id.in_([order.id for order in changed])).execute()
-    Reservation.update(impression_status=impression_for(to_status), updated_at=moment).where(
-        Reservation.id.in_([order.reservation_id for order in changed])
-    ).execute()
+    if len(reasons) > 1:
+        raise ValueError("orders recorded together have one cancel reason")
+    params["cancel_reason"] = reasons.pop()
+    cancel_reason = "" if params["cancel_reason"] is None else ", cancel_reason = %(cancel_reason)s"
+    database.execute_sql(RECORD_STATUSES.format(cancel_reason=cancel_reason), params)
     for order in changed:
         order.status, order.updated_at = to_status, moment
 
@@ -154,28 +165,36 @@ def change_status(
 def change_statuses(
     *, order_codes: list[str], printer_organization_id: str, next_status: str, actor_user_id: str | None
 ) -> dict[str, PrintOrder | DomainError]:
-    """`change_status` of several orders of the printer together, in one transaction (a batch
-    status advance settles a group of orders so): for each code, its order as changed, or the
-    refusal the single route answers for it (NOT_FOUND, VALIDATION_ERROR), which leaves that
-    order as it was. Six statements whatever the number of orders."""
+    """`change_status` of several orders of the printer together, in one transaction: for each
+    code, its order as changed, or the refusal the single route answers for it (NOT_FOUND,
+    VALIDATION_ERROR), which leaves that order as it was."""
     with transaction():
-        locked = {order.code: order for order in lock_orders(_printer_orders(order_codes, printer_organization_id))}
-        outcomes: dict[str, PrintOrder | DomainError] = {}
-        changed, target = [], None
-        for code in dict.fromkeys(order_codes):
-            order = locked.get(code)
-            if order is None:
-                outcomes[code] = NotFound("print order not found")
-                continue
-            try:
-                target = machine.next_status(order.status, next_status)  # one target: the requested status
-            except ValidationError as exc:
-                outcomes[code] = exc
-                continue
-            outcomes[code] = order
-            changed.append(order)
-        if changed:
-            record_statuses(changed, target, actor_user_id)
+        return apply_status_changes(order_codes=order_codes, printer_organization_id=printer_organization_id,
+                                    next_status=next_status, actor_user_id=actor_user_id)
+
+
+def apply_status_changes(
+    *, order_codes: list[str], printer_organization_id: str, next_status: str, actor_user_id: str | None
+) -> dict[str, PrintOrder | DomainError]:
+    """`change_statuses` in the caller's transaction (a batch advance group's, which holds its run
+    row too): three statements whatever the number of orders (locks, then the writes)."""
+    locked = {order.code: order for order in lock_orders(_printer_orders(order_codes, printer_organization_id))}
+    outcomes: dict[str, PrintOrder | DomainError] = {}
+    changed, target = [], None
+    for code in dict.fromkeys(order_codes):
+        order = locked.get(code)
+        if order is None:
+            outcomes[code] = NotFound("print order not found")
+            continue
+        try:
+            target = machine.next_status(order.status, next_status)  # one target: the requested status
+        except ValidationError as exc:
+            outcomes[code] = exc
+            continue
+        outcomes[code] = order
+        changed.append(order)
+    if changed:
+        record_statuses(changed, target, actor_user_id)
     return outcomes
 
 
