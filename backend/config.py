@@ -1,8 +1,8 @@
 """Configuration: every environment variable, read and checked once at start.
 
 `load_config()` is the only place that reads `os.environ` for settings. It raises
-`ConfigError` on a value that must stop boot (a bad commission rate, a malformed number) and
-collects warnings (absent commission rate, missing platform identity) that the process logs
+`ConfigError` naming every value that must stop boot (a bad commission rate, a malformed number),
+not only the first one, and collects warnings (absent commission rate, missing platform identity) that the process logs
 once at boot. Secrets are never logged: `Config.describe()` reports them as present or absent.
 """
 
@@ -16,7 +16,24 @@ from backend.logs import url_without_password
 
 
 class ConfigError(Exception):
-    """A setting that must stop the process: the message says which and why."""
+    """Settings that must stop the process: each of `problems` says which and why."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class _Env(dict):
+    """The environment being read, and the problems found in it so far: a reader that finds a bad
+    value records it and goes on with the default, so that one run reports every problem."""
+
+    def __init__(self, source) -> None:
+        super().__init__(source)
+        self.problems: list[str] = []
+
+    def problem(self, message: str, fallback=None):
+        self.problems.append(message)
+        return fallback
 
 
 SECRET_SETTINGS = frozenset(
@@ -24,6 +41,9 @@ SECRET_SETTINGS = frozenset(
 )
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
+# How a `vitrine` command writes its log lines (the web, worker and clock always write JSON):
+# auto: short lines when stderr is a terminal, JSON otherwise.
+LOG_FORMATS = ("auto", "json", "text")
 
 
 @dataclass(frozen=True)
@@ -33,6 +53,7 @@ class Config:
     public_base_url: str = "http://127.0.0.1:8000"
     data_dir: Path = Path("var")
     log_level: str = "info"
+    log_format: str = "auto"
 
     database_url: str | None = None
     redis_url: str | None = None
@@ -130,20 +151,20 @@ class Config:
         return out
 
 
-def _int(env: dict[str, str], name: str, default: int, *, minimum: int | None = None) -> int:
+def _int(env: _Env, name: str, default: int, *, minimum: int | None = None) -> int:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
         value = int(raw.strip())
     except ValueError:
-        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+        return env.problem(f"{name} must be an integer, got {raw!r}", default)
     if minimum is not None and value < minimum:
-        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+        return env.problem(f"{name} must be at least {minimum}, got {value}", default)
     return value
 
 
-def _bool(env: dict[str, str], name: str, default: bool) -> bool:
+def _bool(env: _Env, name: str, default: bool) -> bool:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -152,15 +173,15 @@ def _bool(env: dict[str, str], name: str, default: bool) -> bool:
         return True
     if value in ("0", "false", "no", "off"):
         return False
-    raise ConfigError(f"{name} must be true or false, got {raw!r}")
+    return env.problem(f"{name} must be true or false, got {raw!r}", default)
 
 
-def _str(env: dict[str, str], name: str, default: str | None = None) -> str | None:
+def _str(env: _Env, name: str, default: str | None = None) -> str | None:
     raw = env.get(name)
     return raw.strip() if raw and raw.strip() else default
 
 
-def _commission_rate(env: dict[str, str], warnings: list[str]) -> int:
+def _commission_rate(env: _Env, warnings: list[str]) -> int:
     raw = env.get("PLATFORM_COMMISSION_RATE_BPS")
     if raw is None or raw.strip() == "":
         warnings.append("PLATFORM_COMMISSION_RATE_BPS is not set: using the default 2000 bps (20 %)")
@@ -168,18 +189,17 @@ def _commission_rate(env: dict[str, str], warnings: list[str]) -> int:
     try:
         value = int(raw.strip())
     except ValueError:
-        raise ConfigError(
-            f"PLATFORM_COMMISSION_RATE_BPS must be an integer number of basis points, got {raw!r}"
-        ) from None
+        return env.problem(
+            f"PLATFORM_COMMISSION_RATE_BPS must be an integer number of basis points, got {raw!r}", 2000)
     if not 0 <= value <= 10_000:
-        raise ConfigError(f"PLATFORM_COMMISSION_RATE_BPS must be within [0, 10000], got {value}")
+        return env.problem(f"PLATFORM_COMMISSION_RATE_BPS must be within [0, 10000], got {value}", 2000)
     return value
 
 
-def _bps(env: dict[str, str], name: str, default: int) -> int:
+def _bps(env: _Env, name: str, default: int) -> int:
     value = _int(env, name, default, minimum=0)
     if value > 10_000:
-        raise ConfigError(f"{name} must be within [0, 10000] basis points, got {value}")
+        return env.problem(f"{name} must be within [0, 10000] basis points, got {value}", default)
     return value
 
 
@@ -196,34 +216,38 @@ _OPERATOR_IDENTITY = ("ODP_CLIENT_ID", "ODP_CLIENT_SECRET", "ODP_ENTITY_ID")
 
 
 def load_config(environ: dict[str, str] | None = None) -> Config:
-    """Read every setting from the environment; raise ConfigError on a blocking problem."""
-    env = dict(os.environ if environ is None else environ)
+    """Read every setting from the environment; raise ConfigError naming every blocking problem."""
+    env = _Env(os.environ if environ is None else environ)
     warnings: list[str] = []
 
     log_level = (_str(env, "LOG_LEVEL", "info") or "info").lower()
     if log_level == "warning":
         log_level = "warn"
     if log_level not in LOG_LEVELS:
-        raise ConfigError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
+        log_level = env.problem(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}", "info")
+
+    log_format = (_str(env, "LOG_FORMAT", "auto") or "auto").lower()
+    if log_format not in LOG_FORMATS:
+        log_format = env.problem(f"LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, got {log_format!r}", "auto")
 
     flow_mode = _str(env, "ODP_FLOW_MODE", "Sandbox")
     if flow_mode not in ("Sandbox", "Production"):
-        raise ConfigError(f"ODP_FLOW_MODE must be Sandbox or Production, got {flow_mode!r}")
+        flow_mode = env.problem(f"ODP_FLOW_MODE must be Sandbox or Production, got {flow_mode!r}", "Sandbox")
 
     storage_backend = (_str(env, "STORAGE_BACKEND", "local") or "local").lower()
     if storage_backend not in ("local", "gcs"):
-        raise ConfigError(f"STORAGE_BACKEND must be local or gcs, got {storage_backend!r}")
+        storage_backend = env.problem(f"STORAGE_BACKEND must be local or gcs, got {storage_backend!r}", "local")
     if storage_backend == "gcs" and not _str(env, "GCS_BUCKET"):
-        raise ConfigError("STORAGE_BACKEND=gcs needs GCS_BUCKET")
+        env.problem("STORAGE_BACKEND=gcs needs GCS_BUCKET")
 
     siret = _str(env, "PLATFORM_LEGAL_SIRET")
     if siret is not None and not (len(siret) == 14 and siret.isdigit()):
-        raise ConfigError(f"PLATFORM_LEGAL_SIRET must be 14 digits, got {siret!r}")
+        env.problem(f"PLATFORM_LEGAL_SIRET must be 14 digits, got {siret!r}")
 
     smtp_url = _str(env, "SMTP_URL")
     if smtp_url is not None and not smtp_url.lower().startswith(("smtp://", "smtps://")):
         # The message must not repeat the URL: it may hold the SMTP password.
-        raise ConfigError("SMTP_URL must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)")
+        env.problem("SMTP_URL must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)")
 
     missing = [name for name in _PLATFORM_IDENTITY if not _str(env, name)]
     if missing:
@@ -239,12 +263,13 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     if not _str(env, "ESIGN_WEBHOOK_SECRET"):
         warnings.append("ESIGN_WEBHOOK_SECRET is not set: every e-signature webhook will be refused")
 
-    return Config(
+    config = Config(
         environment=_str(env, "ENVIRONMENT", "development"),
         service_name=_str(env, "SERVICE_NAME", "vitrine"),
         public_base_url=(_str(env, "PUBLIC_BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
         data_dir=Path(_str(env, "VITRINE_DATA_DIR", "var")),
         log_level=log_level,
+        log_format=log_format,
         database_url=_str(env, "DATABASE_URL"),
         redis_url=_str(env, "REDIS_URL"),
         rate_limit_storage_url=_str(env, "RATE_LIMIT_STORAGE_URL"),
@@ -306,3 +331,6 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         metrics_token=_str(env, "METRICS_TOKEN"),
         warnings=tuple(warnings),
     )
+    if env.problems:
+        raise ConfigError(*env.problems)
+    return config

@@ -71,6 +71,21 @@ def stop_postgres(data_dir: Path) -> list[str]:
     return ["PostgreSQL"]
 
 
+def postgres_running(data_dir: Path) -> bool:
+    """The embedded PostgreSQL of `data_dir` runs: its `postmaster.pid` names a live process."""
+    try:
+        pid = int((data_dir / "postgres" / "postmaster.pid").read_text().split("\n", 1)[0])
+        os.kill(pid, 0)
+    except (OSError, ValueError) as exc:
+        return isinstance(exc, PermissionError)  # alive, run by another user (pgserver's, under root)
+    return True
+
+
+def redis_running(data_dir: Path) -> bool:
+    """The embedded Redis of `data_dir` answers on its socket."""
+    return _answers(redis_url_for(redis_socket(data_dir)))
+
+
 def ensure_database(admin_uri: str, name: str, *, recreate: bool = False) -> None:
     conn = psycopg2.connect(admin_uri)
     conn.autocommit = True

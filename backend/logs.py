@@ -113,6 +113,26 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+class TextFormatter(logging.Formatter):
+    """Short lines for a person at a terminal (a `vitrine` command's stderr): `vitrine: warning:
+    message (scope; key=value ...)`, through the same redaction as the JSON lines. Only plain
+    fields are shown (the boot line's settings are the JSON format's); an error's stack follows it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = LEVEL_NAMES.get(record.levelno, "info").replace("warn", "warning")
+        details = [] if record.name in ("boot", "root") else [record.name]
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            plain = [f"{k}={v}" for k, v in redact(fields).items() if not isinstance(v, dict | list)]
+            details += [" ".join(plain)] if plain else []
+        line = f"vitrine: {level}: {_truncate(_mask(record.getMessage()))}"
+        if details:
+            line += f" ({'; '.join(details)})"
+        if record.exc_info:
+            line += "\n" + _mask(self.formatException(record.exc_info))
+        return line
+
+
 _configured = False
 
 
@@ -140,24 +160,27 @@ class _StdoutHandler(logging.StreamHandler):
         pass
 
 
-def configure_logging(level: str = "info", stream=None) -> None:
-    """Install the JSON handler on the root logger (idempotent; the level may change)."""
+def configure_logging(level: str = "info", stream=None, formatter: logging.Formatter | None = None
+                      ) -> logging.Handler | None:
+    """Install the JSON handler (or `formatter`'s) on the root logger and return it (idempotent:
+    called again without a stream, only the level changes, and None is returned)."""
     global _configured
     root = logging.getLogger()
     root.setLevel(LEVELS.get(level, logging.INFO))
     if _configured and stream is None:
-        return
+        return None
     for handler in list(root.handlers):
         if getattr(handler, "_vitrine", False) or _is_runner_handler(handler):
             root.removeHandler(handler)
     handler = logging.StreamHandler(stream) if stream is not None else _StdoutHandler()
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(formatter or JsonFormatter())
     handler._vitrine = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     for noisy in ("urllib3", "google", "gunicorn.access", "pgserver", "peewee_migrate.logs", "fontTools",
                   "weasyprint.progress"):  # "Step 2 - Fetching and parsing CSS" ... at every render
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     _configured = True
+    return handler
 
 
 def get_logger(scope: str) -> logging.Logger:

@@ -26,8 +26,9 @@ from pathlib import Path
 from backend.config import ConfigError
 from backend.embedded import EmbeddedError
 
-# What a command needs before it runs: nothing, or an existing migrated database.
-NEEDS_NOTHING, NEEDS_DATABASE = "nothing", "database"
+# What a command needs before it runs: nothing; the servers (embedded ones started, or created, when
+# DATABASE_URL / REDIS_URL are unset: `migrate`); or an existing migrated database.
+NEEDS_NOTHING, NEEDS_SERVERS, NEEDS_DATABASE = "nothing", "servers", "database"
 
 
 class CommandError(Exception):
@@ -70,16 +71,17 @@ def cmd_seed_demo(args) -> int:
     import actors  # noqa: F401  (the broker: the rows the seeders write are sent at once)
     from backend import outbox
     from backend.db import database
-    from ops.seed import seed_demo
+    from ops.seed import ALREADY_SEEDED, seed_demo
 
     runtime = _boot("seed")
     with database.connection_context():
         report = seed_demo(runtime, only_if_empty=args.if_empty, progress=args.progress)
-        # The rows the seeders wrote go to the broker now (the hand-over thread flushed, then any
-        # row it could not hand over swept), not at the clock's next sweep (never, without a clock).
-        args.progress.step("sending the follow-up work (outbox)")
-        outbox.flush()
-        outbox.sweep(older_than_seconds=0)
+        if report != ALREADY_SEEDED:
+            # The rows the seeders wrote go to the broker now (the hand-over thread flushed, then any
+            # row it could not hand over swept), not at the clock's next sweep (never, without a clock).
+            args.progress.step("sending the follow-up work (outbox)")
+            outbox.flush()
+            outbox.sweep(older_than_seconds=0)
     print(report)
     return 0
 
@@ -205,6 +207,14 @@ def cmd_worker(args) -> int:
     os.execv(sys.executable, [sys.executable, "-m", "dramatiq", "actors", *args.extra])  # noqa: S606 (as above)
 
 
+def cmd_config_check(args) -> int:
+    """Reached once `main` found the configuration valid (its check is every process's)."""
+    from ops.config_check import summary
+
+    print("\n".join(summary(args.config)))
+    return 0
+
+
 def cmd_clock(args) -> int:
     from ops.clock import run_clock
 
@@ -253,11 +263,13 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--port", type=int, default=8000, metavar="PORT",
                      help="the API's port (default 8000); the simulators take the next ones")
 
-    command("migrate", cmd_migrate, "apply database migrations (creates the embedded database if needed)")
+    command("migrate", cmd_migrate, "apply database migrations (creates the embedded database if needed)",
+            NEEDS_SERVERS)
 
     seed = command("seed-demo", cmd_seed_demo, "demo organizations, catalog and reservations (idempotent)",
                    NEEDS_DATABASE)
-    seed.add_argument("--if-empty", action="store_true", help="only when the database holds no demo data")
+    seed.add_argument("--if-empty", action="store_true",
+                      help="only what is missing: nothing (\"already seeded\") when the demo data is there")
 
     create_admin = command("create-admin", cmd_create_admin, "create the first admin (an existing user is promoted)",
                            NEEDS_DATABASE)
@@ -267,6 +279,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     queues = command("queues", cmd_queues, "queue, delayed and dead-letter sizes, unsent outbox rows", NEEDS_DATABASE)
     queues.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    config = command("config", None, "the configuration: `vitrine config check` validates it as every process does")
+    config_commands = config.add_subparsers(dest="config_command", required=True, metavar="COMMAND",
+                                            help="a configuration command")
+    check_help = ("check the configuration as every process does at start, starting nothing: one line per "
+                  "problem and exit status 2, or a summary and the warnings")
+    check = config_commands.add_parser("check", parents=[common], help=check_help, description=check_help)
+    check.add_argument("--env-file", metavar="FILE",
+                       help="a .env file (NAME=value lines) whose settings are laid over the environment first")
+    check.set_defaults(func=cmd_config_check, needs=NEEDS_NOTHING)
 
     command("stop-embedded", cmd_stop_embedded,
             "stop the embedded PostgreSQL and Redis of the data directory (not while a vitrine dev owns it)")
@@ -302,15 +324,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_database(needs: str, progress=None) -> None:
-    """A command that needs an existing migrated database finds one, or says what to do."""
+HINT = "run `vitrine migrate` first, or pass the --data-dir of your `vitrine dev`"
+
+
+def start_embedded(needs: str) -> None:
+    """The embedded servers of the data directory, for a command that uses them (`migrate`, or one
+    needing the database, without DATABASE_URL / REDIS_URL): one line on stderr naming the data
+    directory, and, when this command started them, that they keep running and how to stop them."""
+    from backend import embedded
+
+    directory = data_dir()
+    wanted = [(name, running, ensure) for name, setting, running, ensure in (
+        ("PostgreSQL", "DATABASE_URL", embedded.postgres_running, embedded.ensure_postgres),
+        ("Redis", "REDIS_URL", embedded.redis_running, embedded.ensure_redis)) if not os.environ.get(setting)]
+    if not wanted:
+        return
+    if needs == NEEDS_DATABASE and not os.environ.get("DATABASE_URL") and not (
+            directory / "postgres" / "PG_VERSION").exists():
+        print(f"vitrine: data directory {directory}", file=sys.stderr)
+        raise CommandError(f"no database in data directory {directory}: {HINT}")
+    started = []
+    for name, running, ensure in wanted:
+        if not running(directory):
+            ensure(directory)
+            started.append(name)
+    line = f"vitrine: data directory {directory}"
+    if started:
+        line += (f": started its embedded {' and '.join(started)}, which keep{'s' if len(started) == 1 else ''} "
+                 f"running after this command (`vitrine stop-embedded --data-dir {directory}` stops "
+                 f"{'it' if len(started) == 1 else 'them'})")
+    print(line, file=sys.stderr, flush=True)
+
+
+def prepare(needs: str, progress=None) -> None:
+    """What a command needs, before it runs: the servers (embedded ones started when they are not
+    running), an existing migrated database (or one line saying what to do)."""
     if needs != NEEDS_DATABASE:
+        if needs == NEEDS_SERVERS:
+            start_embedded(needs)
         return
     if progress is not None:
         progress.step("checking the database")
-    hint = "run `vitrine migrate` first, or pass the --data-dir of your `vitrine dev`"
-    if not os.environ.get("DATABASE_URL") and not (data_dir() / "postgres" / "PG_VERSION").exists():
-        raise CommandError(f"no database in data directory {data_dir()}: {hint}")
+    start_embedded(needs)
     _boot("cli")
     from backend.db import database
     from backend.migrate import pending_migrations
@@ -319,7 +374,29 @@ def check_database(needs: str, progress=None) -> None:
         pending = pending_migrations()
     if pending:
         where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else f"the database of {data_dir()}"
-        raise CommandError(f"{where} is not migrated ({len(pending)} pending): {hint}")
+        raise CommandError(f"{where} is not migrated ({len(pending)} pending): {HINT}")
+
+
+def configure_command_logging(config) -> None:
+    """A command's own output is its stdout (`vitrine queues --json | jq`); its log lines go to
+    stderr: JSON lines in a pipe or a log file, short human lines on a terminal (`LOG_FORMAT`:
+    `auto`, `json` or `text`), where only warnings and errors show unless `LOG_LEVEL` is set."""
+    import logging
+
+    from backend.logs import TextFormatter, configure_logging
+    from ops.progress import is_terminal
+
+    text = config.log_format == "text" or (config.log_format == "auto" and is_terminal(sys.stderr))
+    handler = configure_logging(config.log_level, stream=sys.stderr, formatter=TextFormatter() if text else None)
+    if text and not os.environ.get("LOG_LEVEL"):
+        handler.setLevel(logging.WARNING)
+
+
+def configuration_error(exc: ConfigError) -> int:
+    """Every blocking problem of the configuration, one line each on stderr; exit status 2."""
+    for problem in exc.problems:
+        print(f"vitrine: configuration error: {problem}", file=sys.stderr)
+    return 2
 
 
 PASS_THROUGH = frozenset({"web", "worker"})  # their further arguments go to gunicorn / dramatiq
@@ -331,38 +408,39 @@ def main(argv: list[str] | None = None) -> int:
     if extra and args.command not in PASS_THROUGH:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
-    chosen = getattr(args, "data_dir", None) or os.environ.get("VITRINE_DATA_DIR") or "var"
-    os.environ["VITRINE_DATA_DIR"] = str(Path(chosen).resolve())
     try:
         from backend.config import load_config
 
-        load_config()  # before anything starts: a blocking problem is one line and status 2
-    except ConfigError as exc:
-        print(f"vitrine: configuration error: {exc}", file=sys.stderr)
-        return 2
-    if args.command != "dev":  # `dev` only supervises: its children log to stdout as the Procfile's do
-        from backend.logs import configure_logging
+        if getattr(args, "env_file", None):  # `config check --env-file`: the file over the environment
+            from ops.config_check import read_env_file
 
-        # A command's own output is its stdout (`vitrine queues --json | jq`); its log lines go to stderr.
-        configure_logging(os.environ.get("LOG_LEVEL") or "info", stream=sys.stderr)
-    if (args.needs == NEEDS_DATABASE or args.command == "migrate") and not os.environ.get("DATABASE_URL"):
-        print(f"vitrine: data directory {data_dir()}", file=sys.stderr)
+            os.environ.update(read_env_file(Path(args.env_file)))
+        chosen = getattr(args, "data_dir", None) or os.environ.get("VITRINE_DATA_DIR") or "var"
+        os.environ["VITRINE_DATA_DIR"] = str(Path(chosen).resolve())
+        config = load_config()  # before anything starts: each blocking problem is one line, and status 2
+    except ConfigError as exc:
+        return configuration_error(exc)
+    args.config = config
+    if args.command not in ("dev", "web", "worker", "clock"):  # they log to stdout, as JSON lines
+        configure_command_logging(config)
     from ops.progress import Progress
 
     # `vitrine billing invoice-pdf` reports as `[billing invoice-pdf 1/2 0.3 s] ...`.
     args.progress = Progress(" ".join(filter(None, (args.command, getattr(args, "billing_command", None)))))
     try:
-        check_database(args.needs, args.progress)
+        prepare(args.needs, args.progress)
         return args.func(args) or 0
     except ConfigError as exc:
-        print(f"vitrine: configuration error: {exc}", file=sys.stderr)
-        return 2
+        return configuration_error(exc)
     except CommandError as exc:
         print(f"vitrine {args.command}: {exc}", file=sys.stderr)
         return 1
     except EmbeddedError as exc:  # an embedded server that cannot start says why in one line
         print(f"vitrine {args.command}: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `vitrine queues | head -1`: the reader has gone, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit, when stdout is flushed
+        return 141  # as a command killed by SIGPIPE
 
 
 if __name__ == "__main__":

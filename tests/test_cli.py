@@ -12,7 +12,7 @@ import pytest
 from ops import cli
 from ops.datadir import DataDirBusy, DataDirLock, owner
 from tests.conftest import ROOT
-from tests.test_dev import vitrine
+from tests.test_dev import dev_env, vitrine
 
 
 @pytest.fixture
@@ -114,8 +114,64 @@ def test_progress_lines_only_on_a_terminal():
     assert pipe.getvalue() == ""
 
 
-def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
-    """`vitrine ARGS` with its stderr on a pseudo-terminal (as in an interactive shell)."""
+@pytest.mark.parametrize("failure", ["EPIPE", "EIO", "closed"])
+def test_a_progress_line_to_a_terminal_that_went_away_is_dropped_silently(failure):
+    import errno
+    import io
+
+    from ops.progress import Progress
+
+    class GoneTerminal(io.StringIO):
+        writes = 0
+
+        def isatty(self) -> bool:
+            return True
+
+        def write(self, text: str) -> int:
+            GoneTerminal.writes += 1
+            if failure == "closed":
+                raise ValueError("I/O operation on closed file.")
+            raise OSError(getattr(errno, failure), failure)
+
+    progress = Progress("dev", stream=GoneTerminal())
+    progress.step("migrations", 2, 4)  # raises nothing
+    progress.step("demo data", 3, 4)
+    assert GoneTerminal.writes == 1  # silent from the first failure on
+    assert not progress.enabled
+
+
+def test_a_command_whose_terminal_hangs_up_between_two_progress_lines_carries_on():
+    """A real pseudo-terminal closed while the command runs (a closed terminal window): the next
+    progress lines fail with EIO inside `Progress`, and the command finishes with status 0."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    primary, secondary = pty.openpty()
+    script = ("import sys\n"
+              "from ops.progress import Progress\n"
+              "progress = Progress('seed-demo')\n"
+              "progress.step('identity', 1, 3)\n"
+              "sys.stdin.readline()\n"  # the test closes the terminal meanwhile
+              "progress.step('marketplace', 2, 3)\n"
+              "progress.step('printing', 3, 3)\n"
+              "print('seeded', progress.enabled)\n")
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=secondary, text=True)
+    os.close(secondary)
+    first = b""
+    while b"identity" not in first:
+        first += os.read(primary, 4096)
+    assert first.startswith(b"[seed-demo 1/3 ")
+    os.close(primary)  # the terminal goes away
+    out, _ = process.communicate("go\n", timeout=60)
+    assert (process.returncode, out) == (0, "seeded False\n")
+
+
+def _stderr_on_a_terminal(*args: str, **settings: str | None) -> tuple[int, str]:
+    """`vitrine ARGS` with its stderr on a pseudo-terminal (as in an interactive shell); `settings`
+    change the environment (None removes a variable)."""
     import os
     import pty
     import subprocess
@@ -125,6 +181,8 @@ def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
 
     primary, secondary = pty.openpty()
     env = dict(dev_env(), DATABASE_URL=os.environ["DATABASE_URL"], REDIS_URL=os.environ["REDIS_URL"])
+    env.update(settings)
+    env = {k: v for k, v in env.items() if v is not None}
     process = subprocess.Popen([sys.executable, "-m", "ops.cli", *args], env=env, stdout=subprocess.DEVNULL,
                                stderr=secondary)
     os.close(secondary)
@@ -154,3 +212,186 @@ def test_billing_commands_show_a_progress_line_per_step_on_a_terminal_only():
     piped = vitrine("billing", "invoice-pdf", "FAC-NONE-2026-000001",
                     env=dict(os.environ))
     assert piped.returncode == 1 and "[billing" not in piped.stderr
+
+
+def test_seed_demo_if_empty_seeds_only_what_is_missing():
+    from backend.billing.models import Invoice
+    from backend.identity.demo import seed_demo_identity
+    from backend.marketplace.models import Reservation
+    from backend.runtime import current_runtime
+    from ops.seed import ALREADY_SEEDED, SEEDERS, seed_demo
+
+    runtime = current_runtime()
+    assert not any(seeder.present() for seeder in SEEDERS)  # an empty database
+    seed_demo_identity()  # a seed interrupted after its first step (Ctrl-C during `vitrine dev`)
+    report = seed_demo(runtime, only_if_empty=True)
+    assert [line.split(":")[0] for line in report.splitlines()] == [s.name for s in SEEDERS[1:]]
+    assert all(seeder.present() for seeder in SEEDERS)
+    counts = (Reservation.select().count(), Invoice.select().count())
+    assert seed_demo(runtime, only_if_empty=True) == ALREADY_SEEDED
+    assert (Reservation.select().count(), Invoice.select().count()) == counts
+
+
+@pytest.mark.committed
+def test_the_seed_demo_if_empty_command_says_already_seeded_the_second_time(broker):
+    from backend.db import database
+    from backend.identity.models import User
+
+    first = vitrine("seed-demo", "--if-empty", env=dict(os.environ), timeout=240)
+    assert first.returncode == 0, first.stderr
+    assert [line.split(":")[0] for line in first.stdout.splitlines()] == [
+        "identity", "marketplace", "printing", "billing", "self-billing mandate"]
+    second = vitrine("seed-demo", "--if-empty", env=dict(os.environ), timeout=240)
+    assert (second.returncode, second.stdout) == (
+        0, "demo data: already seeded, nothing done (`vitrine seed-demo` without --if-empty tops it up)\n")
+    with database.connection_context():
+        assert User.select().where(User.email == "admin@vitrine.example").count() == 1
+
+
+def test_config_check_validates_as_every_process_does_and_starts_nothing(data_dir):
+    env = dict(dev_env(), DATABASE_URL="postgresql://vitrine:s3cret-pw@db.example:5432/vitrine")
+    result = vitrine("config", "check", "--data-dir", str(data_dir), env=env)
+    assert (result.returncode, result.stderr) == (0, "")
+    summary, *warnings = result.stdout.splitlines()
+    assert summary.startswith("configuration valid (")
+    assert "database postgresql://vitrine:***@db.example:5432/vitrine, " in summary
+    assert f"Redis embedded in {data_dir}, " in summary and "s3cret-pw" not in result.stdout
+    assert summary.endswith(f"; {len(warnings)} warning{'' if len(warnings) == 1 else 's'}") and warnings
+    assert any(w.startswith("warning: e-invoicing operator identity incomplete") for w in warnings)
+    assert not data_dir.exists()  # nothing created, nothing started
+
+
+def test_config_check_names_every_problem_on_its_own_line_with_status_2(data_dir):
+    env = dict(dev_env(), PLATFORM_COMMISSION_RATE_BPS="twenty", LOG_LEVEL="loud", COOKIE_SECURE="maybe")
+    result = vitrine("config", "check", "--data-dir", str(data_dir), env=env)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        "vitrine: configuration error: LOG_LEVEL must be one of debug, info, warn, error, got 'loud'",
+        "vitrine: configuration error: COOKIE_SECURE must be true or false, got 'maybe'",
+        "vitrine: configuration error: PLATFORM_COMMISSION_RATE_BPS must be an integer number of basis points, "
+        "got 'twenty'",
+    ]
+    assert not data_dir.exists()
+    # The very lines any process prints at start (the same check, in `main`, before any command).
+    assert vitrine("queues", "--data-dir", str(data_dir), env=env).stderr == result.stderr
+
+
+def test_load_config_reports_every_blocking_problem_not_only_the_first():
+    from backend.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as refused:
+        load_config({"SESSION_TTL_DAYS": "0", "STORAGE_BACKEND": "gcs", "PLATFORM_LEGAL_SIRET": "123",
+                     "LEGACY_DEPOSIT_RATE_BPS": "20000"})
+    assert refused.value.problems == (
+        "STORAGE_BACKEND=gcs needs GCS_BUCKET",
+        "PLATFORM_LEGAL_SIRET must be 14 digits, got '123'",
+        "SESSION_TTL_DAYS must be at least 1, got 0",
+        "LEGACY_DEPOSIT_RATE_BPS must be within [0, 10000] basis points, got 20000",
+    )
+
+
+def test_a_command_on_a_terminal_shows_each_boot_warning_once_as_a_short_line_and_no_json():
+    from backend.config import load_config
+
+    env = dict(dev_env(), ESIGN_WEBHOOK_SECRET="")
+    env.pop("LOG_LEVEL", None)
+    warnings = load_config(env).warnings
+    assert warnings
+    # It boots twice (the database check, then the command) and writes nothing.
+    status, terminal = _stderr_on_a_terminal("billing", "invoice-pdf", "FAC-NONE-2026-000001", LOG_LEVEL=None,
+                                             ESIGN_WEBHOOK_SECRET="")
+    assert status == 1, terminal
+    lines = terminal.splitlines()
+    assert not [line for line in lines if line.startswith("{")], terminal  # no JSON line, no boot line
+    assert "pikepdf" not in terminal and "settings" not in terminal
+    shown = [line for line in lines if line.startswith("vitrine: warning: ")]
+    assert shown == [f"vitrine: warning: {warning}" for warning in warnings]  # each once
+    assert all(line.startswith(("[billing invoice-pdf", "vitrine: warning: ", "vitrine billing invoice-pdf: "))
+               for line in lines), terminal
+
+
+def test_a_command_keeps_its_json_log_lines_in_a_pipe_or_when_asked():
+    piped = vitrine("queues", "--json", env=dict(dev_env(), DATABASE_URL=os.environ["DATABASE_URL"],
+                                                 REDIS_URL=os.environ["REDIS_URL"], ESIGN_WEBHOOK_SECRET=""))
+    assert piped.returncode == 0 and json.loads(piped.stdout)["queues"]
+    lines = [json.loads(line) for line in piped.stderr.splitlines()]
+    assert [line["message"] for line in lines if line["scope"] == "boot"][-1] == "boot"
+    assert any(line["level"] == "warn" and "ESIGN_WEBHOOK_SECRET" in line["message"] for line in lines)
+    status, terminal = _stderr_on_a_terminal("queues", LOG_FORMAT="json", LOG_LEVEL=None)
+    assert status == 0
+    assert {json.loads(line)["message"] for line in terminal.splitlines() if line.startswith("{")} >= {"boot"}
+    status, terminal = _stderr_on_a_terminal("queues", LOG_FORMAT="loud")
+    assert (status, terminal.strip()) == (
+        2, "vitrine: configuration error: LOG_FORMAT must be one of auto, json, text, got 'loud'")
+
+
+@pytest.fixture
+def stopped_data_dir(data_dir):
+    """A migrated data directory whose embedded servers are stopped (as after a `vitrine dev`)."""
+    from backend import embedded
+
+    migrated = vitrine("migrate", "--data-dir", str(data_dir), timeout=240)
+    assert migrated.returncode == 0, migrated.stderr
+    assert f"vitrine: data directory {data_dir}: started its embedded PostgreSQL and Redis, " in migrated.stderr
+    yield data_dir
+    embedded.stop_redis(data_dir)
+    embedded.stop_postgres(data_dir)
+
+
+def test_a_command_that_starts_the_embedded_servers_says_so_once_and_how_to_stop_them(stopped_data_dir):
+    from backend import embedded
+
+    data_dir = stopped_data_dir
+    assert vitrine("stop-embedded", "--data-dir", str(data_dir)).stdout.strip() == (
+        f"stopped in {data_dir}: PostgreSQL, Redis")
+    first = vitrine("queues", "--data-dir", str(data_dir))
+    assert first.returncode == 0, first.stderr
+    notices = [line for line in first.stderr.splitlines() if line.startswith("vitrine: data directory")]
+    assert notices == [
+        f"vitrine: data directory {data_dir}: started its embedded PostgreSQL and Redis, which keep running after "
+        f"this command (`vitrine stop-embedded --data-dir {data_dir}` stops them)"]
+    assert embedded.postgres_running(data_dir) and embedded.redis_running(data_dir)  # they outlast it
+    again = vitrine("queues", "--data-dir", str(data_dir))  # running already: only where it works
+    assert [line for line in again.stderr.splitlines() if line.startswith("vitrine: data directory")] == [
+        f"vitrine: data directory {data_dir}"]
+    embedded.stop_redis(data_dir)  # one of the two stopped: the line names that one
+    third = vitrine("create-admin", "--email", "cli-notice@example.com", "--password", "long-enough-password",
+                    "--data-dir", str(data_dir))
+    assert third.returncode == 0, third.stderr
+    assert (f"vitrine: data directory {data_dir}: started its embedded Redis, which keeps running after this "
+            f"command (`vitrine stop-embedded --data-dir {data_dir}` stops it)") in third.stderr.splitlines()
+
+
+def test_config_check_reads_a_env_file_in_the_format_of_env_example(data_dir, tmp_path):
+    example = vitrine("config", "check", "--env-file", str(ROOT / ".env.example"), "--data-dir", str(data_dir),
+                      env=dev_env())
+    assert example.returncode == 0, example.stderr
+    assert example.stdout.startswith(f"configuration valid (development): database embedded in {data_dir} ")
+    broken = tmp_path / "broken.env"
+    broken.write_text("# a comment\nLOG_LEVEL=loud   # an inline comment\nnot a setting\nSMTP_URL='ftp://x'\n")
+    result = vitrine("config", "check", "--env-file", str(broken), env=dev_env())
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [f"vitrine: configuration error: {broken} line 3: not NAME=value: "
+                                          "'not a setting'"]
+    broken.write_text("LOG_LEVEL=loud   # an inline comment\nSMTP_URL='ftp://secret@x'\n")
+    result = vitrine("config", "check", "--env-file", str(broken), env=dev_env())
+    assert result.stderr.splitlines() == [
+        "vitrine: configuration error: LOG_LEVEL must be one of debug, info, warn, error, got 'loud'",
+        "vitrine: configuration error: SMTP_URL must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)"]
+    assert not data_dir.exists()
+
+
+def test_a_command_whose_reader_has_gone_ends_quietly():
+    """`vitrine config check | head -1`: writing to a pipe nobody reads ends the command with the
+    status of a SIGPIPE, without a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone already
+    try:
+        done = subprocess.run([sys.executable, "-m", "ops.cli", "config", "check"], env=dev_env(), cwd=ROOT,
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")

@@ -156,3 +156,32 @@ def test_the_default_handler_follows_sys_stdout_and_never_writes_to_a_closed_one
     log_event("t", "two")
     assert [json.loads(line)["message"] for line in second.getvalue().splitlines()] == ["two"]
     assert "Logging error" not in errors.getvalue()
+
+
+def test_the_terminal_format_is_one_short_line_redacted_like_the_json_one():
+    from backend.logs import TextFormatter
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(TextFormatter())
+    logger = logging.getLogger("outbox")
+    logger.addHandler(handler)
+    register_secrets(["sk_live_text_format_42"])
+    try:
+        logging.getLogger("boot").addHandler(handler)
+        logging.getLogger("boot").warning("ESIGN_WEBHOOK_SECRET is not set")
+        logging.getLogger("boot").removeHandler(handler)
+        log_event("outbox", "row given up with key sk_live_text_format_42", level="error", rowId="r-1",
+                  apiKey="sk_live_other", settings={"nested": "left to the JSON lines"})
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError:
+            logger.exception("sweep failed")
+    finally:
+        logger.removeHandler(handler)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "vitrine: warning: ESIGN_WEBHOOK_SECRET is not set"
+    assert lines[1] == "vitrine: error: row given up with key [REDACTED] (outbox; rowId=r-1 apiKey=[REDACTED])"
+    assert lines[2] == "vitrine: error: sweep failed (outbox)"
+    assert lines[3] == "Traceback (most recent call last):" and lines[-1] == "RuntimeError: boom"
+    assert "sk_live" not in stream.getvalue() and "nested" not in stream.getvalue()
