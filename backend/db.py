@@ -56,6 +56,18 @@ class _Pool(PooledPostgresqlExtDatabase):
         self._given_back.pop(self.conn_key(conn), None)
         super()._close_raw(conn)
 
+    def commit(self) -> None:
+        if getattr(_state, "committed", False):  # by `commit_with`'s statement
+            _state.committed = False
+            return
+        super().commit()
+
+    def rollback(self) -> None:
+        if getattr(_state, "committed", False):  # nothing left to roll back: `commit_with` committed
+            _state.committed = False
+            return
+        super().rollback()
+
 
 def init_database(url: str, *, max_connections: int = 20) -> PooledPostgresqlExtDatabase:
     """Point the proxy at PostgreSQL. `url` is any libpq connection string or URI."""
@@ -179,6 +191,27 @@ def sqlstate(exc: BaseException) -> str | None:
 def is_concurrency_conflict(exc: BaseException) -> bool:
     """A deadlock, a serialization failure or a unique violation: a race another change won."""
     return sqlstate(exc) in CONCURRENCY_SQLSTATES
+
+
+def commit_with(sql: str, params=None) -> bool:
+    """Run `sql`, the last statement of the outermost `transaction()`, with the COMMIT in the same
+    round trip; True when it committed. For a statement taking a row lock every concurrent
+    transaction queues on (an invoice series' counter): the lock goes as soon as the commit is
+    durable, without a round trip back to this process, whose thread may be waiting for a core
+    or the GIL meanwhile. The statement's result is not returned (the COMMIT's would be): read
+    what it wrote afterwards. Nothing may be written after it; the block then ends without
+    another COMMIT, its `on_commit` hooks run as usual. Nested (a test's enclosing transaction),
+    it only runs `sql`: the outermost block commits."""
+    levels = _levels()
+    if not levels:
+        raise RuntimeError("commit_with needs an enclosing transaction()")
+    write_block_batches()  # this block's waiting rows are part of the transaction
+    if len(levels) > 1:
+        database.execute_sql(sql, params)
+        return False
+    database.execute_sql(f"{sql}; COMMIT", params)
+    _state.committed = True
+    return True
 
 
 def in_transaction() -> bool:

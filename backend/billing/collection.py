@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from backend import clock
+from backend import clock, prepared
 from backend.billing import idempotency, ledger, mandates, records
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
@@ -38,13 +38,11 @@ from backend.billing.models import (
     InvoiceKind,
     PaymentKind,
     PaymentMethod,
-    PaymentOrder,
     PaymentStatus,
 )
 from backend.billing.parties import PROFILE_COLUMNS, party_of
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
-from backend.db import database
 from backend.errors import Conflict, DomainError, NotFound
 from backend.identity.models import KybStatus
 from backend.logs import log_event
@@ -75,30 +73,43 @@ def collect(*, reservation_id: str, industrial_organization_id: str, method: Pay
             user_id: str | None, config: Config, auto: bool = False) -> Collected:
     """Collect the reservation total once per `key` (scoped to the industrial organization)."""
     method = PaymentMethod(method)
+    held = collection_key(route=COLLECT_ROUTE, path=collect_path(reservation_id),
+                          industrial_organization_id=industrial_organization_id, method=method, key=key)
     return run_collection(
         route=COLLECT_ROUTE, path=collect_path(reservation_id), reservation_id=reservation_id,
         industrial_organization_id=industrial_organization_id, method=method, key=key,
         prepare=lambda: records.open_collectable(reservation_id, industrial_organization_id,
                                                  BillingModel.PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,
                                                  COLLECTABLE),
-        flow=lambda: _collect(reservation_id, industrial_organization_id, method, user_id, config),
-        log_fields={"auto": auto},
+        flow=lambda: _collect(reservation_id, industrial_organization_id, method, user_id, config, held),
+        log_fields={"auto": auto}, prepare_in_flow=True,
     )
+
+
+def collection_key(*, route: str, path: str, industrial_organization_id: str, method: PaymentMethod,
+                   key: str) -> idempotency.Key:
+    """A collection's `Idempotency-Key`: scoped to the industrial organization and the route, the
+    request fingerprinted by its path and payment method."""
+    return idempotency.Key(industrial_organization_id, route, key,
+                           idempotency.fingerprint("POST", path, {"paymentMethod": method.value}))
 
 
 def run_collection(*, route: str, path: str, reservation_id: str, industrial_organization_id: str,
                    method: PaymentMethod, key: str, prepare: Callable[[], None],
                    flow: Callable[[], dict | idempotency.Stored],
-                   log_fields: dict) -> Collected:
+                   log_fields: dict, prepare_in_flow: bool = False) -> Collected:
     """A collection flow (reservation total, legacy deposit or balance) run once per key, with
     the `billing.reservation.collect.*` telemetry. `prepare` (once the key is held; not on a
-    replay) opens the financial record, which a failing flow leaves opened (`run_once`)."""
-    request_hash = idempotency.fingerprint("POST", path, {"paymentMethod": method.value})
+    replay; by the flow itself with `prepare_in_flow`) opens the financial record, which a failing
+    flow leaves opened (`run_once`)."""
+    held = collection_key(route=route, path=path, industrial_organization_id=industrial_organization_id,
+                          method=method, key=key)
     fields = {"reservationId": reservation_id, "paymentMethod": method.value, **log_fields}
     log_event("billing.reservation.collect.requested", "reservation collection requested", "info", **fields)
     try:
-        answer, replayed = idempotency.run_once(scope=industrial_organization_id, route=route, key=key,
-                                                request_hash=request_hash, prepare=prepare, flow=flow)
+        answer, replayed = idempotency.run_once(scope=held.scope, route=held.route, key=held.key,
+                                                request_hash=held.request_hash, prepare=prepare, flow=flow,
+                                                prepare_in_flow=prepare_in_flow)
     except DomainError as exc:
         log_event("billing.reservation.collect.failed", "reservation collection failed", "warn", **fields,
                   code=exc.code, errorMessage=exc.message, reason=exc.details.get("reason"))
@@ -168,24 +179,32 @@ def label_of(space_name: str, store_name: str, starts_at: datetime, ends_at: dat
     return f"Emplacement {space_name}, {store_name}, du {starts_at:%d/%m/%Y} au {ends_at:%d/%m/%Y}"
 
 
-# Steps 1-3 and the invoice's customer in one read: the reservation locked for the collection, its
-# industrial organization shared-locked (a KYB review cannot commit before this transaction).
-_COLLECTION_READ = (
-    "SELECT r.status, r.billing_model, r.distributor_organization_id, r.starts_at, r.ends_at,"  # noqa: S608 (constants only)
+# The financial record opened when absent (`records.OPEN_COLLECTABLE`), then steps 1-3, the record
+# and the invoice's customer in one read: the reservation locked for the collection, its industrial
+# organization shared-locked (a KYB review cannot commit before this transaction). The record comes
+# from the table, or from the INSERT of the same statement (which the statement's read cannot see).
+_RECORD = ("financial_status", "store_base_cents", "commission_cents", "total_cents")
+_COLLECTION_READ = prepared.Statement("billing_collection_read", (
+    f"WITH opened AS ({records.OPEN_COLLECTABLE} RETURNING {', '.join(_RECORD)})"  # noqa: S608 (constants only)
+    " SELECT r.status, r.billing_model, r.distributor_organization_id, r.starts_at, r.ends_at,"
     " a.name AS space_name, s.name AS store_name, o.kyb_status, o.legal_name AS organization_legal_name, o.siren,"
     " bp.organization_id IS NOT NULL AS has_profile, "
-    + ", ".join(f"bp.{column}" for column in PROFILE_COLUMNS)
+    + ", ".join(f"bp.{column}" for column in PROFILE_COLUMNS) + ", "
+    + ", ".join(f"coalesce(f.{column}, opened.{column}) AS {column}" for column in _RECORD)
     + ", (SELECT m.mandate_ref FROM billing_sepa_mandate m WHERE m.organization_id = o.id AND m.status = 'active'"
     " LIMIT 1) AS mandate_ref"
     " FROM reservation r JOIN organization o ON o.id = r.industrial_organization_id"
     " JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
     " LEFT JOIN billing_profile bp ON bp.organization_id = o.id"
-    " WHERE r.id = %s AND r.industrial_organization_id = %s FOR UPDATE OF r FOR SHARE OF o"
-)
+    " LEFT JOIN billing_financial_record f ON f.reservation_id = r.id LEFT JOIN opened ON true"
+    " WHERE r.id = %(id)s AND r.industrial_organization_id = %(org)s FOR UPDATE OF r FOR SHARE OF o"
+))
 
 
 def _collection_row(reservation_id: str, industrial_organization_id: str) -> dict:
-    cursor = database.execute_sql(_COLLECTION_READ, (reservation_id, industrial_organization_id))
+    cursor = _COLLECTION_READ.execute(records.open_collectable_params(
+        reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER,
+        FinancialStatus.RESERVATION_TOTAL_DUE, COLLECTABLE))
     values = cursor.fetchone()
     if values is None or values[7] != KybStatus.APPROVED:
         require_kyb_approved(industrial_organization_id)  # 403 first, as the route's access rule does
@@ -193,18 +212,28 @@ def _collection_row(reservation_id: str, industrial_organization_id: str) -> dic
     return dict(zip((column.name for column in cursor.description), values, strict=True))
 
 
+# Steps 4, 5 and 7 and the key's answer in one statement: the record moved from due to paid (which
+# locks it), and only then the payment order (paid at once: no payment service provider is called,
+# so its `pending` state would never be seen outside the transaction) and the journal.
+_WRITES = prepared.Statement("billing_collection_writes", (
+    f"WITH settled AS ({records.SETTLE}),"  # noqa: S608 (constants only)
+    " paid AS (INSERT INTO billing_payment_order (id, reservation_id, invoice_id, organization_id, kind, method,"
+    " status, amount_cents, mandate_ref, created_by_user_id, created_at, updated_at, paid_at)"
+    " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::integer,"
+    " %(mandate)s, %(user)s, %(now)s::timestamptz, %(now)s, %(now)s FROM settled RETURNING id),"
+    f" journal AS ({ledger.journal_sql(3, when='EXISTS (SELECT FROM paid)')}), stored AS ({idempotency.STORE})"
+    " SELECT count(*) FROM paid"
+))
+
+
 def _collect(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, user_id: str | None,
-             config: Config) -> idempotency.Stored:
+             config: Config, held: idempotency.Key) -> idempotency.Stored:
     row = _collection_row(reservation_id, industrial_organization_id)
     check_collectable(row["status"], row["billing_model"], BillingModel.PRINCIPAL_SELLER)  # 1, 2
     mandate_ref = require_mandate(method, row["mandate_ref"])  # 3
-    amounts = records.settle(reservation_id, FinancialStatus.RESERVATION_TOTAL_DUE,
-                             FinancialStatus.RESERVATION_TOTAL_PAID)  # 5
-    if amounts is None:
-        status = records.status_of(reservation_id)
-        raise Conflict(f"the reservation is not due for collection (financial status {status})",
-                       reason="not_due", financialStatus=status)
-    store_base_cents, commission_cents, total_cents = amounts
+    if row["financial_status"] != FinancialStatus.RESERVATION_TOTAL_DUE:
+        _not_due(reservation_id)
+    store_base_cents, commission_cents, total_cents = (row[name] for name in _RECORD[1:])
     customer = party_of(organization_id=industrial_organization_id, legal_name=row["organization_legal_name"],
                         siren=row["siren"],
                         profile={column: row[column] for column in PROFILE_COLUMNS} if row["has_profile"] else None)
@@ -218,27 +247,38 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
         created_by_user_id=user_id, paid=True, customer_party=customer,
     )
     now, order_id = clock.now(), new_id()
-    PaymentOrder.insert(  # 4: the total including the VAT the invoice will freeze, paid at once
-        id=order_id, reservation_id=reservation_id, invoice=draft.invoice_id,
-        organization_id=industrial_organization_id, kind=PaymentKind.RESERVATION_TOTAL, method=method,
-        status=PaymentStatus.PAID, paid_at=now, created_at=now, updated_at=now,
-        amount_cents=amount_incl_tax_cents(total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
-        mandate_ref=mandate_ref, created_by_user_id=user_id,
-    ).execute()
-    ledger.post_journal([  # 7, naming the invoice issued next (its foreign key is checked at commit)
+    answer = {"reservationId": reservation_id, "paymentOrderId": order_id, "invoiceId": draft.invoice_id,
+              "financialStatus": FinancialStatus.RESERVATION_TOTAL_PAID.value,
+              "paymentStatus": PaymentStatus.PAID.value}
+    _, journal = ledger.journal_params([  # 7, naming the invoice issued next (checked at commit)
         ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, total_cents),
         ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, commission_cents),
         ledger.Posting(ledger.supplier_payable(row["distributor_organization_id"]), ledger.CREDIT, store_base_cents),
     ], description=f"collection of reservation {reservation_id}", reservation_id=reservation_id,
         invoice_id=draft.invoice_id, payment_order_id=order_id)
-    answer = {"reservationId": reservation_id, "paymentOrderId": order_id, "invoiceId": draft.invoice_id,
-              "financialStatus": FinancialStatus.RESERVATION_TOTAL_PAID.value,
-              "paymentStatus": PaymentStatus.PAID.value}
+    records.check_transition(FinancialStatus.RESERVATION_TOTAL_DUE, FinancialStatus.RESERVATION_TOTAL_PAID)
+    (written,) = _WRITES.execute({
+        "status": FinancialStatus.RESERVATION_TOTAL_PAID.value, "current": FinancialStatus.RESERVATION_TOTAL_DUE.value,
+        "now": now, "id": reservation_id, "org": industrial_organization_id, "order": order_id,
+        "invoice": draft.invoice_id, "kind": PaymentKind.RESERVATION_TOTAL.value, "method": method.value,
+        "paid": PaymentStatus.PAID.value, "user": user_id, "mandate": mandate_ref,
+        # 4: the total including the VAT the invoice will freeze
+        "amount": amount_incl_tax_cents(total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
+        **journal, **held.store_params(answer),
+    }).fetchone()
+    if not written:  # 5: moved by a concurrent change since the read
+        _not_due(reservation_id)
 
-    def issue(stored: dict) -> dict:  # 6, last: its number's counter row is locked until the commit
-        return _with_number(stored, issue_invoice(draft, config=config).number)
+    def issue(stored: dict) -> dict:  # 6, last: its number's counter row is locked until the commit, sent with it
+        return _with_number(stored, issue_invoice(draft, config=config, commit=True).number)
 
-    return idempotency.Stored(answer, issue)  # the answer stored first, then the invoice
+    return idempotency.Stored(answer, issue, stored=True)  # the answer stored first, then the invoice
+
+
+def _not_due(reservation_id: str) -> None:
+    status = records.status_of(reservation_id)
+    raise Conflict(f"the reservation is not due for collection (financial status {status})",
+                   reason="not_due", financialStatus=status)
 
 
 def _with_number(answer: dict, number: str) -> dict:

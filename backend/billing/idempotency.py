@@ -16,13 +16,16 @@ a flow that fails stores nothing (the same key may be retried: nothing was done)
 A flow whose last step must come after its answer is stored returns `Stored(answer, finish)`:
 the answer is stored, then `finish(answer)` runs in the same transaction and its result is what
 the caller gets (the collection stores its answer before it issues the invoice, so that nothing
-but the invoice's own statement runs while the invoice series' counter row is locked).
+but the invoice's own statement runs while the invoice series' counter row is locked). A flow
+may store the answer itself, with its other writes in one statement (`STORE` with
+`Key.store_params`), and say so with `Stored(..., stored=True)`.
 
 `prepare` (optional) runs in that transaction before the flow; what it does is meant to outlast a
 failing flow (the collection opens the financial record `reservation_total_due`): when the flow
-fails, `prepare` runs again in a transaction of its own. A record left `in_flight` by the previous
-release (which committed a claim first) is still honoured: 409 while fresh, taken over after
-`STALE_CLAIM_SECONDS`.
+fails, `prepare` runs again in a transaction of its own. With `prepare_in_flow`, the flow does
+that work itself (the collection opens the record in its first read) and `prepare` runs only
+alone, after a failing flow. A record left `in_flight` by the previous release (which committed a
+claim first) is still honoured: 409 while fresh, taken over after `STALE_CLAIM_SECONDS`.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from datetime import timedelta
 
 from psycopg2.extras import Json
 
-from backend import clock
+from backend import clock, prepared
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord
 from backend.db import database, transaction
@@ -65,10 +68,30 @@ def check_key(key: str | None) -> str:
 
 @dataclass(frozen=True)
 class Stored:
-    """What a flow returns to have `answer` stored before `finish(answer)` runs (see above)."""
+    """What a flow returns to have `answer` stored before `finish(answer)` runs (see above);
+    `stored`: the flow has stored it already (`STORE`, `Key.store_params`)."""
 
     answer: dict
     finish: Callable[[dict], dict]
+    stored: bool = False
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key in its scope, with the fingerprint of the request that presents it."""
+
+    scope: str
+    route: str
+    key: str
+    request_hash: str
+
+    def store_params(self, answer: dict) -> dict:
+        """The values of `STORE` that store `answer` as the key's completed one (names start
+        `idem_`), for `run_once` or a flow sending it as a part of its own statement."""
+        now = clock.now()
+        return {"idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key,
+                        "idem_hash": self.request_hash, "idem_body": Json(answer), "idem_now": now,
+                        "idem_expires": now + TTL}
 
 
 def lock_id(scope: str, route: str, key: str) -> int:
@@ -78,10 +101,11 @@ def lock_id(scope: str, route: str, key: str) -> int:
 
 
 def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Callable[[], dict | Stored],
-             prepare: Callable[[], None] | None = None) -> tuple[dict, bool]:
+             prepare: Callable[[], None] | None = None, prepare_in_flow: bool = False) -> tuple[dict, bool]:
     """`(answer, idempotent)`: the stored answer of a known key (True), else the answer `flow`
     gives, stored with the key in the flow's transaction (False). `prepare` runs before the flow
-    in that transaction, and again on its own when the flow fails (what it does stays)."""
+    in that transaction (unless `prepare_in_flow`: the flow does it), and again on its own when
+    the flow fails (what it does stays)."""
     prepared = False
     try:
         with transaction():
@@ -89,11 +113,13 @@ def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Calla
             if stored is not None:
                 return stored, True
             if prepare is not None:
-                prepare()
+                if not prepare_in_flow:
+                    prepare()
                 prepared = True
             outcome = flow()
             answer = outcome.answer if isinstance(outcome, Stored) else outcome
-            _store(scope, route, key, request_hash, answer)
+            if not (isinstance(outcome, Stored) and outcome.stored):
+                _store(Key(scope, route, key, request_hash), answer)
             if isinstance(outcome, Stored):
                 answer = outcome.finish(answer)
     except Exception:
@@ -103,13 +129,18 @@ def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Calla
     return answer, False
 
 
+_LOCK = prepared.Statement("billing_idempotency_lock", "SELECT pg_try_advisory_xact_lock(%(lock)s)")
+_READ = prepared.Statement("billing_idempotency_read", (
+    "SELECT id, request_hash, state, response_body, created_at, expires_at FROM billing_idempotency_record"
+    " WHERE scope = %(scope)s AND route = %(route)s AND key = %(key)s"))
+
+
 def _hold(scope: str, route: str, key: str, request_hash: str) -> dict | None:
     """Hold the key for this transaction; its stored answer when it has one (None: run the flow)."""
-    if not database.execute_sql("SELECT pg_try_advisory_xact_lock(%s)", (lock_id(scope, route, key),)).fetchone()[0]:
+    if not _LOCK.execute({"lock": lock_id(scope, route, key)}).fetchone()[0]:
         raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
-    row = database.execute_sql(  # read once the lock is held: sees whatever its last holder committed
-        "SELECT id, request_hash, state, response_body, created_at, expires_at FROM billing_idempotency_record"
-        " WHERE scope = %s AND route = %s AND key = %s", (scope, route, key)).fetchone()
+    # Read once the lock is held (another statement): sees whatever its last holder committed.
+    row = _READ.execute({"scope": scope, "route": route, "key": key}).fetchone()
     if row is None:
         return None
     record_id, stored_hash, state, body, created_at, expires_at = row
@@ -127,15 +158,19 @@ def _hold(scope: str, route: str, key: str, request_hash: str) -> dict | None:
     return None  # a claim abandoned by a crash: taken over (`_store` overwrites it)
 
 
-def _store(scope: str, route: str, key: str, request_hash: str, answer: dict) -> None:
-    now = clock.now()
-    database.execute_sql(
-        "INSERT INTO billing_idempotency_record AS r (scope, route, key, request_hash, state, response_status,"
-        " response_body, created_at, expires_at) VALUES (%s, %s, %s, %s, 'completed', 200, %s, %s, %s)"
-        " ON CONFLICT (scope, route, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = 'completed',"
-        " response_status = 200, response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at,"
-        " expires_at = EXCLUDED.expires_at",
-        (scope, route, key, request_hash, Json(answer), now, now + TTL))
+# The key's answer stored (`completed`), over an abandoned claim of the previous release if any.
+STORE = (
+    "INSERT INTO billing_idempotency_record AS r (scope, route, key, request_hash, state, response_status,"
+    " response_body, created_at, expires_at) VALUES (%(idem_scope)s, %(idem_route)s, %(idem_key)s, %(idem_hash)s,"
+    " 'completed', 200, %(idem_body)s, %(idem_now)s, %(idem_expires)s)"
+    " ON CONFLICT (scope, route, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = 'completed',"
+    " response_status = 200, response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at,"
+    " expires_at = EXCLUDED.expires_at"
+)
+
+
+def _store(key: Key, answer: dict) -> None:
+    database.execute_sql(STORE, key.store_params(answer))
 
 
 def _prepare_alone(prepare: Callable[[], None]) -> None:

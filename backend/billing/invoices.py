@@ -15,13 +15,13 @@ from datetime import datetime, timedelta
 
 from psycopg2.extras import Json
 
-from backend import events
+from backend import events, prepared
 from backend.billing import numbering
 from backend.billing.models import CREDIT_NOTE_KINDS, Invoice, InvoiceKind, InvoiceStatus
 from backend.billing.parties import organization_party, platform_party
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
 from backend.config import Config
-from backend.db import database, in_transaction
+from backend.db import in_transaction, write_block_batches
 from backend.model import new_id
 
 DOCUMENT_KIND = {  # spec C post-invoice hook, step 2
@@ -78,8 +78,11 @@ class InvoiceDraft:
         return sum(line.total_cents for line in self.lines)
 
 
-def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
-    """Issue `draft` inside the caller's transaction and record `invoice.issued`."""
+def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False) -> Invoice:
+    """Issue `draft` inside the caller's transaction and record `invoice.issued`. With `commit`,
+    the invoice is the transaction's last write and the COMMIT goes with its statement
+    (`db.commit_with`): the series' counter row is then held only for the statement and the
+    commit itself, never for a round trip back to this process."""
     if not in_transaction():
         raise RuntimeError("issue_invoice runs inside the caller's transaction()")
     kind = InvoiceKind(draft.kind)
@@ -103,12 +106,17 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
         "credited_invoice_id": draft.credited_invoice_id, "reason": draft.reason,
         "created_by_user_id": draft.created_by_user_id,
     }
-    # Everything else first: the counter row stays locked from the allocation to the commit.
+    # Everything else first, the event's outbox row included (written now rather than at the end
+    # of the transaction block): the counter row stays locked from the allocation to the commit.
+    write_block_batches()
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
-    number, sequence, issued_at = database.execute_sql(_INSERT_NUMBERED, {
-        **{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
-        "series": series, "now": now, "due_in_days": draft.due_in_days, "paid": draft.paid,
-    }).fetchone()
+    params = {**{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
+              "series": series, "now": now, "due_in_days": draft.due_in_days, "paid": draft.paid}
+    if commit:
+        _INSERT_NUMBERED.execute_and_commit(params)  # its RETURNING is not sent back: read once committed
+        number, sequence, issued_at = _NUMBERED.execute({"id": draft.invoice_id}).fetchone()
+    else:
+        number, sequence, issued_at = _INSERT_NUMBERED.execute(params).fetchone()
     return Invoice(**values, number=number, series=series, sequence=sequence, issued_at=issued_at,
                    due_at=issued_at + timedelta(days=draft.due_in_days), paid_at=issued_at if draft.paid else None,
                    created_at=issued_at, updated_at=issued_at, pdf_storage_key=None)
@@ -122,17 +130,25 @@ _JSON_COLUMNS = frozenset({"issuer", "customer", "lines"})
 _COLUMNS = ("id", "kind", "status", "reservation_id", "issuer_organization_id", "customer_organization_id", "issuer",
             "customer", "lines", "amount_excl_tax_cents", "tax_amount_cents", "vat_rate_bps", "currency",
             "service_starts_at", "service_ends_at", "credited_invoice_id", "reason", "created_by_user_id")
+# The types of the values a SELECT list gives the INSERT (text when not cast, which the character columns take).
+_CASTS = {"issuer": "jsonb", "customer": "jsonb", "lines": "jsonb", "amount_excl_tax_cents": "integer",
+          "tax_amount_cents": "integer", "vat_rate_bps": "integer", "service_starts_at": "timestamptz",
+          "service_ends_at": "timestamptz"}
+_VALUES = ", ".join(f"%({name})s::{_CASTS[name]}" if name in _CASTS else f"%({name})s" for name in _COLUMNS)
 # One statement allocates the number (`numbering.NEXT_NUMBER`) and inserts the invoice with it:
-# the counter row is locked by the transaction's last statement before the commit.
-_INSERT_NUMBERED = (
+# the counter row is locked by the transaction's last statement before the commit. Prepared: it
+# is planned once per connection, not under the lock at every invoice.
+_INSERT_NUMBERED = prepared.Statement("billing_issue_invoice", (
     f"WITH n AS ({numbering.NEXT_NUMBER})"  # noqa: S608 (constants only)
     f" INSERT INTO billing_invoice ({', '.join(_COLUMNS)}, number, series, sequence, issued_at, due_at, paid_at,"
     " created_at, updated_at)"
-    f" SELECT {', '.join(f'%({name})s' for name in _COLUMNS)}, {numbering.NUMBER_SQL}, %(series)s, n.sequence,"
+    f" SELECT {_VALUES}, {numbering.NUMBER_SQL}, %(series)s, n.sequence,"
     " n.issued_at, n.issued_at + make_interval(days => %(due_in_days)s),"
     " CASE WHEN %(paid)s THEN n.issued_at END, n.issued_at, n.issued_at FROM n"
     " RETURNING number, sequence, issued_at"
-)
+))
+_NUMBERED = prepared.Statement("billing_invoice_numbered",
+                               "SELECT number, sequence, issued_at FROM billing_invoice WHERE id = %(id)s")
 
 
 def amounts(invoice: Invoice) -> dict:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.billing.models import LedgerEntry
 from backend.db import database, in_transaction
 from backend.model import new_id
 
@@ -52,18 +51,49 @@ def post_journal(postings: list[Posting], *, description: str, reservation_id: s
     error) and by the database at commit (whatever the caller does)."""
     if not in_transaction():
         raise RuntimeError("post_journal runs inside the caller's transaction()")
+    journal_id, params = journal_params(postings, description=description, reservation_id=reservation_id,
+                                        invoice_id=invoice_id, payment_order_id=payment_order_id)
+    database.execute_sql(journal_sql(len(postings)), params)
+    return journal_id
+
+
+_COLUMNS = ("journal_id", "account", "direction", "amount_cents", "reservation_id", "invoice_id", "payment_order_id",
+            "description")
+_INSERT = f"INSERT INTO billing_ledger_entry ({', '.join(_COLUMNS)}) {{values}}"
+# The rows of a VALUES list, written only when a condition holds (the amount cast: a bare VALUES
+# list in a SELECT gives its values the type text).
+_SELECTED = ", ".join("v.amount_cents::bigint" if column == "amount_cents" else f"v.{column}" for column in _COLUMNS)
+_WHEN = f"SELECT {_SELECTED} FROM ({{values}}) AS v ({', '.join(_COLUMNS)}) WHERE {{when}}"  # noqa: S608 (constants)
+
+
+def journal_sql(postings: int, *, when: str | None = None) -> str:
+    """The one INSERT of a journal transaction of `postings` lines (values: `journal_params`), for
+    `post_journal` or for a caller sending it as a part of its own statement (a data-modifying
+    `WITH` part, written only `when` that SQL condition holds). Written out: peewee building a
+    multi-row INSERT cost several times what PostgreSQL spends running it."""
+    values = "VALUES " + ", ".join(
+        f"(%(ledger_journal)s, %(ledger_account_{n})s, %(ledger_direction_{n})s, %(ledger_amount_{n})s,"
+        " %(ledger_reservation)s, %(ledger_invoice)s, %(ledger_order)s, %(ledger_description)s)"
+        for n in range(postings))
+    return _INSERT.format(values=values if when is None else _WHEN.format(values=values, when=when))
+
+
+def journal_params(postings: list[Posting], *, description: str, reservation_id: str | None = None,
+                   invoice_id: str | None = None, payment_order_id: str | None = None) -> tuple[str, dict]:
+    """`(journal_id, values)` of a journal transaction for `journal_sql` (names start `ledger_`);
+    refused here when it does not balance."""
     debits = sum(p.amount_cents for p in postings if p.direction == DEBIT)
     credits = sum(p.amount_cents for p in postings if p.direction == CREDIT)
-    if debits != credits or any(p.direction not in (DEBIT, CREDIT) or p.amount_cents < 0 for p in postings):
+    if not postings or debits != credits or any(p.direction not in (DEBIT, CREDIT) or p.amount_cents < 0
+                                                for p in postings):
         raise UnbalancedJournal(f"journal does not balance: debits {debits}, credits {credits}")
     journal_id = new_id()
-    LedgerEntry.insert_many([
-        {"journal_id": journal_id, "account": p.account, "direction": p.direction, "amount_cents": p.amount_cents,
-         "reservation_id": reservation_id, "invoice_id": invoice_id, "payment_order_id": payment_order_id,
-         "description": description}
-        for p in postings
-    ]).execute()
-    return journal_id
+    params = {"ledger_journal": journal_id, "ledger_reservation": reservation_id, "ledger_invoice": invoice_id,
+              "ledger_order": payment_order_id, "ledger_description": description}
+    for n, posting in enumerate(postings):
+        params.update({f"ledger_account_{n}": posting.account, f"ledger_direction_{n}": posting.direction,
+                       f"ledger_amount_{n}": posting.amount_cents})
+    return journal_id, params
 
 
 def balance(account: str) -> int:

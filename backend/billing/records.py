@@ -58,31 +58,43 @@ def open_record(reservation: Reservation, status: FinancialStatus) -> FinancialR
     return FinancialRecord.get_by_id(reservation.id)
 
 
+# `open_record` in one statement: an INSERT ... SELECT from the reservation, conditions included.
+OPEN_COLLECTABLE = (
+    "INSERT INTO billing_financial_record (reservation_id, billing_model, financial_status, store_base_cents,"
+    " commission_cents, total_cents, commission_rate_bps)"
+    " SELECT id, %(model)s, %(status)s, base_amount_cents, commission_amount_cents, total_amount_cents,"
+    " commission_rate_bps FROM reservation WHERE id = %(id)s AND industrial_organization_id = %(org)s"
+    " AND status = ANY(%(collectable)s::text[]) AND coalesce(billing_model = 'principal_seller', false) = %(principal)s"
+    " ON CONFLICT (reservation_id) DO NOTHING"
+)
+
+
+def open_collectable_params(reservation_id: str, industrial_organization_id: str, model: BillingModel,
+                            status: FinancialStatus, collectable: frozenset[str]) -> dict:
+    """The parameters of `OPEN_COLLECTABLE` (`id` and `org` name the reservation and its organization)."""
+    return {"model": model.value, "status": status.value, "id": reservation_id, "org": industrial_organization_id,
+            "collectable": sorted(collectable), "principal": model is BillingModel.PRINCIPAL_SELLER}
+
+
 def open_collectable(reservation_id: str, industrial_organization_id: str, model: BillingModel,
                      status: FinancialStatus, collectable: frozenset[str]) -> None:
     """`open_record` in one statement, for the organization's reservation only when its status is
-    in `collectable` and it is billed under `model` (else nothing: the caller's checks say why)."""
-    database.execute_sql(
-        "INSERT INTO billing_financial_record (reservation_id, billing_model, financial_status, store_base_cents,"
-        " commission_cents, total_cents, commission_rate_bps)"
-        " SELECT id, %(model)s, %(status)s, base_amount_cents, commission_amount_cents, total_amount_cents,"
-        " commission_rate_bps FROM reservation WHERE id = %(id)s AND industrial_organization_id = %(org)s"
-        " AND status = ANY(%(collectable)s) AND coalesce(billing_model = 'principal_seller', false) = %(principal)s"
-        " ON CONFLICT (reservation_id) DO NOTHING",
-        {"model": model.value, "status": status.value, "id": reservation_id, "org": industrial_organization_id,
-         "collectable": sorted(collectable), "principal": model is BillingModel.PRINCIPAL_SELLER})
+    in `collectable` and it is billed under `model` (else nothing: the caller's checks say why).
+    The collection sends the same statement as part of its read (`OPEN_COLLECTABLE`)."""
+    database.execute_sql(OPEN_COLLECTABLE, open_collectable_params(
+        reservation_id, industrial_organization_id, model, status, collectable))
 
 
-def settle(reservation_id: str, current: FinancialStatus, status: FinancialStatus) -> tuple[int, int, int] | None:
-    """Move the record from `current` to `status` in one statement (which locks it); its frozen
-    `(store_base_cents, commission_cents, total_cents)`, or None when it is not at `current`."""
+# Parameters: status, now, reservation id, current status. Moves the record (and locks it) when it
+# is at `current`; returns its frozen amounts.
+SETTLE = ("UPDATE billing_financial_record SET financial_status = %(status)s, updated_at = %(now)s"
+          " WHERE reservation_id = %(id)s AND financial_status = %(current)s"
+          " RETURNING store_base_cents, commission_cents, total_cents")
+
+
+def check_transition(current: FinancialStatus, status: FinancialStatus) -> None:
     if status not in TRANSITIONS[current]:
         raise ValueError(f"{current} -> {status} is not a financial status transition")
-    return database.execute_sql(
-        "UPDATE billing_financial_record SET financial_status = %s, updated_at = %s"
-        " WHERE reservation_id = %s AND financial_status = %s"
-        " RETURNING store_base_cents, commission_cents, total_cents",
-        (status.value, clock.now(), reservation_id, current.value)).fetchone()
 
 
 def status_of(reservation_id: str) -> str:

@@ -127,8 +127,8 @@ class Session:
         conn = pools.connection()
         try:
             with conn.cursor() as cursor:
-                cursor.execute(SESSION_WITH_ORGANIZATIONS,
-                               (hashlib.sha256(token.encode()).hexdigest(), datetime.now(UTC)))
+                cursor.execute(SESSION_WITH_ORGANIZATIONS, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
+                                                            "now": datetime.now(UTC)})
                 row = cursor.fetchone()
                 if row is None:
                     raise falcon.HTTPUnauthorized()

@@ -7,6 +7,7 @@ import pytest
 from backend.billing import collection, ledger
 from backend.billing.models import (
     FinancialRecord,
+    IdempotencyRecord,
     Invoice,
     LedgerEntry,
     PaymentMethod,
@@ -57,6 +58,26 @@ def test_a_second_key_cannot_collect_twice(market):
     with pytest.raises(Conflict) as refused:
         _collect(reservation, key="second")
     assert refused.value.details["reason"] == "not_due"
+
+
+def test_a_record_moved_after_the_read_writes_nothing_and_is_refused(market, monkeypatch):
+    """The write statement moves the record only from `reservation_total_due`: when a concurrent
+    change moved it after the flow's read, no payment order, journal, key answer or invoice is
+    written, and the answer is 409 `not_due` with the record's actual status."""
+    reservation = market.reservation(approved_org("industrial"), approved_org("distributor"))
+    _collect(reservation, key="first")
+    read = collection._collection_row
+
+    def stale_read(reservation_id, organization_id):  # as read before the other collection committed
+        return {**read(reservation_id, organization_id), "financial_status": "reservation_total_due"}
+
+    monkeypatch.setattr(collection, "_collection_row", stale_read)
+    counts = (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count())
+    with pytest.raises(Conflict) as refused:
+        _collect(reservation, key="second")
+    assert refused.value.details == {"reason": "not_due", "financialStatus": "reservation_total_paid"}
+    assert (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count()) == counts
+    assert IdempotencyRecord.select().where(IdempotencyRecord.key == "second").count() == 0
 
 
 def test_refusals_not_approved_not_principal_seller_other_organization(market):
