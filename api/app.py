@@ -9,7 +9,7 @@ import dramatiq
 import falcon
 import swagger_ui_bundle
 
-from api import conflicts, errors, openapi
+from api import conflicts, errors, json_media, openapi
 from api.access import Route
 from api.middleware import BodyLimit, CanonicalPath, CountRequests, DatabaseSession, RateLimit, RefuseNul, RequestId
 from api.policy import Policy
@@ -73,6 +73,7 @@ def create_app(config: Config | None = None, **clients) -> App:
         ]
     )
     app.req_options.strip_url_path_trailing_slash = True
+    json_media.install(app)
     errors.register(app)
     conflicts.register(app)
     deps.routes = all_routes(deps)

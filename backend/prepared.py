@@ -44,8 +44,8 @@ class Statement:
             if parameter not in self.parameters:
                 self.parameters.append(parameter)
         numbered = _PARAMETER.sub(lambda match: f"${self.parameters.index(match.group(1)) + 1}", sql)
-        self._prepare = f"PREPARE {name} AS {numbered}"  # sent with no values: `%%` stays as psycopg2 reads it
-        self._execute = f"EXECUTE {name}({', '.join(f'%({p})s' for p in self.parameters)})" if self.parameters \
+        self.prepare_sql = f"PREPARE {name} AS {numbered}"  # sent with no values: `%%` stays as psycopg2 reads it
+        self.execute_sql = f"EXECUTE {name}({', '.join(f'%({p})s' for p in self.parameters)})" if self.parameters \
             else f"EXECUTE {name}"
         self._prepared_on: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -53,13 +53,13 @@ class Statement:
     def execute(self, params: Mapping[str, object]):
         """Run the statement on this thread's connection; its cursor (as `database.execute_sql`)."""
         self._ensure_prepared()
-        return database.execute_sql(self._execute, params)
+        return database.execute_sql(self.execute_sql, params)
 
     def execute_and_commit(self, params: Mapping[str, object]) -> bool:
         """Run the statement as the transaction's last, its COMMIT sent with it (`db.commit_with`:
         its result is not returned)."""
         self._ensure_prepared()
-        return commit_with(self._execute, params)
+        return commit_with(self.execute_sql, params)
 
     def _ensure_prepared(self) -> None:
         connection = database.connection()
@@ -67,6 +67,6 @@ class Statement:
             prepared = connection in self._prepared_on
         if not prepared:
             # Alone, so that a failure of the EXECUTE never leaves the connection's state unknown.
-            database.execute_sql(self._prepare)
+            database.execute_sql(self.prepare_sql)
             with self._lock:
                 self._prepared_on[connection] = True

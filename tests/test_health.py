@@ -37,3 +37,14 @@ def test_health_does_not_touch_the_database(app, monkeypatch):
 
     monkeypatch.setattr(db, "open_connection", refuse)
     assert falcon.testing.TestClient(app).simulate_get("/api/health").status_code == 200
+
+
+def test_health_answer_is_its_schemas_field_by_field_dump(client):
+    # `HealthOut.dump` answers the resource's dict as built: it must be what the fields would dump.
+    from marshmallow import Schema
+
+    from schemas.health import HealthOut
+
+    data = client.simulate_get("/api/health").json["data"]
+    assert Schema.dump(HealthOut(), data) == data
+    assert list(data) == list(HealthOut().fields)

@@ -91,6 +91,16 @@ def test_uncaught_exception_is_500_logged_with_request_id_and_stack(echo_client,
     assert "RuntimeError: boom" in errors[-1]["stack"]
 
 
+def test_generated_request_ids_are_distinct_uuid4s():
+    from backend.context import new_uuid4
+
+    ids = [new_uuid4() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    for value in ids:
+        parsed = uuid.UUID(value)
+        assert UUID4.match(value) and parsed.version == 4 and parsed.variant == uuid.RFC_4122 and str(parsed) == value
+
+
 @pytest.mark.parametrize("candidate", ["abc-123", "a.b_c:d-e", "x" * 128])
 def test_valid_client_request_id_is_kept(client, candidate):
     resp = client.simulate_get("/api/health", headers={"x-request-id": candidate})

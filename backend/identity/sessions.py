@@ -71,7 +71,7 @@ SESSION_ONLY = SESSION_SQL.format(organizations="")
 SESSION_WITH_ORGANIZATIONS = SESSION_SQL.format(organizations=ORGANIZATIONS_SQL)
 # Prepared (`backend.prepared`): PostgreSQL plans the four-table join once per connection, not at
 # every request (planning cost about as much as running it).
-_SESSION_STATEMENTS = {False: prepared.Statement("identity_session", SESSION_ONLY),
+SESSION_STATEMENTS = {False: prepared.Statement("identity_session", SESSION_ONLY),
                        True: prepared.Statement("identity_session_organizations", SESSION_WITH_ORGANIZATIONS)}
 
 
@@ -80,7 +80,7 @@ def resolve_session(token: str | None, *, organizations: bool = False) -> Resolv
     statement); `organizations`: with the user's organizations, in the same statement."""
     if not token:
         return None
-    row = _SESSION_STATEMENTS[organizations].execute({"token_hash": token_digest(token), "now": clock.now()}).fetchone()
+    row = SESSION_STATEMENTS[organizations].execute({"token_hash": token_digest(token), "now": clock.now()}).fetchone()
     if row is None:
         return None
     (session_id, active_organization_id, membership_role, actor_type, kyb_status,

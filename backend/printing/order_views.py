@@ -23,7 +23,7 @@ from backend.listing import ListParams, Page, paginate
 from backend.marketplace.models import AdSpace, Campaign, FurnitureZone, Reservation, Store
 from backend.printing.archive import ArchiveFile, entry_names, entry_names_of
 from backend.printing.models import PrintAsset, PrintOrder, PrintOrderBatch, PrintOrderLine
-from backend.printing.orders import OrderMetrics, metrics_of, order_metrics
+from backend.printing.orders import OrderMetrics, order_metrics, surface_m2
 from backend.printing.plans import formatted_address
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
 
@@ -267,25 +267,35 @@ def _list_items(where: str, order: str, params: dict, *, reservation: bool = Fal
     lines: dict[str, list[tuple]] = {row[0]: [] for row in rows}
     for line in database.execute_sql(_LIST_LINES, (list(lines),)):
         lines[line[0]].append(line)
-    items = [_list_item(row, sorted(lines[row[0]], key=itemgetter(1))) for row in rows]
+    items = [_list_item(row, lines[row[0]]) for row in rows]
     if reservation:
         for item, row in zip(items, rows, strict=True):
             item["reservationId"] = row[13]
     return items, rows[0][-1]
 
 
+_POSITION = itemgetter(1)
+
+
 def _list_item(row: tuple, lines: list[tuple]) -> dict:
-    names = iter(entry_names_of(tuple((line[10], line[8]) for line in lines if line[9] is not None)))
-    metrics = metrics_of([(line[8], line[5], line[6]) for line in lines])
+    """The list item of an order's row and its line rows (sorted here, in place). One pass over the
+    lines builds their items and sums the metrics of `orders.metrics_of`, so a whole workload's
+    30,000 lines are walked once."""
+    lines.sort(key=_POSITION)
+    names = iter(entry_names_of(tuple([(line[10], line[8]) for line in lines if line[9] is not None])))
+    panels = surface_mm2 = 0
+    items = []
+    for _, position, zone_id, zone_code, zone_label, width, height, face_index, quantity, asset_id, _ in lines:
+        panels += quantity
+        surface_mm2 += quantity * width * height
+        items.append({"position": position, "zoneId": zone_id, "zoneCode": zone_code, "zoneLabel": zone_label,
+                      "faceIndex": face_index, "quantity": quantity, "assetId": asset_id,
+                      "fileName": None if asset_id is None else next(names), "widthMm": width, "heightMm": height})
     return {
         "code": row[1], "status": row[2], "batchCode": row[3], "batchId": row[4],
         "campaign": {"id": row[5], "name": row[6]}, "industrialName": row[7], "storeName": row[8], "city": row[9],
-        "deliveryTarget": row[10], "filesCount": metrics.files_count, "panelCount": metrics.panel_count,
-        "totalSurfaceM2": metrics.total_surface_m2, "createdAt": row[11], "updatedAt": row[12],
-        "lines": [{"position": line[1], "zoneId": line[2], "zoneCode": line[3], "zoneLabel": line[4],
-                   "faceIndex": line[7], "quantity": line[8], "assetId": line[9],
-                   "fileName": None if line[9] is None else next(names), "widthMm": line[5], "heightMm": line[6]}
-                  for line in lines],
+        "deliveryTarget": row[10], "filesCount": len(items), "panelCount": panels,
+        "totalSurfaceM2": surface_m2(surface_mm2), "createdAt": row[11], "updatedAt": row[12], "lines": items,
     }
 
 

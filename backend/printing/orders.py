@@ -274,4 +274,9 @@ def metrics_of(lines: Iterable[tuple[int, int, int]]) -> OrderMetrics:
         files += 1
         panels += quantity
         surface_mm2 += quantity * width * height
-    return OrderMetrics(files, panels, round(surface_mm2 / 1_000_000, SURFACE_DECIMALS))
+    return OrderMetrics(files, panels, surface_m2(surface_mm2))
+
+
+def surface_m2(surface_mm2: int) -> float:
+    """A surface summed exactly in mm2, in m2 rounded once (`SURFACE_DECIMALS`)."""
+    return round(surface_mm2 / 1_000_000, SURFACE_DECIMALS)

@@ -8,7 +8,8 @@ ORM), not PostgreSQL:
 
 - `GET /api/health`: the same JSON envelope, no database.
 - `GET /api/auth/session`: the cookie's SHA-256, the session statement with the user's
-  organizations, the pending-envelope check, the same answer.
+  organizations (prepared once per connection, as Vitrine's), the pending-envelope check, the
+  same answer.
 - `POST /api/webhooks/esign`: the HMAC-SHA256 of the raw body compared in constant time, the
   issued-at window, the JSON parsed, then in one transaction the event `INSERT ... ON CONFLICT DO
   NOTHING` and the outbox row, and after the commit the Dramatiq message `LPUSH`ed to Redis in the
@@ -27,6 +28,7 @@ import json
 import os
 import threading
 import time
+import weakref
 from datetime import UTC, datetime
 
 import falcon
@@ -36,9 +38,11 @@ from psycopg2.extras import Json
 # Statements (strings) and the roles' permission table: the reference runs Vitrine's SQL and
 # answers the same permissions, nothing else of its code.
 from backend.identity.permissions import permissions_for
-from backend.identity.sessions import SESSION_WITH_ORGANIZATIONS
+from backend.identity.sessions import SESSION_STATEMENTS
 from backend.onboarding.envelopes import PENDING_ENVELOPE_SQL
 
+SESSION_LOOKUP = SESSION_STATEMENTS[True]  # the session with its organizations, prepared
+_PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connections that prepared it
 REFERENCE_QUEUE = "bench_reference"
 REFERENCE_ACTOR = "bench_reference"
 SESSION_COOKIE = "auth.session_token"
@@ -127,7 +131,10 @@ class Session:
         conn = pools.connection()
         try:
             with conn.cursor() as cursor:
-                cursor.execute(SESSION_WITH_ORGANIZATIONS, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
+                if conn not in _PREPARED:  # prepared once per connection, as Vitrine's lookup is
+                    cursor.execute(SESSION_LOOKUP.prepare_sql)
+                    _PREPARED[conn] = True
+                cursor.execute(SESSION_LOOKUP.execute_sql, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
                                                             "now": datetime.now(UTC)})
                 row = cursor.fetchone()
                 if row is None:

@@ -22,14 +22,12 @@ import html
 import json
 import os
 import re
-import signal
-import threading
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 
 from ops.simulators.esign_store import DEFAULT_BACKOFF, Faults, ProviderError, Store, WebhookSender
-from ops.simulators.server import BackgroundSimulator, SimulatorServer
+from ops.simulators.server import BackgroundSimulator, SimulatorServer, run_until_stopped
 
 MAX_BODY = 20 * 1024 * 1024
 
@@ -279,14 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         callback_url=args.callback, secret=args.secret, api_key=args.api_key, host=args.host, port=args.port,
         backoff=tuple(delay * args.backoff_scale for delay in DEFAULT_BACKOFF),
     )
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    simulator.start()
-    print(f"e-signature simulator at {simulator.api_url}", flush=True)
-    stop.wait()
-    simulator.stop()
-    return 0
+    return run_until_stopped(simulator, f"e-signature simulator at {simulator.api_url}")
 
 
 if __name__ == "__main__":

@@ -27,9 +27,7 @@ import contextlib
 import json
 import os
 import re
-import signal
 import socket
-import threading
 import time
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -37,7 +35,7 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from ops.simulators.odp_store import FLOW_MODES, OperatorError, Settings, Store
-from ops.simulators.server import BackgroundSimulator, SimulatorServer
+from ops.simulators.server import BackgroundSimulator, SimulatorServer, run_until_stopped
 
 MAX_BODY = 20 * 1024 * 1024
 FLOWS = "/public/einvoicing/v1/flows"
@@ -279,14 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(auto_ok_after_seconds=None if args.auto_ok_after < 0 else args.auto_ok_after)
     simulator = OdpSimulator(client_id=args.client_id, client_secret=args.client_secret, entity_id=args.entity_id,
                              host=args.host, port=args.port, settings=settings)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    simulator.start()
-    print(f"e-invoicing operator simulator at {simulator.url}", flush=True)
-    stop.wait()
-    simulator.stop()
-    return 0
+    return run_until_stopped(simulator, f"e-invoicing operator simulator at {simulator.url}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
 """What every simulator shares: a threading HTTP server with a deep backlog that shrugs off
-clients that gave up, run in a background thread with `start()`/`stop()` and as a context manager."""
+clients that gave up, run in a background thread with `start()`/`stop()` and as a context manager;
+and `run_until_stopped`, the body of a simulator run as a process (`python -m ops.simulators.X`)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,3 +45,35 @@ class BackgroundSimulator:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+STOP_GRACE_SECONDS = 5.0  # a stop taking longer than this (a wedged client, a full pipe) ends the process
+
+
+def run_until_stopped(simulator: BackgroundSimulator, banner: str) -> int:
+    """Serve until SIGTERM or SIGINT, then stop within `STOP_GRACE_SECONDS`; a second signal ends
+    the process at once. Started by a supervisor (`vitrine dev` sets `VITRINE_SUPERVISOR`), it also
+    stops when that parent dies, so a killed `vitrine dev` never leaves a simulator holding its port."""
+    stop = threading.Event()
+
+    def on_signal(*_) -> None:
+        if stop.is_set():
+            os._exit(0)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    watch_parent = bool(os.environ.get("VITRINE_SUPERVISOR"))
+    parent = os.getppid()
+    simulator.start()
+    with contextlib.suppress(OSError):  # the supervisor may be gone already
+        print(banner, flush=True)
+    while not stop.wait(1.0):
+        if watch_parent and os.getppid() != parent:
+            break
+    stopper = threading.Thread(target=simulator.stop, name="simulator-stop", daemon=True)
+    stopper.start()
+    stopper.join(STOP_GRACE_SECONDS)
+    if stopper.is_alive():
+        os._exit(0)
+    return 0

@@ -3,6 +3,9 @@ and as the process `vitrine dev` starts."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 
@@ -78,3 +81,32 @@ def test_the_simulator_runs_as_a_process(free_port):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_supervised_simulator_stops_when_its_supervisor_dies(free_port):
+    """`vitrine dev` killed (SIGKILL, no chance to stop its children): its simulator does not stay
+    behind holding the port."""
+    port = free_port()
+    simulator = [sys.executable, "-m", "ops.simulators.odp", "--port", str(port), "--client-id", CLIENT_ID,
+                 "--client-secret", CLIENT_SECRET]
+    supervisor = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys, time\n"
+         f"child = subprocess.Popen({simulator!r}, stdout=subprocess.DEVNULL)\n"
+         "print(child.pid, flush=True)\ntime.sleep(600)\n"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "VITRINE_SUPERVISOR": "dev"})
+    child = int(supervisor.stdout.readline())
+    try:
+        def answers() -> bool:
+            try:
+                return requests.get(f"http://127.0.0.1:{port}/nope", timeout=1).status_code == 404
+            except requests.ConnectionError:
+                return False
+
+        wait_until(answers)
+        supervisor.kill()
+        supervisor.wait(timeout=10)
+        wait_until(lambda: not answers(), timeout=15)
+    finally:
+        supervisor.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)

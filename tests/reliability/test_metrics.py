@@ -61,3 +61,35 @@ def test_webhook_events_are_counted_by_status(make_app):
     assert client.simulate_post("/api/webhooks/esign", body=body, headers=signed_headers(body)).status_code == 200
     samples = _samples(client.simulate_get("/api/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).text)
     assert samples[("vitrine_webhook_events", (("status", "received"),))] == 1
+
+
+def test_request_metrics_expose_what_prometheus_clients_counter_and_histogram_would():
+    from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+    from api.metrics import LATENCY_BUCKETS, RequestMetrics
+
+    ours = RequestMetrics()
+    registry = CollectorRegistry()
+    counter = Counter("vitrine_http_requests", "API requests answered", ("route", "method", "status"),
+                      registry=registry)
+    histogram = Histogram("vitrine_http_request_duration_seconds", "API request latency", ("route", "method"),
+                          registry=registry, buckets=LATENCY_BUCKETS)
+    observations = [("/api/health", "GET", 200, 0.0004), ("/api/health", "GET", 200, 0.005),
+                    ("/api/health", "GET", 500, 0.0051), ("/api/auth/session", "GET", 401, 0.25),
+                    ("/api/auth/sign-in", "POST", 200, 2.6), ("unmatched", "GET", 404, 11.0)]
+    for route, method, status, seconds in observations:
+        ours.observe(route=route, method=method, status=status, seconds=seconds)
+        counter.labels(route, method, str(status)).inc()
+        histogram.labels(route, method).observe(seconds)
+
+    def series(registry) -> dict:  # every sample but the creation times, which differ by construction
+        return {key: value for key, value in _samples(generate_latest(registry).decode()).items()
+                if not key[0].endswith("_created")}
+
+    def created(registry) -> set:
+        return {key for key in _samples(generate_latest(registry).decode()) if key[0].endswith("_created")}
+
+    assert series(ours.registry) == series(registry)
+    assert created(ours.registry) == created(registry)
+    assert series(ours.registry)[("vitrine_http_request_duration_seconds_bucket",
+                                  (("le", "0.005"), ("method", "GET"), ("route", "/api/health")))] == 2
