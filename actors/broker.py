@@ -169,10 +169,9 @@ def run_maintenance(broker: RedisBroker) -> None:
 
 
 # A consumer with nothing to fetch backs off exponentially, up to the worker timeout (1 s). A batch
-# status advance hands each group of orders over to the next through the `printing` queue, 100
-# groups for 1,000 orders, and that back-off sat between every two groups (17 s of a 1,000-order
-# advance were idle). Its consumers back off at most PROMPT_QUEUES[queue] ms: an idle worker polls
-# that queue 40 to 80 times a second, one short Lua call each.
+# status advance waits in its request for the `printing` queue to pick its run up (its groups then
+# follow each other inside one message): that queue's consumers back off at most
+# PROMPT_QUEUES[queue] ms, so an idle worker polls it 40 to 80 times a second, one short Lua call each.
 PROMPT_QUEUES = {"printing": 25}
 
 

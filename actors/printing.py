@@ -16,10 +16,18 @@ def open_print_deposit(reservation_id: str) -> None:
 
 
 @dramatiq.actor(queue_name="printing", max_retries=8, time_limit=60_000, throws=(NotFound, ValidationError))
+def advance_batch_run(run_id: str) -> None:
+    """A batch status advance, group after group from where it stands (a redelivery or a second
+    message only continues it); a long run hands itself over to a new message. A transient
+    failure (the database unreachable) is retried: a run must never stay running."""
+    batch_advance.advance_run(run_id)
+
+
+@dramatiq.actor(queue_name="printing", max_retries=8, time_limit=60_000, throws=(NotFound, ValidationError))
 def advance_batch_order(run_id: str, order_id: str) -> None:
-    """One order of a batch status advance; a redelivery finds it settled and does nothing. A
-    transient failure (the database unreachable) is retried: a run must never stay running."""
-    batch_advance.advance_batch_order(run_id, order_id)
+    """A message of the former one-message-per-order advance, still queued when the workers were
+    updated: it continues its run (the order is settled with its group)."""
+    batch_advance.advance_run(run_id)
 
 
 @dramatiq.actor(queue_name="printing", max_retries=0, time_limit=120_000, throws=(),

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from backend.errors import ValidationError
 
@@ -68,8 +69,9 @@ class PlannedLine:
     qualifiers: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class ReservationPlan:
+class ReservationPlan(NamedTuple):
+    """One reservation's plan (a tuple: a batch makes one per reservation)."""
+
     reservation_id: str
     lines: tuple[PlannedLine, ...]
     reused: tuple[Slot, ...]  # one per reused face
@@ -240,6 +242,11 @@ def plan_deposit(
         deposited, declared = files_by_zone.get(zone.id, {}), reuse_by_zone.get(zone.id, set())
         faces = range(zone.face_quantity)
         labels = tuple(face_label(f) for f in faces)
+        slots = tuple(Slot(zone.id, f) for f in faces)
+        # Lines and slots are immutable: one object per distinct value, shared by every
+        # reservation that gets it (a 1,000-store batch built 10,000 of them one by one).
+        made: dict[tuple, PlannedLine] = {}
+        printed_total = reused_total = 0
         if not deposited and not declared and zone.id not in stock:
             raise _refuse(f"zone {zone.label} has neither a file nor a reuse declaration", zone=zone)
         if None in deposited or not (deposited or declared):
@@ -249,11 +256,20 @@ def plan_deposit(
                 raise _refuse(f"zone {zone.label} has faces with neither a file nor a reuse declaration", zone=zone)
             for reservation_id, count in printed.items():
                 if count:
-                    lines[reservation_id].append(PlannedLine(zone.id, None, asset_id, count, 0, labels))
-                reused[reservation_id].extend(Slot(zone.id, f) for f in range(zone.face_quantity - count))
+                    own = lines[reservation_id]
+                    key = (count, len(own))
+                    line = made.get(key)
+                    if line is None:
+                        line = made[key] = PlannedLine(zone.id, None, asset_id, count, len(own), labels)
+                    own.append(line)
+                    printed_total += count
+                kept = slots[:zone.face_quantity - count]
+                reused[reservation_id].extend(kept)
+                reused_total += len(kept)
         elif None in declared:
             for reservation_id in ids:
-                reused[reservation_id].extend(Slot(zone.id, f) for f in faces)
+                reused[reservation_id].extend(slots)
+            reused_total = len(slots) * len(ids)
         else:
             for face in faces:
                 asset_id = deposited.get(face)
@@ -262,27 +278,24 @@ def plan_deposit(
                                   zone=zone, face_index=face)
                 for reservation_id in ids:
                     if asset_id is None:
-                        reused[reservation_id].append(Slot(zone.id, face))
+                        reused[reservation_id].append(slots[face])
+                        reused_total += 1
                     else:
-                        lines[reservation_id].append(PlannedLine(zone.id, face, asset_id, 1, 0, (labels[face],)))
-        totals[zone.id] = _zone_total(zone, ids, lines, reused)
-    plans = tuple(
-        ReservationPlan(r, tuple(_positioned(lines[r])), tuple(reused[r])) for r in ids
-    )
+                        own = lines[reservation_id]
+                        key = (face, len(own))
+                        line = made.get(key)
+                        if line is None:
+                            line = made[key] = PlannedLine(zone.id, face, asset_id, 1, len(own), (labels[face],))
+                        own.append(line)
+                        printed_total += 1
+        totals[zone.id] = _zone_total(zone, len(ids), printed_total, reused_total)
+    plans = tuple(ReservationPlan(r, tuple(lines[r]), tuple(reused[r])) for r in ids)
     return DepositPlan(plans, totals)
 
 
-def _zone_total(zone: Zone, ids, lines, reused) -> ZoneTotal:
-    printed = sum(line.quantity for r in ids for line in lines[r] if line.zone_id == zone.id)
-    reused_count = sum(1 for r in ids for slot in reused[r] if slot.zone_id == zone.id)
-    total = ZoneTotal(zone.face_quantity * len(ids), printed, reused_count)
+def _zone_total(zone: Zone, population: int, printed: int, reused: int) -> ZoneTotal:
+    """The zone's totals, counted as its lines and reused faces were written, checked against its faces."""
+    total = ZoneTotal(zone.face_quantity * population, printed, reused)
     if total.printed + total.reused != total.faces:
-        raise AllocationInvariantBroken(f"zone {zone.id}: {printed} printed + {reused_count} reused != {total.faces}")
+        raise AllocationInvariantBroken(f"zone {zone.id}: {printed} printed + {reused} reused != {total.faces}")
     return total
-
-
-def _positioned(lines: list[PlannedLine]) -> list[PlannedLine]:
-    return [
-        PlannedLine(line.zone_id, line.face_index, line.asset_id, line.quantity, position, line.qualifiers)
-        for position, line in enumerate(lines)
-    ]

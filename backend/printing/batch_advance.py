@@ -1,29 +1,36 @@
 """Advancing every order of a batch (`PATCH /api/printer/print-batches/{code}/status`).
 
-A run record holds the request and its counters; one item per order (sorted by code) holds the
-order's group (`ADVANCE_STATUS_CONCURRENCY` orders per group, default 10) and, once settled, its
-outcome. The orders of a group are Dramatiq messages processed in parallel, each through the
-single-order service (`orders.change_status`); the message that settles a group's last order
-starts the next group, unless the group had a failure, in which case the run ends there.
+A run record holds the request and, once done, its counters; one item per order (sorted by code)
+holds the order's group (`ADVANCE_STATUS_CONCURRENCY` orders per group, default 10) and, once
+settled, its outcome. One Dramatiq message works through the run: it settles the current group in
+one transaction, with the run row locked, through the single-order service taken for the group's
+orders together (`orders.apply_status_changes`: the same lock order, checks and writes as the
+single route, three statements for the group instead of six per order), writes the items'
+outcomes in one statement, then moves to the next group, unless the group had a failure, in
+which case the run ends there (its counters counted from the items). Each group commits before the
+next one starts, so the groups are settled one after another, and a group is settled exactly
+once: the run row's lock and its `current_group` decide, so a second message for the same run (a
+redelivery, the clock's resend) only continues where the run stands. Past
+`MESSAGE_BUDGET_SECONDS` the message hands the rest of the run to a new message (an outbox row
+written with the group it settled), so no worker thread is held for long. A running run's
+counters are counted live from its items when read.
+
+(Each group of 10 messages once went through the queue: the hand-over of the next group, the
+Redis consumer's idle polling and two commits per order were most of a 1,000-order advance.)
 
 Outcomes are disjoint (spec B): `advanced` (the order changed status), `skipped` (a
 VALIDATION_ERROR: another step, a cancelled order) and `failed` (anything else: NOT_FOUND, an
-unexpected error). Each message changes its order and settles its item in one transaction, with
-the item row locked: a redelivered message finds the item settled and does nothing, so no order is
-ever advanced twice. The run row is not touched by the orders (it serialized a group's commits):
-once its transaction is committed, a message that finds no unsettled item in its group locks the
-run row and, if the group is still the current one, settles it: the counters counted from the
-items (exactly what was written; a running run's state counts them live), then the next group or
-the end. The group's last message to commit always finds its group complete, so a group is settled
-exactly once, and a redelivered message settles a group its first copy left unsettled.
+unexpected error). The service answers each order's refusal without touching its siblings; if
+the group's transaction fails unexpectedly, it is rolled back and the group is settled again in
+a new one, its orders one by one through the single-order service, each in a savepoint, so one
+broken order is `failed` (INTERNAL_ERROR) and its siblings still advance.
 
 A run never stays `running` for good: the worker retries a message that failed for a transient
 reason (the database unreachable: `ServiceUnavailable` is retried, not thrown), and the clock
-(`resume_stalled_runs`, every minute) sends again the unsettled items of a run whose current group
-has not moved (no order settled, no group started) for `STALL_SECONDS`; the item lock makes a
-second message for an item harmless. A batch has at most one running run (a partial unique index):
-a second request answers that run. The run's state names, for each skipped or failed order, its
-code, error code and reason.
+(`resume_stalled_runs`, every minute) sends the run again when it has not moved for
+`STALL_SECONDS`. A batch has at most one running run (a partial unique index): a second request
+answers that run. The run's state names, for each skipped or failed order, its code, error code
+and reason.
 """
 
 from __future__ import annotations
@@ -34,9 +41,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from peewee import fn
+from psycopg2.extras import execute_values
 
 from backend import clock, outbox
-from backend.db import transaction
+from backend.db import database, transaction
 from backend.errors import DomainError, NotFound, ValidationError
 from backend.logs import get_logger
 from backend.printing import orders
@@ -47,10 +55,10 @@ from backend.printing.models import PrintOrder, PrintOrderBatch
 from backend.printing.status import parse_status
 
 log = get_logger("printing.batch_advance")
-ADVANCE_ACTOR = "advance_batch_order"
+ADVANCE_ACTOR = "advance_batch_run"
 
-
-STALL_SECONDS = 120  # a current group with no settled order for this long is sent again
+STALL_SECONDS = 120  # a running run that has not moved for this long is sent again
+MESSAGE_BUDGET_SECONDS = 10.0  # past this, a message hands the rest of its run to a new one
 
 
 @dataclass(frozen=True)
@@ -107,10 +115,18 @@ def printer_sent_batch(batch_code: str, printer_organization_id: str) -> PrintOr
     return batch
 
 
+# The items of a run, one per order of the batch sorted by code, numbered into groups, in one statement.
+INSERT_ITEMS = (
+    "INSERT INTO print_batch_status_run_item (run_id, order_id, group_index)"
+    " SELECT %(run)s, id, (row_number() OVER (ORDER BY code) - 1) / %(size)s FROM print_order"
+    " WHERE batch_id = %(batch)s"
+)
+
+
 def start_advance(*, batch_code: str, printer_organization_id: str, next_status: str, actor_user_id: str | None,
                   group_size: int) -> RunState:
-    """Record the run and its items, and hand the first group to the workers; while the batch has
-    a running run, that run (no second one)."""
+    """Record the run and its items, and hand the run to the workers; while the batch has a
+    running run, that run (no second one)."""
     target = parse_status(next_status)
     with transaction():
         batch = printer_sent_batch(batch_code, printer_organization_id)
@@ -119,58 +135,39 @@ def start_advance(*, batch_code: str, printer_organization_id: str, next_status:
         running = StatusRun.get_or_none(StatusRun.batch_id == batch.id, StatusRun.status == "running")
         if running is not None:
             return _state(running)
-        order_ids = [o.id for o in PrintOrder.select(PrintOrder.id).where(PrintOrder.batch_id == batch.id)
-                     .order_by(PrintOrder.code)]
+        count = PrintOrder.select().where(PrintOrder.batch_id == batch.id).count()
         moment = clock.now()
         run = StatusRun.create(batch_id=batch.id, next_status=target.value, actor_user_id=actor_user_id,
-                               group_size=group_size, groups_total=math.ceil(len(order_ids) / group_size),
+                               group_size=group_size, groups_total=math.ceil(count / group_size),
                                created_at=moment, progressed_at=moment)
-        StatusRunItem.insert_many([{"run_id": run.id, "order_id": order_id, "group_index": n // group_size}
-                                   for n, order_id in enumerate(order_ids)]).execute()
-        if order_ids:
-            _send_group(run, 0)
+        database.execute_sql(INSERT_ITEMS, {"run": run.id, "size": group_size, "batch": batch.id})
+        if count:
+            outbox.enqueue(ADVANCE_ACTOR, run.id)
         else:
             _finish(run)
+            run.save()
     return _state(run)
 
 
-def _send_group(run: StatusRun, group: int, *, unsettled_only: bool = False) -> int:
-    items = StatusRunItem.select(StatusRunItem.order_id).where(StatusRunItem.run_id == run.id,
-                                                               StatusRunItem.group_index == group)
-    if unsettled_only:
-        items = items.where(StatusRunItem.outcome.is_null())
-    sent = 0
-    for (order_id,) in items.order_by(StatusRunItem.id).tuples():
-        outbox.enqueue(ADVANCE_ACTOR, run.id, order_id)
-        sent += 1
-    return sent
-
-
 def resume_stalled_runs(*, older_than_seconds: int = STALL_SECONDS, limit: int = 100) -> int:
-    """The clock's repair: each running run whose current group has not moved for
-    `older_than_seconds` gets its unsettled items sent again. Returns the runs resumed."""
-    cutoff = clock.now() - timedelta(seconds=older_than_seconds)
-    # Quiet: no group started and no order settled since the cutoff (a settled order marks its
-    # item, not the run row, which the group's orders would otherwise queue on).
-    settled_since = StatusRunItem.select().where(StatusRunItem.run_id == StatusRun.id,
-                                                 StatusRunItem.settled_at >= cutoff)
-    stalled = (StatusRun.status == "running") & (StatusRun.progressed_at < cutoff) & ~fn.EXISTS(settled_since)
+    """The clock's repair: each running run that has not moved for `older_than_seconds` (its
+    message lost, or its worker killed) is sent again. Returns the runs resumed."""
+    stalled = (StatusRun.status == "running") & (StatusRun.progressed_at < clock.now() - timedelta(
+        seconds=older_than_seconds))
     resumed = 0
     for (run_id,) in (StatusRun.select(StatusRun.id).where(stalled)
                       .order_by(StatusRun.progressed_at).limit(limit).tuples()):
         with transaction():
             run = (StatusRun.select().where(StatusRun.id == run_id, stalled)
                    .for_update(skip_locked=True).first())
-            if run is None:  # moved meanwhile, or another clock has it
+            if run is None:  # moved meanwhile, or a message or another clock has it
                 continue
-            sent = _send_group(run, run.current_group, unsettled_only=True)
-            if not sent:  # every item settled but the run did not move on: settle it now
-                _settle_group(run)
+            outbox.enqueue(ADVANCE_ACTOR, run.id)
             run.progressed_at = clock.now()
             run.save()
             resumed += 1
             log.warning("stalled batch advance resumed", extra={"fields": {
-                "runId": run.id, "group": run.current_group, "resent": sent}})
+                "runId": run.id, "group": run.current_group}})
     return resumed
 
 
@@ -178,74 +175,113 @@ def _finish(run: StatusRun) -> None:
     run.status, run.finished_at = "done", clock.now()
 
 
-def advance_batch_order(run_id: str, order_id: str) -> bool:
-    """Advance one order of a run and settle it; False when it was settled already. Then, if that
-    completed the current group, settle the group (next group, or the end)."""
+def advance_run(run_id: str, *, budget_seconds: float = MESSAGE_BUDGET_SECONDS) -> int:
+    """Settle the run's groups one after another, each in its own transaction, from wherever the
+    run stands, until it is done; past `budget_seconds`, hand the rest to a new message. Returns
+    the groups this call settled (0 for a run already done, or unknown)."""
+    deadline = time.monotonic() + budget_seconds
+    settled = 0
+    printer = (PrintOrderBatch.select(PrintOrderBatch.printer_organization_id)
+               .join(StatusRun, on=StatusRun.batch_id == PrintOrderBatch.id).where(StatusRun.id == run_id).scalar())
+    while True:
+        try:
+            step = _step(run_id, printer, deadline, together=True)
+        except Exception as exc:  # rolled back: the group again, order by order, so the broken order fails alone
+            log.warning("batch group written order by order", extra={"fields": {
+                "runId": run_id, "error": type(exc).__name__}})
+            step = _step(run_id, printer, deadline, together=False)
+        if step is None:
+            return settled
+        settled += 1
+        if step != "running":
+            return settled
+
+
+def _step(run_id: str, printer_organization_id: str, deadline: float, *, together: bool) -> str | None:
+    """Settle the run's current group in one transaction (the run row locked): the run's status
+    after it ("handed over" when past `deadline` it queued the next message), or None when the
+    run was not running."""
     with transaction():
-        # The item (locked), with what advancing its order needs of the run, the batch and the order.
-        item = (StatusRunItem
-                .select(StatusRunItem, StatusRun.next_status, StatusRun.actor_user_id,
-                        PrintOrderBatch.printer_organization_id, PrintOrder.code.alias("order_code"))
-                .join(StatusRun, on=StatusRunItem.run_id == StatusRun.id)
-                .join(PrintOrderBatch, on=StatusRun.batch_id == PrintOrderBatch.id)
-                .switch(StatusRunItem).join(PrintOrder, on=StatusRunItem.order_id == PrintOrder.id)
-                .where(StatusRunItem.run_id == run_id, StatusRunItem.order_id == order_id)
-                .for_update(of=StatusRunItem).objects().first())
-        if item is None:
-            return False
-        advanced = item.outcome is None
-        if advanced:
-            item.outcome, item.error_code, item.error_message = _advance_one(item)
-            item.settled_at = clock.now()
-            item.save(only=[StatusRunItem.outcome, StatusRunItem.error_code, StatusRunItem.error_message,
-                            StatusRunItem.settled_at])
-    # Committed: the group's last message to commit sees every item of the group settled, whichever
-    # order they commit in, so the group is settled (by one of them: the run row decides).
-    if not _unsettled(run_id, item.group_index):
-        with transaction():
-            run = StatusRun.select().where(StatusRun.id == run_id).for_update().get()
-            if run.status == "running" and run.current_group == item.group_index:
-                _settle_group(run)
-                run.save()
-    return advanced
+        run = StatusRun.select().where(StatusRun.id == run_id).for_update().first()
+        if run is None or run.status != "running":
+            return None
+        _settle_group(run, printer_organization_id, together=together)
+        step = run.status
+        if run.status == "running" and time.monotonic() >= deadline:
+            outbox.enqueue(ADVANCE_ACTOR, run.id)  # with this group's commit: the run goes on
+            step = "handed over"
+        run.save()
+    return step
 
 
-def _unsettled(run_id: str, group: int) -> int:
-    return (StatusRunItem.select().where(StatusRunItem.run_id == run_id, StatusRunItem.group_index == group,
-                                         StatusRunItem.outcome.is_null()).count())
+# The current group's items with their order's code and outcome (settled by a message of the
+# former per-order advance), in the group's order.
+GROUP_ITEMS = (
+    "SELECT i.id, o.code, i.outcome FROM print_batch_status_run_item i JOIN print_order o ON o.id = i.order_id"
+    " WHERE i.run_id = %s AND i.group_index = %s ORDER BY i.id"
+)
+SETTLE_ITEMS = (
+    "UPDATE print_batch_status_run_item AS i SET outcome = v.outcome, error_code = v.error_code,"
+    " error_message = v.error_message, settled_at = v.settled_at::timestamptz"
+    " FROM (VALUES %s) AS v (id, outcome, error_code, error_message, settled_at) WHERE i.id = v.id"
+)
 
 
-def _advance_one(item) -> tuple[str, str | None, str | None]:
-    """Advance the order of `item` (read with its run's and batch's columns): its outcome."""
-    try:
-        with transaction():  # a savepoint: a refused or broken step leaves the item's transaction usable
-            orders.change_status(order_code=item.order_code, printer_organization_id=item.printer_organization_id,
-                                 next_status=item.next_status, actor_user_id=item.actor_user_id)
-    except ValidationError as exc:
-        return "skipped", exc.code, exc.message
-    except DomainError as exc:
-        return "failed", exc.code, exc.message
-    except Exception as exc:  # a raw exception is a real anomaly: counted, never propagated (spec B)
-        log.exception("batch order not advanced", extra={"fields": {"runId": item.run_id, "orderId": item.order_id}})
-        return "failed", "INTERNAL_ERROR", type(exc).__name__
+def _settle_group(run: StatusRun, printer_organization_id: str, *, together: bool) -> None:
+    """Advance the current group's orders and write their outcomes, then the next group or the
+    end (with the counters, counted from the items). The caller holds the run row's lock."""
+    items = database.execute_sql(GROUP_ITEMS, (run.id, run.current_group)).fetchall()
+    pending = [(item_id, code) for item_id, code, outcome in items if outcome is None]
+    codes = [code for _, code in pending]
+    if together:
+        outcomes = _advance_together(run, printer_organization_id, codes)
+    else:
+        outcomes = {code: _advance_one(run, printer_organization_id, code) for code in codes}
+    if pending:
+        moment = clock.now()
+        execute_values(database.cursor(), SETTLE_ITEMS,
+                       [(item_id, *outcomes[code], moment) for item_id, code in pending])
+    run.progressed_at = clock.now()
+    group = [outcome for _, _, outcome in items if outcome] + [outcome for outcome, _, _ in outcomes.values()]
+    if "failed" in group or run.current_group + 1 >= run.groups_total:
+        run.advanced, run.skipped, run.failed = _counters(run.id)
+        _finish(run)
+    else:
+        run.current_group += 1
+
+
+Outcome = tuple[str, str | None, str | None]  # (outcome, error code, reason)
+
+
+def _advance_together(run: StatusRun, printer_organization_id: str, codes: list[str]) -> dict[str, Outcome]:
+    """The group's orders through the service together, in the group's transaction."""
+    if not codes:
+        return {}
+    answers = orders.apply_status_changes(order_codes=codes, printer_organization_id=printer_organization_id,
+                                          next_status=run.next_status, actor_user_id=run.actor_user_id)
+    return {code: _outcome(answer) for code, answer in answers.items()}
+
+
+def _outcome(answer: PrintOrder | DomainError) -> Outcome:
+    if isinstance(answer, ValidationError):
+        return "skipped", answer.code, answer.message
+    if isinstance(answer, DomainError):
+        return "failed", answer.code, answer.message
     return "advanced", None, None
 
 
-def _settle_group(run: StatusRun) -> None:
-    """When the current group has no order left to settle: the counters, then the next group or the
-    end. The caller holds the run row's lock."""
-    group = (StatusRunItem.select(StatusRunItem.outcome)
-             .where(StatusRunItem.run_id == run.id, StatusRunItem.group_index == run.current_group).tuples())
-    outcomes = [outcome for (outcome,) in group]
-    if None in outcomes:
-        return
-    run.advanced, run.skipped, run.failed = _counters(run.id)
-    run.progressed_at = clock.now()
-    if "failed" in outcomes or run.current_group + 1 >= run.groups_total:
-        _finish(run)
-        return
-    run.current_group += 1
-    _send_group(run, run.current_group)
+def _advance_one(run: StatusRun, printer_organization_id: str, code: str) -> Outcome:
+    """One order through the single-order service, in a savepoint (its nested transaction()):
+    its outcome; a raw exception is a real anomaly: counted, never propagated (spec B)."""
+    try:
+        orders.change_status(order_code=code, printer_organization_id=printer_organization_id,
+                             next_status=run.next_status, actor_user_id=run.actor_user_id)
+    except DomainError as exc:
+        return _outcome(exc)
+    except Exception as exc:
+        log.exception("batch order not advanced", extra={"fields": {"runId": run.id, "orderCode": code}})
+        return "failed", "INTERNAL_ERROR", type(exc).__name__
+    return "advanced", None, None
 
 
 def _counters(run_id: str) -> tuple[int, int, int]:
@@ -265,11 +301,11 @@ def run_state(*, batch_code: str, printer_organization_id: str, run_id: str) -> 
 
 
 def wait_for_run(run_id: str, *, timeout_seconds: float) -> RunState:
-    """The run's state once done, or as it stands when `timeout_seconds` have passed."""
+    """The run's state once done, or as it stands when `timeout_seconds` have passed; its status
+    is polled (one indexed read), every 20 ms at first, then at most every 100 ms."""
     deadline, pause = time.monotonic() + timeout_seconds, 0.02
-    while True:
-        state = _state(StatusRun.get_by_id(run_id))
-        if state.done or time.monotonic() >= deadline:
-            return state
+    status = StatusRun.select(StatusRun.status).where(StatusRun.id == run_id)
+    while status.scalar() != "done" and time.monotonic() < deadline:
         time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-        pause = min(pause * 2, 0.5)
+        pause = min(pause * 2, 0.1)
+    return _state(StatusRun.get_by_id(run_id))

@@ -19,10 +19,10 @@ from typing import Protocol
 from backend import clock
 from backend.audit import record_security_event
 from backend.db import database, transaction
-from backend.errors import NotFound, ValidationError
+from backend.errors import DomainError, NotFound, ValidationError
 from backend.marketplace.models import Reservation
 from backend.printing import status as machine
-from backend.printing.models import ImpressionStatus, PrintOrder, PrintOrderStatusChange, PrintReusedFace
+from backend.printing.models import ImpressionStatus, PrintOrder, PrintReusedFace
 from backend.printing.status import PRINTER_VISIBLE, PrintOrderStatus
 
 CODE_PREFIX = "PM-"
@@ -67,22 +67,30 @@ def lock_order(query) -> PrintOrder | None:
     first, then the order's (the deposits lock the reservation, then delete or write its orders;
     batch confirmations lock their reservations sorted by id). An order's reservation never
     changes, so reading it unlocked first is safe; the order is read again under the lock."""
-    reservation_id = query.select(PrintOrder.reservation_id).scalar()
-    if reservation_id is None:
-        return None
-    list(Reservation.select(Reservation.id).where(Reservation.id == reservation_id).for_update())
-    return query.select(PrintOrder).for_update().first()
+    locked = lock_orders(query)
+    return locked[0] if locked else None
+
+
+def lock_orders(query) -> list[PrintOrder]:
+    """The orders `query` selects, locked in the one lock order of printing: every reservation
+    first, sorted by id, then every order, sorted by id. Two statements whatever the number of
+    orders."""
+    reservations = query.select(PrintOrder.reservation_id)
+    if not list(Reservation.select(Reservation.id).where(Reservation.id.in_(reservations))
+                .order_by(Reservation.id).for_update(of=Reservation)):
+        return []
+    return list(query.select(PrintOrder).order_by(PrintOrder.id).for_update())
+
+
+def _printer_orders(order_codes: list[str], printer_organization_id: str):
+    """The printer's orders of these codes that it may see (a draft is not released to it yet)."""
+    return PrintOrder.select().where(PrintOrder.code.in_(order_codes),
+                                     PrintOrder.printer_organization_id == printer_organization_id,
+                                     PrintOrder.status.in_(PRINTER_VISIBLE))
 
 
 def printer_order_for_update(order_code: str, printer_organization_id: str) -> PrintOrder:
-    order = lock_order(
-        PrintOrder.select()
-        .where(
-            PrintOrder.code == order_code,
-            PrintOrder.printer_organization_id == printer_organization_id,
-            PrintOrder.status.in_(PRINTER_VISIBLE),
-        )
-    )
+    order = lock_order(_printer_orders([order_code], printer_organization_id))
     if order is None:
         raise NotFound("print order not found")
     return order
@@ -91,15 +99,44 @@ def printer_order_for_update(order_code: str, printer_organization_id: str) -> P
 def record_status(order: PrintOrder, to_status: PrintOrderStatus, actor_user_id: str | None) -> None:
     """Write `order`'s new status, the change row and the reservation's deposit status; the
     caller holds the order's row lock."""
+    record_statuses([order], to_status, actor_user_id)
+
+
+# The orders, their reservations' deposit status and their change rows, in one statement.
+RECORD_STATUSES = """
+WITH changed AS (
+    UPDATE print_order SET status = %(to)s, updated_at = %(at)s{cancel_reason} WHERE id = ANY(%(ids)s)
+    RETURNING reservation_id
+), deposits AS (
+    UPDATE reservation SET impression_status = %(impression)s, updated_at = %(at)s
+     WHERE id IN (SELECT reservation_id FROM changed)
+)
+INSERT INTO print_order_status_change (order_id, from_status, to_status, actor_user_id, changed_at)
+SELECT order_id, from_status, %(to)s, %(actor)s, %(at)s
+  FROM unnest(%(ids)s::varchar[], %(from)s::varchar[]) WITH ORDINALITY AS change (order_id, from_status, n)
+ ORDER BY n
+"""
+
+
+def record_statuses(changed: list[PrintOrder], to_status: PrintOrderStatus, actor_user_id: str | None) -> None:
+    """`record_status` of orders moving to the same status, in one statement whatever their number
+    (the orders, their reservations' deposit status, the change rows); the caller holds their row
+    locks. An order's `cancel_reason` is written with its status (a cancellation sets it on the
+    one order it cancels)."""
+    if not changed:
+        return
     moment = clock.now()
-    PrintOrderStatusChange.create(
-        order=order, from_status=order.status, to_status=to_status, actor_user_id=actor_user_id, changed_at=moment
-    )
-    order.status, order.updated_at = to_status, moment
-    order.save(only=[PrintOrder.status, PrintOrder.updated_at, PrintOrder.cancel_reason])
-    Reservation.update(impression_status=impression_for(to_status), updated_at=moment).where(
-        Reservation.id == order.reservation_id
-    ).execute()
+    params = {"to": str(to_status), "at": moment, "ids": [order.id for order in changed],
+              "from": [str(order.status) for order in changed], "actor": actor_user_id,
+              "impression": str(impression_for(to_status))}
+    reasons = {order.cancel_reason for order in changed}
+    if len(reasons) > 1:
+        raise ValueError("orders recorded together have one cancel reason")
+    params["cancel_reason"] = reasons.pop()
+    cancel_reason = "" if params["cancel_reason"] is None else ", cancel_reason = %(cancel_reason)s"
+    database.execute_sql(RECORD_STATUSES.format(cancel_reason=cancel_reason), params)
+    for order in changed:
+        order.status, order.updated_at = to_status, moment
 
 
 def _apply(
@@ -118,9 +155,47 @@ def change_status(
     *, order_code: str, printer_organization_id: str, next_status: str, actor_user_id: str
 ) -> PrintOrder:
     """PATCH status: the one legitimate forward step; VALIDATION_ERROR for any other."""
-    return _apply(
-        order_code, printer_organization_id, actor_user_id, lambda current: machine.next_status(current, next_status)
-    )
+    outcome = change_statuses(order_codes=[order_code], printer_organization_id=printer_organization_id,
+                              next_status=next_status, actor_user_id=actor_user_id)[order_code]
+    if isinstance(outcome, DomainError):
+        raise outcome
+    return outcome
+
+
+def change_statuses(
+    *, order_codes: list[str], printer_organization_id: str, next_status: str, actor_user_id: str | None
+) -> dict[str, PrintOrder | DomainError]:
+    """`change_status` of several orders of the printer together, in one transaction: for each
+    code, its order as changed, or the refusal the single route answers for it (NOT_FOUND,
+    VALIDATION_ERROR), which leaves that order as it was."""
+    with transaction():
+        return apply_status_changes(order_codes=order_codes, printer_organization_id=printer_organization_id,
+                                    next_status=next_status, actor_user_id=actor_user_id)
+
+
+def apply_status_changes(
+    *, order_codes: list[str], printer_organization_id: str, next_status: str, actor_user_id: str | None
+) -> dict[str, PrintOrder | DomainError]:
+    """`change_statuses` in the caller's transaction (a batch advance group's, which holds its run
+    row too): three statements whatever the number of orders (locks, then the writes)."""
+    locked = {order.code: order for order in lock_orders(_printer_orders(order_codes, printer_organization_id))}
+    outcomes: dict[str, PrintOrder | DomainError] = {}
+    changed, target = [], None
+    for code in dict.fromkeys(order_codes):
+        order = locked.get(code)
+        if order is None:
+            outcomes[code] = NotFound("print order not found")
+            continue
+        try:
+            target = machine.next_status(order.status, next_status)  # one target: the requested status
+        except ValidationError as exc:
+            outcomes[code] = exc
+            continue
+        outcomes[code] = order
+        changed.append(order)
+    if changed:
+        record_statuses(changed, target, actor_user_id)
+    return outcomes
 
 
 def rollback_status(*, order_code: str, printer_organization_id: str, actor_user_id: str) -> PrintOrder:

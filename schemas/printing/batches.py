@@ -71,8 +71,23 @@ class AllocationIn(Schema):
                              validate=validate.Length(max=MAX_SELECTION))
 
 
+class IdList(fields.List):
+    """A list of ids (strings of 1 to `max_length` characters) checked in one pass: marshmallow
+    deserializes a list item by item through the inner field (2 ms for a 1,000-store selection);
+    a list with anything else in it goes that way, for the same errors."""
+
+    def __init__(self, *, max_length: int, **kwargs) -> None:
+        super().__init__(fields.String(validate=validate.Length(min=1, max=max_length)), **kwargs)
+        self.max_length = max_length
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if type(value) is list and all(type(item) is str and 0 < len(item) <= self.max_length for item in value):
+            return list(value)
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class BatchDepositIn(Schema):
-    reservationIds = fields.List(fields.String(validate=validate.Length(min=1, max=36)), required=True,
+    reservationIds = IdList(max_length=36, required=True,
                                  validate=validate.Length(min=1, max=MAX_SELECTION),
                                  metadata={"description": "the selection, in order: stock goes to the first ones"})
     delivery = fields.Nested(BatchDeliveryIn, required=True)
