@@ -193,25 +193,27 @@ def is_concurrency_conflict(exc: BaseException) -> bool:
     return sqlstate(exc) in CONCURRENCY_SQLSTATES
 
 
-def commit_with(sql: str, params=None) -> bool:
+def commit_with(sql: str, params=None, *, then: str | None = None):
     """Run `sql`, the last statement of the outermost `transaction()`, with the COMMIT in the same
-    round trip; True when it committed. For a statement taking a row lock every concurrent
+    round trip, and return the cursor. For a statement taking a row lock every concurrent
     transaction queues on (an invoice series' counter): the lock goes as soon as the commit is
     durable, without a round trip back to this process, whose thread may be waiting for a core
-    or the GIL meanwhile. The statement's result is not returned (the COMMIT's would be): read
-    what it wrote afterwards. Nothing may be written after it; the block then ends without
-    another COMMIT, its `on_commit` hooks run as usual. Nested (a test's enclosing transaction),
-    it only runs `sql`: the outermost block commits."""
+    or the GIL meanwhile. The statement's own result is not returned (the last statement's is):
+    `then`, a read sent in the same round trip after the COMMIT (with the same `params`), reads
+    what it wrote, once committed, outside the transaction and any lock. Nothing may be written
+    after it; the block then ends without another COMMIT, its `on_commit` hooks run as usual.
+    Nested (a test's enclosing transaction), it runs `sql`, then `then`: the outermost block
+    commits."""
     levels = _levels()
     if not levels:
         raise RuntimeError("commit_with needs an enclosing transaction()")
     write_block_batches()  # this block's waiting rows are part of the transaction
     if len(levels) > 1:
-        database.execute_sql(sql, params)
-        return False
-    database.execute_sql(f"{sql}; COMMIT", params)
+        cursor = database.execute_sql(sql, params)
+        return database.execute_sql(then, params) if then else cursor
+    cursor = database.execute_sql(f"{sql}; COMMIT; {then}" if then else f"{sql}; COMMIT", params)
     _state.committed = True
-    return True
+    return cursor
 
 
 def in_transaction() -> bool:

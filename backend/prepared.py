@@ -55,11 +55,14 @@ class Statement:
         self._ensure_prepared()
         return database.execute_sql(self.execute_sql, params)
 
-    def execute_and_commit(self, params: Mapping[str, object]) -> bool:
-        """Run the statement as the transaction's last, its COMMIT sent with it (`db.commit_with`:
-        its result is not returned)."""
+    def execute_and_commit(self, params: Mapping[str, object], *, then: Statement | None = None):
+        """Run the statement as the transaction's last, its COMMIT sent with it (`db.commit_with`),
+        then `then` (given the same values) in the same round trip, once committed: the cursor
+        holds the result of `then` (the statement's own is not returned)."""
         self._ensure_prepared()
-        return commit_with(self.execute_sql, params)
+        if then is not None:
+            then._ensure_prepared()
+        return commit_with(self.execute_sql, params, then=then.execute_sql if then is not None else None)
 
     def _ensure_prepared(self) -> None:
         connection = database.connection()

@@ -64,7 +64,9 @@ def test_commit_with_commits_in_the_statements_round_trip_and_the_block_ends_qui
     hooks = []
     with transaction():
         on_commit(lambda: hooks.append("ran"))
-        assert statement.execute_and_commit({"id": 4242}) is True
+        read = prepared.Statement("test_prepared_after_commit", "SELECT now() = statement_timestamp(), %(id)s::int")
+        # `then` runs after the COMMIT, in the same round trip: a transaction of its own.
+        assert statement.execute_and_commit({"id": 4242}, then=read).fetchone() == (True, 4242)
         # Committed already: the transaction-level lock is released before the block ends.
         with psycopg2.connect(config.database_url) as other, other.cursor() as cursor:
             cursor.execute("SELECT pg_try_advisory_xact_lock(4242)")
@@ -80,6 +82,7 @@ def test_commit_with_in_a_nested_block_only_runs_the_statement():
     from backend.db import commit_with
 
     with transaction():
-        assert commit_with("SELECT pg_advisory_xact_lock(4244)") is False
+        cursor = commit_with("SELECT pg_advisory_xact_lock(4244)", then="SELECT now() = statement_timestamp()")
+        assert cursor.fetchone() == (False,)  # `then` runs in the enclosing transaction, still open
         assert database.execute_sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
                                     " AND objid = 4244 AND pid = pg_backend_pid()").fetchone() == (1,)

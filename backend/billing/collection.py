@@ -82,7 +82,7 @@ def collect(*, reservation_id: str, industrial_organization_id: str, method: Pay
                                                  BillingModel.PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,
                                                  COLLECTABLE),
         flow=lambda: _collect(reservation_id, industrial_organization_id, method, user_id, config, held),
-        log_fields={"auto": auto}, prepare_in_flow=True,
+        log_fields={"auto": auto}, prepare_in_flow=True, read_in_flow=True,
     )
 
 
@@ -97,11 +97,11 @@ def collection_key(*, route: str, path: str, industrial_organization_id: str, me
 def run_collection(*, route: str, path: str, reservation_id: str, industrial_organization_id: str,
                    method: PaymentMethod, key: str, prepare: Callable[[], None],
                    flow: Callable[[], dict | idempotency.Stored],
-                   log_fields: dict, prepare_in_flow: bool = False) -> Collected:
+                   log_fields: dict, prepare_in_flow: bool = False, read_in_flow: bool = False) -> Collected:
     """A collection flow (reservation total, legacy deposit or balance) run once per key, with
     the `billing.reservation.collect.*` telemetry. `prepare` (once the key is held; not on a
     replay; by the flow itself with `prepare_in_flow`) opens the financial record, which a failing
-    flow leaves opened (`run_once`)."""
+    flow leaves opened; with `read_in_flow` the flow reads the key's record itself (`run_once`)."""
     held = collection_key(route=route, path=path, industrial_organization_id=industrial_organization_id,
                           method=method, key=key)
     fields = {"reservationId": reservation_id, "paymentMethod": method.value, **log_fields}
@@ -109,7 +109,7 @@ def run_collection(*, route: str, path: str, reservation_id: str, industrial_org
     try:
         answer, replayed = idempotency.run_once(scope=held.scope, route=held.route, key=held.key,
                                                 request_hash=held.request_hash, prepare=prepare, flow=flow,
-                                                prepare_in_flow=prepare_in_flow)
+                                                prepare_in_flow=prepare_in_flow, read_in_flow=read_in_flow)
     except DomainError as exc:
         log_event("billing.reservation.collect.failed", "reservation collection failed", "warn", **fields,
                   code=exc.code, errorMessage=exc.message, reason=exc.details.get("reason"))
@@ -179,10 +179,13 @@ def label_of(space_name: str, store_name: str, starts_at: datetime, ends_at: dat
     return f"Emplacement {space_name}, {store_name}, du {starts_at:%d/%m/%Y} au {ends_at:%d/%m/%Y}"
 
 
-# The financial record opened when absent (`records.OPEN_COLLECTABLE`), then steps 1-3, the record
-# and the invoice's customer in one read: the reservation locked for the collection, its industrial
-# organization shared-locked (a KYB review cannot commit before this transaction). The record comes
-# from the table, or from the INSERT of the same statement (which the statement's read cannot see).
+# The financial record opened when absent (`records.OPEN_COLLECTABLE`), then the key's record, steps
+# 1-3, the record and the invoice's customer in one read: the reservation locked for the collection,
+# its industrial organization shared-locked (a KYB review cannot commit before this transaction).
+# The financial record comes from the table, or from the INSERT of the same statement (which the
+# statement's read cannot see). The key's record is read after its lock (`idempotency.run_once`
+# with `read_in_flow`: the lock's statement came first), so it shows what the key's last holder
+# committed.
 _RECORD = ("financial_status", "store_base_cents", "commission_cents", "total_cents")
 _COLLECTION_READ = prepared.Statement("billing_collection_read", (
     f"WITH opened AS ({records.OPEN_COLLECTABLE} RETURNING {', '.join(_RECORD)})"  # noqa: S608 (constants only)
@@ -191,25 +194,29 @@ _COLLECTION_READ = prepared.Statement("billing_collection_read", (
     " bp.organization_id IS NOT NULL AS has_profile, "
     + ", ".join(f"bp.{column}" for column in PROFILE_COLUMNS) + ", "
     + ", ".join(f"coalesce(f.{column}, opened.{column}) AS {column}" for column in _RECORD)
-    + ", (SELECT m.mandate_ref FROM billing_sepa_mandate m WHERE m.organization_id = o.id AND m.status = 'active'"
-    " LIMIT 1) AS mandate_ref"
+    + ", (SELECT m.mandate_ref FROM billing_sepa_mandate m WHERE m.organization_id = o.id AND m.status = 'active'"  # noqa: S608
+    f" LIMIT 1) AS mandate_ref, {idempotency.READ_COLUMNS}"
     " FROM reservation r JOIN organization o ON o.id = r.industrial_organization_id"
     " JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
     " LEFT JOIN billing_profile bp ON bp.organization_id = o.id"
     " LEFT JOIN billing_financial_record f ON f.reservation_id = r.id LEFT JOIN opened ON true"
+    f" {idempotency.READ_JOIN}"
     " WHERE r.id = %(id)s AND r.industrial_organization_id = %(org)s FOR UPDATE OF r FOR SHARE OF o"
 ))
 
 
-def _collection_row(reservation_id: str, industrial_organization_id: str) -> dict:
-    cursor = _COLLECTION_READ.execute(records.open_collectable_params(
+def _collection_row(reservation_id: str, industrial_organization_id: str, held: idempotency.Key) -> dict:
+    cursor = _COLLECTION_READ.execute({**records.open_collectable_params(
         reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER,
-        FinancialStatus.RESERVATION_TOTAL_DUE, COLLECTABLE))
+        FinancialStatus.RESERVATION_TOTAL_DUE, COLLECTABLE), **held.read_params()})
     values = cursor.fetchone()
-    if values is None or values[7] != KybStatus.APPROVED:
+    row = dict(zip((column.name for column in cursor.description), values, strict=True)) if values else None
+    if row is not None:
+        held.check_read(row)  # a replay, 422 or 409 ends the flow here
+    if row is None or row["kyb_status"] != KybStatus.APPROVED:
         require_kyb_approved(industrial_organization_id)  # 403 first, as the route's access rule does
         raise NotFound("reservation not found")
-    return dict(zip((column.name for column in cursor.description), values, strict=True))
+    return row
 
 
 # Steps 4, 5 and 7 and the key's answer in one statement: the record moved from due to paid (which
@@ -228,7 +235,7 @@ _WRITES = prepared.Statement("billing_collection_writes", (
 
 def _collect(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, user_id: str | None,
              config: Config, held: idempotency.Key) -> idempotency.Stored:
-    row = _collection_row(reservation_id, industrial_organization_id)
+    row = _collection_row(reservation_id, industrial_organization_id, held)
     check_collectable(row["status"], row["billing_model"], BillingModel.PRINCIPAL_SELLER)  # 1, 2
     mandate_ref = require_mandate(method, row["mandate_ref"])  # 3
     if row["financial_status"] != FinancialStatus.RESERVATION_TOTAL_DUE:

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from psycopg2.extras import Json
 
@@ -42,7 +42,7 @@ from backend import clock, prepared
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord
 from backend.db import database, transaction
-from backend.errors import Conflict, ValidationError
+from backend.errors import Conflict, DomainError, ValidationError
 
 TTL = timedelta(hours=24)
 STALE_CLAIM_SECONDS = 300
@@ -89,9 +89,30 @@ class Key:
         """The values of `STORE` that store `answer` as the key's completed one (names start
         `idem_`), for `run_once` or a flow sending it as a part of its own statement."""
         now = clock.now()
-        return {"idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key,
-                        "idem_hash": self.request_hash, "idem_body": Json(answer), "idem_now": now,
-                        "idem_expires": now + TTL}
+        return {**self.read_params(), "idem_hash": self.request_hash, "idem_body": Json(answer), "idem_now": now,
+                "idem_expires": now + TTL}
+
+    def read_params(self) -> dict:
+        """The values of `READ_JOIN` (a flow reading the key itself, `run_once(read_in_flow=True)`)."""
+        return {"idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key}
+
+    def check_read(self, row: Mapping[str, object]) -> None:
+        """In a flow run with `read_in_flow`, on its row read with `READ_COLUMNS` and `READ_JOIN`:
+        returns when the flow is to run; else ends the flow, rolled back, with the stored answer
+        (replayed by `run_once`) or the key's refusal (422, 409)."""
+        try:
+            answer = _stored_answer(self.request_hash, None if row["key_state"] is None else
+                                    tuple(row[column] for column in _READ_NAMES), clock.now())
+        except DomainError as refused:
+            raise _Decided(refusal=refused) from None
+        if answer is not None:
+            raise _Decided(answer=answer)
+
+
+class _Decided(Exception):  # not an error: how a flow hands the key's outcome to `run_once`
+    def __init__(self, *, answer: dict | None = None, refusal: DomainError | None = None) -> None:
+        super().__init__()
+        self.answer, self.refusal = answer, refusal
 
 
 def lock_id(scope: str, route: str, key: str) -> int:
@@ -101,17 +122,24 @@ def lock_id(scope: str, route: str, key: str) -> int:
 
 
 def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Callable[[], dict | Stored],
-             prepare: Callable[[], None] | None = None, prepare_in_flow: bool = False) -> tuple[dict, bool]:
+             prepare: Callable[[], None] | None = None, prepare_in_flow: bool = False,
+             read_in_flow: bool = False) -> tuple[dict, bool]:
     """`(answer, idempotent)`: the stored answer of a known key (True), else the answer `flow`
     gives, stored with the key in the flow's transaction (False). `prepare` runs before the flow
     in that transaction (unless `prepare_in_flow`: the flow does it), and again on its own when
-    the flow fails (what it does stays)."""
+    the flow fails (what it does stays). With `read_in_flow`, only the key's lock is taken here:
+    the flow's first statement reads the key's record with its own rows (`READ_COLUMNS`,
+    `READ_JOIN`; a statement after the lock's, so it sees what the key's last holder committed)
+    and hands it to `Key.check_read` before doing anything else."""
     prepared = False
     try:
         with transaction():
-            stored = _hold(scope, route, key, request_hash)
-            if stored is not None:
-                return stored, True
+            if read_in_flow:
+                _lock(scope, route, key)
+            else:
+                stored = _hold(scope, route, key, request_hash)
+                if stored is not None:
+                    return stored, True
             if prepare is not None:
                 if not prepare_in_flow:
                     prepare()
@@ -122,6 +150,10 @@ def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Calla
                 _store(Key(scope, route, key, request_hash), answer)
             if isinstance(outcome, Stored):
                 answer = outcome.finish(answer)
+    except _Decided as decided:  # by the flow's read (`read_in_flow`), its transaction rolled back
+        if decided.refusal is not None:
+            raise decided.refusal from None
+        return decided.answer, True
     except Exception:
         if prepared:
             _prepare_alone(prepare)
@@ -130,24 +162,44 @@ def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Calla
 
 
 _LOCK = prepared.Statement("billing_idempotency_lock", "SELECT pg_try_advisory_xact_lock(%(lock)s)")
+_READ_NAMES = ("key_hash", "key_state", "key_body", "key_created_at", "key_expires_at")
+# What a flow reading the key itself adds to its statement (with `Key.read_params`).
+READ_COLUMNS = ("k.request_hash AS key_hash, k.state AS key_state, k.response_body AS key_body,"
+                " k.created_at AS key_created_at, k.expires_at AS key_expires_at")
+READ_JOIN = ("LEFT JOIN billing_idempotency_record k ON k.scope = %(idem_scope)s AND k.route = %(idem_route)s"
+             " AND k.key = %(idem_key)s")
 _READ = prepared.Statement("billing_idempotency_read", (
-    "SELECT id, request_hash, state, response_body, created_at, expires_at FROM billing_idempotency_record"
+    "SELECT request_hash, state, response_body, created_at, expires_at, id FROM billing_idempotency_record"
     " WHERE scope = %(scope)s AND route = %(route)s AND key = %(key)s"))
+
+
+def _lock(scope: str, route: str, key: str) -> None:
+    """Hold the key for this transaction, without waiting (409 while another request holds it)."""
+    if not _LOCK.execute({"lock": lock_id(scope, route, key)}).fetchone()[0]:
+        raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
 
 
 def _hold(scope: str, route: str, key: str, request_hash: str) -> dict | None:
     """Hold the key for this transaction; its stored answer when it has one (None: run the flow)."""
-    if not _LOCK.execute({"lock": lock_id(scope, route, key)}).fetchone()[0]:
-        raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
+    _lock(scope, route, key)
     # Read once the lock is held (another statement): sees whatever its last holder committed.
     row = _READ.execute({"scope": scope, "route": route, "key": key}).fetchone()
+    now = clock.now()
+    if row is not None and row[4] <= now:  # expired: the key is new again
+        database.execute_sql("DELETE FROM billing_idempotency_record WHERE id = %s", (row[5],))
+        return None
+    return _stored_answer(request_hash, row[:5] if row is not None else None, now)
+
+
+def _stored_answer(request_hash: str, row: tuple | None, now: datetime) -> dict | None:
+    """The answer to replay from the key's record `(request_hash, state, response_body,
+    created_at, expires_at)`, or None when the flow is to run (no record, an expired one, a claim
+    abandoned by a crash); 422 for another request, 409 for a claim still fresh."""
     if row is None:
         return None
-    record_id, stored_hash, state, body, created_at, expires_at = row
-    now = clock.now()
+    stored_hash, state, body, created_at, expires_at = row
     if expires_at <= now:
-        database.execute_sql("DELETE FROM billing_idempotency_record WHERE id = %s", (record_id,))
-        return None
+        return None  # the key is new again (`STORE` overwrites the record)
     if stored_hash != request_hash:
         raise IdempotencyKeyReused("this Idempotency-Key was used with another request",
                                    reason="idempotency_key_reused")
@@ -155,7 +207,7 @@ def _hold(scope: str, route: str, key: str, request_hash: str) -> dict | None:
         return body
     if (now - created_at).total_seconds() < STALE_CLAIM_SECONDS:  # a claim of the previous release
         raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
-    return None  # a claim abandoned by a crash: taken over (`_store` overwrites it)
+    return None  # a claim abandoned by a crash: taken over (`STORE` overwrites it)
 
 
 # The key's answer stored (`completed`), over an abandoned claim of the previous release if any.

@@ -82,7 +82,8 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False) 
     """Issue `draft` inside the caller's transaction and record `invoice.issued`. With `commit`,
     the invoice is the transaction's last write and the COMMIT goes with its statement
     (`db.commit_with`): the series' counter row is then held only for the statement and the
-    commit itself, never for a round trip back to this process."""
+    commit itself, never for a round trip back to this process; the number is read back in the
+    same round trip, after the COMMIT."""
     if not in_transaction():
         raise RuntimeError("issue_invoice runs inside the caller's transaction()")
     kind = InvoiceKind(draft.kind)
@@ -113,8 +114,8 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False) 
     params = {**{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
               "series": series, "now": now, "due_in_days": draft.due_in_days, "paid": draft.paid}
     if commit:
-        _INSERT_NUMBERED.execute_and_commit(params)  # its RETURNING is not sent back: read once committed
-        number, sequence, issued_at = _NUMBERED.execute({"id": draft.invoice_id}).fetchone()
+        # Its RETURNING is not sent back (the COMMIT's would be): read after the COMMIT, in the same round trip.
+        number, sequence, issued_at = _INSERT_NUMBERED.execute_and_commit(params, then=_NUMBERED).fetchone()
     else:
         number, sequence, issued_at = _INSERT_NUMBERED.execute(params).fetchone()
     return Invoice(**values, number=number, series=series, sequence=sequence, issued_at=issued_at,

@@ -68,8 +68,8 @@ def test_a_record_moved_after_the_read_writes_nothing_and_is_refused(market, mon
     _collect(reservation, key="first")
     read = collection._collection_row
 
-    def stale_read(reservation_id, organization_id):  # as read before the other collection committed
-        return {**read(reservation_id, organization_id), "financial_status": "reservation_total_due"}
+    def stale_read(reservation_id, organization_id, held):  # as read before the other collection committed
+        return {**read(reservation_id, organization_id, held), "financial_status": "reservation_total_due"}
 
     monkeypatch.setattr(collection, "_collection_row", stale_read)
     counts = (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count())

@@ -121,6 +121,19 @@ def test_a_failed_flow_releases_its_key_and_an_expired_key_is_new_again(reservat
         assert idempotency.purge_expired() == 1
 
 
+def test_an_expired_key_with_another_request_runs_the_flow_and_its_record_is_replaced(reservation):
+    long_ago = clock.now() - idempotency.TTL - timedelta(seconds=1)
+    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
+                             key="key-1", request_hash="another request", state="completed", response_status=200,
+                             response_body={"old": True}, created_at=long_ago, expires_at=long_ago + idempotency.TTL)
+    first = _collect(reservation, "key-1")  # not 422: the expired key is new again
+    assert first.idempotent is False
+    record = IdempotencyRecord.get(IdempotencyRecord.key == "key-1")
+    assert record.response_body["paymentOrderId"] == first.answer["paymentOrderId"]
+    assert record.expires_at > clock.now()
+    assert _collect(reservation, "key-1").answer == {**first.answer, "idempotent": True}
+
+
 def test_keys_are_scoped_per_organization():
     market = Market()
     a = market.reservation(approved_org("industrial"), approved_org("distributor"))
