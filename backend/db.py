@@ -17,12 +17,74 @@ from contextlib import contextmanager
 from peewee import DatabaseError, DatabaseProxy, InterfaceError, OperationalError
 from playhouse.postgres_ext import PooledPostgresqlExtDatabase
 from psycopg2.extensions import TRANSACTION_STATUS_IDLE
+from psycopg2.extensions import connection as _PsycopgConnection
+from psycopg2.extensions import cursor as _PsycopgCursor
 
 from backend.errors import ServiceUnavailable
 
 database = DatabaseProxy()
 
 _state = threading.local()
+
+
+class _Connection(_PsycopgConnection):
+    """A psycopg2 connection (autocommit, as peewee runs it) whose transactions begin lazily: the
+    pool's `begin()` only marks the `BEGIN` pending (`begin_pending`), and the connection's next
+    statement carries it (`BEGIN;` and the statement, in one round trip), whatever sends it:
+    peewee, a raw `database.cursor()`, `execute_values`. A transaction that sends nothing sends
+    no `BEGIN` and no `COMMIT` either. What cannot carry it (a named cursor, `executemany`, a
+    `COPY`, `callproc`, an `sql.Composed` statement) sends it alone first."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.cursor_factory = _Cursor
+        self.begin_pending = False
+
+    def send_pending_begin(self) -> None:
+        if self.begin_pending:
+            with _PsycopgCursor(self) as cursor:
+                cursor.execute("BEGIN")
+            self.begin_pending = False
+
+
+class _Cursor(_PsycopgCursor):
+    def execute(self, query, vars=None):
+        connection = self.connection
+        if not connection.begin_pending:
+            return super().execute(query, vars)
+        if self.name is not None or not isinstance(query, str | bytes):
+            connection.send_pending_begin()
+            return super().execute(query, vars)
+        try:
+            result = super().execute(("BEGIN;" if isinstance(query, str) else b"BEGIN;") + query, vars)
+        except BaseException:
+            # Sent (the transaction began, and failed or ended): the BEGIN is spent; not sent (the
+            # values could not be adapted, the connection is gone), it still waits.
+            if connection.info.transaction_status != TRANSACTION_STATUS_IDLE:
+                connection.begin_pending = False
+            raise
+        connection.begin_pending = False
+        return result
+
+    def executemany(self, query, vars_list):
+        self.connection.send_pending_begin()
+        return super().executemany(query, vars_list)
+
+    def callproc(self, procname, parameters=None):
+        self.connection.send_pending_begin()
+        return super().callproc(procname, parameters)
+
+    def copy_from(self, *args, **kwargs):
+        self.connection.send_pending_begin()
+        return super().copy_from(*args, **kwargs)
+
+    def copy_to(self, *args, **kwargs):
+        self.connection.send_pending_begin()
+        return super().copy_to(*args, **kwargs)
+
+    def copy_expert(self, *args, **kwargs):
+        self.connection.send_pending_begin()
+        return super().copy_expert(*args, **kwargs)
 
 
 class _Pool(PooledPostgresqlExtDatabase):
@@ -48,6 +110,7 @@ class _Pool(PooledPostgresqlExtDatabase):
         return super()._is_closed(conn)
 
     def _close(self, conn, close_conn: bool = False) -> None:
+        conn.begin_pending = False  # a transaction that sent nothing has nothing to end
         if not close_conn:
             self._given_back[self.conn_key(conn)] = time.monotonic()
         super()._close(conn, close_conn)
@@ -56,9 +119,18 @@ class _Pool(PooledPostgresqlExtDatabase):
         self._given_back.pop(self.conn_key(conn), None)
         super()._close_raw(conn)
 
+    def begin(self, isolation_level=None) -> None:
+        """Mark the `BEGIN` pending: the transaction's first statement carries it (`_Connection`)."""
+        if isolation_level is not None or self._isolation_level:
+            super().begin(isolation_level)
+            return
+        self.connection().begin_pending = True
+
     def commit(self) -> None:
         if getattr(_state, "committed", False):  # by `commit_with`'s statement
             _state.committed = False
+            return
+        if self._begin_was_not_sent():
             return
         super().commit()
 
@@ -66,7 +138,17 @@ class _Pool(PooledPostgresqlExtDatabase):
         if getattr(_state, "committed", False):  # nothing left to roll back: `commit_with` committed
             _state.committed = False
             return
+        if self._begin_was_not_sent():
+            return
         super().rollback()
+
+    def _begin_was_not_sent(self) -> bool:
+        """True (and the pending `BEGIN` dropped) when the transaction sent no statement."""
+        conn = None if self.is_closed() else self._state.conn
+        if conn is None or not conn.begin_pending:
+            return False
+        conn.begin_pending = False
+        return True
 
 
 def init_database(url: str, *, max_connections: int = 20) -> PooledPostgresqlExtDatabase:
@@ -79,6 +161,7 @@ def init_database(url: str, *, max_connections: int = 20) -> PooledPostgresqlExt
         register_hstore=False,
         connect_timeout=5,
         application_name="vitrine",
+        connection_factory=_Connection,
     )
     database.initialize(db)
     return db
