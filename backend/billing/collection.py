@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from backend import clock, prepared
+from backend import clock, events, outbox, prepared
 from backend.billing import idempotency, ledger, mandates, records
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
@@ -219,9 +219,12 @@ def _collection_row(reservation_id: str, industrial_organization_id: str, held: 
     return row
 
 
-# Steps 4, 5 and 7 and the key's answer in one statement: the record moved from due to paid (which
-# locks it), and only then the payment order (paid at once: no payment service provider is called,
-# so its `pending` state would never be seen outside the transaction) and the journal.
+# Steps 4, 5 and 7, the key's answer and the outbox rows of the invoice's `invoice.issued` in one
+# statement: the record moved from due to paid (which locks it), and only then the payment order
+# (paid at once: no payment service provider is called, so its `pending` state would never be seen
+# outside the transaction) and the journal. When the record was not due, the flow raises: the
+# transaction, the outbox rows with it, is rolled back.
+_EVENT_PARTS = events.part_names(events.INVOICE_ISSUED)
 _WRITES = prepared.Statement("billing_collection_writes", (
     f"WITH settled AS ({records.SETTLE}),"  # noqa: S608 (constants only)
     " paid AS (INSERT INTO billing_payment_order (id, reservation_id, invoice_id, organization_id, kind, method,"
@@ -229,7 +232,8 @@ _WRITES = prepared.Statement("billing_collection_writes", (
     " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::integer,"
     " %(mandate)s, %(user)s, %(now)s::timestamptz, %(now)s, %(now)s FROM settled RETURNING id),"
     f" journal AS ({ledger.journal_sql(3, when='EXISTS (SELECT FROM paid)')}), stored AS ({idempotency.STORE})"
-    " SELECT count(*) FROM paid"
+    + "".join(f", {name} AS ({outbox.part_sql(name)})" for name in _EVENT_PARTS)
+    + " SELECT (SELECT count(*) FROM paid)" + "".join(f", (SELECT id FROM {name})" for name in _EVENT_PARTS)  # noqa: S608
 ))
 
 
@@ -264,20 +268,24 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
     ], description=f"collection of reservation {reservation_id}", reservation_id=reservation_id,
         invoice_id=draft.invoice_id, payment_order_id=order_id)
     records.check_transition(FinancialStatus.RESERVATION_TOTAL_DUE, FinancialStatus.RESERVATION_TOTAL_PAID)
-    (written,) = _WRITES.execute({
+    event_parts = events.parts(events.INVOICE_ISSUED, draft.invoice_id)  # 6's event, recorded here
+    written, *outbox_ids = _WRITES.execute({
         "status": FinancialStatus.RESERVATION_TOTAL_PAID.value, "current": FinancialStatus.RESERVATION_TOTAL_DUE.value,
         "now": now, "id": reservation_id, "org": industrial_organization_id, "order": order_id,
         "invoice": draft.invoice_id, "kind": PaymentKind.RESERVATION_TOTAL.value, "method": method.value,
         "paid": PaymentStatus.PAID.value, "user": user_id, "mandate": mandate_ref,
         # 4: the total including the VAT the invoice will freeze
         "amount": amount_incl_tax_cents(total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
-        **journal, **held.store_params(answer),
+        **journal, **held.store_params(answer), **{name: value for part in event_parts for name, value in
+                                                   part.params.items()},
     }).fetchone()
     if not written:  # 5: moved by a concurrent change since the read
         _not_due(reservation_id)
+    for part, outbox_id in zip(event_parts, outbox_ids, strict=True):
+        part.written(outbox_id)
 
     def issue(stored: dict) -> dict:  # 6, last: its number's counter row is locked until the commit, sent with it
-        return _with_number(stored, issue_invoice(draft, config=config, commit=True).number)
+        return _with_number(stored, issue_invoice(draft, config=config, commit=True, published=True).number)
 
     return idempotency.Stored(answer, issue, stored=True)  # the answer stored first, then the invoice
 

@@ -78,8 +78,9 @@ class InvoiceDraft:
         return sum(line.total_cents for line in self.lines)
 
 
-def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False) -> Invoice:
-    """Issue `draft` inside the caller's transaction and record `invoice.issued`. With `commit`,
+def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False, published: bool = False) -> Invoice:
+    """Issue `draft` inside the caller's transaction and record `invoice.issued` (unless `published`:
+    the caller recorded it in one of its statements, `events.parts`). With `commit`,
     the invoice is the transaction's last write and the COMMIT goes with its statement
     (`db.commit_with`): the series' counter row is then held only for the statement and the
     commit itself, never for a round trip back to this process; the number is read back in the
@@ -95,7 +96,8 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False) 
         raise ValueError("the platform cannot invoice itself")
     issuer = draft.issuer_party or _party(draft.issuer_organization_id, config)
     customer = draft.customer_party or _party(draft.customer_organization_id, config)
-    events.publish(events.INVOICE_ISSUED, draft.invoice_id)
+    if not published:
+        events.publish(events.INVOICE_ISSUED, draft.invoice_id)
     values = {
         "id": draft.invoice_id, "kind": kind.value,
         "status": (InvoiceStatus.PAID if draft.paid else InvoiceStatus.ISSUED).value,

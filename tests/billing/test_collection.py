@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend import events
 from backend.billing import collection, ledger
 from backend.billing.models import (
     FinancialRecord,
@@ -16,6 +17,7 @@ from backend.billing.models import (
 )
 from backend.errors import Conflict, NotFound
 from backend.marketplace.models import Reservation
+from backend.outbox import OutboxMessage
 from tests.billing.helpers import Market, approved_org, booted_config
 
 
@@ -50,6 +52,9 @@ def test_collection_pays_the_total_issues_the_sale_and_writes_three_balanced_ent
     record = FinancialRecord.get_by_id(reservation.id)
     assert (record.financial_status, record.total_cents, record.commission_cents) == (
         "reservation_total_paid", 120_000, 20_000)
+    # `invoice.issued`, written by the collection's write statement: one row per subscriber.
+    rows = [row for row in OutboxMessage.select() if row.args == [invoice.id]]
+    assert sorted(row.actor_name for row in rows) == sorted(events.SUBSCRIBERS[events.INVOICE_ISSUED])
 
 
 def test_a_second_key_cannot_collect_twice(market):
@@ -72,11 +77,13 @@ def test_a_record_moved_after_the_read_writes_nothing_and_is_refused(market, mon
         return {**read(reservation_id, organization_id, held), "financial_status": "reservation_total_due"}
 
     monkeypatch.setattr(collection, "_collection_row", stale_read)
-    counts = (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count())
+    counts = (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count(),
+              OutboxMessage.select().count())
     with pytest.raises(Conflict) as refused:
         _collect(reservation, key="second")
     assert refused.value.details == {"reason": "not_due", "financialStatus": "reservation_total_paid"}
-    assert (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count()) == counts
+    assert (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count(),
+            OutboxMessage.select().count()) == counts
     assert IdempotencyRecord.select().where(IdempotencyRecord.key == "second").count() == 0
 
 
