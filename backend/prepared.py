@@ -50,10 +50,12 @@ class Statement:
         self._prepared_on: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    def execute(self, params: Mapping[str, object]):
-        """Run the statement on this thread's connection; its cursor (as `database.execute_sql`)."""
+    def execute(self, params: Mapping[str, object], *, before: str | None = None):
+        """Run the statement on this thread's connection; its cursor (as `database.execute_sql`).
+        `before`: SQL sent first in the same round trip (its values named in `params` too), whose
+        result is not returned: an error there stops the string before the statement."""
         self._ensure_prepared()
-        return database.execute_sql(self.execute_sql, params)
+        return database.execute_sql(f"{before}; {self.execute_sql}" if before else self.execute_sql, params)
 
     def execute_and_commit(self, params: Mapping[str, object], *, then: Statement | None = None):
         """Run the statement as the transaction's last, its COMMIT sent with it (`db.commit_with`),

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from peewee import DatabaseError
+
 from backend import clock, events, outbox, prepared
 from backend.billing import idempotency, ledger, mandates, records
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
@@ -183,9 +185,9 @@ def label_of(space_name: str, store_name: str, starts_at: datetime, ends_at: dat
 # 1-3, the record and the invoice's customer in one read: the reservation locked for the collection,
 # its industrial organization shared-locked (a KYB review cannot commit before this transaction).
 # The financial record comes from the table, or from the INSERT of the same statement (which the
-# statement's read cannot see). The key's record is read after its lock (`idempotency.run_once`
-# with `read_in_flow`: the lock's statement came first), so it shows what the key's last holder
-# committed.
+# statement's read cannot see). The key is held by the statement sent before it in the same round
+# trip (`idempotency.HOLD`, `run_once` with `read_in_flow`), so the key's record shows what its
+# last holder committed.
 _RECORD = ("financial_status", "store_base_cents", "commission_cents", "total_cents")
 _COLLECTION_READ = prepared.Statement("billing_collection_read", (
     f"WITH opened AS ({records.OPEN_COLLECTABLE} RETURNING {', '.join(_RECORD)})"  # noqa: S608 (constants only)
@@ -206,9 +208,14 @@ _COLLECTION_READ = prepared.Statement("billing_collection_read", (
 
 
 def _collection_row(reservation_id: str, industrial_organization_id: str, held: idempotency.Key) -> dict:
-    cursor = _COLLECTION_READ.execute({**records.open_collectable_params(
-        reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER,
-        FinancialStatus.RESERVATION_TOTAL_DUE, COLLECTABLE), **held.read_params()})
+    """The key held (`idempotency.HOLD`, the transaction's first statement) and the read, in one round trip."""
+    try:
+        cursor = _COLLECTION_READ.execute({**records.open_collectable_params(
+            reservation_id, industrial_organization_id, BillingModel.PRINCIPAL_SELLER,
+            FinancialStatus.RESERVATION_TOTAL_DUE, COLLECTABLE), **held.read_params()}, before=idempotency.HOLD)
+    except DatabaseError as exc:
+        held.check_hold(exc)  # 409 while another request holds the key
+        raise
     values = cursor.fetchone()
     row = dict(zip((column.name for column in cursor.description), values, strict=True)) if values else None
     if row is not None:
@@ -278,7 +285,7 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
         "amount": amount_incl_tax_cents(total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
         **journal, **held.store_params(answer), **{name: value for part in event_parts for name, value in
                                                    part.params.items()},
-    }).fetchone()
+    }, before=ledger.CHECK_BALANCE_NOW).fetchone()  # the journal checked now, not under the counter's lock
     if not written:  # 5: moved by a concurrent change since the read
         _not_due(reservation_id)
     for part, outbox_id in zip(event_parts, outbox_ids, strict=True):

@@ -41,7 +41,7 @@ from psycopg2.extras import Json
 from backend import clock, prepared
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord
-from backend.db import database, transaction
+from backend.db import database, sqlstate, transaction
 from backend.errors import Conflict, DomainError, ValidationError
 
 TTL = timedelta(hours=24)
@@ -93,8 +93,16 @@ class Key:
                 "idem_expires": now + TTL}
 
     def read_params(self) -> dict:
-        """The values of `READ_JOIN` (a flow reading the key itself, `run_once(read_in_flow=True)`)."""
-        return {"idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key}
+        """The values of `HOLD` and `READ_JOIN` (a flow holding and reading the key itself,
+        `run_once(read_in_flow=True)`)."""
+        return {"idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key,
+                "idem_lock": lock_id(self.scope, self.route, self.key)}
+
+    def check_hold(self, exc: BaseException) -> None:
+        """On an error of the flow's statement that sent `HOLD`: ends the flow with 409 when it
+        is the key's hold that failed (another request holds the key); else returns."""
+        if sqlstate(exc) == _HELD_ELSEWHERE:
+            raise _Decided(refusal=_in_flight()) from None
 
     def check_read(self, row: Mapping[str, object]) -> None:
         """In a flow run with `read_in_flow`, on its row read with `READ_COLUMNS` and `READ_JOIN`:
@@ -127,16 +135,15 @@ def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Calla
     """`(answer, idempotent)`: the stored answer of a known key (True), else the answer `flow`
     gives, stored with the key in the flow's transaction (False). `prepare` runs before the flow
     in that transaction (unless `prepare_in_flow`: the flow does it), and again on its own when
-    the flow fails (what it does stays). With `read_in_flow`, only the key's lock is taken here:
-    the flow's first statement reads the key's record with its own rows (`READ_COLUMNS`,
-    `READ_JOIN`; a statement after the lock's, so it sees what the key's last holder committed)
-    and hands it to `Key.check_read` before doing anything else."""
+    the flow fails (what it does stays). With `read_in_flow`, the flow holds and reads the key
+    itself, before anything else: its first round trip sends `HOLD` then its read, which joins
+    the key's record to its own rows (`READ_COLUMNS`, `READ_JOIN`; a later statement than the
+    hold's, so it sees what the key's last holder committed); an error of that round trip goes
+    to `Key.check_hold`, the row to `Key.check_read`."""
     prepared = False
     try:
         with transaction():
-            if read_in_flow:
-                _lock(scope, route, key)
-            else:
+            if not read_in_flow:
                 stored = _hold(scope, route, key, request_hash)
                 if stored is not None:
                     return stored, True
@@ -162,6 +169,10 @@ def run_once(*, scope: str, route: str, key: str, request_hash: str, flow: Calla
 
 
 _LOCK = prepared.Statement("billing_idempotency_lock", "SELECT pg_try_advisory_xact_lock(%(lock)s)")
+# The key held by a statement that fails (lock_not_available) when another request holds it
+# (migration 102), for a flow sending it with its read (`Key.read_params`, `Key.check_hold`).
+HOLD = "SELECT billing_hold_idempotency_key(%(idem_lock)s)"
+_HELD_ELSEWHERE = "55P03"
 _READ_NAMES = ("key_hash", "key_state", "key_body", "key_created_at", "key_expires_at")
 # What a flow reading the key itself adds to its statement (with `Key.read_params`).
 READ_COLUMNS = ("k.request_hash AS key_hash, k.state AS key_state, k.response_body AS key_body,"
@@ -173,15 +184,15 @@ _READ = prepared.Statement("billing_idempotency_read", (
     " WHERE scope = %(scope)s AND route = %(route)s AND key = %(key)s"))
 
 
-def _lock(scope: str, route: str, key: str) -> None:
-    """Hold the key for this transaction, without waiting (409 while another request holds it)."""
-    if not _LOCK.execute({"lock": lock_id(scope, route, key)}).fetchone()[0]:
-        raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
+def _in_flight() -> Conflict:
+    return Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
 
 
 def _hold(scope: str, route: str, key: str, request_hash: str) -> dict | None:
-    """Hold the key for this transaction; its stored answer when it has one (None: run the flow)."""
-    _lock(scope, route, key)
+    """Hold the key for this transaction (without waiting: 409 while another request holds it);
+    its stored answer when it has one (None: run the flow)."""
+    if not _LOCK.execute({"lock": lock_id(scope, route, key)}).fetchone()[0]:
+        raise _in_flight()
     # Read once the lock is held (another statement): sees whatever its last holder committed.
     row = _READ.execute({"scope": scope, "route": route, "key": key}).fetchone()
     now = clock.now()
@@ -206,7 +217,7 @@ def _stored_answer(request_hash: str, row: tuple | None, now: datetime) -> dict 
     if state == "completed":
         return body
     if (now - created_at).total_seconds() < STALE_CLAIM_SECONDS:  # a claim of the previous release
-        raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
+        raise _in_flight()
     return None  # a claim abandoned by a crash: taken over (`STORE` overwrites it)
 
 

@@ -66,6 +66,12 @@ _SELECTED = ", ".join("v.amount_cents::bigint" if column == "amount_cents" else 
 _WHEN = f"SELECT {_SELECTED} FROM ({{values}}) AS v ({', '.join(_COLUMNS)}) WHERE {{when}}"  # noqa: S608 (constants)
 
 
+# Sent before a statement writing a journal: the database checks its balance at the end of that
+# statement rather than at the commit (the check is deferred by default), e.g. before a statement
+# that locks a row every concurrent transaction queues on, such as an invoice series' counter.
+CHECK_BALANCE_NOW = "SET CONSTRAINTS billing_ledger_balanced IMMEDIATE"
+
+
 def journal_sql(postings: int, *, when: str | None = None) -> str:
     """The one INSERT of a journal transaction of `postings` lines (values: `journal_params`), for
     `post_journal` or for a caller sending it as a part of its own statement (a data-modifying
