@@ -5,6 +5,10 @@ One connection per request and per actor message: `api.middleware.DatabaseSessio
 runs in `transaction()`; work that must happen only once the change is durable (sending outbox
 rows to the broker) is registered with `on_commit` and runs after the outermost block commits,
 never for a rolled-back one.
+
+Transactions begin lazily (`_Connection`): the `BEGIN` is sent with the transaction's first
+statement, in its round trip, and a transaction that sends nothing sends neither `BEGIN` nor
+`COMMIT`. `commit_with` sends the transaction's last statement with its `COMMIT`.
 """
 
 from __future__ import annotations

@@ -10,13 +10,15 @@ the transaction the invoice row is written last (the payment order and the ledge
 checked at commit): its number's counter row stays locked only from then to the commit, which
 is what every collection of the series queues on.
 
-One commit per collection, about ten statements: the key held and read (`idempotency.run_once`),
-the financial record opened `reservation_total_due` when absent, one read of everything the
-checks and the invoice need (the reservation locked `FOR UPDATE`, the industrial organization
-`FOR SHARE` with its KYB status and billing profile, the ad space and store names, the active SEPA
-mandate), the record moved to `reservation_total_paid` by a conditional UPDATE, the payment order
-inserted `paid` (no payment service provider is called: its `pending` state would never be seen
-outside the transaction), the journal, the outbox row, the numbered invoice, the stored answer.
+One commit per collection and three round trips to PostgreSQL (the session's lookup aside): the
+`BEGIN`, the key held (`idempotency.HOLD`) and one read of everything (the key's record, the
+financial record opened `reservation_total_due` when absent, the reservation locked `FOR UPDATE`,
+the industrial organization `FOR SHARE` with its KYB status and billing profile, the ad space and
+store names, the active SEPA mandate); then one write statement (the record moved to
+`reservation_total_paid` by a conditional UPDATE, the payment order inserted `paid`: no payment
+service provider is called, so its `pending` state would never be seen outside the transaction;
+the journal, checked balanced then; the stored answer; the `invoice.issued` outbox rows); then the
+numbered invoice with the COMMIT and the number read back once committed.
 
 The `Idempotency-Key` wraps the flow (`idempotency.run_once`); auto-collection uses the key
 `auto-collect-<reservationId>` in the same scope, so a manual retry with that key replays it. A
