@@ -43,6 +43,7 @@ class _Connection(_PsycopgConnection):
         super().__init__(*args, **kwargs)
         self.cursor_factory = _Cursor
         self.begin_pending = False
+        self.prepared: set = set()  # the `backend.prepared.Statement`s prepared on this connection
 
     def send_pending_begin(self) -> None:
         if self.begin_pending:

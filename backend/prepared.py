@@ -12,8 +12,8 @@ a parameter whose type PostgreSQL cannot infer from where it stands is cast in t
 (`%(ids)s::text[]`). The values are bound by psycopg2 as for any statement.
 
 A prepared statement lives as long as its connection, whatever the transactions do (`PREPARE` is
-not undone by a rollback): the connections that prepared it are remembered (weakly: a closed and
-forgotten connection drops out) and a new connection prepares it again. This needs the
+not undone by a rollback): each connection remembers the statements it prepared (`prepared`, a
+set on `backend.db`'s connection, gone with it) and a new connection prepares them again. This needs the
 application's own connections to PostgreSQL, which it has (its pool, `backend.db`); behind a
 pooler in transaction mode (PgBouncer before 1.21, or without `max_prepared_statements`), sessions
 are shared and this module must not be used.
@@ -22,8 +22,6 @@ are shared and this module must not be used.
 from __future__ import annotations
 
 import re
-import threading
-import weakref
 from collections.abc import Mapping
 
 from backend.db import commit_with, database
@@ -47,8 +45,6 @@ class Statement:
         self.prepare_sql = f"PREPARE {name} AS {numbered}"  # sent with no values: `%%` stays as psycopg2 reads it
         self.execute_sql = f"EXECUTE {name}({', '.join(f'%({p})s' for p in self.parameters)})" if self.parameters \
             else f"EXECUTE {name}"
-        self._prepared_on: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
 
     def execute(self, params: Mapping[str, object], *, before: str | None = None):
         """Run the statement on this thread's connection; its cursor (as `database.execute_sql`).
@@ -67,11 +63,8 @@ class Statement:
         return commit_with(self.execute_sql, params, then=then.execute_sql if then is not None else None)
 
     def _ensure_prepared(self) -> None:
-        connection = database.connection()
-        with self._lock:
-            prepared = connection in self._prepared_on
-        if not prepared:
+        prepared = database.connection().prepared  # this thread's connection: no lock needed
+        if self not in prepared:
             # Alone, so that a failure of the EXECUTE never leaves the connection's state unknown.
             database.execute_sql(self.prepare_sql)
-            with self._lock:
-                self._prepared_on[connection] = True
+            prepared.add(self)
