@@ -328,13 +328,14 @@ def _recipients(delivery: Delivery) -> Callable[[Selected], Recipient | None]:
 
 
 def _store_recipient(reservation: Selected) -> Recipient | None:
-    recipient = _new_tuple(Recipient, (DeliveryTarget.STORE, *reservation[6:]))
+    recipient = _new_tuple(Recipient, _TO_STORE + reservation[6:])  # the store's name and address columns
     return recipient if recipient.has_address else None
 
 
 # `tuple.__new__(cls, values)`: a NamedTuple of exactly these values, at half the cost of its own
 # `__new__` or `_make` (which check the count): for the selection's rows and their recipients.
 _new_tuple = tuple.__new__
+_TO_STORE = (DeliveryTarget.STORE,)
 
 
 # The selection in one statement, plain rows (`Selected`): `= ANY(%s)` takes the ids as one array
