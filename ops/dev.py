@@ -14,8 +14,10 @@ rate limits and counters stay exact), a Dramatiq worker and the clock.
 - A child that dies once the platform is up is restarted after a growing delay (1 s, 2 s, ... up
   to 30 s; back to 1 s once it has stayed up a minute); the others keep running.
 - Ctrl-C, SIGTERM, SIGHUP (a closed terminal) or the death of the supervisor's parent stop every
-  child, then the embedded servers of the data directory. A child also gets SIGTERM from the
-  kernel if the supervisor itself is killed (Linux), so nothing is left orphaned.
+  child, then the embedded servers of the data directory. If the supervisor itself is killed
+  outright, each child gets SIGTERM from the kernel (Linux) and the guard (`ops.devguard`) ends
+  the children's process groups that are still there after a grace period, then the embedded
+  servers: nothing is left orphaned.
 
 Adding a simulator: append a `Simulator` to `SIMULATORS` (its port is the API's plus `offset`;
 `settings` are the environment defaults that point the platform at it).
@@ -227,7 +229,7 @@ class Supervisor:
     stopping: bool = False
     env: dict[str, str] = field(default_factory=dict)
     output: Output | None = None
-    guard: subprocess.Popen | None = None
+    guard: devguard.Guard | None = None
 
     @property
     def api_url(self) -> str:
@@ -252,7 +254,7 @@ class Supervisor:
                     (self.data_dir / LOCK_NAME).unlink()
                     self.data_dir.rmdir()
             raise
-        # Stops the embedded servers should this process be killed outright (SIGKILL).
+        # Ends the children and stops the embedded servers should this process be killed outright.
         self.guard = devguard.start(self.data_dir, postgres=not os.environ.get("DATABASE_URL"),
                                     redis=not os.environ.get("REDIS_URL"))
 
@@ -287,6 +289,8 @@ class Supervisor:
         child.process = subprocess.Popen(child.argv, env=child.env, start_new_session=True,
                                          preexec_fn=_die_with_parent, stdout=subprocess.PIPE,
                                          stderr=subprocess.STDOUT)
+        if self.guard is not None:
+            self.guard.watch(child.process.pid)  # its process group: the child leads a session
         self.output.follow(child.name, child.process.stdout)
         child.started_at = time.monotonic()
         child.restart_at = None
@@ -408,7 +412,7 @@ class Supervisor:
             elif now >= child.restart_at:
                 # What the dead child left and its SIGTERM did not end (a dramatiq worker process
                 # whose main process was killed outright) would outlive everything: end it now.
-                _signal_group(child.process, signal.SIGKILL)
+                self.end_group(child.process)
                 child.restarts_in_a_row += 1
                 self.launch(child)
                 say(f"vitrine dev: {child.name} restarted (pid {child.process.pid})", error=True)
@@ -437,7 +441,13 @@ class Supervisor:
                 process.wait()
         for child in self.children.values():  # whatever a child left behind in its session
             if child.process is not None:
-                _signal_group(child.process, signal.SIGKILL)
+                self.end_group(child.process)
+
+    def end_group(self, process: subprocess.Popen) -> None:
+        """SIGKILL what is left of a child's process group; the guard need not watch it any more."""
+        _signal_group(process, signal.SIGKILL)
+        if self.guard is not None:
+            self.guard.forget(process.pid)
 
     def stop_embedded(self) -> None:
         if self.lock is None or self.lock._handle is None:

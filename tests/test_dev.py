@@ -267,11 +267,17 @@ def embedded_servers(data_dir) -> list[int]:
 def test_a_terminal_that_goes_away_leaves_no_embedded_server_running(free_port, data_dir, killed):
     # The terminal goes away (its pty hangs up): every write to it fails from then on. script(1)
     # also kills its command outright about 2 s later, leaving it no chance to stop anything.
-    process, master = start_dev_on_a_terminal(free_port(), data_dir)
+    port = free_port()
+    process, master = start_dev_on_a_terminal(port, data_dir)
+    children = []
     try:
         seen = read_until(master, "Press Ctrl-C to stop.", timeout=180)
         assert "Press Ctrl-C to stop." in seen, seen[-3000:]
         assert embedded_servers(data_dir), "no embedded server found to begin with"
+        # Its processes (the guard, in a session of its own, is meant to outlive it a moment).
+        children = [c for c in psutil.Process(process.pid).children(recursive=True)
+                    if "ops.devguard" not in c.cmdline()]
+        assert len(children) >= 4  # web, worker, clock and the simulators at least
     finally:
         os.close(master)
     if killed:
@@ -283,8 +289,47 @@ def test_a_terminal_that_goes_away_leaves_no_embedded_server_running(free_port, 
     while embedded_servers(data_dir) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not embedded_servers(data_dir)
-    assert not (data_dir / "redis" / "redis.sock").exists()
-    assert not (data_dir / "postgres" / "postmaster.pid").exists()
+    assert_all_stopped(children, data_dir, port)  # none orphaned, even by a killed supervisor
+
+
+GUARDED = """
+import signal, subprocess, sys
+from ops.devguard import Guard
+
+guard = Guard(__import__("pathlib").Path(sys.argv[1]), [], grace=0.5)
+stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+# A child that ignores SIGTERM, with a process of its own in its group (a Dramatiq worker, say).
+leader = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {stubborn!r}]); exec({stubborn!r})"
+child = subprocess.Popen([sys.executable, "-c", leader], start_new_session=True)
+guard.watch(child.pid)
+ended = subprocess.Popen([sys.executable, "-c", stubborn], start_new_session=True)
+guard.watch(ended.pid)
+guard.forget(ended.pid)  # the supervisor ended that one itself: the guard leaves its group alone
+print(child.pid, ended.pid, flush=True)
+signal.pause()
+"""
+
+
+def test_the_guard_ends_what_a_killed_supervisor_leaves_and_only_that(tmp_path):
+    supervisor = subprocess.Popen([sys.executable, "-c", GUARDED, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                                  cwd=ROOT)
+    child_pid, forgotten_pid = map(int, supervisor.stdout.readline().split())
+    forgotten = psutil.Process(forgotten_pid)
+    try:
+        group = [psutil.Process(child_pid)]
+        deadline = time.monotonic() + 30
+        while len(group) < 2 and time.monotonic() < deadline:  # the child's own process has started
+            time.sleep(0.05)
+            group = [psutil.Process(child_pid), *psutil.Process(child_pid).children()]
+        assert len(group) == 2
+        guard = next(p for p in psutil.Process(supervisor.pid).children() if "ops.devguard" in p.cmdline())
+        supervisor.kill()  # no chance to stop anything: the SIGTERM-proof group is the guard's to end
+        supervisor.wait(timeout=10)
+        guard.wait(timeout=30)  # it ends once it has done its work
+        assert not [p for p in group if alive(p)]
+        assert alive(forgotten)
+    finally:
+        forgotten.kill()
 
 
 def test_the_banner_masks_passwords_and_names_the_boot_log(tmp_path):
