@@ -4,9 +4,10 @@
     confirm: one `pending` order per retained reservation that prints anything, `LOT-` code,
              status `sent`; no order at all: the batch is deleted and no code is drawn.
 
-Preview and confirmation share `_classify` (which reservations are retained, and why the others
-are not) and `_plan` (the pure allocation of `allocation.plan_deposit` on the retained
-population); the preview writes and locks nothing. The confirmation runs in one transaction with
+Preview and confirmation share `_load_batch` (the batch, its configuration and its preflights in
+one statement), `_classify` (which reservations are retained, and why the others are not) and
+`_plan` (the pure allocation of `allocation.plan_deposit` on the retained population); the
+preview writes and locks nothing. The confirmation runs in one transaction with
 the batch row locked, so a double click or a retry finds the batch `sent` and answers its orders
 again instead of making a second set.
 
@@ -384,9 +385,9 @@ def _exclusion(group: tuple[str, str], reservation: Selected) -> Exclusion | Non
     return _eligibility(reservation)
 
 
-class _Draft(NamedTuple):
-    """A draft batch with what its deposit reads: the current configuration of its furniture type
-    (as `current_configuration` gives it) and its preflights."""
+class _LoadedBatch(NamedTuple):
+    """A batch with what its preview and confirmation read: the current configuration of its
+    furniture type (as `current_configuration` gives it) and its preflights."""
 
     batch: PrintOrderBatch
     configuration: Configuration
@@ -397,7 +398,7 @@ _BATCH_FIELDS = tuple(f.name for f in PrintOrderBatch._meta.sorted_fields)
 # The batch, its furniture type's current version with its zones (the version it was opened with
 # when the type has no current one) and its preflights, in one prepared statement (they were five
 # statements, 2 ms of a 1,000-store preview). Locked: the confirmation's.
-_DRAFT_SQL = (
+_LOAD_SQL = (
     "SELECT " + ", ".join(f"b.{f.column_name}" for f in PrintOrderBatch._meta.sorted_fields) + ","  # noqa: S608
     " v.furniture_type_id, v.id, v.version, v.name, v.printer_organization_id,"
     " (SELECT json_agg(json_build_array(z.id, z.code, z.label, z.face_quantity, z.printable, z.width_mm,"
@@ -411,14 +412,14 @@ _DRAFT_SQL = (
     " JOIN furniture_type_version v ON v.id = COALESCE(c.id, f.id)"
     " WHERE b.id = %(batch_id)s AND b.organization_id = %(organization_id)s"
 )
-_DRAFT = prepared.Statement("print_batch_deposit", _DRAFT_SQL)
-_DRAFT_LOCKED = prepared.Statement("print_batch_deposit_locked", _DRAFT_SQL + " FOR UPDATE OF b")
+_LOAD = prepared.Statement("print_batch_load", _LOAD_SQL)
+_LOAD_LOCKED = prepared.Statement("print_batch_load_locked", _LOAD_SQL + " FOR UPDATE OF b")
 
 
-def _deposit_draft(*, organization_id: str, batch_id: str, lock: bool) -> _Draft:
+def _load_batch(*, organization_id: str, batch_id: str, lock: bool) -> _LoadedBatch:
     """The organization's batch with its configuration and preflights; NotFound otherwise. The
     caller checks that it is a draft (a confirmation answers a sent batch again)."""
-    statement = _DRAFT_LOCKED if lock else _DRAFT
+    statement = _LOAD_LOCKED if lock else _LOAD
     row = statement.execute({"batch_id": batch_id, "organization_id": organization_id}).fetchone()
     if row is None:
         raise NotFound("print batch not found")
@@ -427,16 +428,16 @@ def _deposit_draft(*, organization_id: str, batch_id: str, lock: bool) -> _Draft
     type_id, version_id, version, name, printer, zones, attached = row[count:]
     configuration = Configuration(type_id, version_id, version, name, printer,
                                   tuple(ConfigurationZone(*zone) for zone in zones or ()))
-    return _Draft(batch, configuration, {(zone, face): asset for zone, face, asset in attached or ()})
+    return _LoadedBatch(batch, configuration, {(zone, face): asset for zone, face, asset in attached or ()})
 
 
-def _files(draft: _Draft, slots: list[Slot] | None) -> list[DepositedFile]:
+def _files(loaded: _LoadedBatch, slots: list[Slot] | None) -> list[DepositedFile]:
     if slots is None:
-        return [DepositedFile(zone, face, asset) for (zone, face), asset in draft.attached.items()]
+        return [DepositedFile(zone, face, asset) for (zone, face), asset in loaded.attached.items()]
     files = []
     for slot in slots:
-        preflights.check_slot(draft.configuration, slot.zone_id, slot.face_index)
-        asset_id = draft.attached.get((slot.zone_id, slot.face_index))
+        preflights.check_slot(loaded.configuration, slot.zone_id, slot.face_index)
+        asset_id = loaded.attached.get((slot.zone_id, slot.face_index))
         if asset_id is None:
             raise ValidationError("no file is attached to this slot of the batch", zoneId=slot.zone_id,
                                   faceIndex=slot.face_index, fields={"files": ["a slot without a preflight"]})
@@ -444,7 +445,7 @@ def _files(draft: _Draft, slots: list[Slot] | None) -> list[DepositedFile]:
     return files
 
 
-def _plan(draft: _Draft, deposit: BatchDeposit, classification: Classification) -> allocation.DepositPlan:
+def _plan(loaded: _LoadedBatch, deposit: BatchDeposit, classification: Classification) -> allocation.DepositPlan:
     retained = classification.retained
     if not retained:
         reasons: dict[str, int] = {}
@@ -453,9 +454,9 @@ def _plan(draft: _Draft, deposit: BatchDeposit, classification: Classification) 
         raise ValidationError("no reservation of the selection can be deposited in this batch",
                               fields={"reservationIds": ["no retained reservation"]}, excludedBy=reasons)
     explicit = deposit.allocations if deposit.delivery.target == DeliveryTarget.STORE else None  # rule 5
-    files = _files(draft, deposit.files)
+    files = _files(loaded, deposit.files)
     plan = allocation.plan_deposit(
-        draft.configuration.allocation_zones, [c.reservation.id for c in retained], files,
+        loaded.configuration.allocation_zones, [c.reservation.id for c in retained], files,
         reused_slots=deposit.reuse.faces, stock=deposit.reuse.stock, allocations=explicit,
     )
     if deposit.delivery.target == DeliveryTarget.NONE and plan.panels_to_print:  # rule 6
@@ -542,10 +543,10 @@ def summarize(batch_id: str, deposit: BatchDeposit, classification: Classificati
 
 def preview_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit) -> Outcome:
     """The confirmation's classification and split, written nowhere (no lock, no transaction)."""
-    draft = _deposit_draft(organization_id=organization_id, batch_id=batch_id, lock=False)
-    batch = _draft(draft.batch)
+    loaded = _load_batch(organization_id=organization_id, batch_id=batch_id, lock=False)
+    batch = _draft(loaded.batch)
     classification = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=False)
-    plan = _plan(draft, deposit, classification)
+    plan = _plan(loaded, deposit, classification)
     return Outcome(batch, summarize(batch.id, deposit, classification, plan))
 
 
@@ -554,15 +555,15 @@ def confirm_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit,
     """Confirm in one transaction. A batch already sent answers its first confirmation again
     (`replayed`, whatever the body now says): never a second set of orders."""
     with transaction():
-        draft = _deposit_draft(organization_id=organization_id, batch_id=batch_id, lock=True)
-        batch, configuration = draft.batch, draft.configuration
+        loaded = _load_batch(organization_id=organization_id, batch_id=batch_id, lock=True)
+        batch, configuration = loaded.batch, loaded.configuration
         if batch.status == SENT:
             codes = dict(PrintOrder.select(PrintOrder.reservation_id, PrintOrder.code)
                          .where(PrintOrder.batch_id == batch.id).tuples())
             return Outcome(batch, batch.confirmation, order_codes=codes, replayed=True)
         classification = _classify(batch, deposit.reservation_ids, deposit.delivery, lock=True)
         retained = classification.retained
-        plan = _plan(draft, deposit, classification)
+        plan = _plan(loaded, deposit, classification)
         summary = summarize(batch.id, deposit, classification, plan)
         printer = printer_for(configuration, default_printer_organization_id) if plan.with_lines else None
         writes = [PlanWrite(c.reservation, p, c.recipient) for c, p in zip(retained, plan.reservations, strict=True)]
