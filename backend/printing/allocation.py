@@ -88,6 +88,11 @@ class ReservationPlan(NamedTuple):
         return SupportMode.REUSE_ALL if not self.lines else SupportMode.HYBRID
 
 
+# `tuple.__new__(ReservationPlan, values)`: the plan of one reservation at half the cost of the
+# NamedTuple's own `__new__` (one per reservation of a batch).
+_new_tuple = tuple.__new__
+
+
 @dataclass(frozen=True)
 class ZoneTotal:
     faces: int  # face quantity x population
@@ -328,11 +333,6 @@ def plan_deposit(
             reused[slot.zone_id] += population[key]
     totals = {d.zone.id: _zone_total(d.zone, len(ids), printed[d.zone.id], reused[d.zone.id]) for d in deposits}
     return DepositPlan(plans, totals)
-
-
-# `tuple.__new__(ReservationPlan, values)`: the plan of one reservation at half the cost of the
-# NamedTuple's own `__new__` (one per reservation of a batch).
-_new_tuple = tuple.__new__
 
 
 def _zone_total(zone: Zone, population: int, printed: int, reused: int) -> ZoneTotal:
