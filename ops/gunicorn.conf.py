@@ -1,5 +1,6 @@
 """gunicorn settings for `web` (Procfile) and `vitrine dev`: threaded workers, our own JSON logs."""
 
+import gc
 import os
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"  # noqa: S104 (PaaS routers connect from outside)
@@ -27,3 +28,13 @@ logconfig_dict = {
     "handlers": {"json": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stdout"}},
     "formatters": {"json": {"()": "backend.logs.JsonFormatter"}},
 }
+
+
+def post_worker_init(worker) -> None:
+    """Once the worker has loaded the app: what it loaded (modules, the app, its routes and
+    schemas, about 100,000 objects) lives as long as the worker, so it leaves the cyclic garbage
+    collector's generations. Otherwise each full collection walks it all again, a pause of tens of
+    milliseconds for whichever request triggers one (measured on the batch preview: one request in
+    twenty, p95 64 -> 7 ms). What requests allocate is collected as before."""
+    gc.collect()
+    gc.freeze()

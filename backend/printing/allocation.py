@@ -24,8 +24,9 @@ Either way the invariant sum(printed) + reused = face quantity x population hold
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -87,6 +88,11 @@ class ReservationPlan(NamedTuple):
         return SupportMode.REUSE_ALL if not self.lines else SupportMode.HYBRID
 
 
+# `tuple.__new__(ReservationPlan, values)`: the plan of one reservation at half the cost of the
+# NamedTuple's own `__new__` (one per reservation of a batch).
+_new_tuple = tuple.__new__
+
+
 @dataclass(frozen=True)
 class ZoneTotal:
     faces: int  # face quantity x population
@@ -97,7 +103,7 @@ class ZoneTotal:
 @dataclass(frozen=True)
 class DepositPlan:
     reservations: tuple[ReservationPlan, ...]
-    zones: Mapping[str, ZoneTotal] = field(default_factory=dict)
+    zones: Mapping[str, ZoneTotal]  # per printable zone: the totals the invariant was checked on
 
     @property
     def with_lines(self) -> tuple[ReservationPlan, ...]:
@@ -106,7 +112,11 @@ class DepositPlan:
 
     @property
     def panels_to_print(self) -> int:
-        return sum(plan.printed_panels for plan in self.reservations)
+        return sum(total.printed for total in self.zones.values())
+
+    @property
+    def reused_panels(self) -> int:
+        return sum(total.reused for total in self.zones.values())
 
 
 class AllocationInvariantBroken(RuntimeError):
@@ -186,15 +196,15 @@ def _check_stock(zones: Mapping[str, Zone], stock: Mapping[str, int], files_by_z
                           zone=zone, capacity=capacity, declared=quantity)
 
 
-def _split_stock(zone: Zone, ids: Sequence[str], stock: int, explicit: Mapping[str, int] | None) -> dict[str, int]:
-    """Printed panels of a same-visual zone per reservation."""
+def _split_stock(zone: Zone, ids: Sequence[str], stock: int, explicit: Mapping[str, int] | None) -> list[int]:
+    """Printed panels of a same-visual zone per reservation, in the order of `ids`."""
     faces = zone.face_quantity
-    if explicit is None:
-        printed, remaining = {}, stock
-        for reservation_id in ids:  # the first reservations of the selection take the stock
-            reused = min(faces, remaining)
-            remaining -= reused
-            printed[reservation_id] = faces - reused
+    if explicit is None:  # the first reservations of the selection take the stock, whole furniture first
+        printed = [faces] * len(ids)
+        full, part = divmod(stock, faces) if faces else (0, 0)  # full <= len(ids): stock <= capacity
+        printed[:full] = [0] * full
+        if part:
+            printed[full] = faces - part
         return printed
     missing = [r for r in ids if r not in explicit]
     if missing:
@@ -212,7 +222,76 @@ def _split_stock(zone: Zone, ids: Sequence[str], stock: int, explicit: Mapping[s
     if total != faces * len(ids):
         raise _refuse(f"zone {zone.label}: printed panels plus stock ({total}) must equal the faces of the "
                       f"population ({faces * len(ids)})", zone=zone, expected=faces * len(ids), actual=total)
-    return {r: explicit[r] for r in ids}
+    return [explicit[r] for r in ids]
+
+
+class _ZoneDeposit(NamedTuple):
+    """How a printable zone is deposited. Same visual (`split` set): the reservation's printed
+    count, `split` its index in the plan's key, gives one line of that quantity and its first faces
+    reused. Otherwise the same `lines` (face, asset, qualifiers) and `reused` for everyone."""
+
+    zone: Zone
+    asset_id: str | None
+    split: int | None
+    labels: tuple[str, ...]
+    slots: tuple[Slot, ...]
+    lines: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    reused: tuple[Slot, ...] = ()
+
+
+def _zone_deposits(zones: Sequence[Zone], ids: Sequence[str], files_by_zone, reuse_by_zone,
+                   stock: Mapping[str, int], allocations: Mapping[str, Mapping[str, int]]):
+    """Each printable zone's deposit, and the printed counts of the same-visual ones (one list per
+    such zone, one count per reservation), after refusal 4 and the checks of the stock split."""
+    deposits: list[_ZoneDeposit] = []
+    counts: list[list[int]] = []
+    for zone in (z for z in zones if z.printable):
+        deposited, declared = files_by_zone.get(zone.id, {}), reuse_by_zone.get(zone.id, set())
+        faces = range(zone.face_quantity)
+        labels = tuple(face_label(f) for f in faces)
+        slots = tuple(Slot(zone.id, f) for f in faces)
+        if not deposited and not declared and zone.id not in stock:
+            raise _refuse(f"zone {zone.label} has neither a file nor a reuse declaration", zone=zone)
+        if None in deposited or not (deposited or declared):
+            asset_id = deposited.get(None)
+            printed = _split_stock(zone, ids, stock.get(zone.id, 0), allocations.get(zone.id))
+            if asset_id is None and any(printed):
+                raise _refuse(f"zone {zone.label} has faces with neither a file nor a reuse declaration", zone=zone)
+            deposits.append(_ZoneDeposit(zone, asset_id, len(counts), labels, slots))
+            counts.append(printed)
+        elif None in declared:
+            deposits.append(_ZoneDeposit(zone, None, None, labels, slots, reused=slots))
+        else:
+            lines, reused = [], []
+            for face in faces:
+                asset_id = deposited.get(face)
+                if asset_id is None and face not in declared:
+                    raise _refuse(f"zone {zone.label}, faceIndex {face}: neither a file nor a reuse declaration",
+                                  zone=zone, face_index=face)
+                if asset_id is None:
+                    reused.append(slots[face])
+                else:
+                    lines.append((face, asset_id, (labels[face],)))
+            deposits.append(_ZoneDeposit(zone, None, None, labels, slots, tuple(lines), tuple(reused)))
+    return deposits, counts
+
+
+def _reservation_plan(deposits: Sequence[_ZoneDeposit], key: tuple[int, ...]):
+    """The lines and reused faces of a reservation whose same-visual zones print `key`."""
+    lines: list[PlannedLine] = []
+    reused: list[Slot] = []
+    for deposit in deposits:
+        zone = deposit.zone
+        if deposit.split is None:
+            lines += [PlannedLine(zone.id, face, asset_id, 1, len(lines) + n, qualifiers)
+                      for n, (face, asset_id, qualifiers) in enumerate(deposit.lines)]
+            reused += deposit.reused
+            continue
+        count = key[deposit.split]
+        if count:
+            lines.append(PlannedLine(zone.id, None, deposit.asset_id, count, len(lines), deposit.labels))
+        reused += deposit.slots[:zone.face_quantity - count]
+    return tuple(lines), tuple(reused)
 
 
 def plan_deposit(
@@ -225,7 +304,11 @@ def plan_deposit(
     allocations: Mapping[str, Mapping[str, int]] | None = None,
 ) -> DepositPlan:
     """The plan of every reservation of `reservation_ids` (in selection order); VALIDATION_ERROR
-    (with `zoneId`, `faceIndex` in the details) for refusals 1 to 4 and bad allocations."""
+    (with `zoneId`, `faceIndex` in the details) for refusals 1 to 4 and bad allocations.
+
+    A reservation's plan depends only on what it prints in each same-visual zone (its key): each
+    distinct key is planned once and its lines and reused faces (immutable) are shared by every
+    reservation with that key (a 1,000-store batch has a handful of keys)."""
     by_id = {zone.id: zone for zone in zones}
     stock, allocations = stock or {}, allocations or {}
     ids = list(dict.fromkeys(reservation_ids))
@@ -235,66 +318,25 @@ def plan_deposit(
         zone = _printable_zone(by_id, zone_id, None)
         if None not in files_by_zone.get(zone_id, {}):
             raise _refuse(f"zone {zone.label}: an allocation applies to a zone printed with one visual", zone=zone)
-    lines: dict[str, list[PlannedLine]] = {r: [] for r in ids}
-    reused: dict[str, list[Slot]] = {r: [] for r in ids}
-    totals: dict[str, ZoneTotal] = {}
-    for zone in (z for z in zones if z.printable):
-        deposited, declared = files_by_zone.get(zone.id, {}), reuse_by_zone.get(zone.id, set())
-        faces = range(zone.face_quantity)
-        labels = tuple(face_label(f) for f in faces)
-        slots = tuple(Slot(zone.id, f) for f in faces)
-        # Lines and slots are immutable: one object per distinct value, shared by every
-        # reservation that gets it (a 1,000-store batch built 10,000 of them one by one).
-        made: dict[tuple, PlannedLine] = {}
-        printed_total = reused_total = 0
-        if not deposited and not declared and zone.id not in stock:
-            raise _refuse(f"zone {zone.label} has neither a file nor a reuse declaration", zone=zone)
-        if None in deposited or not (deposited or declared):
-            asset_id = deposited.get(None)
-            printed = _split_stock(zone, ids, stock.get(zone.id, 0), allocations.get(zone.id))
-            if asset_id is None and any(printed.values()):
-                raise _refuse(f"zone {zone.label} has faces with neither a file nor a reuse declaration", zone=zone)
-            for reservation_id, count in printed.items():
-                if count:
-                    own = lines[reservation_id]
-                    key = (count, len(own))
-                    line = made.get(key)
-                    if line is None:
-                        line = made[key] = PlannedLine(zone.id, None, asset_id, count, len(own), labels)
-                    own.append(line)
-                    printed_total += count
-                kept = slots[:zone.face_quantity - count]
-                reused[reservation_id].extend(kept)
-                reused_total += len(kept)
-        elif None in declared:
-            for reservation_id in ids:
-                reused[reservation_id].extend(slots)
-            reused_total = len(slots) * len(ids)
-        else:
-            for face in faces:
-                asset_id = deposited.get(face)
-                if asset_id is None and face not in declared:
-                    raise _refuse(f"zone {zone.label}, faceIndex {face}: neither a file nor a reuse declaration",
-                                  zone=zone, face_index=face)
-                for reservation_id in ids:
-                    if asset_id is None:
-                        reused[reservation_id].append(slots[face])
-                        reused_total += 1
-                    else:
-                        own = lines[reservation_id]
-                        key = (face, len(own))
-                        line = made.get(key)
-                        if line is None:
-                            line = made[key] = PlannedLine(zone.id, face, asset_id, 1, len(own), (labels[face],))
-                        own.append(line)
-                        printed_total += 1
-        totals[zone.id] = _zone_total(zone, len(ids), printed_total, reused_total)
-    plans = tuple(ReservationPlan(r, tuple(lines[r]), tuple(reused[r])) for r in ids)
+    deposits, counts = _zone_deposits(zones, ids, files_by_zone, reuse_by_zone, stock, allocations)
+    keys = list(zip(*counts, strict=True)) if counts else [()] * len(ids)
+    population = Counter(keys)
+    planned = {key: _reservation_plan(deposits, key) for key in population}
+    plans = tuple([_new_tuple(ReservationPlan, (r, *planned[key])) for r, key in zip(ids, keys, strict=True)])
+    # Zone totals counted from the lines and reused faces planned, each times its population.
+    printed = dict.fromkeys((d.zone.id for d in deposits), 0)
+    reused = dict(printed)
+    for key, (lines, slots) in planned.items():
+        for line in lines:
+            printed[line.zone_id] += line.quantity * population[key]
+        for slot in slots:
+            reused[slot.zone_id] += population[key]
+    totals = {d.zone.id: _zone_total(d.zone, len(ids), printed[d.zone.id], reused[d.zone.id]) for d in deposits}
     return DepositPlan(plans, totals)
 
 
 def _zone_total(zone: Zone, population: int, printed: int, reused: int) -> ZoneTotal:
-    """The zone's totals, counted as its lines and reused faces were written, checked against its faces."""
+    """The zone's totals, counted from its lines and reused faces, checked against its faces."""
     total = ZoneTotal(zone.face_quantity * population, printed, reused)
     if total.printed + total.reused != total.faces:
         raise AllocationInvariantBroken(f"zone {zone.id}: {printed} printed + {reused} reused != {total.faces}")

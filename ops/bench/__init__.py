@@ -23,6 +23,7 @@ written with the raw figures as JSON by `--json FILE`.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import pkgutil
@@ -87,6 +88,11 @@ def run_bench(scenario: str | None, *, quick: bool, json_path: str | None = None
                         progress.step(f"{name}: fresh database", number, len(modules))
                         stack.fresh()
                     progress.step(f"{name}: running ({'quick' if quick else 'full'})", number, len(modules))
+                    # As a web worker after boot (ops/gunicorn.conf.py): what this process holds so far
+                    # (the earlier scenarios' leftovers too) leaves the collector's generations, so a
+                    # scenario measures the same alone or in a full run.
+                    gc.collect()
+                    gc.freeze()
                     outcomes[name] = _run_one(name, module, stack, quick)
         except StackBusy as exc:
             print(f"vitrine bench: {exc}", file=sys.stderr)

@@ -13,6 +13,7 @@ from backend.printing.allocation import (
     Slot,
     SupportMode,
     Zone,
+    ZoneTotal,
     plan_deposit,
 )
 
@@ -229,3 +230,25 @@ def test_refusal_messages_count_faces_as_details_face_index_does():
         with pytest.raises(ValidationError) as refused:
             single(*args, **kwargs)
         assert f"faceIndex {refused.value.details['faceIndex']}" in refused.value.message
+
+
+@given(batches())
+@settings(max_examples=100, deadline=None)
+def test_each_reservation_gets_what_a_deposit_of_its_own_share_gets_and_equal_shares_share_their_lines(case):
+    """A batch plans each distinct share once: a reservation's lines and reused faces are those of
+    a one-reservation deposit printing its share (next to a zone deposited face by face), and
+    reservations printing the same share hold the same (immutable) objects."""
+    zone, ids, stock = case
+    files = [DepositedFile("z", None, "a"), DepositedFile("joues", 0, "b")]
+    zones, reuse = [zone, JOUES], [Slot("joues", 1)]
+    plan = plan_deposit(zones, ids, files, reused_slots=reuse, stock={"z": stock})
+    shared = {}
+    for mine in plan.reservations:
+        printed = sum(line.quantity for line in mine.lines if line.zone_id == "z")
+        alone = plan_deposit(zones, [mine.reservation_id], files, reused_slots=reuse,
+                             stock={"z": zone.face_quantity - printed},
+                             allocations={"z": {mine.reservation_id: printed}}).reservations[0]
+        assert (mine.lines, mine.reused) == (alone.lines, alone.reused)
+        first = shared.setdefault(printed, mine)
+        assert mine.lines is first.lines and mine.reused is first.reused
+    assert plan.zones["joues"] == ZoneTotal(2 * len(ids), len(ids), len(ids))

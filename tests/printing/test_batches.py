@@ -142,6 +142,21 @@ def test_preview_and_confirmation_answers_are_their_field_by_field_dumps(client,
     assert answer["batch"]["orders"] == [BatchOrderOut().dump(view) for view in views]
 
 
+@pytest.mark.parametrize("size", [1, 6])
+def test_a_preview_reads_in_two_statements_whatever_its_size(setting, group, size):
+    """The batch with its furniture type's current configuration and its preflights in one
+    statement (run prepared), the selection in another; nothing per reservation."""
+    from tests.support import sql_statements
+
+    batch_id, ids = group(size)
+    deposit = BatchDeposit(ids, Delivery(DeliveryTarget.STORE), reuse=Reuse(stock={setting.zones[1].id: 3}))
+    batches.preview_batch(batch_id=batch_id, organization_id=setting.industrial.id, deposit=deposit)  # prepares
+    with sql_statements() as seen:
+        preview = batches.preview_batch(batch_id=batch_id, organization_id=setting.industrial.id, deposit=deposit)
+    assert [statement.split()[0] for statement in seen] == ["EXECUTE", "SELECT"]
+    assert preview.summary["recap"]["retained"] == size
+
+
 def test_the_confirmation_makes_pending_orders_and_sends_the_batch(client, member, setting, group):
     batch_id, ids = group(3)
     data = post(client, member, batch_id, "confirm", body(ids)).json["data"]
@@ -268,12 +283,14 @@ def test_refusals_of_the_shared_calculation_are_400(client, member, setting, gro
     assert resp.status_code == 400 and "reservationIds" in resp.json["error"]["details"]["fields"]
 
 
-def test_a_sent_batch_takes_no_more_preflights(client, member, setting, group):
+def test_a_sent_batch_takes_no_more_preflights_nor_previews(client, member, setting, group):
     batch_id, ids = group(1)
     post(client, member, batch_id, "confirm", body(ids))
     resp = client.simulate_post(f"{BATCHES}/{batch_id}/upload/preflight-from-asset", headers=member, json={
         "zoneId": setting.zones[0].id, "faceIndex": None, "assetId": upload(client, member)})
     assert resp.status_code == 409 and resp.json["error"]["details"]["reason"] == "batch_sent"
+    preview = post(client, member, batch_id, "preview", body(ids))
+    assert preview.status_code == 409 and preview.json["error"]["details"]["reason"] == "batch_sent"
 
 
 # --- printer and industrial views ---------------------------------------------------------------------------
@@ -339,6 +356,7 @@ def test_batch_routes_are_scoped_and_drafts_are_not_the_printers(client, member,
     add_member(user, other_industrial, "manager")
     stranger = signed_in(user, other_industrial)
     assert client.simulate_get(f"{BATCHES}/{batch_id}", headers=stranger).status_code == 404
+    assert post(client, stranger, batch_id, "preview", body(ids)).status_code == 404
     assert post(client, stranger, batch_id, "confirm", body(ids)).status_code == 404
     code = post(client, member, batch_id, "confirm", body(ids)).json["data"]["batch"]["code"]
     other_printer = make_organization("printer")
