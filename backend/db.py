@@ -132,20 +132,20 @@ class _Pool(PooledPostgresqlExtDatabase):
         self.connection().begin_pending = True
 
     def commit(self) -> None:
-        if getattr(_state, "committed", False):  # by `commit_with`'s statement
-            _state.committed = False
-            return
-        if self._begin_was_not_sent():
-            return
-        super().commit()
+        if not self._nothing_to_end():
+            super().commit()
 
     def rollback(self) -> None:
-        if getattr(_state, "committed", False):  # nothing left to roll back: `commit_with` committed
+        if not self._nothing_to_end():
+            super().rollback()
+
+    def _nothing_to_end(self) -> bool:
+        """True when no `COMMIT` or `ROLLBACK` is due: `commit_with`'s statement committed the
+        transaction already, or the transaction sent no statement (its pending `BEGIN` dropped)."""
+        if getattr(_state, "committed", False):
             _state.committed = False
-            return
-        if self._begin_was_not_sent():
-            return
-        super().rollback()
+            return True
+        return self._begin_was_not_sent()
 
     def _begin_was_not_sent(self) -> bool:
         """True (and the pending `BEGIN` dropped) when the transaction sent no statement."""
