@@ -127,10 +127,7 @@ def enqueue(actor_name: str, *args: object) -> OutboxMessage:
     written when the innermost `transaction()` block ends (or a nested block starts, or this
     thread reads `OutboxMessage`), with the other rows waiting in the block in one statement;
     its `id` is set then."""
-    if not in_transaction():
-        raise RuntimeError("outbox.enqueue must run inside transaction()")
-    row = OutboxMessage(__no_default__=True, actor_name=actor_name, args=list(args), attempts=0,
-                        request_id=current_request_id(), created_at=clock.now())
+    row = _new_row("enqueue", actor_name, args)
     # Serialized now: arguments JSON cannot hold are refused at the call (TypeError), not at the block's end.
     block_batch("outbox", _write_rows).append((row, json.dumps(row.args)))
     return row
@@ -162,12 +159,17 @@ def part_sql(name: str) -> str:
 
 def part(actor_name: str, *args: object, name: str) -> Part:
     """`actor_name(*args)` as a `Part` of the caller's statement (inside its `transaction()`)."""
-    if not in_transaction():
-        raise RuntimeError("outbox.part must run inside transaction()")
-    row = OutboxMessage(__no_default__=True, actor_name=actor_name, args=list(args), attempts=0,
-                        request_id=current_request_id(), created_at=clock.now())
+    row = _new_row("part", actor_name, args)
     return Part(name, row, {f"{name}_actor": actor_name, f"{name}_args": json.dumps(row.args),
                             f"{name}_request": row.request_id, f"{name}_created": row.created_at})
+
+
+def _new_row(caller: str, actor_name: str, args: tuple) -> OutboxMessage:
+    """The row of `actor_name(*args)`, not written yet; refused outside a transaction."""
+    if not in_transaction():
+        raise RuntimeError(f"outbox.{caller} must run inside transaction()")
+    return OutboxMessage(__no_default__=True, actor_name=actor_name, args=list(args), attempts=0,
+                         request_id=current_request_id(), created_at=clock.now())
 
 
 def _write_rows(pending: list[tuple[OutboxMessage, str]]) -> None:
