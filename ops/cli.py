@@ -134,7 +134,7 @@ def cmd_billing_invoice_pdf(args) -> int:
     """Write an invoice's Factur-X PDF (generated and stored first when missing)."""
     import hashlib
 
-    from backend.billing.invoice_pdfs import invoice_pdf
+    from backend.billing.documents.stored_pdf import invoice_pdf
     from backend.db import database
     from backend.errors import NotFound
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from backend.billing.demo import ENDED_CAMPAIGN, seed_demo_billing
 from backend.billing.models import SelfBillingMandate
-from backend.billing.self_billing_mandate_demo import seed_demo_self_billing_mandate
+from backend.billing.self_billing.mandate_demo import seed_demo_self_billing_mandate
 from backend.db import transaction
 from backend.identity.demo import DEMO_USERS, seed_demo_identity
 from backend.identity.models import User

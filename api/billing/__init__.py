@@ -4,9 +4,11 @@ mandate, incidents, self-billing catch-up and supplier payout."""
 from __future__ import annotations
 
 from api.access import Route
-from api.billing import collection, incidents, invoices, self_billing, self_billing_mandate
+from api.billing import collection, invoices, payouts
+from api.billing.self_billing import incidents, invoice, mandate
 
 
 def routes(deps) -> list[Route]:
-    return [*collection.routes(deps), *invoices.routes(deps), *self_billing_mandate.routes(deps),
-            *incidents.routes(deps), *self_billing.routes(deps)]
+    return [*collection.routes(deps), *invoices.routes(deps), *mandate.routes(deps),
+            *incidents.routes(deps), *invoice.routes(deps),
+            *payouts.routes(deps)]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from api.access import Route, roles
 from api.operations import IDEMPOTENCY_KEY, operation
 from api.requests import acting_organization
-from backend.billing import collection, idempotency, legacy, views
+from backend.billing import collection, idempotency, legacy, queries
 from backend.identity.permissions import BILLING_COLLECT
-from schemas.billing.billing import CollectIn, CollectOut, SummaryOut
+from schemas.billing.collection import CollectIn, CollectOut, SummaryOut
 
 # Spec C: KYB approved, permission billing.collect, membership manager or billing.
 COLLECTOR = roles("industrial", permission=BILLING_COLLECT, kyb_required=True, membership_roles=("manager", "billing"))
@@ -68,7 +68,7 @@ class Summary:
                "payment orders, invoices with VAT, refunded total. 404 for anyone else.",
                tags=("billing",), answer=SummaryOut)
     def on_get(self, req, resp, reservation_id: str) -> dict:
-        return views.reservation_summary(principal=req.context.principal, reservation_id=reservation_id)
+        return queries.reservation_summary(principal=req.context.principal, reservation_id=reservation_id)
 
 
 def routes(deps) -> list[Route]:

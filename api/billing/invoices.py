@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from api.access import Route, admin, roles
 from api.operations import IDEMPOTENCY_KEY, operation
-from backend.billing import corrections, idempotency, views
+from backend.billing import corrections, idempotency, queries
+from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
 from backend.billing.errors import BillingPdfNotReady
 from backend.db import transaction
 from backend.identity.permissions import BILLING_MANAGE_ALL
-from schemas.billing.billing import CreditNoteIn, CreditNoteOut, InvoicesOut, InvoicesQuery, RefundIn, RefundOut
+from schemas.billing.invoices import CreditNoteIn, CreditNoteOut, InvoicesOut, InvoicesQuery, RefundIn, RefundOut
 
 PARTIES = roles("industrial", "distributor", "admin", kyb_required=True)
 BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
@@ -25,8 +26,8 @@ class Invoices:
                "`supplier_self_billed` + `supplier_credit_note`. `limit` default 50, max 200.",
                tags=("billing",), query=InvoicesQuery, answer=InvoicesOut)
     def on_get(self, req, resp, query: dict) -> dict:
-        return {"items": views.list_invoices(principal=req.context.principal, kinds=views.parse_kinds(query["kind"]),
-                                             limit=query["limit"])}
+        return {"items": queries.list_invoices(principal=req.context.principal,
+                                               kinds=queries.parse_kinds(query["kind"]), limit=query["limit"])}
 
 
 class Invoice:
@@ -39,8 +40,8 @@ class Invoice:
                "(403 for any other); 404 `BILLING_PDF_NOT_READY` while the PDF is not stored yet.",
                tags=("billing",), produces="application/pdf")
     def on_get_download(self, req, resp, invoice_id: str) -> None:
-        invoice = views.downloadable_invoice(principal=req.context.principal, invoice_number=invoice_id)
-        context, key = views.INVOICE_PDF_CONTEXT, invoice.pdf_storage_key
+        invoice = queries.downloadable_invoice(principal=req.context.principal, invoice_number=invoice_id)
+        context, key = STORAGE_CONTEXT, invoice.pdf_storage_key
         if not self.storage.exists(context, key):
             raise BillingPdfNotReady("the invoice PDF is not ready yet", invoiceNumber=invoice.number)
         resp.content_type = "application/pdf"

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from peewee import DatabaseError
 
 from backend import clock, events, outbox, prepared
-from backend.billing import idempotency, ledger, mandates, records
+from backend.billing import idempotency, records, sepa_mandates
+from backend.billing.accounting import ledger
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
     FinancialStatus,
@@ -45,17 +45,18 @@ from backend.billing.models import (
     PaymentStatus,
 )
 from backend.billing.parties import PROFILE_COLUMNS, party_of
+from backend.billing.reservations import COLLECTABLE, check_collectable, label_of
+from backend.billing.sepa_mandates import require_mandate
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
 from backend.errors import Conflict, DomainError, NotFound
 from backend.identity.models import KybStatus
 from backend.logs import log_event
 from backend.marketplace.kyb import require_kyb_approved
-from backend.marketplace.models import AdSpace, Reservation, ReservationStatus, Store
+from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel, resolve_billing_model
 from backend.model import new_id
 
-COLLECTABLE = frozenset({ReservationStatus.APPROVED, ReservationStatus.COMPLETED})
 COLLECT_ROUTE = "billing.reservation.collect"
 
 
@@ -128,59 +129,6 @@ def run_collection(*, route: str, path: str, reservation_id: str, industrial_org
         log_event("billing.reservation.collect.paid", "reservation collected", "info", **fields,
                   paymentOrderId=answer["paymentOrderId"], invoiceNumber=answer["invoiceNumber"])
     return Collected({**answer, "idempotent": replayed}, replayed)
-
-
-def _scoped(reservation_id: str, industrial_organization_id: str):
-    return Reservation.select().where(Reservation.id == reservation_id,
-                                      Reservation.industrial_organization_id == industrial_organization_id)
-
-
-def eligible_reservation(reservation_id: str, industrial_organization_id: str, model: BillingModel, *,
-              lock: bool = False) -> Reservation:
-    query = _scoped(reservation_id, industrial_organization_id)
-    reservation = (query.for_update() if lock else query).first()
-    if reservation is None:
-        raise NotFound("reservation not found")
-    check_collectable(reservation.status, reservation.billing_model, model)
-    return reservation
-
-
-def check_collectable(status: str, billing_model: str | None, model: BillingModel) -> None:
-    """Steps 1-2: `approved` or `completed`, and billed under `model` (409 otherwise)."""
-    if status not in COLLECTABLE:
-        raise Conflict(f"the reservation is {status}: only an approved or completed reservation is "
-                       "collected", reason="reservation_not_approved", status=status)
-    actual = resolve_billing_model(billing_model)
-    if actual is not model:
-        raise Conflict(f"the reservation is billed under {actual}, not {model}", reason=f"not_{model.value}",
-                       billingModel=actual.value)
-
-
-def mandate_ref_for(organization_id: str, method: PaymentMethod) -> str | None:
-    """Step 3: the active SEPA mandate's reference for `sepa_dd` (409 without one)."""
-    if method is not PaymentMethod.SEPA_DD:
-        return None
-    mandate = mandates.active_mandate(organization_id)
-    return require_mandate(method, mandate.mandate_ref if mandate else None)
-
-
-def require_mandate(method: PaymentMethod, active_mandate_ref: str | None) -> str | None:
-    """Step 3 on a mandate reference already read: the one `sepa_dd` needs (409 without one)."""
-    if method is not PaymentMethod.SEPA_DD:
-        return None
-    if active_mandate_ref is None:
-        raise Conflict("the organization has no active SEPA mandate", reason="sepa_mandate_missing")
-    return active_mandate_ref
-
-
-def service_label(reservation: Reservation) -> str:
-    place = (AdSpace.select(AdSpace.name, Store.name.alias("store_name")).join(Store)
-             .where(AdSpace.id == reservation.ad_space_id).dicts().get())
-    return label_of(place["name"], place["store_name"], reservation.starts_at, reservation.ends_at)
-
-
-def label_of(space_name: str, store_name: str, starts_at: datetime, ends_at: datetime) -> str:
-    return f"Emplacement {space_name}, {store_name}, du {starts_at:%d/%m/%Y} au {ends_at:%d/%m/%Y}"
 
 
 # The financial record opened when absent (`records.OPEN_COLLECTABLE`), then the key's record, steps
@@ -326,7 +274,7 @@ def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
                   "info", reservationId=reservation_id, billingModel=BillingModel.LEGACY_MANDATE.value)
         return None
     organization_id = reservation.industrial_organization_id
-    method = PaymentMethod.SEPA_DD if mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
+    method = PaymentMethod.SEPA_DD if sepa_mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
     fields = {"reservationId": reservation_id, "paymentMethod": method.value}
     log_event("billing.reservation.collect.auto_triggered", "auto-collection triggered", "info", **fields)
     try:

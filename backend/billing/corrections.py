@@ -21,7 +21,8 @@ from __future__ import annotations
 from peewee import fn
 
 from backend import clock
-from backend.billing import idempotency, ledger, mandates, records
+from backend.billing import idempotency, records, sepa_mandates
+from backend.billing.accounting import ledger
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
     CREDIT_NOTE_KIND_OF,
@@ -138,7 +139,7 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
                        remainingCents=left)
     mandate_ref = None
     if method is PaymentMethod.SEPA_DD:
-        mandate = mandates.active_mandate(invoice.customer_organization_id)
+        mandate = sepa_mandates.active_mandate(invoice.customer_organization_id)
         if mandate is None:
             raise Conflict("the organization has no active SEPA mandate", reason="sepa_mandate_missing")
         mandate_ref = mandate.mandate_ref

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from backend.billing import collection, corrections
 from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, PaymentMethod
+from backend.billing.reservations import COLLECTABLE
 from backend.config import Config
 from backend.marketplace import campaigns, cart, reservations
 from backend.marketplace.demo import DISTRIBUTOR, INDUSTRIAL
@@ -24,7 +25,7 @@ def seed_demo_billing(*, config: Config) -> str:
     _seed_ended_reservation(config)
     collected = 0
     due = (Reservation.select()
-           .where(Reservation.industrial_organization_id == INDUSTRIAL, Reservation.status.in_(collection.COLLECTABLE),
+           .where(Reservation.industrial_organization_id == INDUSTRIAL, Reservation.status.in_(COLLECTABLE),
                   Reservation.billing_model == BillingModel.PRINCIPAL_SELLER.value,
                   Reservation.id.not_in(FinancialRecord.select(FinancialRecord.reservation_id).where(
                       FinancialRecord.financial_status != "reservation_total_due")))

@@ -18,10 +18,13 @@ commission moves `supplier_payable` to `platform_revenue`.
 from __future__ import annotations
 
 from backend import clock
-from backend.billing import ledger, records
-from backend.billing.collection import eligible_reservation, mandate_ref_for, run_collection, service_label
+from backend.billing import records
+from backend.billing.accounting import ledger
+from backend.billing.collection import run_collection
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import FinancialStatus, InvoiceKind, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus
+from backend.billing.reservations import eligible_reservation, service_label
+from backend.billing.sepa_mandates import mandate_ref_for
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
 from backend.errors import Conflict

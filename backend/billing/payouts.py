@@ -16,7 +16,8 @@ excluding tax like every journal), the invoice becomes `paid`, the financial sta
 from __future__ import annotations
 
 from backend import clock
-from backend.billing import idempotency, ledger, records
+from backend.billing import idempotency, records
+from backend.billing.accounting import ledger
 from backend.billing.corrections import credited_cents
 from backend.billing.models import (
     AuditEntry,

@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from backend.billing.invoice_document import FAILURE_SCOPE
-from backend.billing.invoice_pdfs import ensure_invoice_pdf
-from backend.billing.invoice_snapshot import snapshot_of_invoice
+from backend.billing.documents.invoice_snapshot import snapshot_of_invoice
+from backend.billing.documents.render import FAILURE_SCOPE
+from backend.billing.documents.stored_pdf import ensure_invoice_pdf
 from backend.billing.models import Invoice, SelfBillingMandate, SelfBillingMandateStatus
 from backend.config import Config
 from backend.einvoicing.drafts import create_transmission_draft

@@ -26,7 +26,7 @@ WHOLE_GOAL_RATIO = 1.15
 
 
 def sample_snapshot():
-    from backend.billing.snapshot import (
+    from backend.billing.documents.snapshot import (
         ElectronicAddress,
         InvoiceLine,
         InvoiceSnapshot,
@@ -58,9 +58,9 @@ def sample_snapshot():
 
 
 def run(stack, quick: bool) -> Result:
-    from backend.billing import invoice_document
-    from backend.billing.cii import build_cii
-    from backend.billing.facturx_pdf import embed_facturx
+    from backend.billing.documents import render
+    from backend.billing.documents.cii import build_cii
+    from backend.billing.documents.facturx import embed_facturx
     from backend.db import database
     from backend.documents import rendering, versions
     from backend.documents.catalog import catalog_entry
@@ -70,19 +70,19 @@ def run(stack, quick: bool) -> Result:
     renders, warmup, embeds = (8, 2, 50) if quick else (40, 3, 300)
     runtime = current_runtime()
     snapshot = sample_snapshot()
-    options = invoice_document.pdf_options(snapshot)
-    entry = catalog_entry(invoice_document.TEMPLATE_KEY)
+    options = render.pdf_options(snapshot)
+    entry = catalog_entry(render.TEMPLATE_KEY)
     with database.connection_context():
         seed_default_versions(runtime.storage)
-        current = versions.require_current_version(invoice_document.TEMPLATE_KEY, versions.Kind.MARKDOWN)
+        current = versions.require_current_version(render.TEMPLATE_KEY, versions.Kind.MARKDOWN)
         style = versions.require_current_version(rendering.PDF_STYLE_KEY, versions.Kind.PDF_CSS)
         final_html = rendering.render_html(
             entry, versions.read_content(runtime.storage, current), versions.read_content(runtime.storage, style),
-            invoice_document.template_context(snapshot), runtime.config, title=current.title_snapshot,
+            render.template_context(snapshot), runtime.config, title=current.title_snapshot,
         )
 
         def ours() -> bytes:
-            document = invoice_document.render_invoice_pdf(snapshot, storage=runtime.storage, config=runtime.config)
+            document = render.render_invoice_pdf(snapshot, storage=runtime.storage, config=runtime.config)
             assert not document.fallback
             return document.content
 

@@ -8,7 +8,8 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backend.billing import collection, ledger
+from backend.billing import collection
+from backend.billing.accounting import ledger
 from backend.billing.invoices import amounts
 from backend.billing.models import Invoice, LedgerEntry, PaymentMethod, PaymentOrder
 from backend.billing.vat import vat_rate_bps

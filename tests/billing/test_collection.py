@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from backend import events
-from backend.billing import collection, ledger
+from backend.billing import collection
+from backend.billing.accounting import ledger
 from backend.billing.models import (
     FinancialRecord,
     IdempotencyRecord,

@@ -23,9 +23,9 @@ def test_the_demo_distributor_has_an_ended_collected_reservation_due_for_self_bi
     from datetime import UTC, datetime
 
     from backend import clock
-    from backend.billing import scheduler
-    from backend.billing.business_days import self_billing_due
     from backend.billing.models import FinancialRecord, SelfBillingMandate
+    from backend.billing.self_billing import scheduler
+    from backend.billing.self_billing.business_days import self_billing_due
     from backend.marketplace.demo import DISTRIBUTOR
     from backend.marketplace.models import Reservation
 
@@ -38,7 +38,7 @@ def test_the_demo_distributor_has_an_ended_collected_reservation_due_for_self_bi
     if not SelfBillingMandate.select().where(SelfBillingMandate.organization_id == DISTRIBUTOR,
                                              SelfBillingMandate.status == "signed").exists():
         from backend.identity.models import Organization
-        from tests.billing.self_billing_data import sign_mandate
+        from tests.billing.self_billing.data import sign_mandate
 
         sign_mandate(Organization.get_by_id(DISTRIBUTOR))  # the demo's own once the mandate demo seeds it
     with clock.frozen_at(datetime(2026, 11, 24, 12, tzinfo=UTC)):

@@ -10,8 +10,8 @@ import pytest
 
 from backend.billing import idempotency
 from backend.billing.collection import COLLECT_ROUTE
+from backend.billing.documents.stored_pdf import STORAGE_CONTEXT as INVOICE_PDF_CONTEXT
 from backend.billing.models import Invoice
-from backend.billing.views import INVOICE_PDF_CONTEXT
 from backend.db import database, transaction
 from backend.marketplace.models import Reservation
 from backend.runtime import current_runtime

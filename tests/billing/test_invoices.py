@@ -8,7 +8,8 @@ import pytest
 from peewee import DatabaseError
 
 from backend import clock
-from backend.billing import ledger, numbering
+from backend.billing import numbering
+from backend.billing.accounting import ledger
 from backend.billing.invoices import InvoiceDraft, Line, amounts, issue_invoice
 from backend.billing.models import Invoice, InvoiceKind, LedgerEntry
 from backend.db import database, transaction

@@ -8,10 +8,12 @@ from __future__ import annotations
 import pytest
 
 from backend import clock
-from backend.billing import corrections, ledger, scheduler
+from backend.billing import corrections
+from backend.billing.accounting import ledger
 from backend.billing.models import AuditEntry, FinancialRecord, Invoice, LedgerEntry, PaymentOrder
+from backend.billing.self_billing import scheduler
 from tests.billing.helpers import Market, approved_org
-from tests.billing.self_billing_data import AFTER, Party, admin_headers, collected, sign_mandate
+from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
 
 
 @pytest.fixture

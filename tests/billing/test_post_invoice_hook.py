@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from backend import clock
-from backend.billing.invoice_document import STORAGE_CONTEXT
+from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import Invoice, InvoiceKind
 from backend.billing.post_invoice_hook import run_post_invoice_hook
@@ -21,7 +21,7 @@ from backend.einvoicing import reconciliation
 from backend.einvoicing.models import Transmission
 from backend.identity.models import BillingProfile
 from storage import StorageError, build_storage
-from tests.billing.facturx_check import check_pdf, extract_xml
+from tests.billing.documents.facturx_check import check_pdf, extract_xml
 from tests.billing.helpers import approved_org
 
 START = datetime(2026, 12, 1, tzinfo=UTC)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.billing import collection, corrections, ledger
+from backend.billing import collection, corrections
+from backend.billing.accounting import ledger
 from backend.billing.models import (
     AuditEntry,
     FinancialRecord,

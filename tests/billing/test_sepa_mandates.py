@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from actors import billing as billing_actors
 from backend import events
-from backend.billing import mandates
+from backend.billing import sepa_mandates
 from backend.billing.models import SepaMandate
 from backend.identity.models import BillingProfile
 from backend.onboarding.events import apply_status
@@ -39,7 +39,7 @@ def test_signing_the_onboarding_envelope_records_the_active_mandate_once():
     assert [row.args for row in rows] == [[request.id]]
     billing_actors.record_sepa_mandate.fn(request.id)
     billing_actors.record_sepa_mandate.fn(request.id)  # a second delivery changes nothing
-    mandate = mandates.active_mandate(organization.id)
+    mandate = sepa_mandates.active_mandate(organization.id)
     assert mandate.iban == "FR7630006000011234567890189" and mandate.signature_request_id == request.id
     assert mandate.mandate_ref.startswith(f"VTR-{organization.siren}-") and len(mandate.mandate_ref) <= 35
     assert SepaMandate.select().where(SepaMandate.organization_id == organization.id).count() == 1
@@ -49,11 +49,11 @@ def test_a_new_signed_envelope_supersedes_the_previous_mandate():
     organization = approved_org("industrial")
     first = _envelope(organization)
     _sign(first)
-    old = mandates.record_from_envelope(first.id)
+    old = sepa_mandates.record_from_envelope(first.id)
     second = _envelope(organization)
     _sign(second)
-    new = mandates.record_from_envelope(second.id)
-    assert mandates.active_mandate(organization.id).id == new.id
+    new = sepa_mandates.record_from_envelope(second.id)
+    assert sepa_mandates.active_mandate(organization.id).id == new.id
     assert SepaMandate.get_by_id(old.id).status == "ended" and new.mandate_ref != old.mandate_ref
 
 
@@ -61,13 +61,13 @@ def test_no_mandate_without_iban_without_document_or_before_signature():
     without_iban = approved_org("industrial", iban=None)
     request = _envelope(without_iban)
     _sign(request)
-    assert mandates.record_from_envelope(request.id) is None
+    assert sepa_mandates.record_from_envelope(request.id) is None
     organization = approved_org("industrial")
     unsigned = _envelope(organization)
-    assert mandates.record_from_envelope(unsigned.id) is None
+    assert sepa_mandates.record_from_envelope(unsigned.id) is None
     no_sepa = _envelope(approved_org("industrial"), documents=("framework_contract",))
     _sign(no_sepa)
-    assert mandates.record_from_envelope(no_sepa.id) is None
+    assert sepa_mandates.record_from_envelope(no_sepa.id) is None
     assert not SepaMandate.select().exists()
 
 
@@ -75,11 +75,11 @@ def test_an_iban_change_ends_the_active_mandate():
     organization = approved_org("industrial")
     request = _envelope(organization)
     _sign(request)
-    mandates.record_from_envelope(request.id)
+    sepa_mandates.record_from_envelope(request.id)
     BillingProfile.update(iban="FR7612345000019876543210987").where(
         BillingProfile.organization == organization.id).execute()
     events.publish(events.ORGANIZATION_IBAN_CHANGED, organization.id)
     (row,) = OutboxMessage.select().where(OutboxMessage.actor_name == "end_sepa_mandates")
     billing_actors.end_sepa_mandates.fn(*row.args)
-    assert mandates.active_mandate(organization.id) is None
+    assert sepa_mandates.active_mandate(organization.id) is None
     assert SepaMandate.get(SepaMandate.organization_id == organization.id).end_reason == "iban_changed"

@@ -1,0 +1,30 @@
+"""Supplier payout (spec C; the route is decided in docs/billing.md)."""
+
+from __future__ import annotations
+
+from api.access import Route, admin
+from api.operations import IDEMPOTENCY_KEY, operation
+from backend.billing import idempotency, payouts
+from backend.identity.permissions import BILLING_MANAGE_ALL
+from schemas.billing.payouts import PayoutOut
+
+BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
+
+
+class Payout:
+    @operation("Pay a distributor its self-billed invoice",
+               description="`billing.manage.all`. Header `Idempotency-Key` required (400 when absent; a replay answers "
+               "`idempotent: true`; in flight 409). The reservation must be `supplier_settlement_pending` (else 409 "
+               "`not_settlement_pending`): a `supplier_payout` payment order (`bank_transfer`, the self-billed invoice "
+               "less its credit notes, including VAT) paid at once, the journal settling the distributor's invoiced "
+               "payable, the invoice `paid`, the financial status `supplier_settlement_paid`; audited.",
+               tags=("billing",), answer=PayoutOut, headers=IDEMPOTENCY_KEY)
+    def on_post(self, req, resp, reservation_id: str) -> dict:
+        key = idempotency.check_key(req.get_header("Idempotency-Key"))
+        principal = req.context.principal
+        return payouts.pay_out(reservation_id=reservation_id, key=key, user_id=principal.user_id,
+                               scope=principal.active_organization_id or f"user:{principal.user_id}")
+
+
+def routes(deps) -> list[Route]:
+    return [Route("/api/admin/billing/reservations/{reservation_id}/payout", Payout(), BILLING_ADMIN)]

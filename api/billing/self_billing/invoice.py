@@ -1,0 +1,46 @@
+"""Manual self-billing catch-up (spec C)."""
+
+from __future__ import annotations
+
+from api.access import Route, admin
+from api.operations import Answer, operation
+from backend.billing.models import FinancialRecord
+from backend.billing.queries import invoice_item
+from backend.billing.self_billing.invoice import Outcome, catch_up
+from backend.identity.permissions import BILLING_MANAGE_ALL
+from schemas.billing.self_billing.invoice import CatchUpQuery, SelfBillingOut
+
+BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
+
+
+class SupplierSelfBilling:
+    def __init__(self, config) -> None:
+        self.config = config
+
+    @operation("Self-bill a reservation now (manual catch-up)",
+               description="`billing.manage.all`. A collected `principal_seller` reservation "
+               "(`reservation_total_paid`, else 409 `not_settleable`) gets its `supplier_self_billed` "
+               "invoice in the distributor's series (201). 409 `BILLING_MANDATE_MISSING` without a signed "
+               "self-billing mandate; 409 `CONFLICT` "
+               "(`incident_open`) with an open incident; `force=true` bypasses both, answering the "
+               "`forced_without_mandate` / `forced_with_open_incident` warnings (logged and audited). The incident "
+               "window is not a gate here. Idempotent: a reservation already self-billed answers its invoice "
+               "(200, `idempotent: true`).",
+               tags=("billing",), query=CatchUpQuery, answer=SelfBillingOut, status=201,
+               other_answers={200: (SelfBillingOut, "already self-billed")})
+    def on_post(self, req, resp, reservation_id: str, query: dict) -> Answer:
+        result = catch_up(reservation_id=reservation_id, user_id=req.context.principal.user_id,
+                                       force=query["force"], config=self.config)
+        created = result.outcome is Outcome.ISSUED
+        invoice = result.invoice
+        record = FinancialRecord.get_by_id(reservation_id)
+        return Answer({"reservationId": reservation_id, "invoiceNumber": invoice.number,
+                       "invoice": invoice_item(invoice), "financialStatus": record.financial_status,
+                       "warnings": list(result.warnings), "idempotent": not created}, 201 if created else 200)
+
+
+def routes(deps) -> list[Route]:
+    return [
+        Route("/api/billing/reservations/{reservation_id}/supplier-self-billing", SupplierSelfBilling(deps.config),
+              BILLING_ADMIN),
+    ]

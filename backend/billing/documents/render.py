@@ -1,0 +1,186 @@
+"""The invoice PDF: the `invoice` template rendered as PDF/A-3, the Factur-X XML embedded.
+
+`render_invoice_pdf(snapshot)` renders the current published `invoice` template (Specification
+A's template service) with weasyprint's `pdf/a-3b` variant, then `embed_facturx` attaches the CII
+XML. When the template cannot render (no published version, a template error, a refused value),
+a minimal fallback document built here without the template carries the same XML, and
+`billing.invoice.pdf_generation_failed` is logged: the XML holds the legal content either way.
+
+Everything derives from the snapshot (the PDF identifier from the invoice number, dates from its
+issue time), so regenerating an invoice gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+from dataclasses import dataclass
+
+from backend.billing.documents.cii import build_cii
+from backend.billing.documents.facturx import embed_facturx
+from backend.billing.documents.snapshot import InvoiceSnapshot, Party
+from backend.config import Config
+from backend.documents import rendering
+from backend.documents.formatting import format_date, format_euros
+from backend.logs import log_event
+from storage import Storage
+
+TEMPLATE_KEY = "invoice"
+FAILURE_SCOPE = "billing.invoice.pdf_generation_failed"
+# When weasyprint subsets fonts with fontTools (no libharfbuzz-subset), fontTools stamps each
+# subset's `head.modified` with the current time unless SOURCE_DATE_EPOCH (the reproducible-builds
+# convention) says otherwise: a fixed value keeps regenerated invoices byte-identical. An
+# operator's own SOURCE_DATE_EPOCH is kept.
+FONT_TIMESTAMP_EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
+
+
+@dataclass(frozen=True)
+class InvoicePdf:
+    content: bytes
+    xml: bytes
+    fallback: bool  # True when the template failed and the minimal document stands in
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.content).hexdigest()
+
+
+def pdf_options(snapshot: InvoiceSnapshot) -> dict:
+    """weasyprint options: PDF/A-3b (embedded fonts, sRGB output intent, XMP identification) and
+    a file identifier derived from the invoice number rather than drawn at random."""
+    identifier = hashlib.sha256(snapshot.invoice_number.encode("utf-8")).hexdigest()[:32]
+    return {"pdf_variant": "pdf/a-3b", "pdf_identifier": identifier.encode("ascii")}
+
+
+def template_context(snapshot: InvoiceSnapshot) -> dict:
+    """The `invoice` template's variables (names declared in documents/entries/invoice.json)."""
+    seller, buyer = snapshot.seller, snapshot.buyer
+    context = {
+        "documentLabel": snapshot.document_label,
+        "invoiceNumber": snapshot.invoice_number,
+        "issueDate": snapshot.issue_date.isoformat(),
+        "dueDate": snapshot.due_date.isoformat(),
+        "sellerName": seller.name,
+        "sellerAddress": seller.address.one_line(),
+        "sellerSiren": seller.siren or "non renseigné",
+        "sellerSiret": seller.siret or "non renseigné",
+        "buyerName": buyer.name,
+        "buyerAddress": buyer.address.one_line(),
+        "lines": [
+            {"label": line.label, "quantity": line.quantity, "unitPriceCents": line.unit_price_cents,
+             "totalCents": line.total_cents}
+            for line in snapshot.lines
+        ],
+        "amountExclTaxCents": snapshot.amount_excl_tax_cents,
+        "vatRatePercent": float(snapshot.vat_rate_bps) / 100,
+        "vatAmountCents": snapshot.vat_amount_cents,
+        "amountInclTaxCents": snapshot.amount_incl_tax_cents,
+        "amountDueCents": snapshot.due_cents,
+        "selfBilled": snapshot.is_self_billed,
+        "paymentTerms": payment_terms(snapshot),
+    }
+    optional = {
+        "sellerVatNumber": seller.vat_number,
+        "buyerSiren": buyer.siren,
+        "buyerSiret": buyer.siret,
+        "buyerVatNumber": buyer.vat_number,
+        "reservationReference": snapshot.reservation_reference,
+        "periodStart": snapshot.period_start and snapshot.period_start.isoformat(),
+        "periodEnd": snapshot.period_end and snapshot.period_end.isoformat(),
+        "amountPaidCents": snapshot.paid_cents or None,
+    }
+    if snapshot.preceding_invoice:
+        optional["precedingInvoiceNumber"] = snapshot.preceding_invoice.number
+        optional["precedingInvoiceDate"] = snapshot.preceding_invoice.issue_date.isoformat()
+    context.update({key: value for key, value in optional.items() if value is not None})
+    return context
+
+
+def payment_terms(snapshot: InvoiceSnapshot) -> str:
+    """The payment sentence both the template and the fallback print."""
+    means = snapshot.payment_means
+    if snapshot.is_credit_note:
+        return "Montant remboursé par virement." if means else "Montant à déduire des sommes dues."
+    if snapshot.due_cents == 0:
+        how = " par prélèvement SEPA" if means and means.method == "sepa_dd" else ""
+        return f"Facture réglée{how} à la réservation."
+    if means and means.method == "sepa_dd":
+        reference = f" (mandat {means.mandate_reference})" if means.mandate_reference else ""
+        return f"Règlement par prélèvement SEPA{reference}."
+    if means and means.creditor_iban:
+        return f"Règlement par virement sur le compte IBAN {means.creditor_iban}."
+    return "Règlement par virement."
+
+
+def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage,
+                       config: Config | None = None) -> InvoicePdf:
+    """The Factur-X PDF of `snapshot`: the template rendering, or the fallback when it fails."""
+    os.environ.setdefault("SOURCE_DATE_EPOCH", FONT_TIMESTAMP_EPOCH)
+    xml = build_cii(snapshot)
+    fallback = False
+    try:
+        pdf = rendering.render_document(TEMPLATE_KEY, template_context(snapshot), storage=storage, config=config,
+                                        pdf_options=pdf_options(snapshot))
+    except Exception as exc:
+        log_event(FAILURE_SCOPE, "invoice template failed, fallback document used", "error",
+                  invoiceNumber=snapshot.invoice_number, kind=snapshot.kind, fallback=True,
+                  error=f"{type(exc).__name__}: {exc}")
+        pdf = render_fallback_pdf(snapshot)
+        fallback = True
+    return InvoicePdf(embed_facturx(pdf, xml, moment=snapshot.issued_at), xml, fallback)
+
+
+def render_fallback_pdf(snapshot: InvoiceSnapshot) -> bytes:
+    """The minimal PDF/A-3 document (without the template), before the XML is embedded."""
+    os.environ.setdefault("SOURCE_DATE_EPOCH", FONT_TIMESTAMP_EPOCH)
+    return rendering.html_to_pdf(fallback_html(snapshot), **pdf_options(snapshot))
+
+
+def fallback_html(snapshot: InvoiceSnapshot) -> str:
+    """A plain French document with the legal mentions, built without the template service."""
+    def party(title: str, who: Party) -> str:
+        ids = [f"SIREN {who.siren}" if who.siren else "", f"SIRET {who.siret}" if who.siret else "",
+               f"TVA {who.vat_number}" if who.vat_number else ""]
+        lines = [who.name, who.address.one_line(), " — ".join(i for i in ids if i)]
+        return f"<td><strong>{title}</strong><br>" + "<br>".join(html.escape(line) for line in lines if line) + "</td>"
+
+    rows = "".join(
+        f"<tr><td>{html.escape(line.label)}</td><td>{line.quantity}</td>"
+        f"<td>{format_euros(line.unit_price_cents)}</td><td>{format_euros(line.total_cents)}</td></tr>"
+        for line in snapshot.lines
+    )
+    mentions = []
+    if snapshot.is_self_billed:
+        mentions.append("Autofacturation : facture émise par l'acheteur au nom et pour le compte du vendeur "
+                        "(article 289, I-2 du code général des impôts).")
+    if snapshot.preceding_invoice:
+        mentions.append(f"Avoir sur la facture n° {snapshot.preceding_invoice.number} du "
+                        f"{format_date(snapshot.preceding_invoice.issue_date)}.")
+    period = (f" — prestation du {format_date(snapshot.period_start)} au {format_date(snapshot.period_end)}"
+              if snapshot.period_start and snapshot.period_end else "")
+    mentions += [
+        f"Date d'émission : {format_date(snapshot.issue_date)}{period}. Échéance : {format_date(snapshot.due_date)}.",
+        payment_terms(snapshot),
+        "En cas de retard de paiement, des pénalités égales à trois fois le taux d'intérêt légal et une "
+        "indemnité forfaitaire de 40 € pour frais de recouvrement sont exigibles (articles L. 441-10 et "
+        "D. 441-5 du code de commerce). Pas d'escompte pour paiement anticipé.",
+    ]
+    rate = f"{snapshot.vat_rate_bps / 100:g}".replace(".", ",")
+    title = f"{snapshot.document_label} n° {snapshot.invoice_number}"
+    return (
+        '<!doctype html><html lang="fr"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>body{{font-family:sans-serif;font-size:10pt}}"
+        "table{width:100%;border-collapse:collapse}td{vertical-align:top;padding:4px;border:1px solid #ccc}"
+        "</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>"
+        f"<table><tr>{party('Vendeur', snapshot.seller)}{party('Acheteur', snapshot.buyer)}</tr></table>"
+        "<table><tr><td>Désignation</td><td>Quantité</td><td>Prix unitaire HT</td><td>Total HT</td></tr>"
+        f"{rows}</table>"
+        f"<p>Total HT : {format_euros(snapshot.amount_excl_tax_cents)}<br>"
+        f"TVA {rate} % : {format_euros(snapshot.vat_amount_cents)}<br>"
+        f"<strong>Total TTC : {format_euros(snapshot.amount_incl_tax_cents)}</strong><br>"
+        f"Net à payer : {format_euros(snapshot.due_cents)}</p>"
+        + "".join(f"<p>{html.escape(text)}</p>" for text in mentions)
+        + "</body></html>"
+    )

@@ -1,0 +1,172 @@
+"""The immutable picture of an issued invoice that its documents are built from.
+
+The CII XML (`cii.py`) and the human-readable PDF (`render.py`) are pure functions of an
+`InvoiceSnapshot`: nothing in them reads the database, the clock or the settings, so the same
+invoice always gives the same bytes. `snapshot_of_invoice` (in `invoice_snapshot.py`) is the one
+place that reads the invoice, the parties' billing profiles and the platform's legal identity.
+
+Amounts are integer cents excluding tax, as stored on the invoice; VAT comes from
+`backend.billing.vat` (the one function the list, the PDF, the XML and the operator use).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from enum import StrEnum
+
+from backend.billing import vat
+
+# Invoice kind -> UNTDID 1001 document type code (BT-3), API.md "CII type codes". Which kinds are
+# credit notes or self-billed, and which are transmitted, is the billing and e-invoicing areas'
+# (`backend.billing.models`, `backend.einvoicing.flow_types`); here the type code says it.
+TYPE_CODES: dict[str, str] = {
+    "platform_sale": "380",
+    "platform_credit_note": "381",
+    "supplier_self_billed": "389",
+    "supplier_credit_note": "261",
+    # Legacy kinds (old reservations only) are ordinary invoices between their two parties.
+    "store_deposit": "380",
+    "store_balance": "380",
+    "platform_commission": "380",
+}
+SELF_BILLED_TYPE_CODES = frozenset({"389", "261"})
+CREDIT_NOTE_TYPE_CODES = frozenset({"381", "261"})
+
+
+@dataclass(frozen=True)
+class PostalAddress:
+    street: str | None
+    postal_code: str | None
+    city: str | None
+    country_code: str  # ISO 3166-1 alpha-2
+
+    def one_line(self) -> str:
+        town = " ".join(part for part in (self.postal_code, self.city) if part)
+        parts = [part for part in (self.street, town) if part]
+        if self.country_code != "FR":
+            parts.append(self.country_code)
+        return ", ".join(parts) or "Adresse non renseignée"
+
+
+@dataclass(frozen=True)
+class ElectronicAddress:
+    """BT-34 / BT-49: where the party receives e-invoices, with its EAS scheme (0225: SIREN-based)."""
+
+    uri: str
+    scheme: str
+
+
+@dataclass(frozen=True)
+class Party:
+    name: str
+    address: PostalAddress
+    siren: str | None = None  # BT-30 / BT-47, scheme 0002
+    siret: str | None = None  # BT-29 / BT-46, scheme 0009
+    vat_number: str | None = None  # BT-31 / BT-48
+    electronic_address: ElectronicAddress | None = None
+    iban: str | None = None
+
+
+@dataclass(frozen=True)
+class ServicePlace:
+    """Where the service is performed (the store of the ad space): the deliver-to party (BG-13)."""
+
+    name: str
+    address: PostalAddress
+
+
+@dataclass(frozen=True)
+class InvoiceLine:
+    label: str  # BT-153
+    quantity: int  # BT-129
+    unit_price_cents: int  # BT-146
+    total_cents: int  # BT-131
+    period_start: dt.date | None = None  # BT-134
+    period_end: dt.date | None = None  # BT-135
+
+
+class PaymentMethod(StrEnum):
+    SEPA_DIRECT_DEBIT = "sepa_dd"  # UNTDID 4461 code 59
+    CREDIT_TRANSFER = "bank_transfer"  # code 58 (SEPA credit transfer)
+
+
+@dataclass(frozen=True)
+class PaymentMeans:
+    method: PaymentMethod
+    creditor_iban: str | None = None  # BT-84, the account paid into (credit transfer)
+    debtor_iban: str | None = None  # BT-91, the account debited (direct debit)
+    mandate_reference: str | None = None  # BT-89
+    creditor_identifier: str | None = None  # BT-90 (SEPA ICS)
+
+
+@dataclass(frozen=True)
+class PrecedingInvoice:
+    """BT-25 / BT-26: the invoice a credit note corrects."""
+
+    number: str
+    issue_date: dt.date
+
+
+@dataclass(frozen=True)
+class InvoiceSnapshot:
+    invoice_number: str
+    kind: str
+    issued_at: dt.datetime  # timezone-aware; the PDF's dates derive from it
+    issue_date: dt.date  # Europe/Paris date of issuedAt (BT-2)
+    due_date: dt.date  # BT-9
+    seller: Party
+    buyer: Party
+    lines: tuple[InvoiceLine, ...]
+    amount_excl_tax_cents: int
+    vat_rate_bps: int
+    period_start: dt.date | None = None  # BT-73
+    period_end: dt.date | None = None  # BT-74
+    reservation_reference: str | None = None
+    service_place: ServicePlace | None = None
+    preceding_invoice: PrecedingInvoice | None = None
+    payment_means: PaymentMeans | None = None
+    paid_cents: int = 0  # BT-113: already paid when the invoice was issued
+    currency: str = "EUR"
+
+    def __post_init__(self) -> None:
+        if self.kind not in TYPE_CODES:
+            raise ValueError(f"no document type code for invoice kind {self.kind!r}")
+        if not self.lines or sum(line.total_cents for line in self.lines) != self.amount_excl_tax_cents:
+            raise ValueError("the lines must add up to the amount excluding tax")
+        if min(self.amount_excl_tax_cents, self.paid_cents) < 0 or self.paid_cents > self.amount_incl_tax_cents:
+            raise ValueError("amounts must be positive and the paid amount at most the total")
+        if self.is_credit_note and self.preceding_invoice is None:
+            raise ValueError("a credit note names the invoice it corrects (BT-25)")
+        if self.issued_at.tzinfo is None:
+            raise ValueError("issued_at must be timezone-aware")
+
+    @property
+    def type_code(self) -> str:
+        return TYPE_CODES[self.kind]
+
+    @property
+    def is_self_billed(self) -> bool:
+        return self.type_code in SELF_BILLED_TYPE_CODES
+
+    @property
+    def is_credit_note(self) -> bool:
+        return self.type_code in CREDIT_NOTE_TYPE_CODES
+
+    @property
+    def vat_amount_cents(self) -> int:
+        return vat.vat_amount_cents(self.amount_excl_tax_cents, self.vat_rate_bps)
+
+    @property
+    def amount_incl_tax_cents(self) -> int:
+        return vat.amount_incl_tax_cents(self.amount_excl_tax_cents, self.vat_rate_bps)
+
+    @property
+    def due_cents(self) -> int:
+        return self.amount_incl_tax_cents - self.paid_cents
+
+    @property
+    def document_label(self) -> str:
+        if self.is_credit_note:
+            return "Avoir d'autofacturation" if self.is_self_billed else "Avoir"
+        return "Facture d'autofacturation" if self.is_self_billed else "Facture"

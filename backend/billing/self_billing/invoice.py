@@ -1,0 +1,163 @@
+"""Self-billing (article 289 of the French tax code; spec C): the platform issues the
+`supplier_self_billed` invoice in the distributor's name, in the distributor's own series
+(`FAC-SUP-<siren>-<year>-NNNNNN`), once the reservation's service has ended and its incident window
+has closed, provided the distributor signed a self-billing mandate and no incident is open.
+
+One reservation is one unit, in one transaction: its financial record is locked `FOR UPDATE`
+(racing passes and catch-ups of one reservation queue on it) and read again under the lock; an
+existing self-billed invoice is answered as it is (the partial unique index
+`billing_invoice_one_self_billed` refuses a second one whatever happens). Issuing writes the
+journal moving the distributor's accrued payable to its invoiced payable (debit
+`supplier_payable:<d>`, credit `supplier_invoiced:<d>`, the store base excluding tax), moves the
+financial status `reservation_total_paid` -> `supplier_settlement_pending`, and issues the
+invoice last (its number's counter row stays locked only until the commit). `issue_invoice`
+records `invoice.issued`, so the post-invoice hook (Factur-X PDF, transmission draft) runs through
+the outbox once the unit is committed.
+
+The scheduler (`scheduler.py`) calls `self_bill_if_due`; the manual catch-up route calls
+`catch_up` (gates as errors, `force` bypasses them with warnings and an audit entry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from backend import clock
+from backend.billing import records
+from backend.billing.accounting import ledger
+from backend.billing.errors import BillingMandateMissing
+from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.models import AuditEntry, FinancialStatus, Invoice, InvoiceKind
+from backend.billing.post_invoice_hook import signed_self_billing_mandate
+from backend.billing.reservations import service_label
+from backend.billing.self_billing.business_days import self_billing_due
+from backend.billing.self_billing.incidents import open_incident
+from backend.config import Config
+from backend.context import current_request_id
+from backend.db import transaction
+from backend.errors import Conflict, NotFound
+from backend.logs import log_event
+from backend.marketplace.models import Reservation
+from backend.marketplace.pricing import BillingModel
+
+SCOPE = "billing.supplier.self_billing"
+
+
+class Outcome(StrEnum):
+    ISSUED = "issued"
+    ALREADY = "already_self_billed"  # issued before (another pass, a catch-up)
+    NOT_DUE = "not_due"
+    OPEN_INCIDENT = "open_incident"
+    NO_MANDATE = "no_mandate"
+
+
+@dataclass(frozen=True)
+class Result:
+    outcome: Outcome
+    invoice: Invoice | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+
+def self_billed_invoice(reservation_id: str) -> Invoice | None:
+    return Invoice.get_or_none(Invoice.reservation_id == reservation_id,
+                               Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED)
+
+
+def blockers(reservation: Reservation) -> tuple[str, ...]:
+    """What stops self-billing the reservation, in spec C's order: `open_incident`, `no_mandate`."""
+    found = []
+    if open_incident(reservation.id) is not None:
+        found.append(Outcome.OPEN_INCIDENT.value)
+    if not signed_self_billing_mandate(reservation.distributor_organization_id):
+        found.append(Outcome.NO_MANDATE.value)
+    return tuple(found)
+
+
+def _locked_settleable(reservation_id: str):
+    """The reservation and its locked financial record, or the invoice already issued."""
+    record = records.locked_record(reservation_id)
+    existing = self_billed_invoice(reservation_id)
+    if existing is not None:
+        return None, None, existing
+    if (record is None or record.billing_model != BillingModel.PRINCIPAL_SELLER.value
+            or record.financial_status != FinancialStatus.RESERVATION_TOTAL_PAID):
+        status = record.financial_status if record else FinancialStatus.DRAFT.value
+        raise Conflict(f"only a collected principal_seller reservation is self-billed (financial status {status})",
+                       reason="not_settleable", financialStatus=status)
+    return Reservation.get_by_id(reservation_id), record, None
+
+
+def _issue(reservation: Reservation, record, *, config: Config, user_id: str | None) -> Invoice:
+    distributor = reservation.distributor_organization_id
+    draft = InvoiceDraft(
+        kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line(service_label(reservation), record.store_base_cents),),
+        issuer_organization_id=distributor, customer_organization_id=None, reservation_id=reservation.id,
+        service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at, created_by_user_id=user_id,
+    )
+    ledger.post_journal([
+        ledger.Posting(ledger.supplier_payable(distributor), ledger.DEBIT, record.store_base_cents),
+        ledger.Posting(ledger.supplier_invoiced(distributor), ledger.CREDIT, record.store_base_cents),
+    ], description=f"self-billed invoice of reservation {reservation.id}", reservation_id=reservation.id,
+        invoice_id=draft.invoice_id)
+    records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PENDING)
+    return issue_invoice(draft, config=config)  # last: the series' counter row is locked until the commit
+
+
+def _issued(invoice: Invoice, **fields: object) -> None:
+    log_event(f"{SCOPE}.issued", "self-billed invoice issued", "info", reservationId=invoice.reservation_id,
+              invoiceNumber=invoice.number, organizationId=invoice.issuer_organization_id,
+              amountExclTaxCents=invoice.amount_excl_tax_cents, **fields)
+
+
+def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
+    """The scheduler's unit: skip (`not_due`, `open_incident`, `no_mandate`) or issue, in one
+    transaction. A reservation no longer settleable under the lock (refunded meanwhile) is 409."""
+    with transaction():
+        reservation, record, existing = _locked_settleable(reservation_id)
+        if existing is not None:
+            return Result(Outcome.ALREADY, existing)
+        if not self_billing_due(reservation.ends_at, clock.now()):
+            return Result(Outcome.NOT_DUE)
+        blocked = blockers(reservation)
+        if blocked:
+            outcome = Outcome(blocked[0])
+            log_event(f"{SCOPE}.skipped_{outcome.value}", "self-billing skipped", "info", reservationId=reservation_id,
+                      organizationId=reservation.distributor_organization_id)
+            return Result(outcome)
+        invoice = _issue(reservation, record, config=config, user_id=None)
+    _issued(invoice, trigger="scheduler")
+    return Result(Outcome.ISSUED, invoice)
+
+
+def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
+             config: Config) -> Result:
+    """Manual self-billing: 409 `BILLING_MANDATE_MISSING` without a signed mandate, 409 `CONFLICT`
+    (`incident_open`) with an open incident; `force` bypasses both, answering the `forced_*`
+    warnings, logging them and auditing the issue. An already self-billed reservation answers its
+    invoice (`ALREADY`). The window is not a gate here: the admin decides."""
+    with transaction():
+        reservation = Reservation.get_or_none(Reservation.id == reservation_id)
+        if reservation is None:
+            raise NotFound("reservation not found")
+        reservation, record, existing = _locked_settleable(reservation_id)
+        if existing is not None:
+            return Result(Outcome.ALREADY, existing)
+        blocked = blockers(reservation)
+        if not force and Outcome.NO_MANDATE in blocked:
+            raise BillingMandateMissing("the distributor has no signed self-billing mandate", reason="no_mandate")
+        if not force and Outcome.OPEN_INCIDENT in blocked:
+            raise Conflict("an incident is open on this reservation", reason="incident_open")
+        warnings = tuple(f"forced_{'with_open_incident' if b == Outcome.OPEN_INCIDENT else 'without_mandate'}"
+                         for b in blocked)
+        invoice = _issue(reservation, record, config=config, user_id=user_id)
+        AuditEntry.create(action=f"{SCOPE}.manual", actor_user_id=user_id,
+                          reason="manual self-billing" + (f" forced: {', '.join(warnings)}" if warnings else ""),
+                          reservation_id=reservation_id, invoice_id=invoice.id,
+                          details={"forced": list(warnings), "invoiceNumber": invoice.number},
+                          request_id=current_request_id())
+    for warning in warnings:
+        log_event(f"{SCOPE}.{warning}", "self-billing forced past a gate", "warn", reservationId=reservation_id,
+                  invoiceNumber=invoice.number, userId=user_id)
+    _issued(invoice, trigger="manual")
+    return Result(Outcome.ISSUED, invoice, warnings)

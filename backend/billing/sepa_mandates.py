@@ -1,0 +1,109 @@
+"""SEPA direct-debit mandates of organizations (API.md: the onboarding's signed `sepa_mandate`
+document plus the billing profile IBAN make one, with a unique mandate reference).
+
+`record_from_envelope` runs as a subscriber of `onboarding.envelope_signed`: once an onboarding
+envelope holding a `sepa_mandate` document is signed, the organization's active mandate is the
+one of that envelope (a previous active one is ended: the new signature supersedes it). It is
+idempotent per envelope. `end_active_mandates` runs when the organization's IBAN changes
+(`organization.iban_changed`): the signed mandate named the old account, so `sepa_dd` is refused
+until a new mandate is signed.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from backend import clock
+from backend.billing.models import MandateStatus, PaymentMethod, SepaMandate
+from backend.db import transaction
+from backend.errors import Conflict
+from backend.identity.models import BillingProfile, Organization
+from backend.logs import log_event
+from backend.onboarding.models import SignatureDocument, SignatureRequest
+from backend.onboarding.status import ESignStatus
+from backend.onboarding.verification import DocumentType
+
+_REF_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud over the phone
+
+
+def new_mandate_ref(siren: str) -> str:
+    """`VTR-<siren>-<10 random characters>`: 24 characters, within SEPA's 35 and its alphabet."""
+    return f"VTR-{siren}-" + "".join(secrets.choice(_REF_ALPHABET) for _ in range(10))
+
+
+def active_mandate(organization_id: str) -> SepaMandate | None:
+    return (SepaMandate.select()
+            .where(SepaMandate.organization_id == organization_id, SepaMandate.status == MandateStatus.ACTIVE)
+            .first())
+
+
+def record_from_envelope(signature_request_id: str) -> SepaMandate | None:
+    """The mandate of a signed onboarding envelope; None when the envelope is not signed, holds
+    no `sepa_mandate` document or the organization has no IBAN on its billing profile."""
+    with transaction():
+        request = (SignatureRequest.select().where(SignatureRequest.id == signature_request_id)
+                   .for_update().first())
+        if request is None or request.status != ESignStatus.SIGNED:
+            return None
+        existing = SepaMandate.get_or_none(SepaMandate.signature_request_id == request.id)
+        if existing is not None:
+            return existing
+        document = SignatureDocument.get_or_none(
+            SignatureDocument.signature_request == request.id,
+            SignatureDocument.document_type == DocumentType.SEPA_MANDATE,
+        )
+        if document is None:
+            return None
+        organization = Organization.get_by_id(request.organization_id)
+        profile = BillingProfile.get_or_none(BillingProfile.organization == organization.id)
+        if profile is None or not profile.iban:
+            log_event("billing.sepa_mandate.skipped_no_iban", "signed SEPA mandate without an IBAN", "warn",
+                      organizationId=organization.id, signatureRequestId=request.id)
+            return None
+        now = clock.now()
+        ended = _end(organization.id, reason="superseded by a new signed mandate", now=now)
+        mandate = SepaMandate.create(
+            organization_id=organization.id,
+            mandate_ref=new_mandate_ref(organization.siren),
+            iban=profile.iban,
+            status=MandateStatus.ACTIVE,
+            signature_request_id=request.id,
+            document_storage_key=document.signed_storage_key,
+            signed_at=request.status_changed_at or now,
+        )
+    log_event("billing.sepa_mandate.recorded", "SEPA mandate recorded", "info", organizationId=organization.id,
+              mandateRef=mandate.mandate_ref, signatureRequestId=request.id, supersededMandates=ended)
+    return mandate
+
+
+def end_active_mandates(organization_id: str, *, reason: str) -> int:
+    """End the organization's active mandate (if any); returns how many were ended."""
+    with transaction():
+        ended = _end(organization_id, reason=reason, now=clock.now())
+    if ended:
+        log_event("billing.sepa_mandate.ended", "SEPA mandate ended", "info", organizationId=organization_id,
+                  reason=reason)
+    return ended
+
+
+def _end(organization_id: str, *, reason: str, now) -> int:
+    return (SepaMandate.update(status=MandateStatus.ENDED, ended_at=now, end_reason=reason)
+            .where(SepaMandate.organization_id == organization_id, SepaMandate.status == MandateStatus.ACTIVE)
+            .execute())
+
+
+def mandate_ref_for(organization_id: str, method: PaymentMethod) -> str | None:
+    """Step 3: the active SEPA mandate's reference for `sepa_dd` (409 without one)."""
+    if method is not PaymentMethod.SEPA_DD:
+        return None
+    mandate = active_mandate(organization_id)
+    return require_mandate(method, mandate.mandate_ref if mandate else None)
+
+
+def require_mandate(method: PaymentMethod, active_mandate_ref: str | None) -> str | None:
+    """Step 3 on a mandate reference already read: the one `sepa_dd` needs (409 without one)."""
+    if method is not PaymentMethod.SEPA_DD:
+        return None
+    if active_mandate_ref is None:
+        raise Conflict("the organization has no active SEPA mandate", reason="sepa_mandate_missing")
+    return active_mandate_ref

@@ -1,0 +1,88 @@
+"""Shapes of invoices, refunds and credit notes (Specification C "Collection and refunds", "Invoices")."""
+
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, Schema, fields, validate
+
+from backend.billing.models import (
+    FinancialStatus,
+    InvoiceKind,
+    InvoiceStatus,
+    PaymentMethod,
+    PaymentStatus,
+)
+from backend.billing.queries import LIST_DEFAULT, LIST_MAX
+from schemas.common import QueryList, enum_of
+
+METHOD = fields.String(required=True, validate=validate.OneOf([m.value for m in PaymentMethod]),
+                       metadata={"enum": [m.value for m in PaymentMethod]})
+REASON = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class RefundIn(Schema):
+    amountCents = fields.Integer(required=True, strict=True, validate=validate.Range(min=1),
+                                 metadata={"description": "excluding tax, like every stored invoice amount"})
+    reason = REASON
+    paymentMethod = METHOD
+
+
+class RefundOut(Schema):
+    invoiceNumber = fields.String(required=True)
+    creditNoteNumber = fields.String(required=True)
+    paymentOrderId = fields.String(required=True)
+    refundedCents = fields.Integer(required=True, metadata={"description": "excluding tax"})
+    amountInclTaxCents = fields.Integer(required=True, metadata={"description": "the refund payment order"})
+    remainingCents = fields.Integer(required=True, metadata={"description": "left to refund, excluding tax"})
+    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
+    paymentStatus = fields.String(required=True, metadata=enum_of(PaymentStatus))
+    idempotent = fields.Boolean(required=True)
+
+
+class CreditNoteIn(Schema):
+    reason = REASON
+
+
+class CreditNoteOut(Schema):
+    invoiceNumber = fields.String(required=True)
+    creditNoteNumber = fields.String(required=True)
+    creditedCents = fields.Integer(required=True, metadata={"description": "excluding tax"})
+    invoiceStatus = fields.String(required=True, metadata=enum_of(InvoiceStatus))
+
+
+class PartyOut(Schema):
+    organizationId = fields.String(allow_none=True, metadata={"description": "null: the platform"})
+    legalName = fields.String(required=True)
+
+
+class InvoiceOut(Schema):
+    """The Invoice fields of Specification C; `hasPdf`, never the storage key."""
+
+    invoiceNumber = fields.String(required=True)
+    kind = fields.String(required=True, metadata=enum_of(InvoiceKind))
+    status = fields.String(required=True, metadata=enum_of(InvoiceStatus))
+    amountExclTaxCents = fields.Integer(required=True)
+    vatRatePercent = fields.Float(required=True, metadata={"description": "frozen when the invoice was issued"})
+    vatAmountCents = fields.Integer(required=True, metadata={"description": "computed at read time"})
+    amountInclTaxCents = fields.Integer(required=True)
+    currency = fields.String(required=True)
+    issuedAt = fields.String(required=True, metadata={"format": "date-time"})
+    dueAt = fields.String(required=True, metadata={"format": "date-time"})
+    hasPdf = fields.Boolean(required=True)
+    reservationId = fields.String(allow_none=True)
+    creditedInvoiceNumber = fields.String(allow_none=True, metadata={"description": "credit notes: the invoice"})
+    issuer = fields.Nested(PartyOut, required=True)
+    customer = fields.Nested(PartyOut, required=True)
+
+
+class InvoicesQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    limit = fields.Integer(load_default=LIST_DEFAULT, validate=validate.Range(min=1, max=LIST_MAX))
+    kind = QueryList(fields.String(validate=validate.Length(max=60)), load_default=list,
+                       metadata={"description": "repeatable; unknown values ignored; empty means all",
+                                 **enum_of(InvoiceKind)})
+
+
+class InvoicesOut(Schema):
+    items = fields.List(fields.Nested(InvoiceOut), required=True)

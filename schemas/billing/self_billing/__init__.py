@@ -1,0 +1,1 @@
+"""Shapes of the self-billing sub-area (spec C): catch-up, mandate, incidents."""

@@ -1,0 +1,27 @@
+"""Shapes of the manual self-billing catch-up (spec C)."""
+
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, Schema, fields
+
+from backend.billing.models import FinancialStatus
+from schemas.billing.invoices import InvoiceOut
+from schemas.common import enum_of
+
+
+class CatchUpQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    force = fields.Boolean(load_default=False, truthy={"true"}, falsy={"false"},
+                           metadata={"description": "`true` bypasses the mandate and incident gates (audited)"})
+
+
+class SelfBillingOut(Schema):
+    reservationId = fields.String(required=True)
+    invoiceNumber = fields.String(required=True)
+    invoice = fields.Nested(InvoiceOut, required=True)
+    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
+    warnings = fields.List(fields.String(metadata=enum_of(("forced_without_mandate", "forced_with_open_incident"))),
+                           required=True)
+    idempotent = fields.Boolean(required=True, metadata={"description": "true: the reservation was self-billed before"})
