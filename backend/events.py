@@ -15,6 +15,7 @@ RESERVATION_APPROVED = "reservation.approved"
 INVOICE_ISSUED = "invoice.issued"
 ORGANIZATION_IBAN_CHANGED = "organization.iban_changed"
 ENVELOPE_SIGNED = "onboarding.envelope_signed"
+SIGNATURE_EVENT_PROCESSED = "onboarding.signature_event_processed"
 
 SUBSCRIBERS: dict[str, tuple[str, ...]] = {
     # A passage to `approved` (review or accepted counter-proposal): the approval is logged, the
@@ -23,6 +24,9 @@ SUBSCRIBERS: dict[str, tuple[str, ...]] = {
     # An onboarding envelope reached `signed`: its signed files are kept (spec A), the SEPA
     # mandate it holds becomes the organization's active one (spec C).
     ENVELOPE_SIGNED: ("store_signed_documents", "record_sepa_mandate"),
+    # The onboarding processing of a stored e-signature provider event is done (whatever it
+    # concerned): the self-billing mandate of that provider request, if any, moves (spec C).
+    SIGNATURE_EVENT_PROCESSED: ("route_self_billing_mandate_event",),
     # An invoice committed (any kind): the post-invoice hook of spec C (Factur-X PDF, then the
     # e-invoice transmission draft).
     INVOICE_ISSUED: ("run_post_invoice_hook",),

@@ -1,6 +1,5 @@
-"""Self-billing actors (spec C): mandate events (whose handler is registered with the e-signature
-webhook processing here, in every process that imports the actors) and their reconciliation, the
-self-billing scheduler."""
+"""Self-billing actors (spec C): mandate events (routed from every processed e-signature provider
+event, then applied) and their reconciliation, the self-billing scheduler."""
 
 from __future__ import annotations
 
@@ -8,10 +7,14 @@ import dramatiq
 from periodiq import cron
 
 from backend.billing.self_billing import mandate_events, scheduler
-from backend.onboarding.events import register_event_handler
 from backend.runtime import current_runtime
 
-register_event_handler(mandate_events.HANDLER_NAME, mandate_events.handle_signature_event)
+
+@dramatiq.actor(queue_name="billing", max_retries=8, time_limit=60_000, throws=())
+def route_self_billing_mandate_event(event_id: str) -> None:
+    """Subscriber of `onboarding.signature_event_processed`: queue the event for its self-billing
+    mandate when it may move it (never raises: a failure is logged)."""
+    mandate_events.handle_signature_event(event_id)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=120_000, throws=())

@@ -3,17 +3,15 @@
 For one event: the onboarding envelope with its provider id moves by `status.next_status`; an
 event claiming a terminal status is confirmed first by asking the provider (a webhook body is
 never trusted for a final state); the event becomes `processed` (or `unknown_request` /
-`ignored`), then it is offered to every registered handler (the self-billing mandate handler of
-Specification C registers itself here). Each handler runs in a savepoint of its own: its failure
-is logged and rolled back alone, never breaking onboarding processing.
+`ignored`), and `onboarding.signature_event_processed` is published in the same transaction
+(`backend.events`: the self-billing mandates of Specification C hear of it there, each subscriber
+in its own actor, so none can break onboarding processing).
 
 Safe to run twice: the event row is locked and only a `received` event is processed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from peewee import IntegrityError
@@ -33,31 +31,6 @@ from backend.onboarding.status import (
 )
 
 log = get_logger("esign.events")
-
-
-@dataclass(frozen=True)
-class ReceivedEvent:
-    """What a further handler is given: the event as stored, and the provider's confirmed status
-    of the request when onboarding asked for it (terminal events of onboarding envelopes)."""
-
-    event_id: str
-    event_name: str
-    provider_signature_request_id: str | None
-    payload: dict
-    confirmed_provider_status: str | None
-
-
-EventHandler = Callable[[ReceivedEvent], None]
-_handlers: dict[str, EventHandler] = {}
-
-
-def register_event_handler(name: str, handler: EventHandler) -> None:
-    """Offer every processed event to `handler` (after onboarding); registering a name again replaces it."""
-    _handlers[name] = handler
-
-
-def unregister_event_handler(name: str) -> None:
-    _handlers.pop(name, None)
 
 
 class ConfirmationMissing(Exception):
@@ -95,8 +68,7 @@ def process_signature_event(event_id: str, *, provider: SignatureProvider) -> st
         log.info("signature event processed", extra={"fields": {
             "eventId": event.event_id, "eventName": event.event_name, "processingStatus": status, "note": note,
             "providerSignatureRequestId": event.provider_signature_request_id}})
-        _offer(ReceivedEvent(event.event_id, event.event_name, event.provider_signature_request_id, event.payload,
-                             confirmed.status if confirmed else None))
+        events.publish(events.SIGNATURE_EVENT_PROCESSED, event.event_id)
     return status
 
 
@@ -154,12 +126,3 @@ def apply_status(request: SignatureRequest, status: ESignStatus, *, reason: str 
     if status == ESignStatus.SIGNED:
         events.publish(events.ENVELOPE_SIGNED, request.id)
 
-
-def _offer(received: ReceivedEvent) -> None:
-    for name, handler in list(_handlers.items()):
-        try:
-            with transaction():
-                handler(received)
-        except Exception:
-            log.error("signature event handler failed", exc_info=True, extra={"fields": {
-                "handler": name, "eventId": received.event_id, "eventName": received.event_name}})

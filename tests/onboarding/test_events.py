@@ -1,5 +1,5 @@
 """Processing of stored events: the mapping, no backward move, terminal events confirmed with the
-provider, unknown requests, and the registry of further handlers."""
+provider, unknown requests, and the domain event every processed event publishes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import time
 import pytest
 import requests
 
+from backend import events as domain_events
 from backend.onboarding import events
 from backend.onboarding.models import ProcessingStatus, SignatureEvent, SignatureRequest
 from backend.onboarding.webhook import parse_event, record_signature_event
+from backend.outbox import OutboxMessage
 from tests.factories import make_organization
 from tests.onboarding.conftest import event_body, live_request
 
@@ -122,37 +124,17 @@ def test_an_event_is_processed_once(provider):
     assert events.process_signature_event(event["event_id"], provider=provider) is None
 
 
-@pytest.fixture
-def handlers():
-    names: list[str] = []
-
-    def register(name, handler) -> None:
-        names.append(name)
-        events.register_event_handler(name, handler)
-
-    yield register
-    for name in names:
-        events.unregister_event_handler(name)
-
-
-def test_further_handlers_see_every_processed_event_and_a_failing_one_breaks_nothing(provider, simulator,
-                                                                                       handlers, log_lines):
-    seen: list[events.ReceivedEvent] = []
-
-    def failing(received) -> None:
-        SignatureRequest.update(status="invalidated").execute()  # rolled back with its savepoint
-        raise RuntimeError("the mandate handler crashed")
-
-    handlers("failing", failing)
-    handlers("recording", seen.append)
+def test_every_processed_event_is_published_once_in_its_transaction(provider, simulator):
     pid = live_request(provider)
     envelope = _envelope(pid)
     _control(simulator, pid, "sign")
     assert _deliver(provider, "signature_request.done", pid) == ProcessingStatus.PROCESSED
     assert _deliver(provider, "signature_request.done", "prov-mandate-elsewhere") == ProcessingStatus.UNKNOWN_REQUEST
     assert _status(envelope) == "signed"
-    assert [(r.event_name, r.confirmed_provider_status) for r in seen] == [
-        ("signature_request.done", "done"), ("signature_request.done", None)]
-    failures = [line for line in log_lines() if line["message"] == "signature event handler failed"]
-    assert len(failures) == 2 and failures[0]["handler"] == "failing"
-    assert "RuntimeError: the mandate handler crashed" in failures[0]["stack"]
+    processed = [event.event_id for event in SignatureEvent.select().order_by(SignatureEvent.id)]
+    subscribers = domain_events.SUBSCRIBERS[domain_events.SIGNATURE_EVENT_PROCESSED]
+    published = [(message.actor_name, message.args) for message in OutboxMessage.select()
+                 .where(OutboxMessage.actor_name.in_(subscribers)).order_by(OutboxMessage.id)]
+    assert published == [(name, [event_id]) for event_id in processed for name in subscribers]
+    assert events.process_signature_event(processed[0], provider=provider) is None  # done: nothing published again
+    assert OutboxMessage.select().where(OutboxMessage.actor_name.in_(subscribers)).count() == len(published)

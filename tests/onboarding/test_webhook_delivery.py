@@ -8,9 +8,9 @@ import threading
 import pytest
 import requests
 
+from backend import events as domain_events
 from backend.db import database
 from backend.documents.seeding import seed_default_versions
-from backend.onboarding import events
 from backend.onboarding.documents import SIGNED_CONTEXT
 from backend.onboarding.models import ProcessingStatus, SignatureDocument, SignatureEvent, SignatureRequest
 from backend.outbox import OutboxMessage
@@ -34,13 +34,30 @@ def connection():
         yield
 
 
+class Published:
+    """Event ids as `onboarding.signature_event_processed` publishes them (one row per processing),
+    read from the outbox each time they are looked at."""
+
+    def _ids(self) -> list[str]:
+        subscriber = domain_events.SUBSCRIBERS[domain_events.SIGNATURE_EVENT_PROCESSED][0]
+        return [message.args[0] for message in OutboxMessage.select(OutboxMessage.args)
+                .where(OutboxMessage.actor_name == subscriber).order_by(OutboxMessage.id)]
+
+    def __iter__(self):
+        return iter(self._ids())
+
+    def __len__(self) -> int:
+        return len(self._ids())
+
+    def __eq__(self, other: object) -> bool:
+        return self._ids() == other
+
+    __hash__ = None
+
+
 @pytest.fixture
 def processed():
-    """Event ids as the further-handler registry sees them (one entry per processing)."""
-    seen: list[str] = []
-    events.register_event_handler("test-recorder", lambda received: seen.append(received.event_id))
-    yield seen
-    events.unregister_event_handler("test-recorder")
+    return Published()
 
 
 def _envelope(pid: str, status: str = "pending_signature") -> SignatureRequest:

@@ -1,12 +1,13 @@
-"""Provider events of self-billing mandates (Specification C): the handler the onboarding webhook
-processing offers every event to, and the application of an event to its mandate.
+"""Provider events of self-billing mandates (Specification C): the routing of every processed
+provider event to its mandate, and the application of an event to its mandate.
 
-There is no second webhook route: `handle_signature_event` is registered with
-`backend.onboarding.events.register_event_handler` (by `actors.billing`). It runs after the
-onboarding processing, inside the event's transaction, matches the mandate by `esignRequestRef`
-and, when the event may move it, queues `apply_self_billing_mandate_event` in the same
-transaction. It never throws: a failure is logged `billing.self_billing_mandate.webhook_apply_failed`
-and rolled back alone (its own savepoint), the event's onboarding processing stands.
+There is no second webhook route: `handle_signature_event` is what the actor
+`route_self_billing_mandate_event` runs, the subscriber of `onboarding.signature_event_processed`
+(`backend.events`), once the onboarding processing of the stored event has committed. In one
+transaction it matches the mandate by `esignRequestRef` and, when the event may move it, queues
+`apply_self_billing_mandate_event`. It never throws: a failure is logged
+`billing.self_billing_mandate.webhook_apply_failed` and rolled back, the event's onboarding
+processing stands.
 
 `apply_provider_event` (the actor, outside any transaction while it calls the provider):
 
@@ -41,11 +42,10 @@ from backend.billing.self_billing.mandate import SCOPE
 from backend.billing.self_billing.mandate_document import STORAGE_CONTEXT, pdf_problem, storage_key
 from backend.db import transaction
 from backend.logs import log_event
-from backend.onboarding.events import ReceivedEvent
+from backend.onboarding.models import SignatureEvent
 from backend.onboarding.provider import ProviderError, SignatureProvider
 from storage import Storage
 
-HANDLER_NAME = "self_billing_mandate"
 APPLY_ACTOR = "apply_self_billing_mandate_event"
 Status = SelfBillingMandateStatus
 
@@ -65,8 +65,11 @@ STATUS_EVENTS = {"done": "signature_request.done", "declined": "signature_reques
                  "rejected": "signature_request.canceled"}
 
 
-def handle_signature_event(received: ReceivedEvent) -> None:
-    """The registered handler (never throws)."""
+def handle_signature_event(event_id: str) -> None:
+    """Route the stored provider event `event_id` to its mandate (never throws)."""
+    received = SignatureEvent.get_or_none(SignatureEvent.event_id == event_id)
+    if received is None:
+        return
     try:
         with transaction():
             route_event(received)
@@ -76,7 +79,7 @@ def handle_signature_event(received: ReceivedEvent) -> None:
                   esignRequestRef=received.provider_signature_request_id, error=f"{type(exc).__name__}: {exc}"[:500])
 
 
-def route_event(received: ReceivedEvent) -> str | None:
+def route_event(received: SignatureEvent) -> str | None:
     """Queue the event for its mandate when it may move it; returns the mandate id queued."""
     target = EVENT_TARGETS.get(received.event_name)
     pid = received.provider_signature_request_id

@@ -1,6 +1,6 @@
 """Provider events of self-billing mandates, through the onboarding webhook processing: the mapping
 table over every provider event, confirmation of `done` with the provider, the signed PDF checks,
-events on mandates that are not pending, and a handler that never throws."""
+events on mandates that are not pending, and a routing that never throws."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from backend import clock
+from backend import events as domain_events
 from backend.billing.models import SelfBillingMandate
 from backend.billing.self_billing import mandate_events
 from backend.billing.self_billing.mandate_document import MAX_PDF_BYTES, STORAGE_CONTEXT
@@ -45,12 +46,20 @@ def _mandate(pid: str, status: str = "pending_signature") -> SelfBillingMandate:
 
 
 def _deliver(provider, name: str, pid: str) -> str | None:
-    """Store the event as the webhook does, process it as the worker does, then run the queued
-    mandate work (the actor's function) with its queued arguments."""
+    """Store the event as the webhook does, process it as the worker does, then run the routing
+    the processing published (the subscriber actor's function) with its queued arguments."""
     event = parse_event(event_body(name, pid))
     record_signature_event(event=event, retry_attempt=1)
     events.process_signature_event(event["event_id"], provider=provider)
+    for message in _published(event["event_id"]):
+        mandate_events.handle_signature_event(*message.args)
     return event["event_id"]
+
+
+def _published(event_id: str) -> list[OutboxMessage]:
+    subscribers = domain_events.SUBSCRIBERS[domain_events.SIGNATURE_EVENT_PROCESSED]
+    return [message for message in OutboxMessage.select().where(OutboxMessage.actor_name.in_(subscribers))
+            .order_by(OutboxMessage.id) if message.args == [event_id]]
 
 
 def _queued() -> list[list]:
@@ -147,29 +156,25 @@ def test_the_handler_never_throws_and_the_onboarding_processing_stands(provider,
         organization=make_organization().id, status="signer_notified", provider_signature_request_id="prov-env",
         identity_verification_policy="qualified", signature_level="qualified_electronic_signature",
         signer_on_registry_extract=True)
-    seen: list[str] = []
-    events.register_event_handler("test-after-mandate", lambda received: seen.append(received.event_id))
 
     def broken(received):
         SelfBillingMandate.update(updated_at=clock.now()).execute()  # a write the failure must roll back
         raise RuntimeError("mandate store unavailable")
 
     monkeypatch.setattr(mandate_events, "route_event", broken)
-    try:
-        event_id = _deliver(provider, "signer.link_opened", "prov-env")
-    finally:
-        events.unregister_event_handler("test-after-mandate")
-    assert seen == [event_id]  # the handlers after it still ran
+    event_id = _deliver(provider, "signer.link_opened", "prov-env")
+    assert len(_published(event_id)) == 1  # the routing ran in its own actor, after the processing
     assert SignatureRequest.get_by_id(envelope.id).status == "signer_opened"
     assert SignatureEvent.get(SignatureEvent.event_id == event_id).processing_status == ProcessingStatus.PROCESSED
     [failed] = [line for line in log_lines() if line["scope"] == "billing.self_billing_mandate.webhook_apply_failed"]
     assert failed["eventId"] == event_id and "mandate store unavailable" in failed["error"]
 
 
-def test_the_handler_is_registered_with_the_onboarding_processing():
-    import actors.billing  # noqa: F401  (registers it, as every worker does)
+def test_the_routing_is_a_subscriber_of_the_processed_signature_event():
+    import actors.billing.self_billing as actors
 
-    assert events._handlers[mandate_events.HANDLER_NAME] is mandate_events.handle_signature_event
+    [subscriber] = domain_events.SUBSCRIBERS[domain_events.SIGNATURE_EVENT_PROCESSED]
+    assert subscriber == actors.route_self_billing_mandate_event.actor_name
 
 
 def test_the_simulator_signer_page_signs_a_mandate_request(provider, simulator):
