@@ -211,14 +211,3 @@ def _answers(url: str) -> bool:
         return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
     except (redis.ConnectionError, redis.TimeoutError, FileNotFoundError):
         return False
-
-
-def service_urls(data_dir: Path, environ: dict[str, str] | None = None, *, redis_needed: bool = True) -> dict:
-    """DATABASE_URL and REDIS_URL: the environment's, else the embedded servers' (started if needed)."""
-    env = os.environ if environ is None else environ
-    urls = {
-        "DATABASE_URL": env.get("DATABASE_URL") or ensure_postgres(data_dir),
-    }
-    if redis_needed:
-        urls["REDIS_URL"] = env.get("REDIS_URL") or ensure_redis(data_dir)
-    return urls

@@ -36,11 +36,12 @@ def purge_idempotency_keys() -> None:
     idempotency.purge_expired()
 
 
-@dramatiq.actor(queue_name="documents", max_retries=3, time_limit=300_000, throws=())
+@dramatiq.actor(queue_name="documents", max_retries=0, time_limit=300_000, throws=())
 def run_post_invoice_hook(invoice_id: str) -> None:
     """Subscriber of `invoice.issued` (spec C post-invoice hook): the Factur-X PDF stored, then
-    the e-invoice transmission draft. The service logs its failures and never raises; it runs on
-    the `documents` queue so PDF rendering never holds collections back."""
+    the e-invoice transmission draft. The service logs its failures and never raises, so nothing
+    is retried here (a missing PDF is made again by `vitrine billing invoice-pdf`);
+    it runs on the `documents` queue so PDF rendering never holds collections back."""
     runtime = current_runtime()
     post_invoice.run_post_invoice_hook(invoice_id, storage=runtime.storage, config=runtime.config)
 

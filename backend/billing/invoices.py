@@ -24,16 +24,6 @@ from backend.config import Config
 from backend.db import in_transaction, write_block_batches
 from backend.model import new_id
 
-DOCUMENT_KIND = {  # spec C post-invoice hook, step 2
-    InvoiceKind.PLATFORM_SALE: "invoice",
-    InvoiceKind.SUPPLIER_SELF_BILLED: "invoice",
-    InvoiceKind.PLATFORM_CREDIT_NOTE: "credit_note",
-    InvoiceKind.SUPPLIER_CREDIT_NOTE: "credit_note",
-    InvoiceKind.STORE_DEPOSIT: "invoice",
-    InvoiceKind.STORE_BALANCE: "invoice",
-    InvoiceKind.PLATFORM_COMMISSION: "invoice",
-}
-
 
 @dataclass(frozen=True)
 class Line:

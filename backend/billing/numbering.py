@@ -60,10 +60,6 @@ def series_name(kind: InvoiceKind, *, year: int, issuer_siren: str | None = None
     return f"{prefix}-{year}"
 
 
-def format_number(series: str, sequence: int) -> str:
-    return f"{series}-{sequence:06d}"
-
-
 # Parameters: series, now. Returns the sequence and the issue time; the counter row stays locked
 # until the enclosing transaction ends.
 NEXT_NUMBER = (
@@ -72,7 +68,8 @@ NEXT_NUMBER = (
     " updated_at = GREATEST(EXCLUDED.updated_at, c.updated_at)"
     " RETURNING last_value AS sequence, updated_at AS issued_at"
 )
-# The SQL twin of `format_number`, on the columns NEXT_NUMBER returns.
+# The number: the series, a dash, the sequence zero-padded to 6 digits (more once past 999999), on
+# the columns NEXT_NUMBER returns.
 NUMBER_SQL = "%(series)s || '-' || lpad(n.sequence::text, greatest(6, length(n.sequence::text)), '0')"
 
 

@@ -32,7 +32,7 @@ from backend.billing.documents.stored_pdf import ensure_invoice_pdf
 from backend.billing.models import Invoice, SelfBillingMandate, SelfBillingMandateStatus
 from backend.config import Config
 from backend.einvoicing.drafts import create_transmission_draft
-from backend.einvoicing.flow_types import SELF_BILLED_KINDS, document_kind_for, flow_type_for
+from backend.einvoicing.flow_types import SELF_BILLED_KINDS, document_kind_for, flow_type_for, resolve_buyer_country
 from backend.identity.models import BillingProfile
 from backend.logs import log_event
 from storage import Storage
@@ -107,10 +107,10 @@ def buyer_country(invoice: Invoice, config: Config) -> str:
     (organizations hold no other legal address); the platform buying (self-billed kinds) is in
     `PLATFORM_LEGAL_COUNTRY`."""
     if invoice.customer_organization_id is None:
-        return config.platform_legal_country or config.platform_country_code
+        return resolve_buyer_country(config.platform_legal_country, default=config.platform_country_code)
     profile = (BillingProfile.select(BillingProfile.country)
                .where(BillingProfile.organization == invoice.customer_organization_id).first())
-    return (profile.country if profile and profile.country else config.platform_country_code).upper()
+    return resolve_buyer_country(profile.country if profile else None, default=config.platform_country_code)
 
 
 def signed_self_billing_mandate(organization_id: str | None) -> bool:

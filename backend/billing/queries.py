@@ -7,9 +7,8 @@ it issued or received (its active organization, API.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
-from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
 from backend.billing.errors import BillingPdfNotReady
 from backend.billing.invoices import amounts
 from backend.billing.models import FinancialRecord, FinancialStatus, Invoice, InvoiceKind, PaymentOrder
@@ -87,10 +86,6 @@ def downloadable_invoice(*, principal: Principal, invoice_number: str) -> Invoic
     if not invoice.pdf_storage_key:
         raise BillingPdfNotReady("the invoice PDF is not ready yet", invoiceNumber=invoice.number)
     return invoice
-
-
-def pdf_chunks(storage, invoice: Invoice) -> Iterator[bytes]:
-    return storage.open(STORAGE_CONTEXT, invoice.pdf_storage_key)
 
 
 def visible_reservation(principal: Principal, reservation_id: str) -> Reservation:

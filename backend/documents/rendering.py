@@ -3,8 +3,8 @@ inside the common frame -> weasyprint PDF.
 
 `render_document(templateKey, context)` is the one entry point later areas call (from actors):
 it renders the current published version of the template with the current published PDF style.
-Nothing here writes a file: a PDF exists only once it is complete in memory, so a failure never
-leaves half a file behind (`store_document` writes it in one `put_bytes`).
+Nothing here writes a file: a PDF exists only once it is complete in memory, so a caller storing
+it in one `put_bytes` never leaves half a file behind.
 """
 
 from __future__ import annotations
@@ -202,11 +202,4 @@ def _style_css(storage: Storage, *, draft: bool) -> str:
     else:
         row = versions.current_version(PDF_STYLE_KEY, versions.Kind.PDF_CSS)
     return versions.read_content(storage, row) if row else default_style()
-
-
-def store_document(template_key: str, context: dict, *, storage_context: str, storage_key: str,
-                   storage: Storage, config: Config | None):
-    """Render, then store in one write: on any failure nothing is stored."""
-    pdf = render_document(template_key, context, storage=storage, config=config)
-    return storage.put_bytes(storage_context, storage_key, pdf, "application/pdf")
 

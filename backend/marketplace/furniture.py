@@ -109,14 +109,6 @@ def current_version(furniture_type_id: str) -> FurnitureTypeVersion:
     return versions[0]
 
 
-def frozen_version(version_id: str) -> FurnitureTypeVersion:
-    """The configuration a reservation was sold with (what print deposits must read)."""
-    versions = _with_zones(list(FurnitureTypeVersion.select().where(FurnitureTypeVersion.id == version_id)))
-    if not versions:
-        raise NotFound("furniture configuration not found")
-    return versions[0]
-
-
 def _with_zones(versions: list[FurnitureTypeVersion]) -> list[FurnitureTypeVersion]:
     by_id = {v.id: v for v in versions}
     for version in versions:

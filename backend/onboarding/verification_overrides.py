@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from backend import clock
 from backend.audit import record_security_event
-from backend.config import Config
 from backend.db import transaction
 from backend.errors import NotFound, ValidationError
 from backend.identity.models import Organization
 from backend.onboarding.models import VerificationOverride
-from backend.onboarding.verification import DocumentType, VerificationPolicy, default_policy
+from backend.onboarding.verification import DocumentType, VerificationPolicy
 
 OVERRIDDEN_EVENT = "onboarding.verification_policy.overridden"
 REMOVED_EVENT = "onboarding.verification_policy.override_removed"
@@ -80,15 +79,3 @@ def verification_overrides(organization_id: str) -> list[VerificationOverride]:
 def overridden_policies(organization_id: str) -> dict[str, VerificationPolicy]:
     return {o.document_type: VerificationPolicy(o.policy) for o in VerificationOverride.select().where(
         VerificationOverride.organization == organization_id)}
-
-
-def policy_for(*, organization_id: str, document_type: str, config: Config,
-               amount_cents: int | None = None) -> VerificationPolicy:
-    """The policy of a document outside onboarding (e.g. the self-billing mandate of
-    Specification C): the admin's override, else the default of Specification A, the contract
-    threshold being `ESIGN_CONTRACT_THRESHOLD_CENTS`."""
-    override = overridden_policies(organization_id).get(document_type)
-    if override is not None:
-        return override
-    return default_policy(document_type, amount_cents=amount_cents,
-                          threshold_cents=config.esign_contract_threshold_cents)

@@ -36,7 +36,7 @@ def run(stack, quick: bool) -> Result:
     from backend.einvoicing import polling
     from backend.einvoicing.drafts import create_transmission_draft
     from backend.einvoicing.lifecycle import INVOICE_PDF_CONTEXT
-    from backend.einvoicing.models import PollingPass, Transmission, TransmissionEvent
+    from backend.einvoicing.models import Transmission, TransmissionEvent
     from backend.einvoicing.operator_client import OdpClient
     from backend.runtime import current_runtime
     from ops.bench.stack import WORKER_THREADS
@@ -78,7 +78,7 @@ def run(stack, quick: bool) -> Result:
         with stack.worker("worker", env=env):
             _probe_worker(stack)
             stop = threading.Event()
-            poller = threading.Thread(target=_poll, args=(stop, client, storage, polling, PollingPass), daemon=True)
+            poller = threading.Thread(target=_poll, args=(stop, client, storage, polling), daemon=True)
             poller.start()
             began = time.perf_counter()
             for start in range(0, count, BATCH):
@@ -149,7 +149,7 @@ def _probe_worker(stack) -> None:
           timeout=60)
 
 
-def _poll(stop: threading.Event, client, storage, polling, polling_pass_model) -> None:
+def _poll(stop: threading.Event, client, storage, polling) -> None:
     from backend.db import database
 
     with database.connection_context():

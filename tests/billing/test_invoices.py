@@ -15,7 +15,7 @@ from backend.billing.models import Invoice, InvoiceKind, LedgerEntry
 from backend.db import database, transaction
 from backend.events import INVOICE_ISSUED, SUBSCRIBERS
 from backend.outbox import OutboxMessage
-from tests.billing.helpers import approved_org, booted_config
+from tests.billing.helpers import approved_org, balance, booted_config
 
 
 def _sale(customer, **overrides) -> Invoice:
@@ -57,7 +57,7 @@ def test_numbers_past_six_digits_keep_every_digit():
         _sale(industrial)
         database.execute_sql("UPDATE billing_number_counter SET last_value = 999999 WHERE series = 'FAC-RES-2026'")
         invoice = _sale(industrial)
-    assert invoice.number == "FAC-RES-2026-1000000" == numbering.format_number("FAC-RES-2026", 1_000_000)
+    assert invoice.number == "FAC-RES-2026-1000000"
     assert Invoice.get_by_id(invoice.id).number == invoice.number
 
 
@@ -169,4 +169,4 @@ def test_an_unbalanced_journal_is_refused_by_python_and_by_the_database():
 def test_ledger_balance_of_an_account():
     _journal(500, 500)
     _journal(200, 200)
-    assert ledger.balance("a") == 700 and ledger.balance("b") == -700
+    assert balance("a") == 700 and balance("b") == -700

@@ -12,7 +12,7 @@ from backend.billing import corrections
 from backend.billing.accounting import ledger
 from backend.billing.models import AuditEntry, FinancialRecord, Invoice, LedgerEntry, PaymentOrder
 from backend.billing.self_billing import scheduler
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, balance
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
 
 
@@ -56,8 +56,8 @@ def test_payout_pays_the_self_billed_invoice_once(client, settled, log_lines):
                for e in LedgerEntry.select().where(LedgerEntry.payment_order_id == order.id)}
     assert entries == {(ledger.supplier_invoiced(distributor.id), "debit"): 100_000,
                        (ledger.PLATFORM_CASH, "credit"): 100_000}
-    assert ledger.balance(ledger.supplier_payable(distributor.id)) == 0
-    assert ledger.balance(ledger.supplier_invoiced(distributor.id)) == 0
+    assert balance(ledger.supplier_payable(distributor.id)) == 0
+    assert balance(ledger.supplier_invoiced(distributor.id)) == 0
     audit = AuditEntry.get(AuditEntry.payment_order_id == order.id)
     assert (audit.action, audit.reservation_id) == ("billing.supplier.payout", reservation.id)
     scopes = [x["scope"] for x in log_lines() if x.get("reservationId") == reservation.id]

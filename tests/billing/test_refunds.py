@@ -15,7 +15,7 @@ from backend.billing.models import (
     PaymentOrder,
 )
 from backend.errors import Conflict, ValidationError
-from tests.billing.helpers import Market, approved_org, booted_config
+from tests.billing.helpers import Market, approved_org, balance, booted_config
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_credit_note_credits_what_is_left_and_moves_no_money(sale):
     assert answer["creditedCents"] == 100_000 and answer["invoiceStatus"] == "credited"
     assert PaymentOrder.select().count() == orders
     assert Invoice.get_by_id(invoice.id).status == "credited"
-    assert ledger.balance(ledger.industrial_receivable(industrial.id)) == 0
+    assert balance(ledger.industrial_receivable(industrial.id)) == 0
     with pytest.raises(Conflict):
         corrections.credit_in_full(invoice_number=invoice.number, reason="encore", user_id=None, config=booted_config())
     with pytest.raises(Conflict):

@@ -38,8 +38,7 @@ def test_render_document_without_a_published_version_is_not_found(storage, confi
 
 def test_rendering_errors_are_logged_with_the_template_key_and_store_nothing(storage, config, seeded, log_lines):
     with pytest.raises(ValidationError, match="organizationName"):
-        rendering.store_document(KEY, {}, storage_context="test-documents", storage_key="out/doc.pdf",
-                                 storage=storage, config=config)
+        rendering.render_document(KEY, {}, storage=storage, config=config)
     assert not storage.exists("test-documents", "out/doc.pdf")
     (line,) = [line for line in log_lines() if line["scope"] == "documents.render"]
     assert (line["level"], line["templateKey"], line["version"], line["code"]) == ("warn", KEY, 1, "VALIDATION_ERROR")
@@ -51,16 +50,8 @@ def test_unexpected_failures_are_logged_as_errors(storage, config, seeded, log_l
 
     monkeypatch.setattr(rendering, "html_to_pdf", broken)
     with pytest.raises(RuntimeError):
-        rendering.store_document(KEY, load_catalog()[KEY].sample_context(), storage_context="test-documents",
-                                 storage_key="out/doc.pdf", storage=storage, config=config)
+        rendering.render_document(KEY, load_catalog()[KEY].sample_context(), storage=storage, config=config)
     assert not storage.exists("test-documents", "out/doc.pdf")
     (line,) = [line for line in log_lines() if line["scope"] == "documents.render"]
     assert (line["level"], line["templateKey"]) == ("error", KEY)
     assert "weasyprint exploded" in line["error"]
-
-
-def test_store_document_writes_the_pdf_once_complete(storage, config, seeded):
-    stored = rendering.store_document(KEY, load_catalog()[KEY].sample_context(), storage_context="test-documents",
-                                      storage_key="out/ok.pdf", storage=storage, config=config)
-    assert stored.content_type == "application/pdf"
-    assert storage.read_bytes("test-documents", "out/ok.pdf").startswith(b"%PDF")

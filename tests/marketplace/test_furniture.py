@@ -5,11 +5,20 @@ import pytest
 from backend.errors import ValidationError
 from backend.marketplace import furniture
 from backend.marketplace.furniture import ZoneSpec
+from backend.marketplace.models import FurnitureTypeVersion, FurnitureZone
 from tests.factories import add_member, make_admin, make_organization, make_user, signed_in
 
 FRONT = ZoneSpec(code="front", label="Fronton", face_quantity=2, printable=True, width_mm=1200, height_mm=300)
 SIDE = ZoneSpec(code="side", label="Joue", face_quantity=2, printable=True, width_mm=400, height_mm=1600)
 
+
+
+def _frozen_version(version_id: str) -> FurnitureTypeVersion:
+    """The configuration a reservation was sold with, as stored, with its zones in order."""
+    version = FurnitureTypeVersion.get_by_id(version_id)
+    version.zone_list = list(FurnitureZone.select().where(FurnitureZone.furniture_type_version == version_id)
+                             .order_by(FurnitureZone.position))
+    return version
 
 def test_created_type_has_its_zones_in_order():
     created = furniture.create_furniture_type(name="Tête de gondole", zones=[FRONT, SIDE])
@@ -25,7 +34,7 @@ def test_revision_is_a_new_version_and_the_old_one_is_unchanged():
         first.furniture_type_id, name="Box XL", zones=[ZoneSpec(**{**vars(FRONT), "face_quantity": 4})]
     )
     assert second.version == 2
-    old = furniture.frozen_version(first.id)
+    old = _frozen_version(first.id)
     assert old.name == "Box" and [z.face_quantity for z in old.zone_list] == [2]
     assert furniture.current_version(first.furniture_type_id).id == second.id
 
@@ -41,7 +50,7 @@ def test_editing_a_type_after_checkout_keeps_the_reservations_configuration(make
     sold = furniture.current_version(space.promo_furniture_type_id)
     furniture.revise_furniture_type(space.promo_furniture_type_id, name="Tête de gondole XL",
                                     zones=[ZoneSpec(**{**vars(FRONT), "face_quantity": 6})])
-    frozen = furniture.frozen_version(reservation.furniture_type_version_id)
+    frozen = _frozen_version(reservation.furniture_type_version_id)
     assert frozen.id == sold.id and frozen.name == "Tête de gondole"
     assert [(z.id, z.face_quantity) for z in frozen.zone_list] == [(z.id, z.face_quantity) for z in sold.zone_list]
     assert furniture.current_version(space.promo_furniture_type_id).zone_list[0].face_quantity == 6

@@ -3,10 +3,7 @@ effect on the next onboarding envelope, and the default policy with the configur
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from backend.audit import SecurityEvent
-from backend.onboarding import verification_overrides
 from backend.onboarding.models import SignatureRequest
 from tests.factories import make_admin, make_organization, make_user, signed_in
 
@@ -91,20 +88,3 @@ def test_overrides_apply_to_the_next_envelope_whose_signer_gets_the_strongest_po
     signer = simulator.store.requests[envelope.provider_signature_request_id]["signers"][0]
     assert (signer["signature_level"], signer["signature_authentication_mode"], signer["info"]["phone_number"]) == (
         "advanced_electronic_signature", "otp_sms", "+33612345678")
-
-
-def test_the_default_policy_outside_onboarding_uses_the_configured_threshold_unless_overridden(config):
-    organization = make_organization()
-    low_threshold = replace(config, esign_contract_threshold_cents=50_000)
-
-    def policy(document_type: str, amount: int | None = None, cfg=config) -> str:
-        return verification_overrides.policy_for(organization_id=organization.id, document_type=document_type,
-                                                 amount_cents=amount, config=cfg)
-
-    assert policy("framework_contract", 100_000) == "none"  # under the default 10,000 EUR
-    assert policy("framework_contract", 100_000, low_threshold) == "required"
-    assert (policy("sepa_mandate"), policy("delegation_proof"), policy("cgu_acceptance")) == ("required", "required",
-                                                                                              "none")
-    verification_overrides.set_verification_override(organization_id=organization.id, document_type="sepa_mandate",
-                                                     policy="qualified", note="risque", actor_user_id=None)
-    assert policy("sepa_mandate") == "qualified"

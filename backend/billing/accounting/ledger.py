@@ -101,10 +101,3 @@ def journal_params(postings: list[Posting], *, description: str, reservation_id:
                        f"ledger_amount_{n}": posting.amount_cents})
     return journal_id, params
 
-
-def balance(account: str) -> int:
-    """Debits minus credits of an account."""
-    cursor = database.execute_sql(
-        "SELECT coalesce(sum(CASE direction WHEN 'debit' THEN amount_cents ELSE -amount_cents END), 0)"
-        " FROM billing_ledger_entry WHERE account = %s", (account,))
-    return int(cursor.fetchone()[0])

@@ -27,7 +27,7 @@ from backend.billing.self_billing import scheduler
 from backend.db import database
 from backend.outbox import OutboxMessage
 from tests.billing.documents.facturx_check import check_pdf
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, balance
 from tests.billing.self_billing.data import AFTER, DURING, Party, admin_headers, collected, sign_mandate
 from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 
@@ -200,11 +200,11 @@ def test_a_self_billed_credit_note_reverses_the_self_billing_journal(market, con
         scheduler.self_bill_due_reservations(config=config)
     (invoice,) = self_billed(reservation)
     payable, invoiced = ledger.supplier_payable(distributor.id), ledger.supplier_invoiced(distributor.id)
-    assert (ledger.balance(payable), ledger.balance(invoiced)) == (0, -100_000)
+    assert (balance(payable), balance(invoiced)) == (0, -100_000)
     answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation non conforme",
                                         user_id="admin", config=config)
     assert answer["creditNoteNumber"].startswith(f"AV-SUP-{distributor.siren}-")
-    assert (ledger.balance(payable), ledger.balance(invoiced)) == (-100_000, 0)
+    assert (balance(payable), balance(invoiced)) == (-100_000, 0)
     credit_note = Invoice.get(Invoice.number == answer["creditNoteNumber"])
     entries = {(e.account, e.direction): e.amount_cents
                for e in LedgerEntry.select().where(LedgerEntry.invoice_id == credit_note.id)}

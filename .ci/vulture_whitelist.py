@@ -1,0 +1,34 @@
+"""What `vulture` cannot see used (pyproject.toml [tool.vulture]): names a framework or a protocol
+reads, and values read through a string. Anything else it reports is dead: delete it."""
+
+from vulture.whitelist_utils import Whitelist
+
+_ = Whitelist()
+
+# marshmallow reads these through `attribute="..."` (schemas/ is not scanned: its fields are keys)
+_.as_dict, _.siret_conflicts, _.last_published_at, _.draft_batch_id, _.to_deposit_count, _.address_id
+_.store_street, _.store_postal_code, _.store_country, _.print_order
+# peewee: model options, field factories and columns assigned before `save()` (models.py is not scanned)
+_.legacy_table_names, _.status_field, _.id_field, _.review_note, _.approved_at, _.last_error
+_.skipped_no_mandate, _.skipped_open_incident, _.skipped_not_due, _.skipped_orders, _.failed_orders
+# psycopg2 connection and cursor options
+_.autocommit, _.cursor_factory
+# falcon: app option, and the file name `api.responses` reads back for downloads
+_.strip_url_path_trailing_slash, _.downloadable_as
+# pikepdf: PDF dictionary keys written as attributes
+_.Names, _.EmbeddedFiles, _.AF, _.Info, _.CreationDate, _.ModDate, _.Type, _.Subtype, _.Params
+# jinja2 sandbox hooks
+_.intercepted_binops, _.code_generator_class, _.concat, _.wrap_str_format
+# logging module switches
+_._srcfile, _.logMultiprocessing, _.logProcesses, _.logThreads
+# periodiq's Scheduler hook; a file object's protocol (GCS upload stream)
+_.send_actors, _.tell
+# ops/bench scenario protocol (`NAME`, ops/bench/__init__.py); the simulators' test-facing `idle`
+_.NAME, _.idle
+# the domain clock's test seam (`backend/clock.py`)
+_.frozen_at
+# a closed list of provider values (the e-signature authentication modes, migration 040)
+_.NO_OTP
+# spec A's default verification policy and its API.md setting: no signature outside onboarding
+# uses it yet (onboarding signs everything `qualified`)
+_.default_policy, _.esign_contract_threshold_cents
