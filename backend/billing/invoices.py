@@ -144,12 +144,17 @@ _NUMBERED = prepared.Statement("billing_invoice_numbered",
                                "SELECT number, sequence, issued_at FROM billing_invoice WHERE id = %(id)s")
 
 
-def amounts(invoice: Invoice) -> dict:
+@dataclass(frozen=True)
+class Amounts:
+    amount_excl_tax_cents: int
+    vat_rate_percent: float
+    vat_amount_cents: int
+    amount_incl_tax_cents: int
+
+
+def amounts(invoice: Invoice) -> Amounts:
     """The invoice's amounts as every reader shows them (list, summary, PDF, XML, operator):
     VAT computed at read time from the frozen rate by the one VAT function."""
-    return {
-        "amountExclTaxCents": invoice.amount_excl_tax_cents,
-        "vatRatePercent": float(vat_rate_percent(invoice.vat_rate_bps)),
-        "vatAmountCents": vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps),
-        "amountInclTaxCents": amount_incl_tax_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps),
-    }
+    return Amounts(invoice.amount_excl_tax_cents, float(vat_rate_percent(invoice.vat_rate_bps)),
+                   vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps),
+                   amount_incl_tax_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps))

@@ -300,6 +300,10 @@ class SelfBillingMandate(BaseModel):
     class Meta:
         table_name = "billing_self_billing_mandate"
 
+    @property
+    def document_available(self) -> bool:
+        return self.document_storage_key is not None
+
 
 class ReservationIncident(BaseModel):
     """An incident an industrial declares on a reservation; while `open` it blocks self-billing.

@@ -8,11 +8,11 @@ it issued or received (its active organization, API.md).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from backend.billing.errors import BillingPdfNotReady
-from backend.billing.invoices import amounts
+from backend.billing.invoices import Amounts, amounts
 from backend.billing.models import FinancialRecord, FinancialStatus, Invoice, InvoiceKind, PaymentOrder
-from backend.clock import iso
 from backend.errors import Forbidden, NotFound
 from backend.identity.permissions import BILLING_MANAGE_ALL
 from backend.identity.principal import Principal
@@ -26,25 +26,56 @@ def sees_all(principal: Principal) -> bool:
     return principal.has_permission(BILLING_MANAGE_ALL)
 
 
-def invoice_item(invoice: Invoice, credited_number: str | None = None) -> dict:
-    """The Invoice fields of spec C (never the storage key), with the parties' names."""
-    return {
-        "invoiceNumber": invoice.number,
-        "kind": invoice.kind,
-        "status": invoice.status,
-        **amounts(invoice),
-        "currency": invoice.currency,
-        "issuedAt": iso(invoice.issued_at),
-        "dueAt": iso(invoice.due_at),
-        "hasPdf": invoice.has_pdf,
-        "reservationId": invoice.reservation_id,
-        "creditedInvoiceNumber": credited_number,
-        "issuer": {"organizationId": invoice.issuer_organization_id, "legalName": invoice.issuer["legalName"]},
-        "customer": {"organizationId": invoice.customer_organization_id, "legalName": invoice.customer["legalName"]},
-    }
+@dataclass(frozen=True)
+class PartyName:
+    organization_id: str | None  # None: the platform
+    legal_name: str
 
 
-def _items(invoices: list[Invoice]) -> list[dict]:
+@dataclass(frozen=True)
+class InvoiceItem:
+    """An invoice as the lists and the summary show it (spec C's fields, never the storage key)."""
+
+    invoice: Invoice
+    amounts: Amounts
+    credited_invoice_number: str | None
+    issuer: PartyName
+    customer: PartyName
+
+
+@dataclass(frozen=True)
+class PaymentOrderItem:
+    order: PaymentOrder
+    mandate_ref: str | None  # shown to the industrial and admins only
+
+
+@dataclass(frozen=True)
+class SummaryAmounts:
+    store_base_amount_cents: int
+    platform_commission_amount_cents: int
+    industrial_total_amount_cents: int
+    commission_rate_bps: int
+
+
+@dataclass(frozen=True)
+class ReservationSummary:
+    reservation_id: str
+    billing_model: str
+    financial_status: str
+    amounts: SummaryAmounts
+    payment_orders: list[PaymentOrderItem]
+    invoices: list[InvoiceItem]
+    refunded_cents: int
+
+
+def invoice_item(invoice: Invoice, credited_number: str | None = None) -> InvoiceItem:
+    """The invoice with its amounts and the parties' names (as snapshotted when it was issued)."""
+    return InvoiceItem(invoice, amounts(invoice), credited_number,
+                       PartyName(invoice.issuer_organization_id, invoice.issuer["legalName"]),
+                       PartyName(invoice.customer_organization_id, invoice.customer["legalName"]))
+
+
+def _items(invoices: list[Invoice]) -> list[InvoiceItem]:
     credited_ids = {i.credited_invoice_id for i in invoices if i.credited_invoice_id}
     numbers = dict(Invoice.select(Invoice.id, Invoice.number).where(Invoice.id.in_(list(credited_ids))).tuples()) \
         if credited_ids else {}
@@ -57,7 +88,8 @@ def parse_kinds(values: Iterable[str]) -> list[InvoiceKind]:
     return sorted({InvoiceKind(v) for v in values if v in known})
 
 
-def list_invoices(*, principal: Principal, kinds: list[InvoiceKind], limit: int = LIST_DEFAULT) -> list[dict]:
+def list_invoices(*, principal: Principal, kinds: list[InvoiceKind],
+                  limit: int = LIST_DEFAULT) -> list[InvoiceItem]:
     query = Invoice.select()
     if not sees_all(principal):
         organization_id = principal.active_organization_id
@@ -101,7 +133,7 @@ def visible_reservation(principal: Principal, reservation_id: str) -> Reservatio
     return reservation
 
 
-def reservation_summary(*, principal: Principal, reservation_id: str) -> dict:
+def reservation_summary(*, principal: Principal, reservation_id: str) -> ReservationSummary:
     admin = sees_all(principal)
     reservation = visible_reservation(principal, reservation_id)
     record = FinancialRecord.get_or_none(FinancialRecord.reservation_id == reservation.id)
@@ -113,21 +145,12 @@ def reservation_summary(*, principal: Principal, reservation_id: str) -> dict:
               .order_by(PaymentOrder.created_at, PaymentOrder.id))
     invoices = list(Invoice.select().where(Invoice.reservation_id == reservation.id)
                     .order_by(Invoice.issued_at, Invoice.sequence))
-    return {
-        "reservationId": reservation.id,
-        "billingModel": (record.billing_model if record else resolve_billing_model(reservation.billing_model).value),
-        "financialStatus": record.financial_status if record else FinancialStatus.DRAFT.value,
-        "amounts": {
-            "storeBaseAmountCents": base,
-            "platformCommissionAmountCents": commission,
-            "industrialTotalAmountCents": base + commission,
-            "commissionRateBps": source.commission_rate_bps,
-        },
-        "paymentOrders": [{
-            "id": o.id, "kind": o.kind, "method": o.method, "status": o.status, "amountCents": o.amount_cents,
-            "currency": o.currency, "mandateRef": o.mandate_ref if shows_mandate else None,
-            "createdAt": iso(o.created_at), "paidAt": iso(o.paid_at),
-        } for o in orders],
-        "invoices": _items(invoices),
-        "refundedCents": record.refunded_excl_tax_cents if record else 0,
-    }
+    return ReservationSummary(
+        reservation_id=reservation.id,
+        billing_model=record.billing_model if record else resolve_billing_model(reservation.billing_model).value,
+        financial_status=record.financial_status if record else FinancialStatus.DRAFT.value,
+        amounts=SummaryAmounts(base, commission, base + commission, source.commission_rate_bps),
+        payment_orders=[PaymentOrderItem(o, o.mandate_ref if shows_mandate else None) for o in orders],
+        invoices=_items(invoices),
+        refunded_cents=record.refunded_excl_tax_cents if record else 0,
+    )

@@ -6,7 +6,7 @@ from marshmallow import Schema, fields
 
 from backend.billing.models import FinancialStatus, PaymentKind, PaymentMethod, PaymentStatus
 from schemas.billing.invoices import METHOD, InvoiceOut
-from schemas.common import enum_of
+from schemas.common import UtcDateTime, enum_of
 
 
 class CollectIn(Schema):
@@ -23,29 +23,36 @@ class CollectOut(Schema):
 
 
 class AmountsOut(Schema):
-    storeBaseAmountCents = fields.Integer(required=True)
-    platformCommissionAmountCents = fields.Integer(required=True)
-    industrialTotalAmountCents = fields.Integer(required=True, metadata={"description": "base + commission, HT"})
-    commissionRateBps = fields.Integer(required=True)
+    storeBaseAmountCents = fields.Integer(attribute="store_base_amount_cents", required=True)
+    platformCommissionAmountCents = fields.Integer(attribute="platform_commission_amount_cents", required=True)
+    industrialTotalAmountCents = fields.Integer(attribute="industrial_total_amount_cents", required=True,
+                                                metadata={"description": "base + commission, HT"})
+    commissionRateBps = fields.Integer(attribute="commission_rate_bps", required=True)
 
 
 class PaymentOrderOut(Schema):
-    id = fields.String(required=True)
-    kind = fields.String(required=True, metadata=enum_of(PaymentKind))
-    method = fields.String(required=True, metadata=enum_of(PaymentMethod))
-    status = fields.String(required=True, metadata=enum_of(PaymentStatus))
-    amountCents = fields.Integer(required=True, metadata={"description": "including VAT"})
-    currency = fields.String(required=True)
-    mandateRef = fields.String(allow_none=True, metadata={"description": "shown to the industrial and admins"})
-    createdAt = fields.String(required=True, metadata={"format": "date-time"})
-    paidAt = fields.String(allow_none=True, metadata={"format": "date-time"})
+    id = fields.String(attribute="order.id", required=True)
+    kind = fields.String(attribute="order.kind", required=True, metadata=enum_of(PaymentKind))
+    method = fields.String(attribute="order.method", required=True, metadata=enum_of(PaymentMethod))
+    status = fields.String(attribute="order.status", required=True, metadata=enum_of(PaymentStatus))
+    amountCents = fields.Integer(attribute="order.amount_cents", required=True,
+                                 metadata={"description": "including VAT"})
+    currency = fields.String(attribute="order.currency", required=True)
+    mandateRef = fields.String(attribute="mandate_ref", allow_none=True,
+                               metadata={"description": "shown to the industrial and admins"})
+    createdAt = UtcDateTime(attribute="order.created_at", required=True)
+    paidAt = UtcDateTime(attribute="order.paid_at", allow_none=True)
 
 
 class SummaryOut(Schema):
-    reservationId = fields.String(required=True)
-    billingModel = fields.String(required=True, metadata={"enum": ["legacy_mandate", "principal_seller"]})
-    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
+    """`backend.billing.queries.ReservationSummary`."""
+
+    reservationId = fields.String(attribute="reservation_id", required=True)
+    billingModel = fields.String(attribute="billing_model", required=True,
+                                 metadata={"enum": ["legacy_mandate", "principal_seller"]})
+    financialStatus = fields.String(attribute="financial_status", required=True, metadata=enum_of(FinancialStatus))
     amounts = fields.Nested(AmountsOut, required=True)
-    paymentOrders = fields.List(fields.Nested(PaymentOrderOut), required=True)
+    paymentOrders = fields.List(fields.Nested(PaymentOrderOut), attribute="payment_orders", required=True)
     invoices = fields.List(fields.Nested(InvoiceOut), required=True)
-    refundedCents = fields.Integer(required=True, metadata={"description": "refunded total, excluding tax"})
+    refundedCents = fields.Integer(attribute="refunded_cents", required=True,
+                                   metadata={"description": "refunded total, excluding tax"})

@@ -12,7 +12,7 @@ from backend.billing.models import (
     PaymentStatus,
 )
 from backend.billing.queries import LIST_DEFAULT, LIST_MAX
-from schemas.common import QueryList, enum_of
+from schemas.common import QueryList, UtcDateTime, enum_of
 
 METHOD = fields.String(required=True, validate=validate.OneOf([m.value for m in PaymentMethod]),
                        metadata={"enum": [m.value for m in PaymentMethod]})
@@ -50,26 +50,31 @@ class CreditNoteOut(Schema):
 
 
 class PartyOut(Schema):
-    organizationId = fields.String(allow_none=True, metadata={"description": "null: the platform"})
-    legalName = fields.String(required=True)
+    organizationId = fields.String(attribute="organization_id", allow_none=True,
+                                   metadata={"description": "null: the platform"})
+    legalName = fields.String(attribute="legal_name", required=True)
 
 
 class InvoiceOut(Schema):
-    """The Invoice fields of Specification C; `hasPdf`, never the storage key."""
+    """The Invoice fields of Specification C (`backend.billing.queries.InvoiceItem`); `hasPdf`,
+    never the storage key."""
 
-    invoiceNumber = fields.String(required=True)
-    kind = fields.String(required=True, metadata=enum_of(InvoiceKind))
-    status = fields.String(required=True, metadata=enum_of(InvoiceStatus))
-    amountExclTaxCents = fields.Integer(required=True)
-    vatRatePercent = fields.Float(required=True, metadata={"description": "frozen when the invoice was issued"})
-    vatAmountCents = fields.Integer(required=True, metadata={"description": "computed at read time"})
-    amountInclTaxCents = fields.Integer(required=True)
-    currency = fields.String(required=True)
-    issuedAt = fields.String(required=True, metadata={"format": "date-time"})
-    dueAt = fields.String(required=True, metadata={"format": "date-time"})
-    hasPdf = fields.Boolean(required=True)
-    reservationId = fields.String(allow_none=True)
-    creditedInvoiceNumber = fields.String(allow_none=True, metadata={"description": "credit notes: the invoice"})
+    invoiceNumber = fields.String(attribute="invoice.number", required=True)
+    kind = fields.String(attribute="invoice.kind", required=True, metadata=enum_of(InvoiceKind))
+    status = fields.String(attribute="invoice.status", required=True, metadata=enum_of(InvoiceStatus))
+    amountExclTaxCents = fields.Integer(attribute="amounts.amount_excl_tax_cents", required=True)
+    vatRatePercent = fields.Float(attribute="amounts.vat_rate_percent", required=True,
+                                  metadata={"description": "frozen when the invoice was issued"})
+    vatAmountCents = fields.Integer(attribute="amounts.vat_amount_cents", required=True,
+                                    metadata={"description": "computed at read time"})
+    amountInclTaxCents = fields.Integer(attribute="amounts.amount_incl_tax_cents", required=True)
+    currency = fields.String(attribute="invoice.currency", required=True)
+    issuedAt = UtcDateTime(attribute="invoice.issued_at", required=True)
+    dueAt = UtcDateTime(attribute="invoice.due_at", required=True)
+    hasPdf = fields.Boolean(attribute="invoice.has_pdf", required=True)
+    reservationId = fields.String(attribute="invoice.reservation_id", allow_none=True)
+    creditedInvoiceNumber = fields.String(attribute="credited_invoice_number", allow_none=True,
+                                          metadata={"description": "credit notes: the invoice"})
     issuer = fields.Nested(PartyOut, required=True)
     customer = fields.Nested(PartyOut, required=True)
 

@@ -55,9 +55,9 @@ def _check(config, price: int, rate_bps: int) -> None:
     assert invoice.amount_excl_tax_cents == shown["industrialTotalPayableCents"]
     assert sum(line["totalCents"] for line in invoice.lines) == invoice.amount_excl_tax_cents
     assert invoice.vat_rate_bps == rate
-    assert shown_amounts["vatAmountCents"] == round_half_up_div(invoice.amount_excl_tax_cents * rate, 10_000)
-    assert shown_amounts["amountInclTaxCents"] == invoice.amount_excl_tax_cents + shown_amounts["vatAmountCents"]
-    assert PaymentOrder.get_by_id(answer["paymentOrderId"]).amount_cents == shown_amounts["amountInclTaxCents"]
+    assert shown_amounts.vat_amount_cents == round_half_up_div(invoice.amount_excl_tax_cents * rate, 10_000)
+    assert shown_amounts.amount_incl_tax_cents == invoice.amount_excl_tax_cents + shown_amounts.vat_amount_cents
+    assert PaymentOrder.get_by_id(answer["paymentOrderId"]).amount_cents == shown_amounts.amount_incl_tax_cents
     entries = {(e.account, e.direction): e.amount_cents
                for e in LedgerEntry.select().where(LedgerEntry.invoice_id == invoice.id)}
     assert entries == {

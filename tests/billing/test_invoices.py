@@ -10,7 +10,7 @@ from peewee import DatabaseError
 from backend import clock
 from backend.billing import numbering
 from backend.billing.accounting import ledger
-from backend.billing.invoices import InvoiceDraft, Line, amounts, issue_invoice
+from backend.billing.invoices import Amounts, InvoiceDraft, Line, amounts, issue_invoice
 from backend.billing.models import Invoice, InvoiceKind, LedgerEntry
 from backend.db import database, transaction
 from backend.events import INVOICE_ISSUED, SUBSCRIBERS
@@ -35,8 +35,8 @@ def test_sale_numbers_follow_each_other_in_the_year_series_with_frozen_rate_and_
     assert first.vat_rate_bps == 2000 and first.tax_amount_cents == 0
     assert first.customer["legalName"].endswith("SAS") and first.customer["siren"] == industrial.siren
     assert first.issuer["organizationId"] is None and first.issuer["legalName"]
-    assert amounts(first) == {"amountExclTaxCents": 120_000, "vatRatePercent": 20.0, "vatAmountCents": 24_000,
-                              "amountInclTaxCents": 144_000}
+    assert amounts(first) == Amounts(amount_excl_tax_cents=120_000, vat_rate_percent=20.0, vat_amount_cents=24_000,
+                                     amount_incl_tax_cents=144_000)
 
 
 def test_issue_times_never_go_back_along_the_numbers_even_when_the_clock_does():

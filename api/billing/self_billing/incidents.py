@@ -31,16 +31,16 @@ class ReservationIncident:
                "incident blocks self-billing.",
                tags=("billing",), body=IncidentIn, answer=IncidentAnswer, status=201)
     def on_post(self, req, resp, reservation_id: str, body: dict) -> dict:
-        return incidents.declare(reservation_id=reservation_id,
-                                 industrial_organization_id=acting_organization(req, "industrial"),
-                                 user_id=req.context.principal.user_id, reason=body["reason"])
+        return {"incident": incidents.declare(reservation_id=reservation_id,
+                                              industrial_organization_id=acting_organization(req, "industrial"),
+                                              user_id=req.context.principal.user_id, reason=body["reason"])}
 
     @operation("A reservation's incident and whether one may be declared",
                description=WINDOW + "For the reservation's industrial or distributor organization, or an admin (404 "
                "otherwise). `eligibility.reason`: `ok`, `not_industrial` (the caller is not the reservation's "
                "industrial), `not_started`, `window_closed`, `incident_open`.",
                tags=("billing",), answer=IncidentStateOut)
-    def on_get(self, req, resp, reservation_id: str) -> dict:
+    def on_get(self, req, resp, reservation_id: str) -> incidents.IncidentState:
         return incidents.eligibility(principal=req.context.principal, reservation_id=reservation_id)
 
 
@@ -50,8 +50,8 @@ class IncidentRelease:
                "released. Audited. Does not self-bill: the scheduler's next pass picks the reservation up.",
                tags=("billing",), body=ReleaseIn, answer=IncidentAnswer)
     def on_post(self, req, resp, incident_id: str, body: dict) -> dict:
-        return incidents.release(incident_id=incident_id, user_id=req.context.principal.user_id,
-                                 resolution_note=body["resolutionNote"])
+        return {"incident": incidents.release(incident_id=incident_id, user_id=req.context.principal.user_id,
+                                              resolution_note=body["resolutionNote"])}
 
 
 class Incidents:
@@ -59,7 +59,7 @@ class Incidents:
                description="`billing.manage.all`. `status` `open` (default) or `released` (the archive), newest "
                "declaration first; `limit` default 50, max 200; `offset`.",
                tags=("billing",), query=IncidentsQuery, answer=IncidentsOut)
-    def on_get(self, req, resp, query: dict) -> dict:
+    def on_get(self, req, resp, query: dict) -> incidents.IncidentPage:
         return incidents.list_incidents(status=query["status"], limit=query["limit"], offset=query["offset"])
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from api.access import Route, admin
 from api.operations import Answer, operation
-from backend.billing.models import FinancialRecord
-from backend.billing.queries import invoice_item
-from backend.billing.self_billing.invoice import Outcome, catch_up
+from backend.billing.self_billing.invoice import catch_up
 from backend.identity.permissions import BILLING_MANAGE_ALL
 from schemas.billing.self_billing.invoice import CatchUpQuery, SelfBillingOut
 
@@ -29,14 +27,9 @@ class SupplierSelfBilling:
                tags=("billing",), query=CatchUpQuery, answer=SelfBillingOut, status=201,
                other_answers={200: (SelfBillingOut, "already self-billed")})
     def on_post(self, req, resp, reservation_id: str, query: dict) -> Answer:
-        result = catch_up(reservation_id=reservation_id, user_id=req.context.principal.user_id,
-                                       force=query["force"], config=self.config)
-        created = result.outcome is Outcome.ISSUED
-        invoice = result.invoice
-        record = FinancialRecord.get_by_id(reservation_id)
-        return Answer({"reservationId": reservation_id, "invoiceNumber": invoice.number,
-                       "invoice": invoice_item(invoice), "financialStatus": record.financial_status,
-                       "warnings": list(result.warnings), "idempotent": not created}, 201 if created else 200)
+        answer = catch_up(reservation_id=reservation_id, user_id=req.context.principal.user_id,
+                          force=query["force"], config=self.config)
+        return Answer(answer, 200 if answer.idempotent else 201)
 
 
 def routes(deps) -> list[Route]:

@@ -31,8 +31,7 @@ class SelfBillingMandate:
         principal = req.context.principal
         requested = mandates.request_mandate(principal=principal, organization_id=organization_id,
                                              provider=self.esign, storage=self.storage, config=self.config)
-        return {"mandate": mandates.mandate_view(requested.mandate, full=True),
-                "signatureLink": requested.signature_link}
+        return {"mandate": requested.mandate, "signatureLink": requested.signature_link}
 
     @operation("The organization's self-billing mandate",
                description="Admin or member of the organization: the current mandate's status and dates; "
@@ -50,9 +49,8 @@ class SelfBillingMandate:
                tags=("billing",), body=MandateRevokeIn, answer=MandateAnswer,
                errors={400: "VALIDATION_ERROR: reason required", 404: "NOT_FOUND", 409: "CONFLICT"})
     def on_delete(self, req, resp, organization_id: str, body: dict) -> dict:
-        mandate = mandates.revoke_mandate(principal=req.context.principal, organization_id=organization_id,
-                                          reason=body["reason"])
-        return {"mandate": mandates.mandate_view(mandate, full=True)}
+        return {"mandate": mandates.revoke_mandate(principal=req.context.principal, organization_id=organization_id,
+                                                   reason=body["reason"])}
 
     @operation("Download the signed self-billing mandate",
                description="The signed PDF, for an admin or a member of the organization (`manager`, `member`, "

@@ -12,6 +12,9 @@ row lock (declarations of one reservation queue on it), and the partial unique i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from peewee import IntegrityError
 
 from backend import clock
@@ -30,19 +33,26 @@ from backend.marketplace.models import Reservation
 LIST_DEFAULT, LIST_MAX = 50, 200
 
 
-def incident_item(incident: ReservationIncident) -> dict:
-    return {
-        "id": incident.id,
-        "reservationId": incident.reservation_id,
-        "organizationId": incident.organization_id,
-        "status": incident.status,
-        "reason": incident.reason,
-        "declaredByUserId": incident.declared_by_user_id,
-        "declaredAt": iso(incident.declared_at),
-        "resolutionNote": incident.resolution_note,
-        "releasedByUserId": incident.released_by_user_id,
-        "releasedAt": iso(incident.released_at),
-    }
+@dataclass(frozen=True)
+class Eligibility:
+    can_declare: bool
+    reason: str  # ok, not_industrial, not_started, window_closed, incident_open
+    opens_at: datetime
+    closes_at: datetime
+
+
+@dataclass(frozen=True)
+class IncidentState:
+    incident: ReservationIncident | None  # the open one, else the latest released
+    eligibility: Eligibility
+
+
+@dataclass(frozen=True)
+class IncidentPage:
+    items: list[ReservationIncident]
+    total: int
+    limit: int
+    offset: int
 
 
 def open_incident(reservation_id: str) -> ReservationIncident | None:
@@ -65,10 +75,9 @@ def _declaration_refusal(reservation: Reservation) -> str | None:
     return None if position == "open" else position
 
 
-def eligibility(*, principal: Principal, reservation_id: str) -> dict:
-    """`{incident, eligibility}` for the reservation's industrial or distributor organization, or
-    an admin (404 for anyone else). `incident`: the open one, else the latest released, else null.
-    `eligibility.reason`: `ok`, `not_industrial`, `not_started`, `window_closed`, `incident_open`."""
+def eligibility(*, principal: Principal, reservation_id: str) -> IncidentState:
+    """The reservation's incident and whether one may be declared, for its industrial or
+    distributor organization, or an admin (404 for anyone else)."""
     reservation = queries.visible_reservation(principal, reservation_id)
     window = incident_window(reservation.starts_at, reservation.ends_at)
     is_industrial = ("industrial" in principal.roles
@@ -77,14 +86,11 @@ def eligibility(*, principal: Principal, reservation_id: str) -> dict:
     latest = (ReservationIncident.select().where(ReservationIncident.reservation_id == reservation.id)
               .order_by((ReservationIncident.status == IncidentStatus.OPEN).desc(),
                         ReservationIncident.declared_at.desc(), ReservationIncident.id.desc()).first())
-    return {
-        "incident": incident_item(latest) if latest else None,
-        "eligibility": {"canDeclare": reason == "ok", "reason": reason, "opensAt": iso(window.opens_at),
-                        "closesAt": iso(window.closes_at)},
-    }
+    return IncidentState(latest, Eligibility(reason == "ok", reason, window.opens_at, window.closes_at))
 
 
-def declare(*, reservation_id: str, industrial_organization_id: str, user_id: str, reason: str) -> dict:
+def declare(*, reservation_id: str, industrial_organization_id: str, user_id: str,
+            reason: str) -> ReservationIncident:
     """Open an incident on the industrial's reservation: 404 for another organization's, 409
     `incident_open` when one is open, 422 `INCIDENT_WINDOW_CLOSED` outside the window."""
     reason = _required(reason, "reason")
@@ -113,10 +119,10 @@ def declare(*, reservation_id: str, industrial_organization_id: str, user_id: st
         raise Conflict("an incident is already open on this reservation", reason="incident_open") from None
     log_event("billing.reservation.incident.declared", "reservation incident declared", "info",
               incidentId=incident.id, reservationId=reservation_id, organizationId=industrial_organization_id)
-    return {"incident": incident_item(incident)}
+    return incident
 
 
-def release(*, incident_id: str, user_id: str, resolution_note: str) -> dict:
+def release(*, incident_id: str, user_id: str, resolution_note: str) -> ReservationIncident:
     """Release an open incident (409 `incident_released` when it is not open), with an audit entry."""
     note = _required(resolution_note, "resolutionNote")
     with transaction():
@@ -134,14 +140,14 @@ def release(*, incident_id: str, user_id: str, resolution_note: str) -> dict:
                           request_id=current_request_id())
     log_event("billing.reservation.incident.released", "reservation incident released", "info",
               incidentId=incident.id, reservationId=incident.reservation_id)
-    return {"incident": incident_item(incident)}
+    return incident
 
 
 def list_incidents(*, status: IncidentStatus = IncidentStatus.OPEN, limit: int = LIST_DEFAULT,
-                   offset: int = 0) -> dict:
-    """Incidents of one status, newest declaration first: `{items, total, limit, offset}`."""
+                   offset: int = 0) -> IncidentPage:
+    """Incidents of one status, newest declaration first."""
     query = ReservationIncident.select().where(ReservationIncident.status == IncidentStatus(status))
     limit = max(1, min(limit, LIST_MAX))
     items = query.order_by(ReservationIncident.declared_at.desc(), ReservationIncident.id.desc()) \
         .limit(limit).offset(max(0, offset))
-    return {"items": [incident_item(i) for i in items], "total": query.count(), "limit": limit, "offset": offset}
+    return IncidentPage(list(items), query.count(), limit, offset)

@@ -30,6 +30,7 @@ from backend.billing.errors import BillingMandateMissing
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import AuditEntry, FinancialStatus, Invoice, InvoiceKind
 from backend.billing.post_invoice_hook import signed_self_billing_mandate
+from backend.billing.queries import InvoiceItem, invoice_item
 from backend.billing.reservations import service_label
 from backend.billing.self_billing.business_days import self_billing_due
 from backend.billing.self_billing.incidents import open_incident
@@ -57,6 +58,18 @@ class Result:
     outcome: Outcome
     invoice: Invoice | None = None
     warnings: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What the manual catch-up answers: the reservation's self-billed invoice, issued now or
+    before (`idempotent`), and the financial status it left."""
+
+    reservation_id: str
+    invoice: InvoiceItem
+    financial_status: str
+    warnings: tuple[str, ...]
+    idempotent: bool
 
 
 def self_billed_invoice(reservation_id: str) -> Invoice | None:
@@ -131,7 +144,7 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
 
 
 def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
-             config: Config) -> Result:
+             config: Config) -> CatchUp:
     """Manual self-billing: 409 `BILLING_MANDATE_MISSING` without a signed mandate, 409 `CONFLICT`
     (`incident_open`) with an open incident; `force` bypasses both, answering the `forced_*`
     warnings, logging them and auditing the issue. An already self-billed reservation answers its
@@ -142,7 +155,7 @@ def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
             raise NotFound("reservation not found")
         reservation, record, existing = _locked_settleable(reservation_id)
         if existing is not None:
-            return Result(Outcome.ALREADY, existing)
+            return CatchUp(reservation_id, invoice_item(existing), records.status_of(reservation_id), (), True)
         blocked = blockers(reservation)
         if not force and Outcome.NO_MANDATE in blocked:
             raise BillingMandateMissing("the distributor has no signed self-billing mandate", reason="no_mandate")
@@ -160,4 +173,4 @@ def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
         log_event(f"{SCOPE}.{warning}", "self-billing forced past a gate", "warn", reservationId=reservation_id,
                   invoiceNumber=invoice.number, userId=user_id)
     _issued(invoice, trigger="manual")
-    return Result(Outcome.ISSUED, invoice, warnings)
+    return CatchUp(reservation_id, invoice_item(invoice), record.financial_status, warnings, False)

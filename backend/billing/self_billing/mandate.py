@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from peewee import IntegrityError
 
@@ -243,22 +243,24 @@ def open_document(*, principal: Principal, organization_id: str, storage: Storag
 
 # --- the answer ------------------------------------------------------------------------------
 
-_DATES = ("created_at", "requested_at", "signed_at", "declined_at", "revoked_at")
+
+@dataclass(frozen=True)
+class PublicMandate:
+    """What a member of the organization sees of its mandate: statuses and dates."""
+
+    status: str
+    document_available: bool
+    created_at: datetime
+    requested_at: datetime | None
+    signed_at: datetime | None
+    declined_at: datetime | None
+    revoked_at: datetime | None
 
 
-def mandate_view(mandate: SelfBillingMandate, *, full: bool) -> dict:
-    """The mandate as the API answers it: statuses and dates for everyone; the provider
-    reference, the storage key, the signer and the reasons only for admins (`full`)."""
-    view = {"status": mandate.status, "documentAvailable": mandate.document_storage_key is not None,
-            **{_camel(name): getattr(mandate, name) for name in _DATES}}
+def mandate_view(mandate: SelfBillingMandate, *, full: bool) -> SelfBillingMandate | PublicMandate:
+    """The mandate as the caller may see it: the whole row for admins (`full`: the provider
+    reference, the storage key, the signer and the reasons too), its statuses and dates otherwise."""
     if full:
-        view.update(id=mandate.id, organizationId=mandate.organization_id, signatureLevel=mandate.signature_level,
-                    esignRequestRef=mandate.esign_request_ref, documentStorageKey=mandate.document_storage_key,
-                    signer=mandate.signer, declineReason=mandate.decline_reason, revokeReason=mandate.revoke_reason,
-                    requestedByUserId=mandate.requested_by_user_id, revokedByUserId=mandate.revoked_by_user_id)
-    return view
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.capitalize() for part in rest)
+        return mandate
+    return PublicMandate(mandate.status, mandate.document_available, mandate.created_at, mandate.requested_at,
+                         mandate.signed_at, mandate.declined_at, mandate.revoked_at)

@@ -6,7 +6,7 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 
 from backend.billing.models import IncidentStatus
 from backend.billing.self_billing.incidents import LIST_DEFAULT, LIST_MAX
-from schemas.common import enum_of
+from schemas.common import UtcDateTime, enum_of
 
 TEXT = validate.Length(min=1, max=2000)
 REASONS = ("ok", "not_industrial", "not_started", "window_closed", "incident_open")
@@ -22,15 +22,16 @@ class ReleaseIn(Schema):
 
 class IncidentOut(Schema):
     id = fields.String(required=True)
-    reservationId = fields.String(required=True)
-    organizationId = fields.String(required=True, metadata={"description": "the reservation's industrial"})
+    reservationId = fields.String(attribute="reservation_id", required=True)
+    organizationId = fields.String(attribute="organization_id", required=True,
+                                   metadata={"description": "the reservation's industrial"})
     status = fields.String(required=True, metadata=enum_of(IncidentStatus))
     reason = fields.String(required=True)
-    declaredByUserId = fields.String(required=True)
-    declaredAt = fields.String(required=True, metadata={"format": "date-time"})
-    resolutionNote = fields.String(allow_none=True)
-    releasedByUserId = fields.String(allow_none=True)
-    releasedAt = fields.String(allow_none=True, metadata={"format": "date-time"})
+    declaredByUserId = fields.String(attribute="declared_by_user_id", required=True)
+    declaredAt = UtcDateTime(attribute="declared_at", required=True)
+    resolutionNote = fields.String(attribute="resolution_note", allow_none=True)
+    releasedByUserId = fields.String(attribute="released_by_user_id", allow_none=True)
+    releasedAt = UtcDateTime(attribute="released_at", allow_none=True)
 
 
 class IncidentAnswer(Schema):
@@ -38,12 +39,11 @@ class IncidentAnswer(Schema):
 
 
 class EligibilityOut(Schema):
-    canDeclare = fields.Boolean(required=True)
+    canDeclare = fields.Boolean(attribute="can_declare", required=True)
     reason = fields.String(required=True, metadata=enum_of(REASONS))
-    opensAt = fields.String(required=True, metadata={"format": "date-time",
-                                                     "description": "the reservation's startsAt"})
-    closesAt = fields.String(required=True, metadata={
-        "format": "date-time", "description": "23:59:59 Europe/Paris of the 3rd French business day after endsAt"})
+    opensAt = UtcDateTime(attribute="opens_at", required=True, metadata={"description": "the reservation's startsAt"})
+    closesAt = UtcDateTime(attribute="closes_at", required=True, metadata={
+        "description": "23:59:59 Europe/Paris of the 3rd French business day after endsAt"})
 
 
 class IncidentStateOut(Schema):

@@ -18,10 +18,12 @@ class CatchUpQuery(Schema):
 
 
 class SelfBillingOut(Schema):
-    reservationId = fields.String(required=True)
-    invoiceNumber = fields.String(required=True)
+    """`backend.billing.self_billing.invoice.CatchUp`."""
+
+    reservationId = fields.String(attribute="reservation_id", required=True)
+    invoiceNumber = fields.String(attribute="invoice.invoice.number", required=True)
     invoice = fields.Nested(InvoiceOut, required=True)
-    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
+    financialStatus = fields.String(attribute="financial_status", required=True, metadata=enum_of(FinancialStatus))
     warnings = fields.List(fields.String(metadata=enum_of(("forced_without_mandate", "forced_with_open_incident"))),
                            required=True)
     idempotent = fields.Boolean(required=True, metadata={"description": "true: the reservation was self-billed before"})
