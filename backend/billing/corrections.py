@@ -210,12 +210,14 @@ def refund_once(*, scope: str, key: str, invoice_number: str, amount_cents: int,
     """`refund` once per `Idempotency-Key` (scope: the caller's organization or user)."""
     body = {"amountCents": amount_cents, "reason": reason, "paymentMethod": PaymentMethod(method).value}
     try:
-        answer, replayed = idempotency.run_once(
-            scope=scope, route=REFUND_ROUTE, key=key,
-            request_hash=idempotency.fingerprint("POST", refund_path(invoice_number), body),
-            flow=lambda: refund(invoice_number=invoice_number, amount_cents=amount_cents, reason=reason,
-                                method=method, user_id=user_id, config=config),
-        )
+        held = idempotency.Key(scope, REFUND_ROUTE, key, idempotency.fingerprint("POST", refund_path(invoice_number),
+                                                                                 body))
+        with idempotency.claim(held) as claim:
+            answer, replayed = claim.replay, True
+            if answer is None:
+                answer, replayed = refund(invoice_number=invoice_number, amount_cents=amount_cents, reason=reason,
+                                          method=method, user_id=user_id, config=config), False
+                claim.store(answer)
     except DomainError as exc:
         log_event("billing.refund.failed", "refund refused", "warn", invoiceNumber=invoice_number,
                   amountCents=amount_cents, code=exc.code, errorMessage=exc.message, reason=exc.details.get("reason"))

@@ -18,9 +18,9 @@ commission moves `supplier_payable` to `platform_revenue`.
 from __future__ import annotations
 
 from backend import clock
-from backend.billing import records
+from backend.billing import idempotency, records
 from backend.billing.accounting import ledger
-from backend.billing.collection import run_collection
+from backend.billing.collection import collected, collection_key, left_due_on_failure, logged
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import FinancialStatus, InvoiceKind, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus
 from backend.billing.reservations import eligible_reservation, service_label
@@ -40,18 +40,25 @@ def collect_step(step: str, *, reservation_id: str, industrial_organization_id: 
                  key: str, user_id: str | None, config: Config) -> dict:
     """Collect the deposit or the balance of a legacy reservation once per key."""
     method = PaymentMethod(method)
+    held = collection_key(route=f"billing.reservation.{step}.collect",
+                          path=f"/api/billing/reservations/{reservation_id}/{step}/collect",
+                          industrial_organization_id=industrial_organization_id, method=method, key=key)
+    fields = {"reservationId": reservation_id, "paymentMethod": method.value, "step": step,
+              "billingModel": BillingModel.LEGACY_MANDATE.value}
 
-    def prepare() -> None:
+    def open_record() -> None:  # the reservation's record, opened `deposit_due` when absent
         reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.LEGACY_MANDATE)
         records.open_record(reservation, FinancialStatus.DEPOSIT_DUE)
 
-    return run_collection(
-        route=f"billing.reservation.{step}.collect", path=f"/api/billing/reservations/{reservation_id}/{step}/collect",
-        reservation_id=reservation_id, industrial_organization_id=industrial_organization_id, method=method,
-        key=key, prepare=prepare, log_fields={"step": step, "billingModel": BillingModel.LEGACY_MANDATE.value},
-        flow=lambda: _collect(step, reservation_id, industrial_organization_id, method, user_id,
-                              config),
-    ).answer
+    with logged(fields), left_due_on_failure(open_record), idempotency.claim(held) as claim:
+        if claim.replay is not None:
+            answer, replayed = claim.replay, True
+        else:
+            open_record()
+            answer = _collect(step, reservation_id, industrial_organization_id, method, user_id, config)
+            replayed = False
+            claim.store(answer)
+    return collected(answer, replayed, fields).answer
 
 
 def _collect(step: str, reservation_id: str, industrial_organization_id: str, method: PaymentMethod,

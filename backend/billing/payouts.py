@@ -90,10 +90,12 @@ def pay_out(*, reservation_id: str, key: str, scope: str, user_id: str | None) -
     fields = {"reservationId": reservation_id}
     log_event(f"{SCOPE}.requested", "supplier payout requested", "info", **fields)
     try:
-        answer, replayed = idempotency.run_once(
-            scope=scope, route=ROUTE, key=key, request_hash=idempotency.fingerprint("POST", payout_path(reservation_id),
-                                                                                    {}),
-            flow=lambda: _payout(reservation_id, user_id))
+        held = idempotency.Key(scope, ROUTE, key, idempotency.fingerprint("POST", payout_path(reservation_id), {}))
+        with idempotency.claim(held) as claim:
+            answer, replayed = claim.replay, True
+            if answer is None:
+                answer, replayed = _payout(reservation_id, user_id), False
+                claim.store(answer)
     except DomainError as exc:
         log_event(f"{SCOPE}.failed", "supplier payout refused", "warn", **fields, code=exc.code,
                   errorMessage=exc.message, reason=exc.details.get("reason"))

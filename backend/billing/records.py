@@ -2,9 +2,9 @@
 
 A reservation has no record until billing first touches it (its status reads `draft`); the
 reservation-total collection writes `reservation_total_due` directly (spec C: "not a formal
-transition") before its flow, and again on its own when the flow fails (`idempotency.run_once`'s
-`prepare`), so a collection that fails leaves the reservation due and the manual collect route is
-the retry.
+transition") in its first read, and again on its own when it fails
+(`collection.left_due_on_failure`), so a collection that fails leaves the reservation due and
+the manual collect route is the retry.
 """
 
 from __future__ import annotations

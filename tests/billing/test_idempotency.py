@@ -59,16 +59,6 @@ def test_same_key_with_another_body_is_422(reservation):
         _collect(reservation, "key-1", method=PaymentMethod.SEPA_DD)
 
 
-def test_a_key_still_in_flight_is_409(reservation):
-    request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
-                                           {"paymentMethod": "bank_transfer"})
-    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
-                             key="key-1", request_hash=request_hash, expires_at=clock.now() + idempotency.TTL)
-    with pytest.raises(Conflict) as refused:
-        _collect(reservation, "key-1")
-    assert refused.value.details["reason"] == "request_in_flight"
-
-
 @pytest.mark.committed
 def test_a_key_held_by_a_running_request_is_409_and_nothing_is_written():
     import threading
@@ -100,16 +90,6 @@ def test_a_key_held_by_a_running_request_is_409_and_nothing_is_written():
         assert not IdempotencyRecord.select().where(IdempotencyRecord.key == "key-1").exists()
         assert not Invoice.select().where(Invoice.reservation_id == reservation.id).exists()
         assert _collect(reservation, "key-1").idempotent is False  # released: the key is free again
-
-
-def test_a_claim_abandoned_by_a_crash_is_taken_over(reservation):
-    request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
-                                           {"paymentMethod": "bank_transfer"})
-    long_ago = clock.now() - timedelta(seconds=idempotency.STALE_CLAIM_SECONDS + 1)
-    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
-                             key="key-1", request_hash=request_hash, created_at=long_ago,
-                             expires_at=long_ago + idempotency.TTL)
-    assert _collect(reservation, "key-1").idempotent is False
 
 
 def test_a_failed_flow_releases_its_key_and_an_expired_key_is_new_again(reservation):
