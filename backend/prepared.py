@@ -1,9 +1,8 @@
 """Server-side prepared statements for the few statements every request of a hot path sends.
 
 PostgreSQL plans a statement each time it receives its text: for the joins and `WITH` statements
-of the session lookup and the collection, planning cost two to three times the execution
-(`vitrine bench billing`: about 0.5 ms of PostgreSQL CPU for the collection's locked read, 0.2 ms
-to run it). A `Statement` is prepared once per connection (`PREPARE`, the first time the
+of the session lookup and the collection, planning costs more than the execution (figures:
+docs/benchmarks.md, "Billing collection"). A `Statement` is prepared once per connection (`PREPARE`, the first time the
 connection sends it) and then sent as `EXECUTE name(values)`: parsed and planned once, and after
 five runs PostgreSQL keeps a generic plan when it is no worse than the custom ones.
 
