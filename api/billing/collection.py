@@ -32,28 +32,28 @@ class Collect:
                "the organization's active SEPA mandate (409, `sepa_mandate_missing`). Issues the `platform_sale` "
                "invoice, pays the `reservation_total` payment order, writes three ledger entries.",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post(self, req, resp, reservation_id: str, body: dict) -> dict:
+    def on_post(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
         return collection.collect(
             reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
             method=body["paymentMethod"], key=key, user_id=req.context.principal.user_id, config=self.config,
-        ).answer
+        )
 
     @operation("Collect the deposit of a legacy reservation",
                description=KEY_DESCRIPTION + "`legacy_mandate` reservations only (else 409): "
                "`LEGACY_DEPOSIT_RATE_BPS` of the store base, a `store_deposit` invoice from the store.",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post_deposit(self, req, resp, reservation_id: str, body: dict) -> dict:
+    def on_post_deposit(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
         return self._legacy(req, reservation_id, body, legacy.DEPOSIT)
 
     @operation("Collect the balance of a legacy reservation",
                description=KEY_DESCRIPTION + "`legacy_mandate` reservations whose deposit is paid (else 409): the "
                "rest of the store base (`store_balance`), and the platform's `platform_commission` to the store.",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post_balance(self, req, resp, reservation_id: str, body: dict) -> dict:
+    def on_post_balance(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
         return self._legacy(req, reservation_id, body, legacy.BALANCE)
 
-    def _legacy(self, req, reservation_id: str, body: dict, step: str) -> dict:
+    def _legacy(self, req, reservation_id: str, body: dict, step: str) -> collection.Collected:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
         return legacy.collect_step(
             step, reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),

@@ -56,7 +56,7 @@ class Invoice:
                "including VAT; more than is left to refund is 409 `CONFLICT` (`over_refund`). Audited with the "
                "reason and the actor.",
                tags=("billing",), body=RefundIn, answer=RefundOut, headers=IDEMPOTENCY_KEY)
-    def on_post_refund(self, req, resp, invoice_id: str, body: dict) -> dict:
+    def on_post_refund(self, req, resp, invoice_id: str, body: dict) -> corrections.Refunded:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
         principal = req.context.principal
         return corrections.refund_once(
@@ -69,7 +69,7 @@ class Invoice:
                description="Issues the credit note of what is left of the invoice (`platform_credit_note` or "
                "`supplier_credit_note`), marks the invoice `credited`, moves no money; audited with the reason.",
                tags=("billing",), body=CreditNoteIn, answer=CreditNoteOut, status=201)
-    def on_post_credit_note(self, req, resp, invoice_id: str, body: dict) -> dict:
+    def on_post_credit_note(self, req, resp, invoice_id: str, body: dict) -> corrections.Credited:
         with transaction():
             return corrections.credit_in_full(invoice_number=invoice_id, reason=body["reason"],
                                               user_id=req.context.principal.user_id, config=self.config)

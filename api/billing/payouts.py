@@ -19,7 +19,7 @@ class Payout:
                "less its credit notes, including VAT) paid at once, the journal settling the distributor's invoiced "
                "payable, the invoice `paid`, the financial status `supplier_settlement_paid`; audited.",
                tags=("billing",), answer=PayoutOut, headers=IDEMPOTENCY_KEY)
-    def on_post(self, req, resp, reservation_id: str) -> dict:
+    def on_post(self, req, resp, reservation_id: str) -> payouts.PaidOut:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
         principal = req.context.principal
         return payouts.pay_out(reservation_id=reservation_id, key=key, user_id=principal.user_id,

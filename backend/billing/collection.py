@@ -60,8 +60,14 @@ def auto_collect_key(reservation_id: str) -> str:
 
 @dataclass(frozen=True)
 class Collected:
-    answer: dict  # {reservationId, paymentOrderId, invoiceNumber, financialStatus, paymentStatus, idempotent}
-    idempotent: bool
+    """A collection's answer (the reservation total, a legacy deposit or balance)."""
+
+    reservation_id: str
+    payment_order_id: str
+    invoice_number: str
+    financial_status: str
+    payment_status: str
+    idempotent: bool = False
 
 
 def collect(*, reservation_id: str, industrial_organization_id: str, method: PaymentMethod, key: str,
@@ -74,18 +80,17 @@ def collect(*, reservation_id: str, industrial_organization_id: str, method: Pay
     with logged(fields), left_due_on_failure(lambda: records.open_collectable(
             reservation_id, industrial_organization_id, PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,
             COLLECTABLE)):
-        answer, replayed = _reservation_total(reservation_id, industrial_organization_id, method, user_id, config,
-                                              held)
-    return collected(answer, replayed, fields)
+        stored, number = _reservation_total(reservation_id, industrial_organization_id, method, user_id, config, held)
+    return collected(stored, fields, number=number)
 
 
 def _reservation_total(reservation_id: str, industrial_organization_id: str, method: PaymentMethod,
-                       user_id: str | None, config: Config, held: idempotency.Key) -> tuple[dict, bool]:
-    """Spec C's seven steps; `(answer, replayed)`."""
+                       user_id: str | None, config: Config, held: idempotency.Key) -> tuple[dict, str | None]:
+    """Spec C's seven steps; `(stored answer, invoice number)`, the number None on a replay."""
     with idempotency.claim(held, read=lambda: _collection_row(reservation_id, industrial_organization_id,
                                                               held)) as claim:  # round trip 1
         if claim.replay is not None:
-            return claim.replay, True
+            return claim.replay, None
         row = _found(claim.row, industrial_organization_id)
         # 1. the reservation is approved or completed; 2. its billing model is principal_seller
         check_collectable(row["status"], row["billing_model"], PRINCIPAL_SELLER)
@@ -96,14 +101,14 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
         order_id = new_id()  # 4. the reservation_total payment order, of the invoice's total including VAT
         amount = amount_incl_tax_cents(row["total_cents"], vat_rate_bps(config.platform_vat_rate_percent))
         journal = _journal(row, reservation_id, industrial_organization_id, sale.invoice_id, order_id)  # 7.
-        answer = {"reservationId": reservation_id, "paymentOrderId": order_id, "invoiceId": sale.invoice_id,
-                  "financialStatus": FinancialStatus.RESERVATION_TOTAL_PAID.value,
-                  "paymentStatus": PaymentStatus.PAID.value}  # stored before the invoice's number exists
+        answer = {"reservation_id": reservation_id, "payment_order_id": order_id, "invoice_id": sale.invoice_id,
+                  "financial_status": FinancialStatus.RESERVATION_TOTAL_PAID.value,
+                  "payment_status": PaymentStatus.PAID.value}  # stored before the invoice's number exists
         if not _write(reservation_id, industrial_organization_id, method, mandate_ref, order_id, amount,  # round trip 2
                       user_id, journal, sale.invoice_id, held.store_params(answer)):
             _not_due(reservation_id)  # 5. moved by a concurrent change since the read: nothing written
         number = issue_invoice(sale, config=config, commit=True, published=True).number  # 6., round trip 3
-    return _with_number(answer, number), False
+    return answer, number
 
 
 def collection_key(*, route: str, path: str, industrial_organization_id: str, method: PaymentMethod,
@@ -147,14 +152,19 @@ def left_due_on_failure(open_record: Callable[[], None]) -> Iterator[None]:
         raise
 
 
-def collected(answer: dict, replayed: bool, fields: dict) -> Collected:
-    """The answer as the client sees it (a replay names the invoice's number), and the `paid` line."""
-    if replayed and "invoiceId" in answer:
-        answer = _with_number(answer, Invoice.select(Invoice.number).where(Invoice.id == answer["invoiceId"]).scalar())
-    if not replayed:
+def collected(stored: dict, fields: dict, *, number: str | None) -> Collected:
+    """The answer from what is stored for the key: `number` is the invoice's, just issued (None:
+    a replay, whose stored answer names the invoice by its id, or by its number when it was
+    stored with it); the `paid` line of a collection just done."""
+    values = dict(stored)
+    invoice_id = values.pop("invoice_id", None)
+    if invoice_id is not None:
+        values["invoice_number"] = number or Invoice.select(Invoice.number).where(Invoice.id == invoice_id).scalar()
+    answer = Collected(**values, idempotent=number is None)
+    if not answer.idempotent:
         log_event("billing.reservation.collect.paid", "reservation collected", "info", **fields,
-                  paymentOrderId=answer["paymentOrderId"], invoiceNumber=answer["invoiceNumber"])
-    return Collected({**answer, "idempotent": replayed}, replayed)
+                  paymentOrderId=answer.payment_order_id, invoiceNumber=answer.invoice_number)
+    return answer
 
 
 def _collection_row(reservation_id: str, industrial_organization_id: str, held: idempotency.Key) -> dict | None:
@@ -233,15 +243,6 @@ def _not_due(reservation_id: str) -> None:
                    reason="not_due", financialStatus=status)
 
 
-def _with_number(answer: dict, number: str) -> dict:
-    """The answer as the client sees it: the invoice's number where the stored answer names its id
-    (stored before the number was allocated); answers stored with the number pass unchanged."""
-    if "invoiceId" not in answer:
-        return answer
-    shown = {name: value for name, value in answer.items() if name != "invoiceId"}
-    return {**shown, "invoiceNumber": number}
-
-
 def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
     """The `reservation.approved` subscriber: collect asynchronously, never touching the approval.
     A domain refusal is logged (`auto_failed`) and leaves `reservation_total_due` for the manual
@@ -270,5 +271,5 @@ def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
                   code="INTERNAL_ERROR", errorMessage=str(exc))
         raise
     log_event("billing.reservation.collect.auto_succeeded", "auto-collection succeeded", "info", **fields,
-              invoiceNumber=result.answer["invoiceNumber"], idempotent=result.idempotent)
+              invoiceNumber=result.invoice_number, idempotent=result.idempotent)
     return result

@@ -18,6 +18,8 @@ entry with the reason and the actor.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, replace
+
 from peewee import fn
 
 from backend import clock
@@ -118,11 +120,34 @@ def _reason(reason: str) -> str:
     return reason
 
 
+@dataclass(frozen=True)
+class Refunded:
+    """A refund's answer; amounts exclude tax except the payment order's."""
+
+    invoice_number: str
+    credit_note_number: str
+    payment_order_id: str
+    refunded_cents: int
+    amount_incl_tax_cents: int
+    remaining_cents: int
+    financial_status: str
+    payment_status: str
+    idempotent: bool = False
+
+
+@dataclass(frozen=True)
+class Credited:
+    """A credit note in full's answer (no money moves)."""
+
+    invoice_number: str
+    credit_note_number: str
+    credited_cents: int
+    invoice_status: str
+
+
 def refund(*, invoice_number: str, amount_cents: int, reason: str, method: PaymentMethod, user_id: str | None,
-           config: Config) -> dict:
-    """Refund part or all of a `platform_sale` (inside the caller's transaction); the answer is
-    `{invoiceNumber, creditNoteNumber, paymentOrderId, refundedCents, remainingCents,
-    financialStatus, paymentStatus, amountInclTaxCents}`."""
+           config: Config) -> Refunded:
+    """Refund part or all of a `platform_sale` (inside the caller's transaction)."""
     reason = _reason(reason)
     method = PaymentMethod(method)
     if amount_cents <= 0:
@@ -163,12 +188,11 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
            amountCents=amount_cents, creditNoteNumber=credit_note.number, paymentMethod=method.value)
     log_event("billing.refund.paid", "refund paid", "info", **fields, creditNoteNumber=credit_note.number,
               paymentOrderId=order.id, remainingCents=remaining)
-    return {"invoiceNumber": invoice.number, "creditNoteNumber": credit_note.number, "paymentOrderId": order.id,
-            "refundedCents": amount_cents, "amountInclTaxCents": order.amount_cents, "remainingCents": remaining,
-            "financialStatus": record.financial_status, "paymentStatus": order.status}
+    return Refunded(invoice.number, credit_note.number, order.id, amount_cents, order.amount_cents, remaining,
+                    record.financial_status, order.status)
 
 
-def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, config: Config) -> dict:
+def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, config: Config) -> Credited:
     """Credit what is left of the invoice (inside the caller's transaction), moving no money."""
     reason = _reason(reason)
     invoice = _locked_invoice(invoice_number)
@@ -188,8 +212,7 @@ def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, con
            creditNoteNumber=credit_note.number)
     log_event("billing.credit_note.issued", "credit note issued", "info", invoiceNumber=invoice.number,
               creditNoteNumber=credit_note.number, amountCents=left)
-    return {"invoiceNumber": invoice.number, "creditNoteNumber": credit_note.number, "creditedCents": left,
-            "invoiceStatus": InvoiceStatus.CREDITED.value}
+    return Credited(invoice.number, credit_note.number, left, InvoiceStatus.CREDITED.value)
 
 
 def _set_status(invoice: Invoice, status: InvoiceStatus) -> None:
@@ -206,20 +229,20 @@ def refund_path(invoice_number: str) -> str:
 
 
 def refund_once(*, scope: str, key: str, invoice_number: str, amount_cents: int, reason: str,
-                method: PaymentMethod, user_id: str | None, config: Config) -> dict:
+                method: PaymentMethod, user_id: str | None, config: Config) -> Refunded:
     """`refund` once per `Idempotency-Key` (scope: the caller's organization or user)."""
     body = {"amountCents": amount_cents, "reason": reason, "paymentMethod": PaymentMethod(method).value}
     try:
         held = idempotency.Key(scope, REFUND_ROUTE, key, idempotency.fingerprint("POST", refund_path(invoice_number),
                                                                                  body))
         with idempotency.claim(held) as claim:
-            answer, replayed = claim.replay, True
-            if answer is None:
-                answer, replayed = refund(invoice_number=invoice_number, amount_cents=amount_cents, reason=reason,
-                                          method=method, user_id=user_id, config=config), False
-                claim.store(answer)
+            if claim.replay is not None:
+                return replace(Refunded(**claim.replay), idempotent=True)
+            answer = refund(invoice_number=invoice_number, amount_cents=amount_cents, reason=reason, method=method,
+                            user_id=user_id, config=config)
+            claim.store(asdict(answer))
     except DomainError as exc:
         log_event("billing.refund.failed", "refund refused", "warn", invoiceNumber=invoice_number,
                   amountCents=amount_cents, code=exc.code, errorMessage=exc.message, reason=exc.details.get("reason"))
         raise
-    return {**answer, "idempotent": replayed}
+    return answer

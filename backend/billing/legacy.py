@@ -20,7 +20,7 @@ from __future__ import annotations
 from backend import clock
 from backend.billing import idempotency, records
 from backend.billing.accounting import ledger
-from backend.billing.collection import collected, collection_key, left_due_on_failure, logged
+from backend.billing.collection import Collected, collected, collection_key, left_due_on_failure, logged
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import FinancialStatus, InvoiceKind, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus
 from backend.billing.reservations import eligible_reservation, service_label
@@ -37,7 +37,7 @@ _DUE = {DEPOSIT: FinancialStatus.DEPOSIT_DUE, BALANCE: FinancialStatus.DEPOSIT_P
 
 
 def collect_step(step: str, *, reservation_id: str, industrial_organization_id: str, method: PaymentMethod,
-                 key: str, user_id: str | None, config: Config) -> dict:
+                 key: str, user_id: str | None, config: Config) -> Collected:
     """Collect the deposit or the balance of a legacy reservation once per key."""
     method = PaymentMethod(method)
     held = collection_key(route=f"billing.reservation.{step}.collect",
@@ -51,14 +51,13 @@ def collect_step(step: str, *, reservation_id: str, industrial_organization_id: 
         records.open_record(reservation, FinancialStatus.DEPOSIT_DUE)
 
     with logged(fields), left_due_on_failure(open_record), idempotency.claim(held) as claim:
-        if claim.replay is not None:
-            answer, replayed = claim.replay, True
-        else:
+        stored, number = claim.replay, None
+        if stored is None:
             open_record()
-            answer = _collect(step, reservation_id, industrial_organization_id, method, user_id, config)
-            replayed = False
-            claim.store(answer)
-    return collected(answer, replayed, fields).answer
+            stored = _collect(step, reservation_id, industrial_organization_id, method, user_id, config)
+            number = stored["invoice_number"]
+            claim.store(stored)
+    return collected(stored, fields, number=number)
 
 
 def _collect(step: str, reservation_id: str, industrial_organization_id: str, method: PaymentMethod,
@@ -102,8 +101,8 @@ def _collect(step: str, reservation_id: str, industrial_organization_id: str, me
         payment_order_id=order.id)
     if step == BALANCE:
         _commission(reservation, record, label, user_id, config)
-    return {"reservationId": reservation.id, "paymentOrderId": order.id, "invoiceNumber": invoice.number,
-            "financialStatus": record.financial_status, "paymentStatus": order.status}
+    return {"reservation_id": reservation.id, "payment_order_id": order.id, "invoice_number": invoice.number,
+            "financial_status": record.financial_status, "payment_status": order.status}
 
 
 def _commission(reservation, record, label: str, user_id: str | None, config: Config) -> None:

@@ -15,6 +15,8 @@ excluding tax like every journal), the invoice becomes `paid`, the financial sta
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, replace
+
 from backend import clock
 from backend.billing import idempotency, records
 from backend.billing.accounting import ledger
@@ -43,7 +45,22 @@ def payout_path(reservation_id: str) -> str:
     return f"/api/admin/billing/reservations/{reservation_id}/payout"
 
 
-def _payout(reservation_id: str, user_id: str | None) -> dict:
+@dataclass(frozen=True)
+class PaidOut:
+    """A payout's answer: the distributor paid its self-billed invoice less its credit notes."""
+
+    reservation_id: str
+    payment_order_id: str
+    invoice_number: str
+    organization_id: str
+    amount_excl_tax_cents: int
+    amount_cents: int  # the payment order, including VAT
+    financial_status: str
+    payment_status: str
+    idempotent: bool = False
+
+
+def _payout(reservation_id: str, user_id: str | None) -> PaidOut:
     record = records.locked_record(reservation_id)
     if record is None:
         raise NotFound("reservation not found")
@@ -79,23 +96,21 @@ def _payout(reservation_id: str, user_id: str | None) -> dict:
                       invoice_id=invoice.id, payment_order_id=order.id,
                       details={"amountCents": order.amount_cents, "amountExclTaxCents": due_cents},
                       request_id=current_request_id())
-    return {"reservationId": reservation_id, "paymentOrderId": order.id, "invoiceNumber": invoice.number,
-            "organizationId": invoice.issuer_organization_id, "amountExclTaxCents": due_cents,
-            "amountCents": order.amount_cents, "financialStatus": record.financial_status,
-            "paymentStatus": PaymentStatus.PAID.value}
+    return PaidOut(reservation_id, order.id, invoice.number, invoice.issuer_organization_id, due_cents,
+                   order.amount_cents, record.financial_status, PaymentStatus.PAID.value)
 
 
-def pay_out(*, reservation_id: str, key: str, scope: str, user_id: str | None) -> dict:
+def pay_out(*, reservation_id: str, key: str, scope: str, user_id: str | None) -> PaidOut:
     """The payout once per `Idempotency-Key` (scope: the admin's organization or user)."""
     fields = {"reservationId": reservation_id}
     log_event(f"{SCOPE}.requested", "supplier payout requested", "info", **fields)
     try:
         held = idempotency.Key(scope, ROUTE, key, idempotency.fingerprint("POST", payout_path(reservation_id), {}))
         with idempotency.claim(held) as claim:
-            answer, replayed = claim.replay, True
-            if answer is None:
-                answer, replayed = _payout(reservation_id, user_id), False
-                claim.store(answer)
+            if claim.replay is not None:
+                return replace(PaidOut(**claim.replay), idempotent=True)
+            answer = _payout(reservation_id, user_id)
+            claim.store(asdict(answer))
     except DomainError as exc:
         log_event(f"{SCOPE}.failed", "supplier payout refused", "warn", **fields, code=exc.code,
                   errorMessage=exc.message, reason=exc.details.get("reason"))
@@ -104,7 +119,6 @@ def pay_out(*, reservation_id: str, key: str, scope: str, user_id: str | None) -
         log_event(f"{SCOPE}.failed", "supplier payout failed", "error", **fields, code="INTERNAL_ERROR",
                   errorMessage=str(exc))
         raise
-    if not replayed:
-        log_event(f"{SCOPE}.paid", "supplier paid out", "info", **fields, paymentOrderId=answer["paymentOrderId"],
-                  invoiceNumber=answer["invoiceNumber"], amountCents=answer["amountCents"])
-    return {**answer, "idempotent": replayed}
+    log_event(f"{SCOPE}.paid", "supplier paid out", "info", **fields, paymentOrderId=answer.payment_order_id,
+              invoiceNumber=answer.invoice_number, amountCents=answer.amount_cents)
+    return answer

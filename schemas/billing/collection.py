@@ -5,7 +5,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields
 
 from backend.billing.models import FinancialStatus, PaymentKind, PaymentMethod, PaymentStatus
-from schemas.billing.invoices import METHOD, InvoiceOut
+from schemas.billing.invoices import METHOD, InvoiceOut, MoneyMovedOut
 from schemas.common import UtcDateTime, enum_of
 
 
@@ -13,13 +13,11 @@ class CollectIn(Schema):
     paymentMethod = METHOD
 
 
-class CollectOut(Schema):
-    reservationId = fields.String(required=True)
-    paymentOrderId = fields.String(required=True)
-    invoiceNumber = fields.String(required=True)
-    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
-    paymentStatus = fields.String(required=True, metadata=enum_of(PaymentStatus))
-    idempotent = fields.Boolean(required=True)
+class CollectOut(MoneyMovedOut):
+    """`backend.billing.collection.Collected`."""
+
+    reservationId = fields.String(attribute="reservation_id", required=True)
+    invoiceNumber = fields.String(attribute="invoice_number", required=True)
 
 
 class AmountsOut(Schema):

@@ -26,16 +26,26 @@ class RefundIn(Schema):
     paymentMethod = METHOD
 
 
-class RefundOut(Schema):
-    invoiceNumber = fields.String(required=True)
-    creditNoteNumber = fields.String(required=True)
-    paymentOrderId = fields.String(required=True)
-    refundedCents = fields.Integer(required=True, metadata={"description": "excluding tax"})
-    amountInclTaxCents = fields.Integer(required=True, metadata={"description": "the refund payment order"})
-    remainingCents = fields.Integer(required=True, metadata={"description": "left to refund, excluding tax"})
-    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
-    paymentStatus = fields.String(required=True, metadata=enum_of(PaymentStatus))
+class MoneyMovedOut(Schema):
+    """What every answer of a route moving money says: its payment order, the statuses it left,
+    whether it is a replay (`Idempotency-Key`)."""
+
+    paymentOrderId = fields.String(attribute="payment_order_id", required=True)
+    financialStatus = fields.String(attribute="financial_status", required=True, metadata=enum_of(FinancialStatus))
+    paymentStatus = fields.String(attribute="payment_status", required=True, metadata=enum_of(PaymentStatus))
     idempotent = fields.Boolean(required=True)
+
+
+class RefundOut(MoneyMovedOut):
+    """`backend.billing.corrections.Refunded`."""
+
+    invoiceNumber = fields.String(attribute="invoice_number", required=True)
+    creditNoteNumber = fields.String(attribute="credit_note_number", required=True)
+    refundedCents = fields.Integer(attribute="refunded_cents", required=True, metadata={"description": "excluding tax"})
+    amountInclTaxCents = fields.Integer(attribute="amount_incl_tax_cents", required=True,
+                                        metadata={"description": "the refund payment order"})
+    remainingCents = fields.Integer(attribute="remaining_cents", required=True,
+                                    metadata={"description": "left to refund, excluding tax"})
 
 
 class CreditNoteIn(Schema):
@@ -43,10 +53,12 @@ class CreditNoteIn(Schema):
 
 
 class CreditNoteOut(Schema):
-    invoiceNumber = fields.String(required=True)
-    creditNoteNumber = fields.String(required=True)
-    creditedCents = fields.Integer(required=True, metadata={"description": "excluding tax"})
-    invoiceStatus = fields.String(required=True, metadata=enum_of(InvoiceStatus))
+    """`backend.billing.corrections.Credited`."""
+
+    invoiceNumber = fields.String(attribute="invoice_number", required=True)
+    creditNoteNumber = fields.String(attribute="credit_note_number", required=True)
+    creditedCents = fields.Integer(attribute="credited_cents", required=True, metadata={"description": "excluding tax"})
+    invoiceStatus = fields.String(attribute="invoice_status", required=True, metadata=enum_of(InvoiceStatus))
 
 
 class PartyOut(Schema):

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from backend.billing.models import FinancialStatus, PaymentStatus
-from schemas.common import enum_of
+from schemas.billing.invoices import MoneyMovedOut
 
 
-class PayoutOut(Schema):
-    reservationId = fields.String(required=True)
-    paymentOrderId = fields.String(required=True)
-    invoiceNumber = fields.String(required=True, metadata={"description": "the self-billed invoice paid"})
-    organizationId = fields.String(required=True, metadata={"description": "the distributor paid"})
-    amountExclTaxCents = fields.Integer(required=True)
-    amountCents = fields.Integer(required=True, metadata={"description": "the payment order, including VAT"})
-    financialStatus = fields.String(required=True, metadata=enum_of(FinancialStatus))
-    paymentStatus = fields.String(required=True, metadata=enum_of(PaymentStatus))
-    idempotent = fields.Boolean(required=True)
+class PayoutOut(MoneyMovedOut):
+    """`backend.billing.payouts.PaidOut`."""
+
+    reservationId = fields.String(attribute="reservation_id", required=True)
+    invoiceNumber = fields.String(attribute="invoice_number", required=True,
+                                  metadata={"description": "the self-billed invoice paid"})
+    amountExclTaxCents = fields.Integer(attribute="amount_excl_tax_cents", required=True)
+    amountCents = fields.Integer(attribute="amount_cents", required=True,
+                                 metadata={"description": "the payment order, including VAT"})
+    organizationId = fields.String(attribute="organization_id", required=True,
+                                   metadata={"description": "the distributor paid"})

@@ -13,9 +13,11 @@ CAMEL = re.compile(r"^[a-z]+[A-Z][A-Za-z0-9]*$")
 
 # The formats other than an answer, and where (module under backend/billing, function) each is built.
 OTHER_FORMATS = {
-    # log lines and the fingerprint of a request body (the API's request JSON) are keyed like the API
-    "log line fields": {("collection.py", "collect"), ("collection.py", "auto_collect"),
-                        ("legacy.py", "collect_step"), ("corrections.py", "refund"), ("payouts.py", "pay_out")},
+    # log lines, an error's field names and the fingerprint of a request body (the API's request
+    # JSON) are keyed like the API
+    "log line fields, a validation error's fields": {
+        ("collection.py", "collect"), ("collection.py", "auto_collect"), ("legacy.py", "collect_step"),
+        ("corrections.py", "refund"), ("payouts.py", "pay_out")},
     "the request body fingerprinted": {("collection.py", "collection_key"), ("corrections.py", "refund_once")},
     # JSON documents stored in a row as written there (read back by the documents and the API)
     "a JSON document stored on its row (party snapshot, invoice lines, mandate signer)": {
@@ -26,11 +28,6 @@ OTHER_FORMATS = {
                                ("self_billing/mandate_document.py", "mandate_context")},
     "XMP namespace prefixes": {("documents/facturx.py", "<module>")},
     "what `vitrine billing recover-legacy` prints": {("recovery.py", "recover_legacy")},
-    # The answers of the money routes, stored for their Idempotency-Key as the API shows them and
-    # replayed as stored: the next step of this rule (issue 27).
-    "a money route's answer, stored for its key": {
-        ("collection.py", "_reservation_total"), ("collection.py", "_with_number"), ("legacy.py", "_collect"),
-        ("corrections.py", "credit_in_full"), ("payouts.py", "_payout")},
 }
 PLACES = {place for places in OTHER_FORMATS.values() for place in places}
 

@@ -29,7 +29,7 @@ def main(reservation_ids: list[str]) -> None:
                                         industrial_organization_id=reservation.industrial_organization_id,
                                         method=PaymentMethod.BANK_TRANSFER, key=f"process-{reservation_id}",
                                         user_id=None, config=runtime.config)
-            numbers.append(result.answer["invoiceNumber"])
+            numbers.append(result.invoice_number)
     print("numbers:" + json.dumps(numbers), flush=True)
 
 

@@ -48,8 +48,8 @@ def _check(config, price: int, rate_bps: int) -> None:
         shown["netDistributorAmountCents"], shown["platformCommissionAmountCents"],
         shown["industrialTotalPayableCents"])
     answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
-                                method=PaymentMethod.BANK_TRANSFER, key="p", user_id=None, config=config).answer
-    invoice = Invoice.get(Invoice.number == answer["invoiceNumber"])
+                                method=PaymentMethod.BANK_TRANSFER, key="p", user_id=None, config=config)
+    invoice = Invoice.get(Invoice.number == answer.invoice_number)
     shown_amounts = amounts(invoice)
     rate = vat_rate_bps(config.platform_vat_rate_percent)
     assert invoice.amount_excl_tax_cents == shown["industrialTotalPayableCents"]
@@ -57,7 +57,7 @@ def _check(config, price: int, rate_bps: int) -> None:
     assert invoice.vat_rate_bps == rate
     assert shown_amounts.vat_amount_cents == round_half_up_div(invoice.amount_excl_tax_cents * rate, 10_000)
     assert shown_amounts.amount_incl_tax_cents == invoice.amount_excl_tax_cents + shown_amounts.vat_amount_cents
-    assert PaymentOrder.get_by_id(answer["paymentOrderId"]).amount_cents == shown_amounts.amount_incl_tax_cents
+    assert PaymentOrder.get_by_id(answer.payment_order_id).amount_cents == shown_amounts.amount_incl_tax_cents
     entries = {(e.account, e.direction): e.amount_cents
                for e in LedgerEntry.select().where(LedgerEntry.invoice_id == invoice.id)}
     assert entries == {

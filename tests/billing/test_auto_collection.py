@@ -50,7 +50,7 @@ def test_a_review_approval_collects_by_bank_transfer_without_a_mandate(log_lines
                                 industrial_organization_id=reservation.industrial_organization_id,
                                 method=PaymentMethod.BANK_TRANSFER, key=collection.auto_collect_key(reservation.id),
                                 user_id=None, config=booted_config())
-    assert replay.idempotent and replay.answer["invoiceNumber"] == invoice.number
+    assert replay.idempotent and replay.invoice_number == invoice.number
 
 
 def test_an_accepted_counter_proposal_collects_by_sepa_dd_with_an_active_mandate():
@@ -87,7 +87,7 @@ def test_a_failure_leaves_the_approval_and_the_manual_route_then_succeeds(monkey
                                 industrial_organization_id=reservation.industrial_organization_id,
                                 method=PaymentMethod.BANK_TRANSFER, key="manual-retry", user_id=None,
                                 config=booted_config())
-    assert manual.answer["financialStatus"] == "reservation_total_paid"
+    assert manual.financial_status == "reservation_total_paid"
 
 
 def test_non_principal_seller_reservations_are_skipped(log_lines):

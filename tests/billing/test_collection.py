@@ -36,13 +36,12 @@ def _collect(reservation, key="k-1", method=PaymentMethod.BANK_TRANSFER, organiz
 def test_collection_pays_the_total_issues_the_sale_and_writes_three_balanced_entries(market):
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     reservation = market.reservation(industrial, distributor, price_cents=100_000)
-    result = _collect(reservation)
-    answer = result.answer
-    assert answer["financialStatus"] == "reservation_total_paid" and answer["paymentStatus"] == "paid"
-    assert answer["idempotent"] is False and answer["invoiceNumber"].startswith("FAC-RES-")
-    order = PaymentOrder.get_by_id(answer["paymentOrderId"])
+    answer = _collect(reservation)
+    assert answer.financial_status == "reservation_total_paid" and answer.payment_status == "paid"
+    assert answer.idempotent is False and answer.invoice_number.startswith("FAC-RES-")
+    order = PaymentOrder.get_by_id(answer.payment_order_id)
     assert (order.kind, order.method, order.amount_cents) == ("reservation_total", "bank_transfer", 144_000)
-    invoice = Invoice.get(Invoice.number == answer["invoiceNumber"])
+    invoice = Invoice.get(Invoice.number == answer.invoice_number)
     assert (invoice.kind, invoice.status, invoice.amount_excl_tax_cents) == ("platform_sale", "paid", 120_000)
     assert invoice.customer_organization_id == industrial.id and invoice.reservation_id == reservation.id
     entries = {(e.account, e.direction): e.amount_cents
@@ -115,5 +114,5 @@ def test_sepa_dd_needs_an_active_mandate_and_records_its_reference(market):
 
     mandate = SepaMandate.create(organization_id=industrial.id, mandate_ref="VTR-TEST-1", iban="FR76...",
                                  signed_at=clock.now())
-    answer = _collect(reservation, method=PaymentMethod.SEPA_DD).answer
-    assert PaymentOrder.get_by_id(answer["paymentOrderId"]).mandate_ref == mandate.mandate_ref
+    answer = _collect(reservation, method=PaymentMethod.SEPA_DD)
+    assert PaymentOrder.get_by_id(answer.payment_order_id).mandate_ref == mandate.mandate_ref

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -29,26 +30,26 @@ def test_replay_answers_the_stored_result_without_running_again(reservation):
     first = _collect(reservation, "key-1")
     second = _collect(reservation, "key-1")
     assert first.idempotent is False and second.idempotent is True
-    assert second.answer == {**first.answer, "idempotent": True}
+    assert second == replace(first, idempotent=True)
     assert Invoice.select().where(Invoice.reservation_id == reservation.id).count() == 1
 
 
 def test_the_answer_is_stored_before_the_number_and_replayed_with_it(reservation):
     first = _collect(reservation, "key-1")
     stored = IdempotencyRecord.get(IdempotencyRecord.key == "key-1").response_body
-    assert stored["invoiceId"] == Invoice.get(Invoice.number == first.answer["invoiceNumber"]).id
-    assert "invoiceNumber" not in stored and "invoiceId" not in first.answer
+    assert stored["invoice_id"] == Invoice.get(Invoice.number == first.invoice_number).id
+    assert "invoice_number" not in stored
 
 
 def test_an_answer_stored_with_its_number_replays_as_it_is(reservation):
     request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
                                            {"paymentMethod": "bank_transfer"})
-    answer = {"reservationId": reservation.id, "paymentOrderId": "p", "invoiceNumber": "FAC-RES-2026-000042",
-              "financialStatus": "reservation_total_paid", "paymentStatus": "paid"}
+    answer = {"reservation_id": reservation.id, "payment_order_id": "p", "invoice_number": "FAC-RES-2026-000042",
+              "financial_status": "reservation_total_paid", "payment_status": "paid"}
     IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
                              key="key-1", request_hash=request_hash, state="completed", response_status=200,
                              response_body=answer, expires_at=clock.now() + idempotency.TTL)
-    assert _collect(reservation, "key-1").answer == {**answer, "idempotent": True}
+    assert _collect(reservation, "key-1") == collection.Collected(**answer, idempotent=True)
 
 
 def test_same_key_with_another_body_is_422(reservation):
@@ -109,9 +110,9 @@ def test_an_expired_key_with_another_request_runs_the_flow_and_its_record_is_rep
     first = _collect(reservation, "key-1")  # not 422: the expired key is new again
     assert first.idempotent is False
     record = IdempotencyRecord.get(IdempotencyRecord.key == "key-1")
-    assert record.response_body["paymentOrderId"] == first.answer["paymentOrderId"]
+    assert record.response_body["payment_order_id"] == first.payment_order_id
     assert record.expires_at > clock.now()
-    assert _collect(reservation, "key-1").answer == {**first.answer, "idempotent": True}
+    assert _collect(reservation, "key-1") == replace(first, idempotent=True)
 
 
 def test_keys_are_scoped_per_organization():

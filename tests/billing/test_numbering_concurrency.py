@@ -39,7 +39,7 @@ def _collect_all(pairs: list[tuple[str, str]], out: list[str], errors: list[Base
                 result = collection.collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
                                             method=PaymentMethod.BANK_TRANSFER, key=f"thread-{reservation_id}",
                                             user_id=None, config=booted_config())
-                out.append(result.answer["invoiceNumber"])
+                out.append(result.invoice_number)
     except BaseException as exc:  # reported by the test
         errors.append(exc)
 

@@ -36,8 +36,8 @@ def test_dry_run_reports_and_the_real_run_recomputes_the_commission():
     assert Reservation.get_by_id(billed.id).billing_model == "legacy_mandate"
     answer = collection.collect(reservation_id=old.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None,
-                                config=booted_config()).answer
-    assert answer["financialStatus"] == "reservation_total_paid"
+                                config=booted_config())
+    assert answer.financial_status == "reservation_total_paid"
     assert recovery.recover_legacy(rate_bps=2000, dry_run=True) == []
 
 

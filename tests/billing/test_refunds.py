@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from backend.billing import collection, corrections
@@ -24,8 +26,8 @@ def sale():
     reservation = Market().reservation(industrial, distributor, price_cents=100_000)  # total 120 000 HT
     answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None,
-                                config=booted_config()).answer
-    return Invoice.get(Invoice.number == answer["invoiceNumber"]), industrial, distributor
+                                config=booted_config())
+    return Invoice.get(Invoice.number == answer.invoice_number), industrial, distributor
 
 
 def _refund(invoice, amount, key="r-1", reason="Vitrine abîmée"):
@@ -45,16 +47,16 @@ def _sums(reservation_id):
 def test_partial_then_total_refund(sale):
     invoice, *_ = sale
     first = _refund(invoice, 30_001, key="r-1")
-    assert first["financialStatus"] == "partially_refunded" and first["remainingCents"] == 89_999
-    assert first["amountInclTaxCents"] == 36_001  # 30 001 + 6 000.2 rounded half up
-    note = Invoice.get(Invoice.number == first["creditNoteNumber"])
+    assert first.financial_status == "partially_refunded" and first.remaining_cents == 89_999
+    assert first.amount_incl_tax_cents == 36_001  # 30 001 + 6 000.2 rounded half up
+    note = Invoice.get(Invoice.number == first.credit_note_number)
     assert (note.kind, note.credited_invoice_id, note.amount_excl_tax_cents) == (
         "platform_credit_note", invoice.id, 30_001)
     assert note.number.startswith("AV-RES-")
-    assert PaymentOrder.get_by_id(first["paymentOrderId"]).kind == "refund"
+    assert PaymentOrder.get_by_id(first.payment_order_id).kind == "refund"
     assert Invoice.get_by_id(invoice.id).status == "paid"
     second = _refund(invoice, 89_999, key="r-2")
-    assert second["financialStatus"] == "fully_refunded" and second["remainingCents"] == 0
+    assert second.financial_status == "fully_refunded" and second.remaining_cents == 0
     assert Invoice.get_by_id(invoice.id).status == "credited"
     assert FinancialRecord.get_by_id(invoice.reservation_id).refunded_excl_tax_cents == 120_000
     # every account is back to zero: the reversals sum exactly to what the collection booked
@@ -75,7 +77,7 @@ def test_over_refund_is_409_and_writes_nothing(sale):
 
 def test_only_platform_sales_are_refundable_and_bad_amounts_are_refused(sale):
     invoice, *_ = sale
-    note = Invoice.get(Invoice.number == _refund(invoice, 1_000)["creditNoteNumber"])
+    note = Invoice.get(Invoice.number == _refund(invoice, 1_000).credit_note_number)
     with pytest.raises(Conflict):
         _refund(note, 10, key="r-2")
     with pytest.raises(ValidationError):
@@ -88,7 +90,7 @@ def test_refund_replay_with_the_same_key(sale):
     invoice, *_ = sale
     first = _refund(invoice, 500)
     again = _refund(invoice, 500)
-    assert again == {**first, "idempotent": True}
+    assert again == replace(first, idempotent=True)
     assert Invoice.select().where(Invoice.credited_invoice == invoice.id).count() == 1
 
 
@@ -98,7 +100,7 @@ def test_credit_note_credits_what_is_left_and_moves_no_money(sale):
     orders = PaymentOrder.select().count()
     answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Erreur de prix", user_id=None,
                                           config=booted_config())
-    assert answer["creditedCents"] == 100_000 and answer["invoiceStatus"] == "credited"
+    assert answer.credited_cents == 100_000 and answer.invoice_status == "credited"
     assert PaymentOrder.select().count() == orders
     assert Invoice.get_by_id(invoice.id).status == "credited"
     assert balance(ledger.industrial_receivable(industrial.id)) == 0

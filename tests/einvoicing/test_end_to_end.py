@@ -34,8 +34,8 @@ def collect_sale(buyer_country: str = "FR") -> Invoice:
     reservation = Market().reservation(industrial, distributor, price_cents=100_000)
     answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key=f"k-{reservation.id}", user_id=None,
-                                config=booted_config()).answer
-    return Invoice.get(Invoice.number == answer["invoiceNumber"])
+                                config=booted_config())
+    return Invoice.get(Invoice.number == answer.invoice_number)
 
 
 def test_a_collected_sale_invoice_reaches_acknowledged(seeded, storage, config, operator, operator_client):

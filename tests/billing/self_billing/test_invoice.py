@@ -203,9 +203,9 @@ def test_a_self_billed_credit_note_reverses_the_self_billing_journal(market, con
     assert (balance(payable), balance(invoiced)) == (0, -100_000)
     answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation non conforme",
                                         user_id="admin", config=config)
-    assert answer["creditNoteNumber"].startswith(f"AV-SUP-{distributor.siren}-")
+    assert answer.credit_note_number.startswith(f"AV-SUP-{distributor.siren}-")
     assert (balance(payable), balance(invoiced)) == (-100_000, 0)
-    credit_note = Invoice.get(Invoice.number == answer["creditNoteNumber"])
+    credit_note = Invoice.get(Invoice.number == answer.credit_note_number)
     entries = {(e.account, e.direction): e.amount_cents
                for e in LedgerEntry.select().where(LedgerEntry.invoice_id == credit_note.id)}
     assert entries == {(invoiced, "debit"): 100_000, (payable, "credit"): 100_000}
