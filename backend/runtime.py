@@ -85,7 +85,8 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
     """Read the configuration (ConfigError stops the process), then set up logs, database, helper
     settings and the external clients (`clients` given by name replace the built ones).
 
-    `DATABASE_URL` / `REDIS_URL` left unset mean the embedded servers of the data directory.
+    `DATABASE_URL` / `REDIS_URL` left unset mean the embedded servers of the data directory (in
+    development only: `load_config` refuses `ENVIRONMENT=production` without them).
     Booting again (tests build several apps) keeps the database pool when the URL is unchanged.
     """
     global _current

@@ -18,9 +18,10 @@ def test_every_scenario_imports_and_describes_itself(name):
 
 import json  # noqa: E402
 
-from ops.bench import report  # noqa: E402
+from ops.bench import summary  # noqa: E402
 from ops.bench.goals import GOALS, Goal, goals_for, label_matches, ratio, value  # noqa: E402
-from ops.bench.report import Figure, Outcome, Result, format_summary, results_json, verdict_rows  # noqa: E402
+from ops.bench.report import Figure, Result  # noqa: E402
+from ops.bench.summary import Outcome, format_summary, results_json, verdict_rows  # noqa: E402
 
 FAKE_GOALS = {
     "api": {"CPU per answer (ms)": (ratio("<=", 1.5),), "p99 (ms)": (value("<=", 80, "ms"),),
@@ -99,7 +100,7 @@ def test_the_json_holds_the_rows_and_every_raw_figure(tmp_path):
 
 
 def test_machine_description_names_cores_and_load():
-    machine = report.machine_description()
+    machine = summary.machine_description()
     assert machine["cpus"] >= 1 and len(machine["loadAverage"]) == 3 and machine["python"]
 
 

@@ -276,6 +276,19 @@ def test_config_check_names_every_problem_on_its_own_line_with_status_2(data_dir
     assert vitrine("queues", "--data-dir", str(data_dir), env=env).stderr == result.stderr
 
 
+@pytest.mark.parametrize("command", ["web", "worker", "clock", "migrate"])
+def test_the_procfile_processes_in_production_refuse_to_start_the_embedded_servers(command, data_dir):
+    """`ENVIRONMENT=production` without DATABASE_URL and REDIS_URL: one line, status 2, nothing
+    started (no data directory, no server), for each process of the Procfile (release included)."""
+    production = dict(dev_env(), ENVIRONMENT="production", REDIS_URL="redis://cache.invalid:6379/0")
+    result = vitrine(command, "--data-dir", str(data_dir), env=production)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        "vitrine: configuration error: ENVIRONMENT=production needs its own servers, not the embedded ones of "
+        "development: set DATABASE_URL"]
+    assert not data_dir.exists()
+
+
 def test_load_config_reports_every_blocking_problem_not_only_the_first():
     from backend.config import ConfigError, load_config
 

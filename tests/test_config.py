@@ -79,3 +79,18 @@ def test_the_repr_of_a_configuration_never_shows_a_secret(config):
                      smtp_url=f"smtp://user:{secret}@mail.example")
     assert secret not in repr(loaded) and secret not in str(loaded)
     assert "ESIGN_API_KEY" in repr(loaded)
+
+
+@pytest.mark.parametrize("urls,unset", [
+    ({}, "DATABASE_URL, REDIS_URL"),
+    ({"DATABASE_URL": "postgresql://app:pw@db:5432/vitrine"}, "REDIS_URL"),
+    ({"REDIS_URL": "redis://cache:6379/0", "DATABASE_URL": " "}, "DATABASE_URL"),
+])
+def test_production_names_its_own_database_and_redis(urls, unset):
+    with pytest.raises(ConfigError) as refused:
+        load_config({"ENVIRONMENT": "production", **urls})
+    assert refused.value.problems == (
+        f"ENVIRONMENT=production needs its own servers, not the embedded ones of development: set {unset}",)
+    both = {"DATABASE_URL": "postgresql://app:pw@db:5432/vitrine", "REDIS_URL": "redis://cache:6379/0"}
+    assert load_config({"ENVIRONMENT": "production", **both}).environment == "production"
+    assert load_config({"ENVIRONMENT": "development", **urls}).environment == "development"  # embedded default

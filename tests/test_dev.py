@@ -108,22 +108,20 @@ def assert_all_stopped(children, data_dir, port) -> None:
         requests.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
 
 
-def doc_walk(doc: str, heading: str, port: int, data_dir=None) -> str:
-    """The bash block under `heading` in docs/`doc`, pointed at a `vitrine dev --port port`
-    (the docs use 8200 or 8300, the simulators on + 1 and + 2) and its mail folder."""
+def doc_walk(doc: str, heading: str) -> str:
+    """The bash block under `heading` in docs/`doc`, as written."""
     text = (ROOT / "docs" / doc).read_text()
     section = text[text.index(heading):]
-    script = section[section.index("```bash\n") + len("```bash\n"):section.index("\n```\n")]
-    for base in (8200, 8300):
-        for offset in (0, 1, 2):
-            script = script.replace(f"http://127.0.0.1:{base + offset}", f"http://127.0.0.1:{port + offset}")
+    return section[section.index("```bash\n") + len("```bash\n"):section.index("\n```\n")]
+
+
+def run_walk(script: str, port: int, data_dir=None) -> subprocess.CompletedProcess:
+    """A walk run from the repository root against a `vitrine dev --port port [--data-dir data_dir]`,
+    through the variables the README documents (the simulators found at port + 1 and + 2 by default)."""
+    env = dict(os.environ, VITRINE_URL=f"http://127.0.0.1:{port}")
     if data_dir is not None:
-        script = script.replace("MAIL=var/mail ", f"MAIL={data_dir / 'mail'} ")
-    return script
-
-
-def run_walk(script: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=300)
+        env["VITRINE_MAIL_DIR"] = str(data_dir / "mail")
+    return subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops_on_sighup(free_port, data_dir):
@@ -153,14 +151,14 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
 
         # The e-invoicing walk of docs/einvoicing.md runs as written, and again.
         if shutil.which("jq") and shutil.which("curl"):
-            walk = doc_walk("einvoicing.md", "## Walk: from an invoice", port)
+            walk = doc_walk("einvoicing.md", "## Walk: from an invoice")
             for _ in range(2):
-                done = run_walk(walk, ROOT)
+                done = run_walk(walk, port)
                 assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
                 assert '"status":"acknowledged"' in done.stdout and '"status":"rejected"' in done.stdout
                 assert '"lastErrorCode":"EINVOICE_PROVIDER_FAILED"' in done.stdout
             # ... and stops loudly at an answer that is not 2xx (sign-in: 10 attempts a minute, 7 used here).
-            broken = run_walk(walk.replace("vitrine-demo", "not-the-password"), ROOT)
+            broken = run_walk(walk.replace("vitrine-demo", "not-the-password"), port)
             assert broken.returncode == 1
             assert f"walk stopped: POST http://127.0.0.1:{port}/api/auth/sign-in answered 401" in broken.stderr
 
@@ -213,9 +211,9 @@ def test_the_onboarding_and_billing_walks_run_as_written_twice(free_port, data_d
         assert output.ready.wait(timeout=180), "vitrine dev did not print its URL within 180 s"
         assert process.poll() is None, "vitrine dev exited early:\n" + output.text()[-3000:]
         for doc, heading, expected in WALKS:
-            walk = doc_walk(doc, heading, port, data_dir)
+            walk = doc_walk(doc, heading)
             for run in (1, 2):
-                done = run_walk(walk, ROOT)
+                done = run_walk(walk, port, data_dir)
                 assert done.returncode == 0, f"{doc} run {run}:\n" + done.stdout[-2000:] + done.stderr[-2000:]
                 assert expected in done.stdout and "walk done" in done.stdout, done.stdout[-2000:]
     finally:

@@ -17,8 +17,8 @@ own, this process booted on them), each from an empty migrated database and an e
 (`stack.fresh()` between scenarios); each starts the web, worker or reference processes it needs
 with `stack.serve(...)` / `stack.worker()`, which stop when its block ends. `load.run_load` is the
 HTTP client; `report.format_result` prints a result. The run ends with one table of every figure
-against its goal (`goals.py`, keyed by scenario and figure label: a scenario file holds no goal),
-written with the raw figures as JSON by `--json FILE`.
+against its goal (`summary.py`; the goals are `goals.py`'s, keyed by scenario and figure label: a
+scenario file holds no goal), written with the raw figures as JSON by `--json FILE`.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-from ops.bench.report import Outcome, format_result, format_summary, machine_description, results_json, verdict_rows
+from ops.bench.report import format_result
+from ops.bench.summary import Outcome, format_summary, machine_description, results_json, verdict_rows
 
-HARNESS_MODULES = frozenset({"stack", "load", "report", "goals", "bare_app"})
+HARNESS_MODULES = frozenset({"stack", "load", "report", "summary", "goals", "bare_app"})
 
 
 def scenario_names() -> list[str]:
