@@ -393,6 +393,26 @@ def sweep(*, older_than_seconds: int = 60, limit: int = 500) -> int:
     return sent
 
 
+def hand_over_again(*, lost: bool, chunk: int = 1_000) -> tuple[int, int]:
+    """Once the broker is back (`backend.broker_epoch`): hand over at once every row whose hand-over
+    failed while it was away and, when it lost data (`lost`), every row handed over but not done,
+    whatever its `redeliver_at`. Inside the caller's transaction; rows another sweeper holds are
+    left to it. Returns (handed over but not done, never handed over) rows handed over now."""
+    failed = OutboxMessage.sent_at.is_null() & OutboxMessage.dead_at.is_null() & (OutboxMessage.attempts > 0)
+    not_done = (OutboxMessage.sent_at.is_null(False) & OutboxMessage.done_at.is_null()
+                & OutboxMessage.dead_at.is_null())
+    return (_hand_over_where(not_done, chunk) if lost else 0), _hand_over_where(failed, chunk)
+
+
+def _hand_over_where(condition, chunk: int) -> int:
+    sent, after = 0, 0
+    while rows := list(OutboxMessage.select().where(condition, OutboxMessage.id > after).order_by(OutboxMessage.id)
+                       .limit(chunk).for_update("FOR UPDATE SKIP LOCKED")):
+        sent += _hand_over_all(rows)
+        after = rows[-1].id
+    return sent
+
+
 def unsent_count() -> int:
     unsent = OutboxMessage.sent_at.is_null() & OutboxMessage.dead_at.is_null()
     return OutboxMessage.select().where(unsent).count(database)
