@@ -25,6 +25,8 @@ from dramatiq.brokers.redis import RedisBroker
 from dramatiq.common import current_millis
 from dramatiq.middleware import Middleware, Retries
 from periodiq import PeriodiqMiddleware
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 from backend import db, outbox
 from backend.broker_epoch import EpochWatch
@@ -200,9 +202,12 @@ def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
         return _broker
     # Short socket timeouts: a stalled Redis fails a hand-over (the sweeper re-sends) instead of
     # hanging a thread; the consumers poll, they never block on a read. The pool is built here:
-    # given a URL, Dramatiq builds one without these settings.
-    pool = redis.ConnectionPool.from_url(config.redis_url, socket_timeout=5, socket_connect_timeout=3,
-                                         redis_connect_func=_on_connect)
+    # given a URL, Dramatiq builds one without these settings. A command that meets a dead
+    # connection (Redis restarted since) is tried again on a new one, twice at most, at once:
+    # without this the first hand-over on each pooled connection after a restart failed.
+    pool = redis.ConnectionPool.from_url(
+        config.redis_url, socket_timeout=5, socket_connect_timeout=3, redis_connect_func=_on_connect,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2, supported_errors=(redis.ConnectionError,)))
     broker = PromptRedisBroker(client=redis.Redis(connection_pool=pool), namespace=namespace,
                                heartbeat_timeout=HEARTBEAT_TIMEOUT_MS)
     broker.add_middleware(PeriodiqMiddleware(skip_delay=60))

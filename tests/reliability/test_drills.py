@@ -20,18 +20,9 @@ from backend import outbox
 from backend.db import database, transaction
 from tests.reliability import drill_actors  # noqa: F401  (declares drill_work in this process)
 from tests.reliability.drill import kill, start_worker, wait_for
-from tests.reliability.drill_actors import CREATE, DONE
+from tests.reliability.drill_actors import DONE
 
 pytestmark = [pytest.mark.drills, pytest.mark.committed]
-
-
-@pytest.fixture
-def drill_table(broker):
-    with database.connection_context():
-        database.execute_sql(CREATE)
-        database.execute_sql("TRUNCATE drill_work")
-        yield
-        database.execute_sql("DROP TABLE IF EXISTS drill_work")
 
 
 def _done() -> dict[str, int]:

@@ -23,11 +23,14 @@ import pytest
 
 from actors.broker import check_epoch
 from backend import outbox
-from backend.db import database
+from backend.db import database, transaction
 from backend.email.messages import EmailMessage
-from tests.printing.conftest import group, member, printer, sent_batch, setting  # noqa: F401  (fixtures)
+from backend.marketplace.reservations import Review, review_reservation
+from backend.printing.models import PrintOrder, PrintOrderBatch, PrintOrderStatusChange
+from tests.billing.helpers import Market, approved_org
 from tests.reliability import drill_actors  # noqa: F401  (declares drill_work in this process)
-from tests.reliability.drill import books_hold, kill, signal_worker, start_worker, wait_for
+from tests.reliability.drill import books_hold, kill, restart_redis, signal_worker, start_worker, wait_for
+from tests.reliability.drill_actors import DONE
 
 pytestmark = [pytest.mark.drills, pytest.mark.committed]
 BOUND_S = 90  # every piece of work done within this, from the loss
@@ -103,3 +106,91 @@ def test_redis_flushed_under_60_sign_ups_sends_each_e_mail_exactly_once(epoch, b
     (reason, redelivered, _), = losses
     assert reason == "marker_missing" and redelivered >= 20
     assert recovery < BOUND_S
+
+
+def _advanced_once(batch_code: str) -> tuple[int, int]:
+    """(orders of the batch now `sent`, status changes to `sent` beyond one per order)."""
+    batch = PrintOrderBatch.get(PrintOrderBatch.code == batch_code)
+    orders = PrintOrder.select(PrintOrder.id).where(PrintOrder.batch_id == batch.id)
+    sent = PrintOrder.select().where(PrintOrder.batch_id == batch.id, PrintOrder.status == "sent").count()
+    changes = Counter(change.order_id for change in PrintOrderStatusChange.select(PrintOrderStatusChange.order_id)
+                      .where(PrintOrderStatusChange.order_id.in_(orders), PrintOrderStatusChange.to_status == "sent"))
+    return sent, sum(count - 1 for count in changes.values())
+
+
+def _invoiced(reservation_ids: list[str]) -> Counter:
+    """Platform-sale invoices per reservation (the collection's invoice)."""
+    rows = database.execute_sql("SELECT reservation_id FROM billing_invoice WHERE kind = 'platform_sale'"
+                                " AND reservation_id = ANY(%s)", (reservation_ids,)).fetchall()
+    return Counter(reservation_id for (reservation_id,) in rows)
+
+
+def test_redis_restarted_without_persistence_under_a_batch_advance_and_collections(
+        epoch, broker, own_redis, make_app, setting, sent_batch, printer, tmp_path):
+    with database.connection_context():
+        code = sent_batch(200)
+        industrial, distributor, market = approved_org("industrial"), approved_org("distributor"), Market()
+        reservations = [market.reservation(industrial, distributor, day=n, approve=False).id for n in range(50)]
+
+        def approve(ids: list[str]) -> None:  # each approval hands an auto-collection to Redis
+            for reservation_id in ids:
+                review_reservation(reservation_id=reservation_id, distributor_organization_id=distributor.id,
+                                   decision=Review.APPROVED)
+
+        worker = start_worker(tmp_path, modules=("actors",), queues=("default", "printing", "billing"))
+        try:
+            waiting = falcon.testing.TestClient(make_app(batch_advance_wait_seconds=0))
+            advance = waiting.simulate_patch(f"/api/printer/print-batches/{code}/status", headers=printer,
+                                             json={"nextStatus": "sent"})
+            assert advance.status_code == 202, advance.text
+            approve(reservations[:25])
+            wait_for(lambda: _advanced_once(code)[0] >= 20 and sum(_invoiced(reservations).values()) >= 5,
+                     timeout=60)
+            signal_worker(worker, signal.SIGSTOP)  # what is queued from now on is lost with Redis
+            approve(reservations[25:])
+            assert outbox.flush()
+            at_loss = (_advanced_once(code)[0], sum(_invoiced(reservations).values()))
+            restart_redis(own_redis, keep_data=False)
+            restarted_at = time.monotonic()
+            signal_worker(worker, signal.SIGCONT)
+            recovery = wait_for(lambda: _advanced_once(code)[0] == 200 and len(_invoiced(reservations)) == 50
+                                and _losses(), timeout=BOUND_S)
+            sent, advanced_twice = _advanced_once(code)
+            invoiced = _invoiced(reservations)
+            losses = _losses()
+            books_hold(database)
+        finally:
+            kill(worker, signal.SIGTERM)
+    print(f"Redis restarted without persistence under a 200-order advance and 50 collections: at the loss "
+          f"{at_loss[0]} orders advanced and {at_loss[1]} invoiced; all done {recovery:.1f} s after the restart; "
+          f"losses found {losses}; orders advanced twice {advanced_twice}, reservations invoiced twice "
+          f"{sum(n - 1 for n in invoiced.values())}")
+    assert sent == 200 and advanced_twice == 0
+    assert set(invoiced) == set(reservations) and set(invoiced.values()) == {1}
+    (reason, redelivered, _), = losses
+    assert reason == "marker_missing" and redelivered >= 25
+    assert time.monotonic() - restarted_at < BOUND_S
+
+
+def test_a_redis_restarted_with_its_data_intact_re_sends_nothing(epoch, broker, own_redis, drill_table, tmp_path):
+    tokens = [f"intact-{n}" for n in range(30)]
+    with database.connection_context():
+        with transaction():
+            for token in tokens:
+                outbox.enqueue("drill_work", token, 0)
+        assert outbox.flush()  # 30 messages queued, no worker yet
+        restart_redis(own_redis, keep_data=True)  # saved, then reloaded from its append-only file
+        assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 30
+        check_epoch()  # this process's connection is back: same epoch, another run id, data intact
+        worker = start_worker(tmp_path)
+        try:
+            recovery = wait_for(lambda: outbox.backlog()["notDone"] == 0, timeout=60)
+        finally:
+            kill(worker, signal.SIGTERM)
+        runs = dict(database.execute_sql(DONE).fetchall())
+        attempts = {n for (n,) in database.execute_sql("SELECT attempts FROM outbox_message").fetchall()}
+        losses = _losses()
+    print(f"Redis restarted with its data: 30 queued messages done {recovery:.1f} s after the worker started, "
+          f"losses found {losses}, re-sent {sum(attempts) - 1 if attempts else 0}")
+    assert losses == [] and attempts == {1}  # no row handed over a second time
+    assert runs == dict.fromkeys(tokens, 1)
