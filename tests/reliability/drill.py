@@ -64,6 +64,13 @@ def restart_redis(data_dir: Path, *, keep_data: bool) -> None:
     embedded.ensure_redis(data_dir)
 
 
+def pg_binary(name: str) -> Path:
+    """A client program of the embedded PostgreSQL (`pg_dump`, `pg_restore`, `psql`...)."""
+    import pgserver
+
+    return Path(pgserver.__file__).parent / "pginstall" / "bin" / name
+
+
 def books_hold(database) -> None:
     """The checks a drill ends with, on the database it drilled (`database`, a peewee database):
     invoice numbers unique and gapless in every series, each series' counter at its last number.

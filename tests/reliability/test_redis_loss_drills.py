@@ -36,18 +36,6 @@ pytestmark = [pytest.mark.drills, pytest.mark.committed]
 BOUND_S = 90  # every piece of work done within this, from the loss
 
 
-@pytest.fixture
-def epoch(broker):
-    """The broker's epoch as a running platform has it: written in Redis and PostgreSQL (the
-    committed tests before this one truncated the table)."""
-    with database.connection_context():
-        database.execute_sql("TRUNCATE outbox_broker_epoch, outbox_broker_loss")
-        broker.client.delete(f"{broker.namespace}:vitrine-epoch")
-        check_epoch()
-        assert database.execute_sql("SELECT count(*) FROM outbox_broker_epoch").fetchone()[0] == 1
-        yield
-
-
 def _losses() -> list[tuple]:
     return database.execute_sql("SELECT reason, redelivered, unsent_resent FROM outbox_broker_loss").fetchall()
 
