@@ -24,7 +24,9 @@ The life of a row:
    (restart without persistence, FLUSHALL, eviction) or it died with a worker. Each hand-over
    doubles the wait (`OUTBOX_REDELIVER_AFTER_SECONDS` x 2^n, at most 6 h); a row still not done
    after `OUTBOX_MAX_HANDOVERS` hand-overs is marked dead, which `vitrine queues` and
-   `/api/metrics` show. Actors are idempotent, so a re-sent message whose first copy ran after
+   `/api/metrics` show. A Redis that lost its data is found sooner by its epoch marker
+   (`backend.broker_epoch`), which hands every row handed over but not done over again at once
+   (`hand_over_again`). Actors are idempotent, so a re-sent message whose first copy ran after
    all is harmless: work is done at least once end to end, never lost.
 """
 

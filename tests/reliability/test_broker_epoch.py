@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import falcon.testing
 import pytest
 
 from backend import broker_epoch, observability, outbox
@@ -48,7 +49,7 @@ def _marker(broker) -> dict:
 
 
 @pytest.mark.committed
-def test_a_flushed_redis_gets_its_work_again_once_and_a_healthy_one_nothing(watch, broker, log_lines):
+def test_a_flushed_redis_gets_its_work_again_once_and_a_healthy_one_nothing(watch, broker, log_lines, make_app):
     assert watch.check() is None  # the first check writes the marker
     _handed_over(5)
     assert _queued(broker) == 5
@@ -61,6 +62,9 @@ def test_a_flushed_redis_gets_its_work_again_once_and_a_healthy_one_nothing(watc
     assert (line["level"], line["reason"], line["redelivered"], line["unsentResent"]) == ("error", "marker_missing",
                                                                                           5, 0)
     assert observability.figures()["redis_data_lost"] == broker_epoch.losses() == 1
+    metrics = falcon.testing.TestClient(make_app(metrics_token="epoch-metrics-token-0123456789"))
+    text = metrics.simulate_get("/api/metrics", headers={"Authorization": "Bearer epoch-metrics-token-0123456789"}).text
+    assert "vitrine_outbox_redis_data_lost_total 1.0" in text.splitlines()
 
 
 @pytest.mark.committed
