@@ -14,32 +14,18 @@ import pytest
 
 from backend.db import database
 from backend.email.messages import EmailMessage, EmailNotSent, deliver_email, queue_email
+from tests.identity.test_email import FakeSMTP
 
 pytestmark = pytest.mark.committed
 
 
-class GatedSMTP:
+class GatedSMTP(FakeSMTP):
     """The SMTP server (outside the process): the first send waits at a gate, so a second copy
     of the message starts while the first one holds its claim; each accepted send is counted."""
 
     sent: list = []
     reached, gate = threading.Event(), threading.Event()
     refuse_first = False
-
-    def __init__(self, host, port, timeout=None, context=None):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def ehlo(self):
-        pass
-
-    def has_extn(self, name):
-        return False
 
     def send_message(self, mime):
         if not GatedSMTP.reached.is_set():  # the first copy, holding the claim
