@@ -2,9 +2,10 @@
 
 The platform writes a marker into the broker's Redis (`<namespace>:vitrine-epoch`: a random token
 and the Redis run id it was written on) and keeps the same token in PostgreSQL
-(`outbox_broker_epoch`). `EpochWatch.check()` compares them; the clock's sweeper calls it every
-minute, each worker process's maintenance thread every few seconds, and every process's
-hand-over thread when a new Redis connection was opened (the connection came back). Verdicts:
+(`outbox_broker_epoch`, a row per broker namespace). `EpochWatch.check()` compares them; the
+clock's sweeper calls it every minute, each worker process's maintenance thread every few
+seconds, and every process's hand-over thread when a new Redis connection was opened (the
+connection came back). Verdicts:
 
 - marker and run id as this process last saw them: nothing to do (one round trip, no SQL);
 - same token, another run id, append-only file on: Redis restarted and reloaded its data: the
@@ -77,7 +78,7 @@ class EpochWatch:
     """One process's watch over the broker's Redis (`client`, keys under `namespace`)."""
 
     def __init__(self, client, namespace: str) -> None:
-        self.client, self.key = client, f"{namespace}:vitrine-epoch"
+        self.client, self.namespace, self.key = client, namespace, f"{namespace}:vitrine-epoch"
         self._seen: tuple[str | None, str | None] | None = None
         self._lock = threading.Lock()
         self._settling = threading.local()  # the re-send's own hand-overs do not check again
@@ -107,7 +108,8 @@ class EpochWatch:
         with transaction():
             database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
             state = self.read()  # again: another process may have settled it while this one waited
-            known = database.execute_sql("SELECT token FROM outbox_broker_epoch WHERE id = 1").fetchone()
+            known = database.execute_sql("SELECT token FROM outbox_broker_epoch WHERE namespace = %s",
+                                         (self.namespace,)).fetchone()
             found = verdict(known[0] if known else None, state)
             loss = None
             if found != "intact":
@@ -115,15 +117,16 @@ class EpochWatch:
                 if found in LOSS_REASONS:
                     loss = Loss(found, redelivered, unsent)
                     database.execute_sql(
-                        "INSERT INTO outbox_broker_loss (detected_at, reason, redis_run_id, redelivered, unsent_resent,"
-                        " detected_by) VALUES (%s, %s, %s, %s, %s, %s)",
-                        (clock.now(), found, state.run_id, redelivered, unsent, _process_name()))
+                        "INSERT INTO outbox_broker_loss (detected_at, reason, namespace, redis_run_id, redelivered,"
+                        " unsent_resent, detected_by) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (clock.now(), found, self.namespace, state.run_id, redelivered, unsent, _process_name()))
                 token = state.token if found == "restarted" else secrets.token_hex(16)
                 self.client.set(self.key, json.dumps({"token": token, "runId": state.run_id}))
                 database.execute_sql(
-                    "INSERT INTO outbox_broker_epoch (id, token, redis_run_id, written_at) VALUES (1, %s, %s, %s)"
-                    " ON CONFLICT (id) DO UPDATE SET token = EXCLUDED.token, redis_run_id = EXCLUDED.redis_run_id,"
-                    " written_at = EXCLUDED.written_at", (token, state.run_id, clock.now()))
+                    "INSERT INTO outbox_broker_epoch (namespace, token, redis_run_id, written_at)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT (namespace) DO UPDATE SET token = EXCLUDED.token,"
+                    " redis_run_id = EXCLUDED.redis_run_id, written_at = EXCLUDED.written_at",
+                    (self.namespace, token, state.run_id, clock.now()))
                 state = RedisState(token, state.run_id, state.run_id, state.append_only)
                 _report(found, loss, unsent)
         self._seen = state.seen
