@@ -5,7 +5,10 @@ the request that caused it), a database session per message, the outbox completi
 that came from an outbox row closes it once its actor has done the work), periodic jobs whose
 failure waits for the next tick, and a maintenance pass every few seconds in each worker so that
 the messages a killed worker held come back within 30 s. `install_outbox_sender` makes
-`backend.outbox` hand committed rows to this broker.
+`backend.outbox` hand committed rows to this broker. The broker's epoch marker
+(`backend.broker_epoch`) is checked by each worker's maintenance pass, by the clock's sweeper,
+and by a process's hand-over thread once a Redis connection was opened again: work a Redis lost
+with its data is handed over again within seconds.
 """
 
 from __future__ import annotations
@@ -16,13 +19,17 @@ from collections.abc import Sequence
 from uuid import uuid4
 
 import dramatiq
+import redis
 from dramatiq import Message
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.common import current_millis
 from dramatiq.middleware import Middleware, Retries
 from periodiq import PeriodiqMiddleware
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 from backend import db, outbox
+from backend.broker_epoch import EpochWatch
 from backend.config import Config
 from backend.context import bind_request_id, current_request_id, reset_request_id
 from backend.logs import get_logger
@@ -30,6 +37,10 @@ from backend.logs import get_logger
 log = get_logger("worker")
 QUEUES = ("default", "webhooks", "documents", "einvoicing", "printing", "email", "billing")
 _broker: RedisBroker | None = None
+_watch: EpochWatch | None = None
+# Set each time this process opens a Redis connection (the first one, more threads, or Redis back
+# after an outage or a restart): the next hand-over checks the broker's epoch.
+_connected = threading.Event()
 
 # A worker process that has not been heard of for HEARTBEAT_TIMEOUT_MS is dead: a maintenance pass
 # puts the messages it held back on their queues. Every live worker runs a pass (which is also its
@@ -154,6 +165,8 @@ class Maintenance(Middleware):
                 run_maintenance(broker)
             except Exception as exc:  # Redis away: the next pass tries again
                 log.warning("broker maintenance failed", extra={"fields": {"error": str(exc)}})
+                continue
+            check_epoch()
 
 
 def run_maintenance(broker: RedisBroker) -> None:
@@ -188,9 +201,15 @@ def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
     if _broker is not None:
         return _broker
     # Short socket timeouts: a stalled Redis fails a hand-over (the sweeper re-sends) instead of
-    # hanging a thread; the consumers poll, they never block on a read.
-    broker = PromptRedisBroker(url=config.redis_url, namespace=namespace, socket_timeout=5, socket_connect_timeout=3,
-                         heartbeat_timeout=HEARTBEAT_TIMEOUT_MS)
+    # hanging a thread; the consumers poll, they never block on a read. The pool is built here:
+    # given a URL, Dramatiq builds one without these settings. A command that meets a dead
+    # connection (Redis restarted since) is tried again on a new one, twice at most, at once:
+    # without this the first hand-over on each pooled connection after a restart failed.
+    pool = redis.ConnectionPool.from_url(
+        config.redis_url, socket_timeout=5, socket_connect_timeout=3, redis_connect_func=_on_connect,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2, supported_errors=(redis.ConnectionError,)))
+    broker = PromptRedisBroker(client=redis.Redis(connection_pool=pool), namespace=namespace,
+                               heartbeat_timeout=HEARTBEAT_TIMEOUT_MS)
     broker.add_middleware(PeriodiqMiddleware(skip_delay=60))
     broker.add_middleware(RequestIdMiddleware())
     broker.add_middleware(DatabaseSession())
@@ -202,6 +221,8 @@ def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
         broker.declare_queue(queue)
     dramatiq.set_broker(broker)
     install_outbox_sender(broker)
+    global _watch
+    _watch = EpochWatch(broker.client, namespace)
     outbox.set_redelivery(outbox.Redelivery(after_seconds=config.outbox_redeliver_after_seconds,
                                             max_handovers=config.outbox_max_handovers))
     _broker = broker
@@ -222,9 +243,34 @@ def install_outbox_sender(broker) -> None:
                 outcomes[n] = exc
         for n, outcome in zip(messages, enqueue_many(broker, list(messages.values())), strict=True):
             outcomes[n] = outcome
+        if _connected.is_set():
+            _connected.clear()
+            check_epoch()
         return outcomes
 
     outbox.set_sender(send)
+
+
+def _on_connect(connection) -> None:
+    connection.on_connect()
+    _connected.set()
+
+
+def check_epoch() -> None:
+    """Compare the broker's epoch marker with what this process last saw, and hand over again
+    what a Redis that lost its data lost (`backend.broker_epoch`). Never raises: Redis or
+    PostgreSQL away, the next check (seconds away) tries again."""
+    if _watch is None:
+        return
+    try:
+        opened = db.open_connection()
+        try:
+            _watch.check()
+        finally:
+            if opened:
+                db.close_connection()
+    except Exception as exc:
+        log.warning("broker epoch check failed", extra={"fields": {"error": f"{type(exc).__name__}: {exc}"}})
 
 
 def enqueue_many(broker, messages: Sequence[Message]) -> list[BaseException | None]:

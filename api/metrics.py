@@ -3,7 +3,8 @@
 Per web process (each gunicorn worker keeps its own request counters, as `/api/health` does;
 scrape each process, or run one web process per container): requests by route template, method
 and status, and their latency. At scrape time, from PostgreSQL and Redis: the outbox backlog
-(not handed over, handed over but not done with the oldest one's age, dead), queue depths and
+(not handed over, handed over but not done with the oldest one's age, dead), the times the
+broker's Redis lost data (`vitrine_outbox_redis_data_lost_total`), queue depths and
 dead letters per Dramatiq queue, signature webhook events by status, invoices issued by kind,
 e-invoice transmissions by status. `docs/operations.md` lists them with alert suggestions.
 """
@@ -97,6 +98,9 @@ class _StoredFigures:
         for state, key in (("unsent", "unsent"), ("not_done", "notDone"), ("dead", "dead")):
             outbox.add_metric((state,), backlog[key])
         yield outbox
+        yield CounterMetricFamily("vitrine_outbox_redis_data_lost",
+                                  "Times the broker's Redis was found to have lost data (its work handed over again)",
+                                  value=figures["redis_data_lost"])
         yield GaugeMetricFamily("vitrine_outbox_oldest_not_done_seconds",
                                 "Age of the oldest outbox row handed over and not done",
                                 value=backlog["oldestNotDoneSeconds"])

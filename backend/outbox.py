@@ -24,7 +24,9 @@ The life of a row:
    (restart without persistence, FLUSHALL, eviction) or it died with a worker. Each hand-over
    doubles the wait (`OUTBOX_REDELIVER_AFTER_SECONDS` x 2^n, at most 6 h); a row still not done
    after `OUTBOX_MAX_HANDOVERS` hand-overs is marked dead, which `vitrine queues` and
-   `/api/metrics` show. Actors are idempotent, so a re-sent message whose first copy ran after
+   `/api/metrics` show. A Redis that lost its data is found sooner by its epoch marker
+   (`backend.broker_epoch`), which hands every row handed over but not done over again at once
+   (`hand_over_again`). Actors are idempotent, so a re-sent message whose first copy ran after
    all is harmless: work is done at least once end to end, never lost.
 """
 
@@ -390,6 +392,26 @@ def sweep(*, older_than_seconds: int = 60, limit: int = 500) -> int:
             "unsent": len(unsent), "redelivered": len(resent), "dead": len(given_up), "sent": sent}})
         for row in given_up:
             log.error("outbox row given up", extra={"fields": {"outboxId": row.id, "actor": row.actor_name}})
+    return sent
+
+
+def hand_over_again(*, lost: bool, chunk: int = 1_000) -> tuple[int, int]:
+    """Once the broker is back (`backend.broker_epoch`): hand over at once every row whose hand-over
+    failed while it was away and, when it lost data (`lost`), every row handed over but not done,
+    whatever its `redeliver_at`. Inside the caller's transaction; rows another sweeper holds are
+    left to it. Returns (handed over but not done, never handed over) rows handed over now."""
+    failed = OutboxMessage.sent_at.is_null() & OutboxMessage.dead_at.is_null() & (OutboxMessage.attempts > 0)
+    not_done = (OutboxMessage.sent_at.is_null(False) & OutboxMessage.done_at.is_null()
+                & OutboxMessage.dead_at.is_null())
+    return (_hand_over_where(not_done, chunk) if lost else 0), _hand_over_where(failed, chunk)
+
+
+def _hand_over_where(condition, chunk: int) -> int:
+    sent, after = 0, 0
+    while rows := list(OutboxMessage.select().where(condition, OutboxMessage.id > after).order_by(OutboxMessage.id)
+                       .limit(chunk).for_update("FOR UPDATE SKIP LOCKED")):
+        sent += _hand_over_all(rows)
+        after = rows[-1].id
     return sent
 
 

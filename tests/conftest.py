@@ -248,6 +248,14 @@ def log_lines():
 
 
 @pytest.fixture
+def own_redis():
+    """The data directory of this session's embedded Redis, for the drills that restart it."""
+    if not _session.get("own_redis"):
+        pytest.skip("TEST_REDIS_URL is set: a drill restarts only a Redis of the session's own")
+    return _session["redis_dir"]
+
+
+@pytest.fixture
 def free_port():
     def pick() -> int:
         with socket.socket() as s:

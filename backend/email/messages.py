@@ -89,13 +89,18 @@ def queue_email(template: str, *, to: str, **context: str) -> EmailMessage:
 
 
 def deliver_email(email_id: str, *, config: Config) -> bool:
-    """Send a queued message; False when already sent (or being sent by another worker)."""
+    """Send a queued message once per row; False when it was already sent.
+
+    The claim is the row's lock, held while sending: a second copy of the message (a re-send
+    after Redis lost data, a redelivery) waits for the first one's outcome instead of skipping
+    it, then finds the message sent (False: its outbox row is done for a real reason) or, when
+    the first attempt failed, sends it itself."""
     failure: Exception | None = None
     with transaction():
         message = (
             EmailMessage.select()
             .where(EmailMessage.id == email_id, EmailMessage.status == "queued")
-            .for_update("FOR UPDATE SKIP LOCKED")
+            .for_update()
             .first()
         )
         if message is None:
