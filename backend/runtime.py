@@ -70,6 +70,7 @@ def build_runtime(config: Config, **given: Any) -> Runtime:
 
 
 _current: Runtime | None = None
+_database_url: str | None = None  # what the database pool connects to
 
 
 def current_runtime() -> Runtime | None:
@@ -98,8 +99,12 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
             for warning in config.warnings:
                 log.warning(warning)
         log.info("boot", extra={"fields": {"role": role, "settings": config.describe()}})
-    if _current is None or _current.config.database_url != config.database_url:
-        init_database(config.database_url)
+    global _database_url
+    # The release phase (`vitrine migrate`) runs as the role that owns the tables, when there are two.
+    url = (role == "release" and config.database_owner_url) or config.database_url
+    if url != _database_url:
+        init_database(url)
+        _database_url = url
     secrets.use_costs(time_cost=config.argon2_time_cost, memory_cost_kib=config.argon2_memory_cost_kib,
                       parallelism=config.argon2_parallelism)
     messages.use_links(public_base_url=config.public_base_url, platform_name=config.platform_name)
@@ -111,10 +116,9 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
 def with_service_urls(config: Config) -> Config:
     if config.database_url and config.redis_url:
         return config
-    from backend.embedded import ensure_postgres, ensure_redis  # development default only
+    from backend.embedded import ensure_postgres, ensure_redis, runtime_url  # development default only
 
-    return replace(
-        config,
-        database_url=config.database_url or ensure_postgres(config.data_dir),
-        redis_url=config.redis_url or ensure_redis(config.data_dir),
-    )
+    if not config.database_url:  # the embedded server: its superuser owns, its runtime role runs
+        owner_url = ensure_postgres(config.data_dir)
+        config = replace(config, database_owner_url=owner_url, database_url=runtime_url(owner_url))
+    return replace(config, redis_url=config.redis_url or ensure_redis(config.data_dir))

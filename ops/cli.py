@@ -52,12 +52,15 @@ def cmd_dev(args) -> int:
 
 
 def cmd_migrate(args) -> int:
+    from backend.database_roles import runtime_role
     from backend.db import database
     from backend.migrate import apply_migrations
 
     runtime = _boot("release")
+    config = runtime.config
     with database.connection_context():
-        done = apply_migrations()
+        done = apply_migrations(runtime_role=runtime_role(owner_url=config.database_owner_url,
+                                                          runtime_url=config.database_url))
         from backend.documents.seeding import seed_default_versions  # first published versions
 
         seeded = seed_default_versions(runtime.storage)
