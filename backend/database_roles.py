@@ -19,8 +19,6 @@ from __future__ import annotations
 import psycopg2
 from psycopg2 import sql
 
-from backend.db import transaction
-
 # The privileges of the runtime role on the tables that are not plain rows; every other table of
 # the schema gets SELECT, INSERT, UPDATE, DELETE.
 RESTRICTED: dict[str, str] = {
@@ -76,6 +74,6 @@ def grant_runtime(database, role: str) -> None:
     """Give `role` the rows it needs, on the owner's connection `database`, in one transaction."""
     tables = [name for (name,) in database.execute_sql(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()]
-    with transaction():
+    with database.atomic():
         for statement in grant_statements(role, tables):
             database.execute_sql(statement.as_string(database.connection()))

@@ -70,7 +70,6 @@ def build_runtime(config: Config, **given: Any) -> Runtime:
 
 
 _current: Runtime | None = None
-_database_url: str | None = None  # what the database pool connects to
 
 
 def current_runtime() -> Runtime | None:
@@ -99,12 +98,8 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
             for warning in config.warnings:
                 log.warning(warning)
         log.info("boot", extra={"fields": {"role": role, "settings": config.describe()}})
-    global _database_url
-    # The release phase (`vitrine migrate`) runs as the role that owns the tables, when there are two.
-    url = (role == "release" and config.database_owner_url) or config.database_url
-    if url != _database_url:
-        init_database(url)
-        _database_url = url
+    if _current is None or _current.config.database_url != config.database_url:
+        init_database(config.database_url)
     secrets.use_costs(time_cost=config.argon2_time_cost, memory_cost_kib=config.argon2_memory_cost_kib,
                       parallelism=config.argon2_parallelism)
     messages.use_links(public_base_url=config.public_base_url, platform_name=config.platform_name)

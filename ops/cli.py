@@ -59,8 +59,8 @@ def cmd_migrate(args) -> int:
     runtime = _boot("release")
     config = runtime.config
     with database.connection_context():
-        done = apply_migrations(runtime_role=runtime_role(owner_url=config.database_owner_url,
-                                                          runtime_url=config.database_url))
+        done = apply_migrations(config.database_owner_url, runtime_role=runtime_role(
+            owner_url=config.database_owner_url, runtime_url=config.database_url))
         from backend.documents.seeding import seed_default_versions  # first published versions
 
         seeded = seed_default_versions(runtime.storage)

@@ -83,15 +83,13 @@ def pytest_configure(config) -> None:
         }
     )
     from backend.database_roles import current_role
-    from backend.db import database
     from backend.migrate import apply_migrations
     from backend.runtime import boot
 
-    boot(role="release")
-    with database.connection_context():
-        apply_migrations(runtime_role=current_role(database_url))
     _session["config"] = boot(role="test").config
     import actors  # noqa: F401  (broker on the test Redis, actors declared)
+
+    apply_migrations(owner_url, runtime_role=current_role(database_url))
 
 
 _session: dict = {}

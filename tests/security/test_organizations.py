@@ -115,6 +115,30 @@ def test_an_admin_reassigns_a_squatted_organization(client):
                                 json={"userId": squatter.id, "note": "x"}).status_code == 403
 
 
+def test_a_squatters_cookie_acts_for_nothing_once_the_organization_is_reassigned(client):
+    squatter, organization = make_user(), make_organization(kyb_status="approved")
+    add_member(squatter, organization)
+    cookie = signed_in(squatter, organization)
+    assert client.simulate_get("/api/billing/invoices", headers=cookie).status_code == 200
+    owner, admin = make_user(), make_admin()
+    assert client.simulate_post(f"/api/admin/organizations/{organization.id}/reassign", headers=signed_in(admin),
+                                json={"userId": owner.id, "note": "Kbis reçu"}).status_code == 200
+    for path in ("/api/billing/invoices", "/api/billing/invoices/x/download",
+                 "/api/billing/reservations/x/incident"):
+        assert client.simulate_get(path, headers=cookie).status_code in (401, 403), path
+    assert client.simulate_post("/api/billing/reservations/x/incident", headers=cookie,
+                                json={"reason": "x"}).status_code in (401, 403)
+
+
+def test_a_removed_membership_is_checked_by_the_session_itself(client):
+    """Whatever removes a membership, the session that still names the organization acts for none."""
+    member, organization = make_user(), make_organization(kyb_status="approved")
+    add_member(member, organization)
+    cookie = signed_in(member, organization)
+    Membership.delete().where(Membership.user == member.id).execute()
+    assert client.simulate_get("/api/billing/invoices", headers=cookie).status_code == 403
+
+
 def test_an_admin_deletes_a_squatted_organization(client):
     squatter, organization = make_user(), make_organization()
     add_member(squatter, organization)
