@@ -60,13 +60,30 @@ def test_legal_name_siret_and_signer_changes_reopen_kyb(client):
     assert _status(organization) == "submitted"
 
 
-def test_an_unchanged_or_address_only_profile_keeps_the_approval(client):
+def test_an_unchanged_profile_keeps_the_approval(client):
     organization, headers = _approved(client)
     assert _put(client, organization, headers).status_code == 200
-    address = {"street": "2 rue Neuve", "postalCode": "75003", "city": "Paris", "country": "FR"}
-    assert _put(client, organization, headers, address=address).status_code == 200
+    assert _put(client, organization, headers, address={**billing_body("")["address"], "country": "FR"}).status_code == 200
     assert _status(organization) == "approved"
     assert not SecurityEvent.select().where(SecurityEvent.event == "kyb.reopened").exists()
+
+
+def test_address_country_and_vat_number_changes_reopen_kyb(client):
+    """They say where invoices go and which VAT number they carry: an approved KYB vouched for them."""
+    street = {"street": "2 rue Neuve", "postalCode": "75002", "city": "Paris", "country": "FR"}
+    for changes, field in (({"address": street}, "street"),
+                           ({"address": {**street, "street": "1 rue de la Paix", "postalCode": "69001"}}, "postal_code"),
+                           ({"address": {**street, "street": "1 rue de la Paix", "city": "Lyon"}}, "city"),
+                           ({"address": {**street, "street": "1 rue de la Paix", "country": "BE"}}, "country"),
+                           ({"vatNumber": "vat"}, "vat_number")):
+        organization, headers = _approved(client)
+        if field == "vat_number":
+            changes = {"vatNumber": f"FR{(12 + 3 * (int(organization.siren) % 97)) % 97:02d}{organization.siren}"}
+        assert _put(client, organization, headers, **changes).status_code == 200, changes
+        assert _status(organization) == "submitted", changes
+        audit = SecurityEvent.select().where(SecurityEvent.event == "kyb.reopened",
+                                             SecurityEvent.target_id == organization.id).get()
+        assert audit.details["changed"] == [field]
 
 
 def test_a_new_kyb_document_reopens_kyb(client):
