@@ -37,6 +37,8 @@ def _is_xdist_controller(config) -> bool:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "committed: the test commits; tables are truncated afterwards")
+    config.addinivalue_line("markers", "owner: the test runs as the role owning the tables (it injects faults "
+                                       "with triggers, which the runtime role may not create)")
     config.addinivalue_line("markers", "drills: fault drills with real processes (tests/reliability/test_drills.py)")
     if _is_xdist_controller(config):
         return  # the controller runs no test
@@ -64,7 +66,8 @@ def pytest_configure(config) -> None:
 
     # Tests run as the runtime role (a missing grant fails a test); the server's superuser owns and migrates.
     owner_url = database_url
-    database_url = embedded.runtime_url(owner_url, password="vitrine_app" if os.environ.get("TEST_DATABASE_URL") else None)
+    password = "vitrine_app" if os.environ.get("TEST_DATABASE_URL") else None  # the embedded server trusts its socket
+    database_url = embedded.runtime_url(owner_url, password=password)
     os.environ.update(
         {
             "DATABASE_URL": database_url,
@@ -130,6 +133,15 @@ def _database(request):
     """Every test in a rolled-back transaction; `committed` tests truncate instead."""
     from backend.db import database, transaction
 
+    if request.node.get_closest_marker("owner"):
+        from backend.db import init_database
+
+        runtime = database.obj
+        if "owner_pool" in _session:
+            database.initialize(_session["owner_pool"])
+        else:
+            _session["owner_pool"] = init_database(os.environ["DATABASE_OWNER_URL"])
+        request.addfinalizer(lambda: database.initialize(runtime))  # after the rollback below
     if request.node.get_closest_marker("committed"):
         try:
             yield

@@ -130,8 +130,8 @@ class MagicLink(AuthResource):
                tags=TAGS, query=TokenQuery,
                answer=UserData, answer_description="signed in; sets the cookie", errors=INVALID_TOKEN)
     def on_get_verify(self, req, resp, query: dict) -> dict:
-        user, session_token = accounts.verify_magic_link(token=query["token"], browser=req.cookies.get(MAGIC_LINK_COOKIE),
-                                                         client=self.client(req))
+        user, session_token = accounts.verify_magic_link(
+            token=query["token"], browser=req.cookies.get(MAGIC_LINK_COOKIE), client=self.client(req))
         return self.signed_in(resp, user, session_token)
 
 

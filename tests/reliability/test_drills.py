@@ -19,9 +19,12 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import psycopg2
 import pytest
+from psycopg2 import sql
 
 from backend import clock, outbox
+from backend.database_roles import current_role
 from backend.db import database, transaction
 from tests.reliability import drill_actors  # noqa: F401  (declares drill_work in this process)
 from tests.reliability.drill_actors import CREATE, DONE
@@ -32,11 +35,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def drill_table(broker):
-    with database.connection_context():
-        database.execute_sql(CREATE)
-        database.execute_sql("TRUNCATE drill_work")
+    """The drill's table, made by the owner for the runtime role (the drill's processes)."""
+    with psycopg2.connect(os.environ["DATABASE_OWNER_URL"]) as owner, owner.cursor() as cursor:
+        cursor.execute(CREATE)
+        cursor.execute("TRUNCATE drill_work")
+        cursor.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON drill_work TO {}").format(
+            sql.Identifier(current_role(os.environ["DATABASE_URL"]))))
+    try:
         yield
-        database.execute_sql("DROP TABLE IF EXISTS drill_work")
+    finally:
+        with owner, owner.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS drill_work")
+        owner.close()
 
 
 def _start_worker(tmp_path: Path) -> subprocess.Popen:

@@ -119,7 +119,8 @@ def test_a_magic_link_on_an_unverified_account_burns_the_other_links(client):
     client.simulate_post("/api/auth/password-reset", json={"email": VICTIM})
     browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": VICTIM}))
     magic = token_in(last_email(VICTIM, "magic_link"))
-    assert client.simulate_get("/api/auth/magic-link/verify", params={"token": magic}, headers=browser).status_code == 200
+    opened = client.simulate_get("/api/auth/magic-link/verify", params={"token": magic}, headers=browser)
+    assert opened.status_code == 200
     assert TokenPurpose.PASSWORD_RESET not in _unused(user.id)
     assert AuthSession.select().where(AuthSession.user == user.id, AuthSession.revoked_at.is_null()).count() == 1
 

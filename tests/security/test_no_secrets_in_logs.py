@@ -4,7 +4,7 @@ templates (`/api/invitations/{token}/accept`), never the path a client sent."""
 from __future__ import annotations
 
 from tests.factories import add_member, make_organization, make_user, signed_in
-from tests.identity.helpers import cookie_header, cookie_of, last_email, token_in, verify_email
+from tests.identity.helpers import browser_of, cookie_header, cookie_of, last_email, token_in, verify_email
 
 
 def test_a_full_flow_writes_no_token_or_secret_to_the_logs(client, log_lines, config):
@@ -14,10 +14,10 @@ def test_a_full_flow_writes_no_token_or_secret_to_the_logs(client, log_lines, co
     session = cookie_of(signed_up)
     verification = token_in(last_email(email, "email_verification"))
     verify_email(client, email, cookie_header(session))
-    client.simulate_post("/api/auth/magic-link", json={"email": email})
+    browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": email}))
     magic = token_in(last_email(email, "magic_link"))
-    opened = client.simulate_get("/api/auth/magic-link/verify", params={"token": magic})
-    client.simulate_get("/api/auth/magic-link/verify", params={"token": magic})  # replayed: refused
+    opened = client.simulate_get("/api/auth/magic-link/verify", params={"token": magic}, headers=browser)
+    client.simulate_get("/api/auth/magic-link/verify", params={"token": magic}, headers=browser)  # replayed: refused
     client.simulate_post("/api/auth/password-reset", json={"email": email})
     reset = token_in(last_email(email, "password_reset"))
     client.simulate_post("/api/auth/password-reset/confirm", json={"token": reset, "newPassword": new_password})
@@ -35,7 +35,8 @@ def test_a_full_flow_writes_no_token_or_secret_to_the_logs(client, log_lines, co
     client.simulate_post(f"/api/invitations/{invitation}/accept", headers=cookie_header(cookie_of(signed)))
     client.simulate_post(f"//api/invitations/{invitation}/accept")  # a variant, unauthenticated
 
-    secrets = [password, new_password, session, cookie_of(opened), cookie_of(signed), verification, magic, reset,
+    secrets = [password, new_password, session, browser["Cookie"].partition("=")[2],
+               cookie_of(opened), cookie_of(signed), verification, magic, reset,
                invitation, *config.secrets()]
     text = log_lines.raw()
     assert text, "the flow wrote no log line at all"
