@@ -268,6 +268,10 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         )
     if _str(env, "DATABASE_URL") and _str(env, "DATABASE_OWNER_URL") in (None, _str(env, "DATABASE_URL")):
         warnings.append(ONE_DATABASE_ROLE)
+    if (_str(env, "ENVIRONMENT") or "").lower() == "production":
+        for name in ("ESIGN_BASE_URL", "ODP_BASE_URL", "ODP_TOKEN_URL"):  # they carry API keys and secrets
+            if not (_str(env, name) or getattr(Config, name.lower())).lower().startswith("https://"):
+                env.problem(f"{name} must be an https:// URL in production")
     if not _str(env, "ESIGN_WEBHOOK_SECRET"):
         warnings.append("ESIGN_WEBHOOK_SECRET is not set: every e-signature webhook will be refused")
 

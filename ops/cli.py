@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from backend.config import ConfigError
+from backend.config import ConfigError, load_config
 from backend.embedded import EmbeddedError
 
 # What a command needs before it runs: nothing; the servers (embedded ones started, or created, when
@@ -76,6 +76,9 @@ def cmd_seed_demo(args) -> int:
     from backend.db import database
     from ops.seed import ALREADY_SEEDED, seed_demo
 
+    if load_config().environment.lower() == "production":  # before anything starts
+        raise CommandError("seed-demo refuses to run with ENVIRONMENT=production: it creates demo logins "
+                           "whose passwords are published")
     runtime = _boot("seed")
     with database.connection_context():
         report = seed_demo(runtime, only_if_empty=args.if_empty, progress=args.progress)
