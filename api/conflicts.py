@@ -9,6 +9,7 @@ route at once:
   error, outside any open transaction (its own was rolled back), is run once more, transparently
   (the JSON body is kept on the request, so it is read again). A multipart upload, whose body was
   streamed, is not run again.
+- both log the route template, never the path, which may hold a token (an invitation's);
 - `handle_database_error`, the error handler of `peewee.DatabaseError`: such an error that still
   happens answers 409 `CONFLICT` with `details.reason = concurrent_update` (the client may retry);
   any other database error is an uncaught 500.
@@ -42,7 +43,7 @@ def _retry_once(responder):
             if not is_concurrency_conflict(exc) or in_transaction() or not _replayable(req):
                 raise
             log.warning("concurrent change lost a race: run once more", extra={"fields": {
-                "method": req.method, "path": req.path, "sqlstate": sqlstate(exc)}})
+                "method": req.method, "route": req.uri_template, "sqlstate": sqlstate(exc)}})
         return responder(req, resp, *args, **kwargs)
 
     run.retries_conflicts = True
@@ -62,7 +63,7 @@ def handle_database_error(req, resp, ex: Exception, params) -> None:
         handle_uncaught(req, resp, ex, params)
         return
     log.warning("concurrent change lost a race twice: 409", extra={"fields": {
-        "method": req.method, "path": req.path, "sqlstate": sqlstate(ex)}})
+        "method": req.method, "route": req.uri_template, "sqlstate": sqlstate(ex)}})
     _answer(resp, "CONFLICT", "a concurrent change got there first; try again", {"reason": "concurrent_update"})
 
 

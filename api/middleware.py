@@ -9,7 +9,7 @@ import time
 import falcon
 
 from api.clientip import client_ip
-from api.ratelimit import RateLimiter, bucket_for
+from api.ratelimit import RateLimiter, bucket_for, client_key
 from api.requests import JSON_BODY_LIMIT
 from api.telemetry import Telemetry
 from backend import db
@@ -121,7 +121,8 @@ class RateLimit:
         bucket = bucket_for(req.uri_template, req.get_param("reconcile"))
         if bucket is None:
             return
-        req.context.rate_limit_headers = self.limiter.hit(bucket, req.context.client_ip, req.uri_template)
+        req.context.rate_limit_headers = self.limiter.hit(bucket, client_key(req.context.client_ip),
+                                                          req.uri_template)
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
         headers = getattr(req.context, "rate_limit_headers", None)

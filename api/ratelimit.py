@@ -7,7 +7,13 @@ carry `//` or `/./` that the router would still match), with the query for `?rec
   link request;
 - `admin-critical` (60/min): `/api/admin/**`, `/api/auth/assign-role`, `/api/notifications/email-smoke`;
 - `provider-reconcile` (10/min): `GET /api/organizations/{id}/onboarding?reconcile=true`, which
-  calls the e-signature provider synchronously.
+  calls the e-signature provider synchronously;
+- `deprecated-webhook` (30/min): `POST /api/webhooks/odp`, answered 410, so that a flood of it is
+  refused before it is logged.
+
+The client is its IP address; an IPv6 client is its /64 network (what one subscriber gets), so
+rotating addresses inside it does not multiply the budget. The warning of a refusal is written
+once per client, bucket and window (the first refusal), so a flood of 429 cannot fill the logs.
 
 Counters live in Redis (`RATE_LIMIT_STORAGE_URL`, default `REDIS_URL`), shared by every web
 process; `vitrine dev` (one web process) keeps them in memory (`memory://`).
@@ -15,6 +21,7 @@ process; `vitrine dev` (one web process) keeps them in memory (`memory://`).
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import time
 from dataclasses import dataclass
@@ -38,7 +45,8 @@ class Bucket:
 AUTH_SENSITIVE = Bucket("auth-sensitive", 10)
 ADMIN_CRITICAL = Bucket("admin-critical", 60)
 PROVIDER_RECONCILE = Bucket("provider-reconcile", 10)
-BUCKETS = (AUTH_SENSITIVE, ADMIN_CRITICAL, PROVIDER_RECONCILE)
+DEPRECATED_WEBHOOK = Bucket("deprecated-webhook", 30)
+BUCKETS = (AUTH_SENSITIVE, ADMIN_CRITICAL, PROVIDER_RECONCILE, DEPRECATED_WEBHOOK)
 
 _AUTH_SENSITIVE_ROUTES = frozenset(
     {
@@ -53,6 +61,7 @@ _AUTH_SENSITIVE_ROUTES = frozenset(
 )
 _ADMIN_CRITICAL_ROUTES = frozenset({"/api/auth/assign-role", "/api/notifications/email-smoke"})
 _RECONCILE_ROUTE = "/api/organizations/{organization_id}/onboarding"
+_DEPRECATED_WEBHOOK_ROUTE = "/api/webhooks/odp"
 _TRUE = frozenset({"true", "1", "yes", "on"})
 
 
@@ -67,7 +76,23 @@ def bucket_for(route: str | None, reconcile: str | None = None) -> Bucket | None
         return ADMIN_CRITICAL
     if route == _RECONCILE_ROUTE and (reconcile or "").strip().lower() in _TRUE:
         return PROVIDER_RECONCILE
+    if route == _DEPRECATED_WEBHOOK_ROUTE:
+        return DEPRECATED_WEBHOOK
     return None
+
+
+def client_key(ip: str) -> str:
+    """Who a budget belongs to: the IPv4 address, or the /64 network of an IPv6 one (an IPv4-mapped
+    IPv6 address is its IPv4 address)."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if address.version == 6:
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
 
 
 def _storage_uri(url: str) -> str:
@@ -87,13 +112,16 @@ class RateLimiter:
         stats = self._limiter.get_window_stats(item, bucket.name, client)
         reset = max(1, math.ceil(stats.reset_time - time.time()))
         if not allowed:
-            log.warning(
-                "rate limit exceeded",
-                extra={"fields": {"bucket": bucket.name, "ip": client, "route": route, "retryAfterSeconds": reset}},
-            )
+            if self._first_refusal(item, bucket, client):
+                log.warning("rate limit exceeded", extra={"fields": {
+                    "bucket": bucket.name, "ip": client, "route": route, "retryAfterSeconds": reset}})
             raise RateLimited(f"too many requests; retry in {reset} s", retry_after_seconds=reset)
         return {
             "x-ratelimit-limit": str(bucket.per_minute),
             "x-ratelimit-remaining": str(stats.remaining),
             "x-ratelimit-reset": str(reset),
         }
+
+    def _first_refusal(self, item, bucket: Bucket, client: str) -> bool:
+        """Whether this refusal is the window's first (its counter is one past the limit)."""
+        return self._limiter.storage.get(item.key_for(bucket.name, client)) == item.amount + 1

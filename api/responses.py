@@ -10,10 +10,18 @@ def send(resp: falcon.Response, data: object, status: int = 200) -> None:
     resp.media = {"ok": True, "data": data}
 
 
-def send_pdf(resp: falcon.Response, pdf: bytes, filename: str) -> None:
-    """A PDF as an attachment named `filename`."""
-    resp.content_type = "application/pdf"
+def private_attachment(resp: falcon.Response, content_type: str, filename: str) -> None:
+    """A document only its caller may read, as an attachment named `filename`: no cache keeps it
+    (`private, no-store`), no browser reads it as another type (`nosniff`)."""
+    resp.content_type = content_type
     resp.downloadable_as = filename
+    resp.set_header("Cache-Control", "private, no-store")
+    resp.set_header("X-Content-Type-Options", "nosniff")
+
+
+def send_pdf(resp: falcon.Response, pdf: bytes, filename: str) -> None:
+    """A PDF as a private attachment named `filename`."""
+    private_attachment(resp, "application/pdf", filename)
     resp.data = pdf
 
 

@@ -56,6 +56,8 @@ class Config:
     log_format: str = "auto"
 
     database_url: str | None = None
+    # The role that owns the tables, for `vitrine migrate` (docs/operations.md "Database roles").
+    database_owner_url: str | None = None
     redis_url: str | None = None
     # None: Redis at REDIS_URL, shared by every web process; `vitrine dev` sets memory:// (one process).
     rate_limit_storage_url: str | None = None
@@ -142,7 +144,7 @@ class Config:
                 continue
             if f.name in SECRET_SETTINGS:
                 (present if value else absent).append(f.name.upper())
-            elif f.name in ("database_url", "redis_url", "rate_limit_storage_url"):
+            elif f.name in ("database_url", "database_owner_url", "redis_url", "rate_limit_storage_url"):
                 out[f.name] = url_without_password(value) if value else (
                     "REDIS_URL" if f.name == "rate_limit_storage_url" else "embedded")
             else:
@@ -212,6 +214,10 @@ _PLATFORM_IDENTITY = (
     "PLATFORM_LEGAL_EMAIL",
     "PLATFORM_LEGAL_IBAN",
 )
+ONE_DATABASE_ROLE = (
+    "DATABASE_OWNER_URL is not set (or is DATABASE_URL): the processes use the role that owns the tables, "
+    "which could disable the triggers keeping invoices, journals and audit entries unchanged "
+    "(docs/operations.md, \"Database roles\")")
 _OPERATOR_IDENTITY = ("ODP_CLIENT_ID", "ODP_CLIENT_SECRET", "ODP_ENTITY_ID")
 # What production must name: without them a process would start the embedded servers of development.
 _PRODUCTION_SERVICES = ("DATABASE_URL", "REDIS_URL")
@@ -268,6 +274,12 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
             "e-invoicing operator identity incomplete (transmissions refused until set): "
             + ", ".join(missing)
         )
+    if _str(env, "DATABASE_URL") and _str(env, "DATABASE_OWNER_URL") in (None, _str(env, "DATABASE_URL")):
+        warnings.append(ONE_DATABASE_ROLE)
+    if (_str(env, "ENVIRONMENT") or "").lower() == "production":
+        for name in ("ESIGN_BASE_URL", "ODP_BASE_URL", "ODP_TOKEN_URL"):  # they carry API keys and secrets
+            if not (_str(env, name) or getattr(Config, name.lower())).lower().startswith("https://"):
+                env.problem(f"{name} must be an https:// URL in production")
     if not _str(env, "ESIGN_WEBHOOK_SECRET"):
         warnings.append("ESIGN_WEBHOOK_SECRET is not set: every e-signature webhook will be refused")
 
@@ -279,6 +291,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         log_level=log_level,
         log_format=log_format,
         database_url=_str(env, "DATABASE_URL"),
+        database_owner_url=_str(env, "DATABASE_OWNER_URL"),
         redis_url=_str(env, "REDIS_URL"),
         rate_limit_storage_url=_str(env, "RATE_LIMIT_STORAGE_URL"),
         trusted_proxy_count=_int(env, "TRUSTED_PROXY_COUNT", 0, minimum=0),

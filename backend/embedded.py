@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import psycopg2
 import redis
-from psycopg2 import sql
+from psycopg2 import errors, sql
 
 
 class EmbeddedError(RuntimeError):
@@ -60,6 +60,32 @@ def ensure_postgres(data_dir: Path, database: str = "vitrine") -> str:
     base_uri = server.get_uri()
     ensure_database(base_uri, database)
     return server.get_uri(database)
+
+
+# The role the processes of the embedded server use; its superuser owns the tables and migrates
+# (docs/operations.md "Database roles").
+RUNTIME_ROLE = "vitrine_app"
+
+
+def runtime_url(owner_url: str, role: str = RUNTIME_ROLE, password: str | None = None) -> str:
+    """`owner_url` signing in as `role` instead, the role created (without any privilege) if missing."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    conn = psycopg2.connect(owner_url)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,))
+            if cur.fetchone() is None:
+                with contextlib.suppress(errors.DuplicateObject, errors.UniqueViolation):
+                    cur.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                        sql.Identifier(role), sql.Literal(password)))  # another process may win the race
+    finally:
+        conn.close()
+    parts = urlsplit(owner_url)
+    host = parts.netloc.rpartition("@")[2]
+    credentials = quote(role, safe="") + (":" + quote(password, safe="") if password else "")
+    return urlunsplit(parts._replace(netloc=f"{credentials}@{host}"))
 
 
 def stop_postgres(data_dir: Path) -> list[str]:

@@ -112,10 +112,9 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
 def with_service_urls(config: Config) -> Config:
     if config.database_url and config.redis_url:
         return config
-    from backend.embedded import ensure_postgres, ensure_redis  # development default only
+    from backend.embedded import ensure_postgres, ensure_redis, runtime_url  # development default only
 
-    return replace(
-        config,
-        database_url=config.database_url or ensure_postgres(config.data_dir),
-        redis_url=config.redis_url or ensure_redis(config.data_dir),
-    )
+    if not config.database_url:  # the embedded server: its superuser owns, its runtime role runs
+        owner_url = ensure_postgres(config.data_dir)
+        config = replace(config, database_owner_url=owner_url, database_url=runtime_url(owner_url))
+    return replace(config, redis_url=config.redis_url or ensure_redis(config.data_dir))

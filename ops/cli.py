@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from backend.config import ConfigError
+from backend.config import ConfigError, load_config
 from backend.embedded import EmbeddedError
 
 # What a command needs before it runs: nothing; the servers (embedded ones started, or created, when
@@ -52,12 +52,15 @@ def cmd_dev(args) -> int:
 
 
 def cmd_migrate(args) -> int:
+    from backend.database_roles import runtime_role
     from backend.db import database
     from backend.migrate import apply_migrations
 
     runtime = _boot("release")
+    config = runtime.config
     with database.connection_context():
-        done = apply_migrations()
+        done = apply_migrations(config.database_owner_url, runtime_role=runtime_role(
+            owner_url=config.database_owner_url, runtime_url=config.database_url))
         from backend.documents.seeding import seed_default_versions  # first published versions
 
         seeded = seed_default_versions(runtime.storage)
@@ -73,6 +76,9 @@ def cmd_seed_demo(args) -> int:
     from backend.db import database
     from ops.seed import ALREADY_SEEDED, seed_demo
 
+    if load_config().environment.lower() == "production":  # before anything starts
+        raise CommandError("seed-demo refuses to run with ENVIRONMENT=production: it creates demo logins "
+                           "whose passwords are published")
     runtime = _boot("seed")
     with database.connection_context():
         report = seed_demo(runtime, only_if_empty=args.if_empty, progress=args.progress)

@@ -274,8 +274,9 @@ class Supervisor:
         env["VITRINE_SUPERVISOR"] = "dev"  # children leave the boot warnings to the banner
         for name, value in dev_defaults(self.port, env).items():
             env[name] = value
-        if not env.get("DATABASE_URL"):
-            env["DATABASE_URL"] = embedded.ensure_postgres(self.data_dir)
+        if not env.get("DATABASE_URL"):  # its superuser migrates, its runtime role runs the processes
+            env["DATABASE_OWNER_URL"] = embedded.ensure_postgres(self.data_dir)
+            env["DATABASE_URL"] = embedded.runtime_url(env["DATABASE_OWNER_URL"])
         if not env.get("REDIS_URL"):
             env["REDIS_URL"] = embedded.ensure_redis(self.data_dir)
         return env

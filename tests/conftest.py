@@ -37,6 +37,8 @@ def _is_xdist_controller(config) -> bool:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "committed: the test commits; tables are truncated afterwards")
+    config.addinivalue_line("markers", "owner: the test runs as the role owning the tables (it injects faults "
+                                       "with triggers, which the runtime role may not create)")
     config.addinivalue_line("markers", "drills: fault drills with real processes (tests/reliability/test_drills.py)")
     if _is_xdist_controller(config):
         return  # the controller runs no test
@@ -62,9 +64,14 @@ def pytest_configure(config) -> None:
     _session.update(admin_url=admin_url, database=database_name, redis_dir=redis_dir, data_dir=data_dir,
                     own_redis=not os.environ.get("TEST_REDIS_URL"))
 
+    # Tests run as the runtime role (a missing grant fails a test); the server's superuser owns and migrates.
+    owner_url = database_url
+    password = "vitrine_app" if os.environ.get("TEST_DATABASE_URL") else None  # the embedded server trusts its socket
+    database_url = embedded.runtime_url(owner_url, password=password)
     os.environ.update(
         {
             "DATABASE_URL": database_url,
+            "DATABASE_OWNER_URL": owner_url,
             "REDIS_URL": redis_url,
             "VITRINE_DATA_DIR": str(data_dir),
             "ENVIRONMENT": "test",
@@ -78,15 +85,14 @@ def pytest_configure(config) -> None:
             "RATE_LIMIT_STORAGE_URL": "memory://",
         }
     )
-    from backend.db import database
+    from backend.database_roles import current_role
     from backend.migrate import apply_migrations
     from backend.runtime import boot
 
     _session["config"] = boot(role="test").config
     import actors  # noqa: F401  (broker on the test Redis, actors declared)
 
-    with database.connection_context():
-        apply_migrations()
+    apply_migrations(owner_url, runtime_role=current_role(database_url))
 
 
 _session: dict = {}
@@ -127,6 +133,15 @@ def _database(request):
     """Every test in a rolled-back transaction; `committed` tests truncate instead."""
     from backend.db import database, transaction
 
+    if request.node.get_closest_marker("owner"):
+        from backend.db import init_database
+
+        runtime = database.obj
+        if "owner_pool" in _session:
+            database.initialize(_session["owner_pool"])
+        else:
+            _session["owner_pool"] = init_database(os.environ["DATABASE_OWNER_URL"])
+        request.addfinalizer(lambda: database.initialize(runtime))  # after the rollback below
     if request.node.get_closest_marker("committed"):
         try:
             yield
@@ -143,16 +158,16 @@ def _database(request):
 
 
 def _truncate_all() -> None:
-    from backend.db import database
+    """As the owner, past the triggers that refuse to truncate the books (the runtime role cannot)."""
+    import psycopg2
 
-    with database.connection_context():
-        tables = [
-            t for t in database.get_tables() if t not in ("migratehistory",)
-        ]
+    with psycopg2.connect(os.environ["DATABASE_OWNER_URL"]) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migratehistory'")
+        tables = [name for (name,) in cursor.fetchall()]
         if tables:
-            database.execute_sql(
-                "TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE"
-            )
+            cursor.execute("SET LOCAL session_replication_role = replica")
+            cursor.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
+    connection.close()
 
 
 @pytest.fixture

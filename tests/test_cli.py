@@ -41,7 +41,7 @@ def test_a_command_on_a_database_not_migrated_says_so():
     from backend import embedded
 
     name = f"vitrine_empty_{uuid.uuid4().hex[:8]}"
-    test_url = urlsplit(os.environ["DATABASE_URL"])
+    test_url = urlsplit(os.environ["DATABASE_OWNER_URL"])
     admin_url, url = (urlunsplit(test_url._replace(path=f"/{db}")) for db in ("postgres", name))
     embedded.ensure_database(admin_url, name)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from api.access import Route, admin, roles
 from api.operations import IDEMPOTENCY_KEY, operation
+from api.responses import private_attachment
 from backend.billing import corrections, idempotency, queries
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
 from backend.billing.errors import BillingPdfNotReady
@@ -44,8 +45,7 @@ class Invoice:
         context, key = STORAGE_CONTEXT, invoice.pdf_storage_key
         if not self.storage.exists(context, key):
             raise BillingPdfNotReady("the invoice PDF is not ready yet", invoiceNumber=invoice.number)
-        resp.content_type = "application/pdf"
-        resp.downloadable_as = f"{invoice.number}.pdf"
+        private_attachment(resp, "application/pdf", f"{invoice.number}.pdf")
         resp.content_length = self.storage.size(context, key)
         resp.stream = self.storage.open(context, key)
 

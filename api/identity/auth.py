@@ -10,6 +10,7 @@ from api.operations import operation
 from api.policy import SESSION_COOKIE
 from backend.config import Config
 from backend.identity import accounts, memberships, sessions
+from backend.identity.secrets import new_token
 from backend.identity.workspace import describe_session, resolve_path
 from schemas.identity.accounts import (
     ActiveOrganizationIn,
@@ -30,6 +31,9 @@ from schemas.identity.accounts import (
 
 DONE = {"done": True}
 TAGS = ("auth",)
+# The browser that asked for a magic link: only a request carrying it may use the link.
+MAGIC_LINK_COOKIE = "auth.magic_link_browser"
+MAGIC_LINK_COOKIE_SECONDS = 86_400  # outlives the link's 15 minutes: the same value for a day's links
 INVALID_TOKEN = {400: "VALIDATION_ERROR with details.reason invalid_token (unknown, used or expired)"}
 
 
@@ -109,16 +113,25 @@ class ActiveOrganization:
 class MagicLink(AuthResource):
     @operation("Request a magic link",
                description="E-mail a single-use sign-in link valid 15 minutes (200 whether the account exists or "
-                           "not).",
-               tags=TAGS, body=EmailIn, answer=DoneOut, answer_description="always")
+                           "not). The link works only in the browser that asked: the answer sets the "
+                           f"`{MAGIC_LINK_COOKIE}` cookie, which opening the link must send back.",
+               tags=TAGS, body=EmailIn, answer=DoneOut, answer_description="always; sets the browser's cookie")
     def on_post(self, req, resp, body: dict) -> dict:
-        accounts.request_magic_link(email=body["email"])
+        browser = req.cookies.get(MAGIC_LINK_COOKIE) or ""
+        browser = browser if 32 <= len(browser) <= 64 else new_token()  # ours, or a new one
+        accounts.request_magic_link(email=body["email"], browser=browser)
+        resp.set_cookie(MAGIC_LINK_COOKIE, browser, max_age=MAGIC_LINK_COOKIE_SECONDS, path="/api/auth/magic-link",
+                        secure=self.config.cookie_secure, http_only=True, same_site="Lax")
         return DONE
 
-    @operation("Verify a magic link", description="Open a magic link: signs in.", tags=TAGS, query=TokenQuery,
+    @operation("Verify a magic link",
+               description="Open a magic link: signs in, in the browser that asked for it (its "
+                           f"`{MAGIC_LINK_COOKIE}` cookie); 400 `invalid_token` in any other.",
+               tags=TAGS, query=TokenQuery,
                answer=UserData, answer_description="signed in; sets the cookie", errors=INVALID_TOKEN)
     def on_get_verify(self, req, resp, query: dict) -> dict:
-        user, session_token = accounts.verify_magic_link(token=query["token"], client=self.client(req))
+        user, session_token = accounts.verify_magic_link(
+            token=query["token"], browser=req.cookies.get(MAGIC_LINK_COOKIE), client=self.client(req))
         return self.signed_in(resp, user, session_token)
 
 

@@ -16,7 +16,9 @@ template builds text is bounded by `MAX_TEXT` characters, checked before the tex
 - macros, call, filter and set blocks, template blocks and recursive loops are refused (they
   allow recursion, hence exponential growth).
 
-Those checks keep a template from building huge text; they cannot bound CPU time (loops over the
+Nothing is evaluated while compiling (no constant folding), so the web process, which compiles
+to check the syntax, builds no text. Those checks keep a template from building huge text; they
+cannot bound CPU time (loops over the
 data) nor catch every allocation. So templates never run in the web or actor process:
 `render_markdown_source` hands them to a worker of `render_pool`, a child process with an
 address-space limit, a CPU-time limit and a wall-clock timeout. An over-limit template is a
@@ -183,7 +185,26 @@ def _bounded(function):
     return bounded
 
 
-class _CodeGenerator(CodeGenerator):
+class _NothingEvaluated:
+    """Code generation that evaluates nothing: Jinja writes a printed expression of literals out as
+    its value (`{{ 'aaa'|replace('a', 'aaaa')|... }}`, gigabytes a thousand times); here only
+    template text is, and the rest is evaluated when rendering, in the render worker."""
+
+    def _output_child_to_const(self, node, frame, finalize) -> str:
+        if not isinstance(node, nodes.TemplateData):
+            raise nodes.Impossible()
+        return super()._output_child_to_const(node, frame, finalize)
+
+
+class _VariableFinder(_NothingEvaluated, meta.TrackingCodeGenerator):
+    """`meta.find_undeclared_variables`'s walk, folding nothing."""
+
+    def __init__(self, environment) -> None:
+        super().__init__(environment)
+        self.optimizer = None
+
+
+class _CodeGenerator(_NothingEvaluated, CodeGenerator):
     @optimizeconst
     def visit_Concat(self, node: nodes.Concat, frame) -> None:
         # `a ~ b` joins through environment.concat (bounded) instead of Jinja's str_join.
@@ -284,6 +305,11 @@ def _finalize(value: object) -> str:
 
 def _build_environment() -> _Sandbox:
     env = _Sandbox(
+        # No constant folding (nor printed constants, `_CodeGenerator`): Jinja would run filters on
+        # literals while compiling, in the web process, outside the render worker's limits
+        # (`{{ 'aaa'|replace('a', 'aaaa')|... }}` a thousand times is gigabytes). Unfolded,
+        # compiling is linear in the source, and every filter runs in the render worker.
+        optimized=False,
         undefined=StrictUndefined,
         autoescape=False,  # the output is markdown, escaped by _finalize; markdown-it escapes HTML
         trim_blocks=True,
@@ -321,7 +347,9 @@ def _syntax_error(exc: TemplateSyntaxError) -> ValidationError:
 
 
 def _parse(source: str) -> nodes.Template:
-    """The syntax tree, with the constructs that allow recursion refused."""
+    """The syntax tree, with the constructs that allow recursion refused, and the filters and tests
+    it names known (what compiling would find): all the web process does with a template, whose
+    compiling and rendering happen in the render worker."""
     try:
         ast = _ENV.parse(source)
     except TemplateSyntaxError as exc:
@@ -332,6 +360,11 @@ def _parse(source: str) -> nodes.Template:
         construct = "recursive loops" if isinstance(node, nodes.For) else _REFUSED_NODES[type(node)]
         raise ValidationError(f"{construct} are not allowed in document templates (line {node.lineno})",
                               line=node.lineno)
+    for node in ast.find_all((nodes.Filter, nodes.Test)):
+        known, what = (_ENV.filters, "filter") if isinstance(node, nodes.Filter) else (_ENV.tests, "test")
+        if node.name not in known:
+            raise ValidationError(f"template syntax error line {node.lineno}: No {what} named {node.name!r}.",
+                                  line=node.lineno)
     return ast
 
 
@@ -349,9 +382,9 @@ def check_template(content: str, *, declared: list[str], sample: dict | None = N
     catalog does not declare; with `sample` (the catalog's examples), also content that exceeds
     the rendering limits with them. Other rendering errors are the preview's to show: they may
     depend on the data."""
-    source, _ = protect_anchors(content)
-    _compile(source)
-    unknown = sorted(meta.find_undeclared_variables(_parse(source)) - set(declared) - set(FRAME_KEYS))
+    finder = _VariableFinder(_ENV)
+    finder.visit(_parse(protect_anchors(content)[0]))
+    unknown = sorted(finder.undeclared_identifiers - set(declared) - set(FRAME_KEYS))
     if unknown:
         raise ValidationError(f"the template uses undeclared variables: {', '.join(unknown)}", unknown=unknown)
     if sample is not None:
@@ -365,7 +398,7 @@ def check_template(content: str, *, declared: list[str], sample: dict | None = N
 def render_markdown_source(content: str, variables: dict) -> tuple[str, list[str]]:
     """Substitute `variables` into `content` in a bounded render worker: (markdown with
     placeholders, anchors). The syntax is checked here first (no process needed to refuse it)."""
-    _compile(protect_anchors(content)[0])
+    _parse(protect_anchors(content)[0])
     return default_pool().render(content, variables)
 
 

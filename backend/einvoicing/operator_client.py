@@ -250,8 +250,8 @@ class OdpClient:
     def _fetch_token(self) -> tuple[str, float]:
         started = time.monotonic()
         try:
-            response = self.session.post(
-                self.token_url, timeout=self.timeout,
+            response = self.session.post(  # never redirected: a redirect would carry the secret elsewhere
+                self.token_url, timeout=self.timeout, allow_redirects=False,
                 data={"grant_type": "client_credentials", "client_id": self.client_id,
                       "client_secret": self._client_secret, "scope": self.scope})
         except requests.RequestException as exc:
@@ -265,8 +265,10 @@ class OdpClient:
                 f"the e-invoicing operator refused the client credentials (HTTP {status})", status=status)
         if status in RETRIED_STATUSES or status >= 500:
             raise _Transient(f"token endpoint HTTP {status}", status=status, ambiguous=False)
-        if status >= 400:
-            raise OperatorRejected(f"the operator token endpoint answered HTTP {status}", status=status)
+        if status >= 300:
+            raise OperatorRejected(f"the operator token endpoint answered HTTP {status} (redirects are not followed)"
+                                   if status < 400 else f"the operator token endpoint answered HTTP {status}",
+                                   status=status)
         body = _json(response)
         token, expires_in = body.get("access_token"), body.get("expires_in")
         if not isinstance(token, str) or not token or not isinstance(expires_in, int | float) or expires_in <= 0:

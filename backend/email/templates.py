@@ -29,8 +29,9 @@ TEMPLATES: dict[str, Template] = {
     ),
     "magic_link": Template(
         "Votre lien de connexion à {platform}",
-        "Bonjour {name},\n\nPour vous connecter à {platform}, ouvrez ce lien. Il est valable 15 minutes "
-        "et ne peut servir qu'une fois :\n\n{link}\n\nSi vous n'avez rien demandé, ignorez ce message.",
+        "Bonjour {name},\n\nPour vous connecter à {platform}, ouvrez ce lien dans le navigateur où vous "
+        "l'avez demandé. Il est valable 15 minutes et ne peut servir qu'une fois :\n\n{link}\n\n"
+        "Si vous n'avez rien demandé, ignorez ce message.",
     ),
     "password_reset": Template(
         "Réinitialisation de votre mot de passe {platform}",

@@ -109,12 +109,14 @@ def _active_user(email: str) -> User | None:
     return User.get_or_none((User.email == normalize_email(email)) & User.blocked_at.is_null())
 
 
-def request_magic_link(*, email: str) -> None:
-    """E-mail a sign-in link when the account exists and is not blocked; silent otherwise."""
+def request_magic_link(*, email: str, browser: str) -> None:
+    """E-mail a sign-in link when the account exists and is not blocked; silent otherwise. The link
+    works only in `browser` (the asking browser's cookie value): a link of one's own account sent to
+    someone else signs nobody in (login CSRF)."""
     user = _active_user(email)
     with transaction():
         if user is not None:
-            token = issue_token(user.id, TokenPurpose.MAGIC_LINK)
+            token = issue_token(user.id, TokenPurpose.MAGIC_LINK, browser=browser)
             queue_email("magic_link", to=user.email, name=user.name,
                         link=public_link("/api/auth/magic-link/verify", token=token))
         record_security_event("auth.magic_link.requested", actor_user_id=user.id if user else None,
@@ -122,9 +124,9 @@ def request_magic_link(*, email: str) -> None:
                               details={"email": normalize_email(email), "sent": user is not None})
 
 
-def verify_magic_link(*, token: str, client: Client) -> tuple[User, str]:
+def verify_magic_link(*, token: str, browser: str | None, client: Client) -> tuple[User, str]:
     with transaction():
-        user = consume_token(token, TokenPurpose.MAGIC_LINK)
+        user = consume_token(token, TokenPurpose.MAGIC_LINK, browser=browser)
         if user is not None:
             # Opening the link proves the mailbox, as the verification link would.
             _prove_mailbox(user, current_session_id=None, method="magic_link")

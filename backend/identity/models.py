@@ -113,6 +113,8 @@ class AuthToken(BaseModel):
     user = ForeignKeyField(User, on_delete="CASCADE")
     purpose = status_field(TokenPurpose)
     token_hash = CharField(max_length=64)
+    # A magic link's: the digest of the cookie of the browser that asked (only that one may use it).
+    browser_hash = CharField(max_length=64, null=True)
     created_at = created_at_field()
     expires_at = DateTimeTZField()
     used_at = DateTimeTZField(null=True)

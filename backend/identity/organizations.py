@@ -28,6 +28,8 @@ KYB_SUBMITTABLE = (None, KybStatus.REJECTED)
 # What an approved KYB vouched for: changing one of these reopens the review.
 KYB_FROZEN_FIELDS = ("legal_name", "siret", "iban", "signer_first_name", "signer_last_name", "signer_email",
                      "signer_phone", "signer_on_registry_extract")
+# Where invoices go and the VAT number they carry: vouched for too.
+KYB_ADDRESS_FIELDS = ("vat_number", "street", "postal_code", "city", "country")
 
 
 def organization_id_for(actor_type: str, siren: str) -> str:
@@ -146,14 +148,20 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
         record_security_event("organization.billing_profile.updated", actor_user_id=principal.user_id,
                               target_type="organization", target_id=organization.id,
                               details={"siret": values["siret"]})
-        changed = [name for name in KYB_FROZEN_FIELDS
-                   if before is not None and getattr(before, name) != values[name]]
+        changed = vouched_changes(before, values)
         if changed:
             reopen_kyb(locked, actor_user_id=principal.user_id, reason="billing_profile_changed", changed=changed)
         if before is not None and before.iban != values["iban"]:
             # The signed SEPA mandate covers the old IBAN: billing ends it until a new one is signed.
             publish(ORGANIZATION_IBAN_CHANGED, organization.id)
     return billing_profile_of(organization.id)
+
+
+def vouched_changes(before: BillingProfile | None, values: dict) -> list[str]:
+    """The fields an approved KYB vouched for that `values` change in the profile `before`."""
+    if before is None:
+        return []
+    return [name for name in (*KYB_FROZEN_FIELDS, *KYB_ADDRESS_FIELDS) if getattr(before, name) != values[name]]
 
 
 def reopen_kyb(organization: Organization, *, actor_user_id: str, reason: str, changed: list[str]) -> bool:

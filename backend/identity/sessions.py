@@ -51,15 +51,16 @@ def open_session(
 
 # Every signed-in request runs this, so it is written out once: peewee building the statement
 # cost several times the CPU PostgreSQL spends running it. One statement: the live session, its
-# user, the membership in the active organization and that organization's KYB gate; with
+# user, the membership in the active organization and that organization's KYB gate (the active
+# organization is the membership's: a member removed since acts for none); with
 # `{organizations}`, the user's organizations too (the session route), as one JSON array.
 SESSION_SQL = (
-    "SELECT s.id, s.active_organization_id, m.role, o.actor_type, o.kyb_status,"
+    "SELECT s.id, m.organization_id, m.role, o.actor_type, o.kyb_status,"
     " u.id, u.email, u.name, u.email_verified_at, u.roles, u.permissions, u.created_at{organizations}"
     " FROM auth_session s"
     " JOIN app_user u ON u.id = s.user_id"
     " LEFT JOIN membership m ON m.user_id = s.user_id AND m.organization_id = s.active_organization_id"
-    " LEFT JOIN organization o ON o.id = s.active_organization_id"
+    " LEFT JOIN organization o ON o.id = m.organization_id"
     " WHERE s.token_hash = %(token_hash)s AND s.revoked_at IS NULL AND s.expires_at > %(now)s AND u.blocked_at IS NULL"
 )
 ORGANIZATIONS_SQL = (
@@ -133,6 +134,13 @@ def revoke_user_sessions(user_id: str, *, keep_session_id: str | None = None) ->
     if keep_session_id:
         query = query.where(AuthSession.id != keep_session_id)
     return query.execute()
+
+
+def revoke_organization_sessions(organization_id: str, user_ids: list[str]) -> int:
+    """Revoke the live sessions of `user_ids` acting for `organization_id` (members removed from it)."""
+    return AuthSession.update(revoked_at=clock.now()).where(
+        AuthSession.active_organization == organization_id, AuthSession.user.in_(user_ids),
+        AuthSession.revoked_at.is_null()).execute() if user_ids else 0
 
 
 def set_active_organization(*, session_id: str, user_id: str, organization_id: str) -> None:

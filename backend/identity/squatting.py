@@ -1,8 +1,9 @@
 """Organization squatting: an organization whose SIREN was taken by someone other than the
 company. An admin hands it to its rightful owner (reassign) or deletes it; both are audited.
 
-Reassigning replaces every membership by the new owner as manager and drops what the previous
-members declared (billing profile, KYB status): the owner fills them in and submits anew.
+Reassigning replaces every membership by the new owner as manager, revokes the previous members'
+sessions acting for it, and drops what they declared (billing profile, KYB status): the owner
+fills them in and submits anew.
 Deleting refuses (409) an organization that already holds business records (reservations,
 invoices...), which the database protects with its foreign keys.
 """
@@ -19,6 +20,7 @@ from backend.identity.memberships import add_membership
 from backend.identity.models import BillingProfile, Membership, Organization, User
 from backend.identity.organizations import require_verified_email
 from backend.identity.permissions import MembershipRole
+from backend.identity.sessions import revoke_organization_sessions
 
 
 def _locked(organization_id: str) -> Organization:
@@ -41,6 +43,7 @@ def reassign_organization(*, organization_id: str, user_id: str, note: str, acto
         require_verified_email(user_id)
         previous = _member_ids(organization.id)
         Membership.delete().where(Membership.organization == organization.id).execute()
+        revoke_organization_sessions(organization.id, [member for member in previous if member != user_id])
         BillingProfile.delete().where(BillingProfile.organization == organization.id).execute()
         Organization.update(kyb_status=None, kyb_note=None, kyb_submitted_at=None, kyb_reviewed_at=None,
                             updated_at=clock.now()).where(Organization.id == organization.id).execute()

@@ -19,20 +19,23 @@ TOKEN_TTL = {
 }
 
 
-def issue_token(user_id: str, purpose: TokenPurpose) -> str:
-    """A new token for `user_id`; the caller e-mails it. Only its digest is stored."""
+def issue_token(user_id: str, purpose: TokenPurpose, *, browser: str | None = None) -> str:
+    """A new token for `user_id`; the caller e-mails it. Only its digest is stored; with `browser`
+    (the asking browser's cookie), only a request bearing that cookie may consume it."""
     token = new_token()
     AuthToken.create(
         user=user_id,
         purpose=purpose,
         token_hash=token_digest(token),
+        browser_hash=token_digest(browser) if browser else None,
         expires_at=clock.now() + TOKEN_TTL[purpose],
     )
     return token
 
 
-def consume_token(token: str, purpose: TokenPurpose) -> User | None:
-    """Mark the token used and return its (unblocked) user; None when unknown, used or expired."""
+def consume_token(token: str, purpose: TokenPurpose, *, browser: str | None = None) -> User | None:
+    """Mark the token used and return its (unblocked) user; None when unknown, used, expired, or
+    bound to another browser than `browser` (a bound token stays usable by its own)."""
     now = clock.now()
     rows = list(
         AuthToken.update(used_at=now)
@@ -41,6 +44,7 @@ def consume_token(token: str, purpose: TokenPurpose) -> User | None:
             AuthToken.purpose == purpose,
             AuthToken.used_at.is_null(),
             AuthToken.expires_at > now,
+            AuthToken.browser_hash.is_null() | (AuthToken.browser_hash == token_digest(browser or "")),
         )
         .returning(AuthToken.user)
         .execute()

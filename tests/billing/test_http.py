@@ -137,6 +137,8 @@ def test_list_and_download_access_matrix(client, world):
         assert resp.status_code == 200 and resp.content == PDF
         assert resp.headers["content-type"] == "application/pdf"
         assert resp.headers["content-disposition"].startswith("attachment")
+        assert resp.headers["cache-control"] == "private, no-store"
+        assert resp.headers["x-content-type-options"] == "nosniff"
     for headers in (distributor.headers, stranger.headers):
         assert client.simulate_get(path, headers=headers).status_code == 403
     assert client.simulate_get("/api/billing/invoices/FAC-RES-1999-000001/download",

@@ -122,7 +122,7 @@ def test_a_rolled_back_issue_gives_its_number_back():
 ])
 def test_the_database_refuses_to_change_an_issued_invoice(assignment):
     invoice = _sale(approved_org("industrial"))
-    with pytest.raises(DatabaseError, match="never changes"), transaction():
+    with pytest.raises(DatabaseError, match=r"never changes|permission denied"), transaction():
         database.execute_sql(f"UPDATE billing_invoice SET {assignment} WHERE id = %s", (invoice.id,))  # noqa: S608
 
 
@@ -131,7 +131,7 @@ def test_status_pdf_and_payment_fields_may_move_but_no_invoice_is_deleted():
     database.execute_sql("UPDATE billing_invoice SET status = 'paid', paid_at = now(), pdf_storage_key = 'k',"
                          " updated_at = now() WHERE id = %s", (invoice.id,))
     assert Invoice.get_by_id(invoice.id).has_pdf
-    with pytest.raises(DatabaseError, match="never deleted"), transaction():
+    with pytest.raises(DatabaseError, match=r"never deleted|permission denied"), transaction():
         database.execute_sql("DELETE FROM billing_invoice WHERE id = %s", (invoice.id,))
 
 
@@ -145,7 +145,7 @@ def test_ledger_entries_are_append_only_in_the_database():
     for statement in ("UPDATE billing_ledger_entry SET amount_cents = 1 WHERE journal_id = %s",
                       "UPDATE billing_ledger_entry SET account = 'x' WHERE journal_id = %s",
                       "DELETE FROM billing_ledger_entry WHERE journal_id = %s"):
-        with pytest.raises(DatabaseError, match="append-only"), transaction():
+        with pytest.raises(DatabaseError, match=r"append-only|permission denied"), transaction():
             database.execute_sql(statement, (journal,))
     assert LedgerEntry.select().where(LedgerEntry.journal_id == journal).count() == 2
 

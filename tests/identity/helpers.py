@@ -28,6 +28,12 @@ def cookie_header(token: str) -> dict[str, str]:
     return {"Cookie": f"auth.session_token={token}"}
 
 
+def browser_of(answer) -> dict[str, str]:
+    """The headers of the browser that asked for a magic link (`POST /api/auth/magic-link`'s
+    answer): the link works only with its cookie."""
+    return {"Cookie": f"auth.magic_link_browser={answer.cookies['auth.magic_link_browser'].value}"}
+
+
 def verify_email(client, address: str, headers: dict[str, str] | None = None):
     """Open the latest verification link e-mailed to `address` (in the session of `headers`)."""
     token = token_in(last_email(address, "email_verification"))

@@ -10,7 +10,7 @@ import pytest
 from backend import clock
 from backend.identity.models import AuthSession, User
 from tests.factories import DEFAULT_PASSWORD, make_user, signed_in
-from tests.identity.helpers import cookie_header, cookie_of, last_email, token_in
+from tests.identity.helpers import browser_of, cookie_header, cookie_of, last_email, token_in
 
 SIGN_UP = "/api/auth/sign-up"
 SIGN_IN = "/api/auth/sign-in"
@@ -183,24 +183,24 @@ def test_magic_link_answers_alike_and_mails_only_existing_active_accounts(client
 
 def test_magic_link_signs_in_once_and_verifies_the_address(client):
     user = make_user(email_verified_at=None)
-    client.simulate_post("/api/auth/magic-link", json={"email": user.email})
+    browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": user.email}))
     message = last_email(user.email, "magic_link")
     assert "15 minutes" in message.body_text
     assert "http://testserver/api/auth/magic-link/verify?token=" in message.body_text
     token = token_in(message)
-    answer = client.simulate_get("/api/auth/magic-link/verify", params={"token": token})
+    answer = client.simulate_get("/api/auth/magic-link/verify", params={"token": token}, headers=browser)
     assert answer.status_code == 200 and answer.json["data"]["user"]["emailVerified"] is True
     assert client.simulate_get(SESSION, headers=cookie_header(cookie_of(answer))).status_code == 200
-    reused = client.simulate_get("/api/auth/magic-link/verify", params={"token": token})
+    reused = client.simulate_get("/api/auth/magic-link/verify", params={"token": token}, headers=browser)
     assert reused.status_code == 400 and reused.json["error"]["details"]["reason"] == "invalid_token"
 
 
 def test_magic_link_expires_after_15_minutes(client):
     user = make_user()
-    client.simulate_post("/api/auth/magic-link", json={"email": user.email})
+    browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": user.email}))
     token = token_in(last_email(user.email, "magic_link"))
     with clock.frozen_at(clock.now() + timedelta(minutes=15, seconds=1)):
-        answer = client.simulate_get("/api/auth/magic-link/verify", params={"token": token})
+        answer = client.simulate_get("/api/auth/magic-link/verify", params={"token": token}, headers=browser)
     assert answer.status_code == 400 and "set-cookie" not in answer.headers
 
 
@@ -282,12 +282,13 @@ def test_a_blocked_user_loses_its_sessions_and_its_pending_links(client):
     admin = make_user(roles=["admin"])
     user = make_user()
     headers = signed_in(user)
-    client.simulate_post("/api/auth/magic-link", json={"email": user.email})
+    browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": user.email}))
     token = token_in(last_email(user.email, "magic_link"))
     blocked = client.simulate_patch(f"/api/admin/users/{user.id}", json={"blocked": True}, headers=signed_in(admin))
     assert blocked.status_code == 200 and blocked.json["data"]["user"]["blocked"] is True
     assert client.simulate_get(SESSION, headers=headers).status_code == 401
-    assert client.simulate_get("/api/auth/magic-link/verify", params={"token": token}).status_code == 400
+    assert client.simulate_get("/api/auth/magic-link/verify", params={"token": token},
+                               headers=browser).status_code == 400
 
 
 def test_active_organization_must_be_a_membership(client):

@@ -97,6 +97,7 @@ def test_a_failure_in_group_3_stops_the_run_after_that_group(setting, sent_batch
     assert [(o.code, o.error_code) for o in state.failed_orders] == [(orders[24].code, "NOT_FOUND")]
 
 
+@pytest.mark.owner  # the fault is a trigger
 def test_an_order_that_breaks_fails_alone_and_its_group_still_advances(setting, sent_batch):
     """A raw database error on one order (a trigger refusing its change row) breaks the group's
     write together: the group is written again order by order, the broken one `failed`

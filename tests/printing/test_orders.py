@@ -27,6 +27,7 @@ def changes(order):
 # --- codes -----------------------------------------------------------------------------------
 
 
+@pytest.mark.owner  # setval: the runtime role only draws from the sequence
 def test_codes_come_from_the_sequence_zero_padded_to_four_digits():
     first = allocate_order_code()
     second = allocate_order_code()

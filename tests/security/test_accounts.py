@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from backend.identity.models import AuthSession, AuthToken, TokenPurpose, User
 from tests.factories import add_member, make_organization, make_user, random_siren, signed_in
-from tests.identity.helpers import cookie_header, cookie_of, last_email, token_in, verify_email
+from tests.identity.helpers import browser_of, cookie_header, cookie_of, last_email, token_in, verify_email
 
 VICTIM = "victime@example.com"
 
@@ -43,9 +43,9 @@ def test_an_unverified_account_cannot_accept_an_invitation(client):
 
 def test_the_victims_magic_link_drops_the_attackers_password_and_sessions(client):
     attacker = _sign_up(client)
-    client.simulate_post("/api/auth/magic-link", json={"email": VICTIM})
+    browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": VICTIM}))
     magic = token_in(last_email(VICTIM, "magic_link"))
-    victim = client.simulate_get("/api/auth/magic-link/verify", params={"token": magic})
+    victim = client.simulate_get("/api/auth/magic-link/verify", params={"token": magic}, headers=browser)
     assert victim.status_code == 200 and victim.json["data"]["user"]["emailVerified"] is True
     assert client.simulate_get("/api/auth/session", headers=attacker).status_code == 401
     again = client.simulate_post("/api/auth/sign-in", json={"email": VICTIM, "password": "mot-de-passe-attaquant"})
@@ -87,7 +87,7 @@ def _unused(user_id: str) -> set[str]:
 
 def test_a_password_reset_burns_every_other_reset_and_magic_link(client):
     user = make_user(password="ancien-mot-de-passe")
-    client.simulate_post("/api/auth/magic-link", json={"email": user.email})
+    browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": user.email}))
     magic = token_in(last_email(user.email, "magic_link"))
     client.simulate_post("/api/auth/password-reset", json={"email": user.email})
     first_reset = token_in(last_email(user.email, "password_reset"))
@@ -98,7 +98,8 @@ def test_a_password_reset_burns_every_other_reset_and_magic_link(client):
     assert _unused(user.id) == set()
     assert client.simulate_post("/api/auth/password-reset/confirm",
                                 json={"token": first_reset, "newPassword": "autre-mot-de-passe"}).status_code == 400
-    assert client.simulate_get("/api/auth/magic-link/verify", params={"token": magic}).status_code == 400
+    assert client.simulate_get("/api/auth/magic-link/verify", params={"token": magic},
+                               headers=browser).status_code == 400
 
 
 def test_a_password_change_burns_pending_links(client):
@@ -116,8 +117,26 @@ def test_a_magic_link_on_an_unverified_account_burns_the_other_links(client):
     _sign_up(client)
     user = User.get(User.email == VICTIM)
     client.simulate_post("/api/auth/password-reset", json={"email": VICTIM})
-    client.simulate_post("/api/auth/magic-link", json={"email": VICTIM})
+    browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": VICTIM}))
     magic = token_in(last_email(VICTIM, "magic_link"))
-    assert client.simulate_get("/api/auth/magic-link/verify", params={"token": magic}).status_code == 200
+    opened = client.simulate_get("/api/auth/magic-link/verify", params={"token": magic}, headers=browser)
+    assert opened.status_code == 200
     assert TokenPurpose.PASSWORD_RESET not in _unused(user.id)
     assert AuthSession.select().where(AuthSession.user == user.id, AuthSession.revoked_at.is_null()).count() == 1
+
+
+def test_a_magic_link_signs_in_only_the_browser_that_asked(client):
+    """Login CSRF: the attacker's own link, opened by a victim (a link in a page or a mail), signs
+    the victim's browser into nothing, and stays usable by the attacker's browser."""
+    attacker = make_user()
+    attackers_browser = browser_of(client.simulate_post("/api/auth/magic-link", json={"email": attacker.email}))
+    link = token_in(last_email(attacker.email, "magic_link"))
+    for victim in ({}, {"Cookie": "auth.magic_link_browser=" + "x" * 43}):
+        opened = client.simulate_get("/api/auth/magic-link/verify", params={"token": link}, headers=victim)
+        assert opened.status_code == 400 and "auth.session_token" not in opened.cookies
+        assert opened.json["error"]["details"]["reason"] == "invalid_token"
+    own = client.simulate_get("/api/auth/magic-link/verify", params={"token": link}, headers=attackers_browser)
+    assert own.status_code == 200 and "auth.session_token" in own.cookies
+    cookie = client.simulate_post("/api/auth/magic-link", json={"email": "personne@example.com"}).cookies[
+        "auth.magic_link_browser"]
+    assert cookie.http_only and cookie.path == "/api/auth/magic-link"  # set alike for an unknown address

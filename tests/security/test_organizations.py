@@ -60,13 +60,31 @@ def test_legal_name_siret_and_signer_changes_reopen_kyb(client):
     assert _status(organization) == "submitted"
 
 
-def test_an_unchanged_or_address_only_profile_keeps_the_approval(client):
+def test_an_unchanged_profile_keeps_the_approval(client):
     organization, headers = _approved(client)
     assert _put(client, organization, headers).status_code == 200
-    address = {"street": "2 rue Neuve", "postalCode": "75003", "city": "Paris", "country": "FR"}
-    assert _put(client, organization, headers, address=address).status_code == 200
+    same = {**billing_body("")["address"], "country": "FR"}  # upper-cased as stored
+    assert _put(client, organization, headers, address=same).status_code == 200
     assert _status(organization) == "approved"
     assert not SecurityEvent.select().where(SecurityEvent.event == "kyb.reopened").exists()
+
+
+def test_address_country_and_vat_number_changes_reopen_kyb(client):
+    """They say where invoices go and which VAT number they carry: an approved KYB vouched for them."""
+    address = billing_body("")["address"]
+    for changes, field in (({"address": {**address, "street": "2 rue Neuve"}}, "street"),
+                           ({"address": {**address, "postalCode": "69001"}}, "postal_code"),
+                           ({"address": {**address, "city": "Lyon"}}, "city"),
+                           ({"address": {**address, "country": "BE"}}, "country"),
+                           ({"vatNumber": "vat"}, "vat_number")):
+        organization, headers = _approved(client)
+        if field == "vat_number":
+            changes = {"vatNumber": f"FR{(12 + 3 * (int(organization.siren) % 97)) % 97:02d}{organization.siren}"}
+        assert _put(client, organization, headers, **changes).status_code == 200, changes
+        assert _status(organization) == "submitted", changes
+        audit = SecurityEvent.select().where(SecurityEvent.event == "kyb.reopened",
+                                             SecurityEvent.target_id == organization.id).get()
+        assert audit.details["changed"] == [field]
 
 
 def test_a_new_kyb_document_reopens_kyb(client):
@@ -113,6 +131,30 @@ def test_an_admin_reassigns_a_squatted_organization(client):
     assert refused.status_code == 403
     assert client.simulate_post(f"/api/admin/organizations/{organization.id}/reassign", headers=signed_in(squatter),
                                 json={"userId": squatter.id, "note": "x"}).status_code == 403
+
+
+def test_a_squatters_cookie_acts_for_nothing_once_the_organization_is_reassigned(client):
+    squatter, organization = make_user(), make_organization(kyb_status="approved")
+    add_member(squatter, organization)
+    cookie = signed_in(squatter, organization)
+    assert client.simulate_get("/api/billing/invoices", headers=cookie).status_code == 200
+    owner, admin = make_user(), make_admin()
+    assert client.simulate_post(f"/api/admin/organizations/{organization.id}/reassign", headers=signed_in(admin),
+                                json={"userId": owner.id, "note": "Kbis reçu"}).status_code == 200
+    for path in ("/api/billing/invoices", "/api/billing/invoices/x/download",
+                 "/api/billing/reservations/x/incident"):
+        assert client.simulate_get(path, headers=cookie).status_code in (401, 403), path
+    assert client.simulate_post("/api/billing/reservations/x/incident", headers=cookie,
+                                json={"reason": "x"}).status_code in (401, 403)
+
+
+def test_a_removed_membership_is_checked_by_the_session_itself(client):
+    """Whatever removes a membership, the session that still names the organization acts for none."""
+    member, organization = make_user(), make_organization(kyb_status="approved")
+    add_member(member, organization)
+    cookie = signed_in(member, organization)
+    Membership.delete().where(Membership.user == member.id).execute()
+    assert client.simulate_get("/api/billing/invoices", headers=cookie).status_code == 403
 
 
 def test_an_admin_deletes_a_squatted_organization(client):

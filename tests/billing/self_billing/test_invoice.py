@@ -62,6 +62,7 @@ def refuse_invoices_of(reservation) -> None:
                          f"(NEW.reservation_id = '{reservation.id}') EXECUTE FUNCTION test_refuse_invoice()")
 
 
+@pytest.mark.owner  # refuse_invoices_of creates a trigger
 def test_a_pass_counts_each_outcome_and_a_failing_unit_never_stops_it(market, storage, seeded,  # noqa: F811
                                                                        platform_config, log_lines):  # noqa: F811
     industrial = approved_org("industrial")

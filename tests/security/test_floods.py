@@ -1,0 +1,47 @@
+"""Floods: the deprecated webhook is rate-limited and its warning sampled; an IPv6 client's
+budget is its /64 network's."""
+
+from __future__ import annotations
+
+import uuid
+
+from api.einvoicing.webhook import Sample
+from api.ratelimit import client_key
+
+WEBHOOK, SIGN_IN = "/api/webhooks/odp", "/api/auth/sign-in"
+
+
+def _ipv6_network() -> str:
+    return f"2001:db8:{uuid.uuid4().int % 0xFFFF:x}:{uuid.uuid4().int % 0xFFFF:x}"
+
+
+def test_a_webhook_flood_is_refused_and_logs_a_line_or_two(client, log_lines):
+    ip = f"10.77.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250 + 1}"
+    answers = [client.simulate_post(WEBHOOK, body=b"{}", remote_addr=ip).status_code for _ in range(60)]
+    assert answers == [410] * 30 + [429] * 30
+    lines = [line for line in log_lines() if line["scope"] in ("einvoicing.webhook.deprecated", "api-rate-limit")]
+    assert len(lines) == 2  # one sampled warning, one for the first refusal
+    other = client.simulate_post(WEBHOOK, body=b"{}", remote_addr="10.78.0.1")
+    assert other.status_code == 410  # another client keeps its own budget
+
+
+def test_the_sample_counts_what_it_skipped():
+    now = [0.0]
+    sample = Sample(seconds=60, monotonic=lambda: now[0])
+    assert [sample.take() for _ in range(4)] == [1, 0, 0, 0]
+    now[0] = 60.0
+    assert sample.take() == 4  # itself and the three skipped
+
+
+def test_rotating_ipv6_addresses_inside_a_64_shares_one_sign_in_budget(client):
+    network = _ipv6_network()
+    statuses = [client.simulate_post(SIGN_IN, json={}, remote_addr=f"{network}::{n:x}").status_code
+                for n in range(1, 12)]
+    assert statuses[:10].count(429) == 0 and statuses[10] == 429
+    assert client.simulate_post(SIGN_IN, json={}, remote_addr=f"{_ipv6_network()}::1").status_code != 429
+
+
+def test_client_keys():
+    assert client_key("2001:db8:1:2:aaaa::1") == client_key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert client_key("::ffff:192.0.2.7") == "192.0.2.7" and client_key("192.0.2.7") == "192.0.2.7"
+    assert client_key("unknown") == "unknown"

@@ -1,0 +1,37 @@
+"""A template whose literals grow through filters is refused by the render worker: the web process
+only parses it, building no text and compiling nothing."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+from backend.documents.render_pool import default_pool
+from tests.factories import make_admin, signed_in
+
+DRAFT = "/api/admin/document-templates/cgu_acceptance/draft"
+GROWTH = "{{ 'aaa'" + "|replace('a','aaaa')" * 9 + " }}\n"  # 3 * 4**9 = 786,432 characters, once folded
+
+
+def _refused(client, content: str) -> None:
+    answer = client.simulate_post(DRAFT, json={"content": content}, headers=signed_in(make_admin()))
+    assert answer.status_code == 400, answer.json
+    assert answer.json["error"]["details"]["reason"] == "template_limit"
+
+
+def test_a_draft_of_folding_filters_is_refused_fast_without_growing_the_web_process(client):
+    default_pool().render("x", {})  # the render workers started
+    # Folded while compiling in the web process, today: about 1 GB and 5 s of its CPU for these
+    # 250 lines. Now the web process only parses (~0.1 s of CPU); the answer comes in ~0.5 s on an
+    # idle machine (the worker's compile and first line). CPU time, not wall time: a loaded CI
+    # machine stretches the latter.
+    started = time.process_time()
+    _refused(client, GROWTH * 250)
+    assert time.process_time() - started < 1.0
+    tracemalloc.start()
+    try:
+        _refused(client, GROWTH * 60 + "fin\n")  # folded today: ~230 MB
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 30 * 1024 * 1024, peak
