@@ -62,8 +62,14 @@ def pytest_configure(config) -> None:
     _session.update(admin_url=admin_url, database=database_name, redis_dir=redis_dir, data_dir=data_dir,
                     own_redis=not os.environ.get("TEST_REDIS_URL"))
 
+    # The company registry of every test: the simulator over real HTTP (tests/onboarding registers
+    # the companies they need; `registry_sim` hands it to a test).
+    from ops.simulators.registry import RegistrySimulator
+
+    _session["registry"] = registry = RegistrySimulator().start()
     os.environ.update(
         {
+            "REGISTRY_BASE_URL": registry.url,
             "DATABASE_URL": database_url,
             "REDIS_URL": redis_url,
             "VITRINE_DATA_DIR": str(data_dir),
@@ -101,6 +107,7 @@ def pytest_unconfigure(config) -> None:
     from backend.db import database
 
     database.close_all()
+    _session["registry"].stop()
     if _session["own_redis"]:
         embedded.stop_redis(_session["redis_dir"])
         shutil.rmtree(_session["redis_dir"], ignore_errors=True)
@@ -245,6 +252,14 @@ def log_lines():
     lines.raw = stream.getvalue  # type: ignore[attr-defined]
     yield lines
     root.removeHandler(handler)
+
+
+@pytest.fixture
+def registry_sim():
+    """The session's company registry simulator; its fault switches are cleared after the test."""
+    simulator = _session["registry"]
+    yield simulator
+    simulator.clear_faults()
 
 
 @pytest.fixture
