@@ -110,12 +110,12 @@ def assert_all_stopped(children, data_dir, port) -> None:
 
 def doc_walk(doc: str, heading: str, port: int, data_dir=None) -> str:
     """The bash block under `heading` in docs/`doc`, pointed at a `vitrine dev --port port`
-    (the docs use 8200 or 8300, the simulators on + 1 and + 2) and its mail folder."""
+    (the docs use 8200 or 8300, the simulators on + 1, + 2 and + 4) and its mail folder."""
     text = (ROOT / "docs" / doc).read_text()
     section = text[text.index(heading):]
     script = section[section.index("```bash\n") + len("```bash\n"):section.index("\n```\n")]
     for base in (8200, 8300):
-        for offset in (0, 1, 2):
+        for offset in (0, 1, 2, 4):
             script = script.replace(f"http://127.0.0.1:{base + offset}", f"http://127.0.0.1:{port + offset}")
     if data_dir is not None:
         script = script.replace("MAIL=var/mail ", f"MAIL={data_dir / 'mail'} ")
@@ -141,7 +141,7 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
         assert (root.status_code, root.headers["Location"].endswith("/api/docs")) == (302, True)
         banner = "".join(output.lines)
         for text in ("DATABASE_URL  postgresql://", "REDIS_URL     unix://", f"{data_dir / 'mail'}",
-                     f"http://127.0.0.1:{port + 1}", f"http://127.0.0.1:{port + 2}",
+                     f"http://127.0.0.1:{port + 1}", f"http://127.0.0.1:{port + 2}", f"http://127.0.0.1:{port + 4}",
                      f"boot log      {data_dir / 'logs' / 'dev.log'}"):
             assert text in banner
         # Before the banner: one line saying where the boot log is (and the warnings), no log line.

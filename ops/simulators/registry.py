@@ -48,7 +48,7 @@ DEFAULT_NAF = "73.11Z"  # Activités des agences de publicité
 _DEMO_DETAILS = {
     "552100554": ("active", ("12 rue des Alpages", "74000", "Annecy"), "10.51A",
                   [("Inès", "Industrielle", "Président de SAS"), ("Jean-Marc", "Fromager", "Directeur général")]),
-    "385347927": ("active", ("1 avenue du Commerce", "69003", "Lyon"), "47.11F",
+    "385347927": ("active", ("1 avenue du Port", "13002", "Marseille"), "47.11F",
                   [("Denis", "Distributeur", "Président de SAS")]),
     "414217190": ("active", ("5 rue Gutenberg", "67000", "Strasbourg"), "18.12Z",
                   [("Irène", "Imprimeuse", "Gérant")]),
