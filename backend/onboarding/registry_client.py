@@ -24,9 +24,9 @@ import logging
 import time
 
 import requests
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from backend.config import Config
+from backend.http_retries import Retryable, retry_after, retrying
 from backend.logs import get_logger
 from backend.onboarding.registry import CompanyExtract, CompanyState, RegistryUnavailable, Representative
 
@@ -36,12 +36,6 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_ANSWER_BYTES = 1024 * 1024  # a SIREN search answers a few kilobytes
 LOGGED_BODY_CHARS = 500  # of an answer the client does not understand
 STATES = {"A": CompanyState.ACTIVE, "C": CompanyState.CEASED}
-
-
-class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.retry_after = retry_after
 
 
 class _Malformed(Exception):
@@ -81,20 +75,12 @@ class RegistryClient:
     # --- transport ----------------------------------------------------------------------------
 
     def _search(self, siren: str) -> object:
-        retrying = Retrying(stop=stop_after_attempt(self.attempts), wait=self._wait,
-                            retry=retry_if_exception_type(_Retryable), reraise=True)
         try:
-            return retrying(self._send, siren)
-        except _Retryable as exc:
+            return retrying(attempts=self.attempts, backoff_seconds=self.backoff_seconds,
+                            max_backoff_seconds=self.max_backoff_seconds)(self._send, siren)
+        except Retryable as exc:
             raise RegistryUnavailable(
                 f"the company registry is unavailable ({exc}) after {self.attempts} attempts") from None
-
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        delay = self.backoff_seconds * 2 ** (state.attempt_number - 1)
-        if isinstance(exc, _Retryable) and exc.retry_after is not None:
-            delay = exc.retry_after
-        return min(delay, self.max_backoff_seconds)
 
     def _send(self, siren: str) -> object:
         started = time.monotonic()
@@ -108,11 +94,11 @@ class RegistryClient:
                 log.log(logging.INFO if status < 400 else logging.WARNING, "company registry call",
                         extra={"fields": fields})
                 if status in RETRY_STATUSES:
-                    raise _Retryable(f"HTTP {status}", _retry_after(response))
+                    raise Retryable(f"HTTP {status}", status=status, retry_after=retry_after(response))
                 content = _read_capped(response)
         except (requests.ConnectionError, requests.Timeout) as exc:
             log.warning("company registry unreachable", extra={"fields": {**fields, "error": type(exc).__name__}})
-            raise _Retryable(type(exc).__name__) from None
+            raise Retryable(type(exc).__name__) from None
         if status != 200:
             log.error("company registry refused the search", extra={"fields": {
                 **fields, "body": content[:LOGGED_BODY_CHARS].decode("utf-8", "replace")}})
@@ -123,13 +109,6 @@ class RegistryClient:
             log.error("company registry answer is not JSON", extra={"fields": {
                 **fields, "body": content[:LOGGED_BODY_CHARS].decode("utf-8", "replace")}})
             raise RegistryUnavailable("the company registry gave an answer the platform does not understand") from None
-
-
-def _retry_after(response: requests.Response) -> float | None:
-    try:
-        return max(0.0, float(response.headers.get("Retry-After", "")))
-    except ValueError:
-        return None
 
 
 def _read_capped(response: requests.Response) -> bytes:

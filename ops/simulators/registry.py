@@ -34,11 +34,10 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from backend.identity.demo import DEMO_ORGANIZATIONS
-from ops.simulators.server import BackgroundSimulator, SimulatorServer, run_until_stopped
+from ops.simulators.server import BackgroundSimulator, SimulatorHandler, run_until_stopped
 
 MAX_BODY = 64 * 1024
 SIREN = re.compile(r"^\d{9}$")
@@ -166,19 +165,7 @@ class Store:
                 for c in found if c["siren"] not in self.faults.unknown]
 
 
-class Handler(BaseHTTPRequestHandler):
-    server: SimulatorServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format, *args) -> None:  # the simulator stays quiet
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
+class Handler(SimulatorHandler):
     def _dispatch(self, method: str) -> None:
         split = urlsplit(self.path)
         route = (method, split.path.rstrip("/") or "/")
