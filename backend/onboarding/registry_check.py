@@ -58,16 +58,16 @@ class Signer:
 class RegistryDecision:
     on_extract: bool  # the signer is a listed representative of an active or ceased company
     checked: bool  # the registry answered
-    check: dict  # what is recorded on the envelope (`registry_check`)
+    check: dict | None  # what is recorded on the envelope (`registry_check`; None before the registry was read)
 
     @classmethod
     def of_envelope(cls, envelope: SignatureRequest) -> RegistryDecision:
         """The decision an envelope recorded (a relaunch carries it to the new envelope)."""
-        return cls(envelope.signer_on_registry_extract, envelope.registry_checked, envelope.registry_check or {})
+        return cls(envelope.signer_on_registry_extract, envelope.registry_checked, envelope.registry_check)
 
     @property
     def state(self) -> str | None:
-        return self.check.get("state")
+        return (self.check or {}).get("state")
 
 
 def check_signer(siren: str, signer: Signer, *, registry: CompanyRegistry, cache_days: int) -> RegistryDecision:
@@ -113,15 +113,20 @@ def refuse_unregistrable(decision: RegistryDecision) -> None:
 def put_checked_billing_profile(*, principal: Principal, organization_id: str, profile: dict,
                                 registry: CompanyRegistry, cache_days: int) -> BillingProfile:
     """Save the billing profile with `onRegistryExtract` as the registry says (the client's value
-    is ignored); the registry is asked before the profile's transaction opens."""
+    is ignored); the registry is asked before the profile's transaction opens. When it cannot
+    answer, a profile keeping its signer keeps the registry's earlier answer (an outage must not
+    reopen an approved KYB); a new signer counts as not on the extract."""
     organization = organization_for(principal, organization_id, membership_roles=BILLING_EDITORS)
-    signer = profile["signer"]
-    decision = check_signer(organization.siren, Signer(signer["firstName"].strip(), signer["lastName"].strip(),
-                                                       profile["legalName"].strip(),
-                                                       profile["address"]["postalCode"].strip()),
-                            registry=registry, cache_days=cache_days)
+    signer = Signer(profile["signer"]["firstName"].strip(), profile["signer"]["lastName"].strip(),
+                    profile["legalName"].strip(), profile["address"]["postalCode"].strip())
+    decision = check_signer(organization.siren, signer, registry=registry, cache_days=cache_days)
+    on_extract = decision.on_extract
+    before = billing_profile_of(organization.id)
+    if not decision.checked and before is not None and (before.signer_first_name, before.signer_last_name) == (
+            signer.first_name, signer.last_name):
+        on_extract = before.signer_on_registry_extract
     return put_billing_profile(principal=principal, organization_id=organization_id, profile=profile,
-                               signer_on_registry_extract=decision.on_extract)
+                               signer_on_registry_extract=on_extract)
 
 
 def refresh_company(*, siren: str, registry: CompanyRegistry, actor_user_id: str) -> RegistryCompany:

@@ -10,7 +10,7 @@ import pytest
 import time_machine
 
 from backend import clock
-from backend.identity.models import BillingProfile
+from backend.identity.models import BillingProfile, Organization
 from backend.onboarding import registry_cache
 from backend.onboarding.models import RegistryCompany, SignatureRequest
 from backend.onboarding.registry_client import RegistryClient
@@ -226,3 +226,19 @@ def test_the_registry_cache_list_is_paginated_searched_sorted_and_admin_only(cli
     assert client.simulate_post("/api/admin/registry-cache/552100554/refresh",
                                 headers=signed_in(outsider)).status_code == 403
     assert client.simulate_post("/api/admin/registry-cache/552100555/refresh", headers=admin).status_code == 400
+
+
+def test_a_registry_outage_keeps_the_earlier_answer_for_the_same_signer_and_never_reopens_an_approved_kyb(
+        fast_client, manager_of, registry_sim):
+    organization, manager = manager_of()
+    assert _put_profile(fast_client, organization, manager).json["data"]["billingProfile"]["signer"][
+        "onRegistryExtract"] is True
+    organization.kyb_status = "approved"
+    organization.save()
+    registry_cache.RegistryCompany.delete().execute()
+    registry_sim.set_faults(unavailable=100)
+    same = _put_profile(fast_client, organization, manager, legal_name=f"{organization.legal_name} ")
+    assert same.json["data"]["billingProfile"]["signer"]["onRegistryExtract"] is True
+    assert Organization.get_by_id(organization.id).kyb_status == "approved"
+    other = _put_profile(fast_client, organization, manager, first="Camille", last="Martin")
+    assert other.json["data"]["billingProfile"]["signer"]["onRegistryExtract"] is False
