@@ -20,6 +20,7 @@ from api.telemetry import Telemetry
 from backend.config import Config
 from backend.einvoicing.operator_client import OperatorClient
 from backend.onboarding.provider import SignatureProvider
+from backend.onboarding.registry import CompanyRegistry
 from backend.runtime import boot
 from storage import Storage
 
@@ -32,6 +33,7 @@ class Deps:
     storage: Storage
     esign: SignatureProvider
     operator: OperatorClient
+    registry: CompanyRegistry
     telemetry: Telemetry
     limiter: RateLimiter
     queue_sizes: Callable[[], list[dict]] = list  # per Dramatiq queue: messages, delayed, dead
@@ -55,6 +57,7 @@ def create_app(config: Config | None = None, **clients) -> App:
         storage=runtime.storage,
         esign=runtime.esign,
         operator=runtime.operator,
+        registry=runtime.registry,
         telemetry=Telemetry(),
         limiter=RateLimiter(runtime.config.rate_limit_storage_url or runtime.config.redis_url),
         queue_sizes=lambda: queue_sizes(dramatiq.get_broker()),

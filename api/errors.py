@@ -35,6 +35,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "EINVOICE_PROVIDER_FAILED": 502,
     "ESIGN_PROVIDER_FAILED": 502,
     "SERVICE_UNAVAILABLE": 503,
+    "REGISTRY_UNAVAILABLE": 503,
 }
 
 # Falcon's own errors (routing, media parsing) answered with our codes.

@@ -84,6 +84,8 @@ class Config:
     # Envelopes pending longer than this are asked of the provider by the reconciliation schedule.
     esign_reconcile_after_seconds: int = 3600
     platform_sepa_creditor_id: str | None = None  # ICS printed on the SEPA mandate
+    registry_base_url: str = "https://recherche-entreprises.api.gouv.fr"
+    registry_cache_days: int = 30  # a company's registry extract is reused this long
 
     platform_commission_rate_bps: int = 2000
     legacy_deposit_rate_bps: int = 3000  # legacy_mandate: the deposit's share of the store base
@@ -312,6 +314,8 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         esign_contract_threshold_cents=_int(env, "ESIGN_CONTRACT_THRESHOLD_CENTS", 1_000_000, minimum=0),
         esign_reconcile_after_seconds=_int(env, "ESIGN_RECONCILE_AFTER_SECONDS", 3600, minimum=60),
         platform_sepa_creditor_id=_str(env, "PLATFORM_SEPA_CREDITOR_ID"),
+        registry_base_url=(_str(env, "REGISTRY_BASE_URL", Config.registry_base_url) or "").rstrip("/"),
+        registry_cache_days=_int(env, "REGISTRY_CACHE_DAYS", 30, minimum=0),
         platform_commission_rate_bps=_commission_rate(env, warnings),
         legacy_deposit_rate_bps=_bps(env, "LEGACY_DEPOSIT_RATE_BPS", 3000),
         platform_vat_rate_percent=_int(env, "PLATFORM_VAT_RATE_PERCENT", 20, minimum=0),

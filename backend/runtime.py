@@ -3,7 +3,7 @@
 The composition root of the back end. Each process boots once (`boot`): it reads the
 configuration, sets up logs and the database pool, applies the process-wide settings of a few
 helpers (password-hashing costs, the base of e-mail links), and builds every external client
-once: object storage, the e-signature provider, the e-invoicing operator. The web
+once: object storage, the e-signature provider, the e-invoicing operator, the company registry. The web
 (`api.app.create_app` -> `Deps`) and the worker (`actors`, which read `current_runtime()`) hand
 these clients to the services that use them as arguments; no service looks a client up, and no
 module under `backend/` but this one imports `backend.runtime` (an import contract says so).
@@ -32,6 +32,8 @@ from backend.identity import secrets
 from backend.logs import configure_logging, get_logger, register_secrets
 from backend.onboarding.esign_client import EsignClient
 from backend.onboarding.provider import SignatureProvider
+from backend.onboarding.registry import CompanyRegistry
+from backend.onboarding.registry_client import RegistryClient
 from backend.printing import quota
 from storage import Storage, build_storage
 
@@ -49,6 +51,7 @@ class Runtime:
     storage: Storage = field(metadata=built_by(build_storage))
     esign: SignatureProvider = field(metadata=built_by(EsignClient.from_config))
     operator: OperatorClient = field(metadata=built_by(build_operator_client))
+    registry: CompanyRegistry = field(metadata=built_by(RegistryClient.from_config))
 
     def clients(self) -> dict[str, Any]:
         """Every external client by field name."""

@@ -89,6 +89,14 @@ SIMULATORS: list[Simulator] = [
                               "ODP_ENTITY_ID": "ent-dev-platform", "EINVOICING_POLLING_ENABLED": "true",
                               "EINVOICING_POLLING_INTERVAL_MS": "60000"},
     ),
+    # P+3 is kept for the bank simulator (API.md, "Company registry (wave 3): decisions").
+    Simulator(
+        name="registry",
+        module="ops.simulators.registry",
+        offset=4,
+        label="company registry simulator (demo companies; POST /_control/companies)",
+        settings=lambda url: {"REGISTRY_BASE_URL": url},
+    ),
 ]
 
 

@@ -68,8 +68,15 @@ def pytest_configure(config) -> None:
     owner_url = database_url
     password = "vitrine_app" if os.environ.get("TEST_DATABASE_URL") else None  # the embedded server trusts its socket
     database_url = embedded.runtime_url(owner_url, password=password)
+
+    # The company registry of every test: the simulator over real HTTP (tests/onboarding registers
+    # the companies they need; `registry_sim` hands it to a test).
+    from ops.simulators.registry import RegistrySimulator
+
+    _session["registry"] = registry = RegistrySimulator().start()
     os.environ.update(
         {
+            "REGISTRY_BASE_URL": registry.url,
             "DATABASE_URL": database_url,
             "DATABASE_OWNER_URL": owner_url,
             "REDIS_URL": redis_url,
@@ -107,6 +114,7 @@ def pytest_unconfigure(config) -> None:
     from backend.db import database
 
     database.close_all()
+    _session["registry"].stop()
     if _session["own_redis"]:
         embedded.stop_redis(_session["redis_dir"])
         shutil.rmtree(_session["redis_dir"], ignore_errors=True)
@@ -268,6 +276,14 @@ def own_redis():
     if not _session.get("own_redis"):
         pytest.skip("TEST_REDIS_URL is set: a drill restarts only a Redis of the session's own")
     return _session["redis_dir"]
+
+
+@pytest.fixture
+def registry_sim():
+    """The session's company registry simulator; its fault switches are cleared after the test."""
+    simulator = _session["registry"]
+    yield simulator
+    simulator.clear_faults()
 
 
 @pytest.fixture

@@ -139,7 +139,7 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
         assert (root.status_code, root.headers["Location"].endswith("/api/docs")) == (302, True)
         banner = "".join(output.lines)
         for text in ("DATABASE_URL  postgresql://", "REDIS_URL     unix://", f"{data_dir / 'mail'}",
-                     f"http://127.0.0.1:{port + 1}", f"http://127.0.0.1:{port + 2}",
+                     f"http://127.0.0.1:{port + 1}", f"http://127.0.0.1:{port + 2}", f"http://127.0.0.1:{port + 4}",
                      f"boot log      {data_dir / 'logs' / 'dev.log'}"):
             assert text in banner
         # Before the banner: one line saying where the boot log is (and the warnings), no log line.

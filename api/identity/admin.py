@@ -11,6 +11,7 @@ from backend.identity import admin_users, organizations, squatting
 from backend.identity.admin_lists import list_organizations, list_users, organization_for_admin
 from backend.listing import ListParams
 from backend.onboarding.kyb_documents import kyb_documents_of
+from backend.onboarding.registry_check import registry_view
 from schemas.identity.accounts import DoneOut
 from schemas.identity.admin import (
     AdminOrganizationData,
@@ -86,13 +87,15 @@ class AdminOrganizations:
 
 class AdminOrganization:
     @operation("Organization detail (admin, permission kyb.review)",
-               description="An organization with its billing profile, members, SIRET conflicts and the KYB "
-                           "delegation documents to check before approving.",
+               description="An organization with its billing profile, members, SIRET conflicts, the KYB "
+                           "delegation documents to check before approving, and the company registry's extract "
+                           "with what it decided about the signer.",
                tags=TAGS, answer=AdminOrganizationData, answer_description="the organization",
                errors={404: "NOT_FOUND"})
     def on_get(self, req, resp, organization_id: str) -> dict:
         organization = organization_for_admin(organization_id)
         organization.kyb_documents = kyb_documents_of(organization_id)
+        organization.registry = registry_view(organization)
         return {"organization": organization}
 
     @operation("Delete an organization (admin, permission kyb.review)",

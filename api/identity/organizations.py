@@ -8,6 +8,7 @@ from __future__ import annotations
 from api.access import SESSION, Route
 from api.operations import operation
 from backend.identity import invitations, organizations
+from backend.onboarding import registry_check
 from schemas.identity.organizations import (
     BillingProfileData,
     BillingProfileIn,
@@ -38,6 +39,9 @@ class Organizations:
 
 
 class Organization:
+    def __init__(self, registry, cache_days: int) -> None:
+        self.registry, self.cache_days = registry, cache_days
+
     @operation(
         "Organization detail",
         description="An organization with its billing profile (members and admins; NOT_FOUND for others).",
@@ -51,7 +55,9 @@ class Organization:
 
     @operation(
         "Put the billing profile",
-        description="Create or replace the billing profile (manager or billing member, or admin).",
+        description=("Create or replace the billing profile (manager or billing member, or admin). "
+                     "`signer.onRegistryExtract` is what the company registry says (the signer matched "
+                     "against the representatives it lists); a client value is ignored."),
         tags=("organizations",),
         body=BillingProfileIn,
         answer=BillingProfileData,
@@ -60,8 +66,9 @@ class Organization:
                 404: "NOT_FOUND"},
     )
     def on_put_billing(self, req, resp, organization_id: str, body: dict) -> dict:
-        profile = organizations.put_billing_profile(principal=req.context.principal, organization_id=organization_id,
-                                                    profile=body)
+        profile = registry_check.put_checked_billing_profile(
+            principal=req.context.principal, organization_id=organization_id, profile=body,
+            registry=self.registry, cache_days=self.cache_days)
         return {"billingProfile": profile}
 
     @operation(
@@ -109,7 +116,7 @@ class InvitationAccept:
 
 
 def routes(deps) -> list[Route]:
-    item = Organization()
+    item = Organization(deps.registry, deps.config.registry_cache_days)
     return [
         Route("/api/organizations", Organizations(), SESSION),
         Route("/api/organizations/{organization_id}", item, SESSION),

@@ -44,8 +44,9 @@ SIGNED_DOCUMENT_TYPES = [t.value for t in DocumentType]
 
 
 class Onboarding:
-    def __init__(self, storage, esign) -> None:
+    def __init__(self, storage, esign, registry, cache_days: int) -> None:
         self.storage, self.esign = storage, esign
+        self.registry, self.cache_days = registry, cache_days
 
     @operation(
         "Onboarding state",
@@ -64,18 +65,22 @@ class Onboarding:
 
     @operation(
         "Start the onboarding signature",
-        description="Open the onboarding envelope (manager or admin); the provider is called asynchronously.",
+        description=("Open the onboarding envelope (manager or admin); the provider is called asynchronously. "
+                     "The company registry decides whether the signer is on the extract; when it cannot "
+                     "answer, the envelope has registryChecked false and the delegation documents are required."),
         tags=("onboarding",),
         body=OnboardingStartIn,
         answer=SignatureRequestStartOut,
         answer_description="envelope recorded as pending_creation",
         status=201,
         errors={400: "VALIDATION_ERROR", 403: "FORBIDDEN: not a manager of the organization",
-                409: "CONFLICT: details.reason onboarding_pending, billing_profile_missing or iban_missing"},
+                409: "CONFLICT: details.reason onboarding_pending, billing_profile_missing, iban_missing, "
+                     "siren_unknown_to_registry or company_ceased"},
     )
     def on_post_start(self, req, resp, organization_id: str, body: dict) -> dict:
         envelope = envelopes.start_onboarding(principal=req.context.principal, organization_id=organization_id,
-                                              delegator=body["delegator"])
+                                              delegator=body["delegator"], registry=self.registry,
+                                              cache_days=self.cache_days)
         return {"signatureRequest": signature_request(envelope, envelopes.envelope_documents(envelope.id))}
 
     @operation(
@@ -292,7 +297,8 @@ class AdminOrganizationOnboarding:
 def routes(deps) -> list[Route]:
     # The workspace routing of identity asks onboarding whether an envelope is pending.
     workspace.set_onboarding_pending_check(envelopes.has_pending_envelope)
-    organization, admin_envelopes = Onboarding(deps.storage, deps.esign), AdminSignatureRequests(deps.esign)
+    organization = Onboarding(deps.storage, deps.esign, deps.registry, deps.config.registry_cache_days)
+    admin_envelopes = AdminSignatureRequests(deps.esign)
     admin_organization, overrides = AdminOrganizationOnboarding(deps.esign), AdminVerificationOverrides()
     base = "/api/organizations/{organization_id}/onboarding"
     admin_base = "/api/admin/organizations/{organization_id}"

@@ -116,8 +116,11 @@ def billing_profile_of(organization_id: str) -> BillingProfile | None:
     return BillingProfile.get_or_none(BillingProfile.organization == organization_id)
 
 
-def put_billing_profile(*, principal: Principal, organization_id: str, profile: dict) -> BillingProfile:
-    """Create or replace the billing profile; identifiers are checked against the SIREN."""
+def put_billing_profile(*, principal: Principal, organization_id: str, profile: dict,
+                        signer_on_registry_extract: bool) -> BillingProfile:
+    """Create or replace the billing profile; identifiers are checked against the SIREN. Whether the
+    signer is on the registry extract is the company registry's answer (onboarding's
+    `registry_check.put_checked_billing_profile` asks it), never the client's."""
     organization = organization_for(principal, organization_id, membership_roles=BILLING_EDITORS)
     siren = organization.siren
     signer, address = profile["signer"], profile["address"]
@@ -134,7 +137,7 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
         "signer_last_name": signer["lastName"].strip(),
         "signer_email": signer["email"].strip().lower(),
         "signer_phone": to_e164(signer["phone"], field="signer.phone"),
-        "signer_on_registry_extract": signer["onRegistryExtract"],
+        "signer_on_registry_extract": signer_on_registry_extract,
         "updated_at": clock.now(),
     }
     with transaction():

@@ -9,7 +9,8 @@ becomes `canceled` and its provider request is cancelled before the new one is c
 one envelope per organization is pending: a partial unique index refuses the second (409
 `CONFLICT`, `details.reason = onboarding_pending`). A start is refused too (409) once an envelope
 is `signed` (`onboarding_signed`) or the KYB is approved (`kyb_approved`): only an admin reset
-opens the journey again.
+opens the journey again. Before any of that, the company registry decides whether the signer is
+on the extract (`registry_check.py`): a SIREN it does not know or a ceased company is refused.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from backend.onboarding.provider import (
     SignerInfo,
 )
 from backend.onboarding.reconciliation import reconcile_envelope
+from backend.onboarding.registry import CompanyRegistry
+from backend.onboarding.registry_check import RegistryDecision, Signer, check_signer, refuse_unregistrable
 from backend.onboarding.status import PENDING, ESignStatus, from_provider_status, next_status
 from backend.onboarding.superseding import cancel_due_requests, supersede_errored
 from backend.onboarding.verification import ONBOARDING_POLICY, strongest, verification_for
@@ -53,15 +56,19 @@ CREATION_ACTOR = "create_signature_envelope"
 EMAIL_DELIVERY = frozenset({ActorType.INDUSTRIAL, ActorType.DISTRIBUTOR})
 
 
-def start_onboarding(*, principal: Principal, organization_id: str, delegator: dict | None) -> SignatureRequest:
-    """Open the organization's onboarding envelope (a manager, or an admin)."""
+def start_onboarding(*, principal: Principal, organization_id: str, delegator: dict | None,
+                     registry: CompanyRegistry, cache_days: int) -> SignatureRequest:
+    """Open the organization's onboarding envelope (a manager, or an admin), once the company
+    registry has said whether the signer is a listed representative (`registry_check.py`)."""
     organization = organization_for(principal, organization_id, membership_roles=MANAGERS)
     profile = signable_profile(organization.id)
-    if not profile.signer_on_registry_extract and not delegator:
+    decision = check_signer(organization.siren, Signer.of_profile(profile), registry=registry, cache_days=cache_days)
+    refuse_unregistrable(decision)
+    if not decision.on_extract and not delegator:
         raise ValidationError("the signer is not on the registry extract: name the delegating representative",
                               fields={"delegator": ["required when the signer is not on the registry extract"]})
     _refuse_a_finished_journey(organization)
-    return open_envelope(organization, profile, delegator=delegator, created_by_user_id=principal.user_id)
+    return open_envelope(organization, profile, decision, delegator=delegator, created_by_user_id=principal.user_id)
 
 
 def _refuse_a_finished_journey(organization: Organization) -> None:
@@ -86,14 +93,15 @@ def signable_profile(organization_id: str) -> BillingProfile:
     return profile
 
 
-def open_envelope(organization: Organization, profile: BillingProfile, *, delegator: dict | None,
-                  created_by_user_id: str | None) -> SignatureRequest:
-    """Record a `pending_creation` envelope with its documents and queue its creation.
+def open_envelope(organization: Organization, profile: BillingProfile, registry: RegistryDecision, *,
+                  delegator: dict | None, created_by_user_id: str | None) -> SignatureRequest:
+    """Record a `pending_creation` envelope with its documents and the registry's decision, and
+    queue its creation.
 
     Each document asks for the `qualified` onboarding policy unless an admin overrode its type for
     the organization; the provider sets the level per signer, so the signer gets the strongest
     policy the documents ask for (recorded on the envelope and as each document's level)."""
-    on_registry = profile.signer_on_registry_extract
+    on_registry = registry.on_extract
     types = document_types(signer_on_registry_extract=on_registry)
     overrides = overridden_policies(organization.id)
     asked = {t: overrides.get(t, ONBOARDING_POLICY) for t in types}
@@ -109,6 +117,8 @@ def open_envelope(organization: Organization, profile: BillingProfile, *, delega
                 signature_level=verification.signature_level,
                 authentication_mode=verification.authentication_mode,
                 signer_on_registry_extract=on_registry,
+                registry_checked=registry.checked,
+                registry_check=registry.check,
                 delegator=None if on_registry else delegator,
                 created_by_user_id=created_by_user_id,
             )

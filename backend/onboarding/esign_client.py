@@ -16,9 +16,9 @@ import logging
 import time
 
 import requests
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from backend.config import Config
+from backend.http_retries import Retryable, retry_after, retrying
 from backend.logs import get_logger
 from backend.onboarding.provider import (
     ProviderCredentialsInvalid,
@@ -36,20 +36,6 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 DEFAULT_FIELD = {"page": 1, "x": 77, "y": 600, "width": 180, "height": 60}
 # Upload attempts, in order; the next one is tried only when the provider answers 400.
 UPLOAD_CHAIN = (("multipart", True), ("multipart", False), ("json", False))
-
-
-class _Retryable(Exception):
-    def __init__(self, status: int | None, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.retry_after = retry_after
-
-
-def _retry_after(response: requests.Response) -> float | None:
-    try:
-        return max(0.0, float(response.headers.get("Retry-After", "")))
-    except ValueError:
-        return None
 
 
 class EsignClient:
@@ -138,21 +124,13 @@ class EsignClient:
     def _call(self, method: str, path: str, **kwargs) -> requests.Response:
         if not self._api_key:
             raise ProviderCredentialsInvalid("e-signature provider credentials are invalid: ESIGN_API_KEY is not set")
-        retrying = Retrying(stop=stop_after_attempt(self.attempts), wait=self._wait,
-                            retry=retry_if_exception_type(_Retryable), reraise=True)
         try:
-            return retrying(self._send, method, path, **kwargs)
-        except _Retryable as exc:
+            return retrying(attempts=self.attempts, backoff_seconds=self.backoff_seconds,
+                            max_backoff_seconds=self.max_backoff_seconds)(self._send, method, path, **kwargs)
+        except Retryable as exc:
             raise ProviderError(
                 f"the e-signature provider is unavailable ({exc}) after {self.attempts} attempts", status=exc.status
             ) from None
-
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        delay = self.backoff_seconds * 2 ** (state.attempt_number - 1)
-        if isinstance(exc, _Retryable) and exc.retry_after is not None:
-            delay = exc.retry_after
-        return min(delay, self.max_backoff_seconds)
 
     def _send(self, method: str, path: str, **kwargs) -> requests.Response:
         started = time.monotonic()
@@ -162,13 +140,13 @@ class EsignClient:
                                             headers={"Authorization": f"Bearer {self._api_key}"}, **kwargs)
         except (requests.ConnectionError, requests.Timeout) as exc:
             log.warning("e-signature provider unreachable", extra={"fields": {**fields, "error": type(exc).__name__}})
-            raise _Retryable(None, type(exc).__name__) from None
+            raise Retryable(type(exc).__name__) from None
         status = response.status_code
         fields.update(status=status, durationMs=round((time.monotonic() - started) * 1000))
         level = logging.INFO if status < 400 else logging.WARNING
         log.log(level, "e-signature provider call", extra={"fields": fields})
         if status in RETRY_STATUSES:
-            raise _Retryable(status, f"HTTP {status}", _retry_after(response))
+            raise Retryable(f"HTTP {status}", status=status, retry_after=retry_after(response))
         if status in (401, 403):
             raise ProviderCredentialsInvalid(
                 f"e-signature provider credentials are invalid or lack a permission (HTTP {status})", status=status)

@@ -1,9 +1,10 @@
 """KYB review by an admin (`kyb.review`), its approval gate, and the pending approvals list.
 
 Approval gate (Specification A, point 5): the organization's latest envelope must be `signed`;
-when its signer is not on the registry extract, the three delegation documents must be present.
-Otherwise 409 `CONFLICT` with `details.reason` `onboarding_not_signed` or
-`delegation_documents_missing` (with `details.missing`). A rejection is always possible.
+when its signer is not on the registry extract (as the company registry said, or could not say),
+the three delegation documents must be present; a company the registry lists as ceased is never
+approved. Otherwise 409 `CONFLICT` with `details.reason` `onboarding_not_signed`,
+`company_ceased` or `delegation_documents_missing` (with `details.missing`). A rejection is always possible.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from backend.errors import Conflict, NotFound
 from backend.identity.models import KybStatus, Organization
 from backend.listing import ListParams, Page, paginate
 from backend.onboarding.models import KybDocument, KybDocumentType, SignatureRequest
+from backend.onboarding.registry import CompanyState
 from backend.onboarding.status import ESignStatus
 
 AWAITING_APPROVAL = (KybStatus.SUBMITTED, KybStatus.IN_REVIEW)
@@ -32,6 +34,8 @@ def approval_blocker(organization_id: str) -> dict | None:
                 .order_by(SignatureRequest.created_at.desc()).first())
     if envelope is None or envelope.status != ESignStatus.SIGNED:
         return {"reason": "onboarding_not_signed", "onboardingStatus": envelope.status if envelope else None}
+    if (envelope.registry_check or {}).get("state") == CompanyState.CEASED:  # an admin refresh found it ceased
+        return {"reason": "company_ceased"}
     if envelope.signer_on_registry_extract:
         return None
     present = {d.document_type for d in KybDocument.select(KybDocument.document_type)

@@ -1,16 +1,18 @@
 """Onboarding tables (migration `040_onboarding_esign`): signature requests (envelopes), their
-documents, the provider's webhook events as received, the KYB delegation documents, and the
-admin's verification-policy overrides per organization and document type."""
+documents, the provider's webhook events as received, the KYB delegation documents, the
+admin's verification-policy overrides per organization and document type, and the company
+registry cache (migration `115_registry_cache`)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import BigAutoField, BooleanField, CharField, DateField, ForeignKeyField, IntegerField, TextField
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
 from backend.identity.models import Organization
 from backend.model import BaseModel, created_at_field, id_field, status_field
+from backend.onboarding.registry import CompanyState
 from backend.onboarding.status import ESignStatus
 from backend.onboarding.verification import AuthenticationMode, DocumentType, SignatureLevel, VerificationPolicy
 
@@ -50,6 +52,10 @@ class SignatureRequest(BaseModel):
     signer_on_registry_extract = BooleanField()
     # The registry-listed representative delegating to the signer (delegation proof), else None.
     delegator = BinaryJSONField(null=True)
+    # Whether the company registry could be asked when the envelope was opened, and what it said
+    # (`backend/onboarding/registry_check.py`); without it the delegation documents are required.
+    registry_checked = BooleanField(default=False)
+    registry_check = BinaryJSONField(null=True)
     audit_trail_storage_key = TextField(null=True)
     error_reason = TextField(null=True)
     last_event_at = DateTimeTZField(null=True)  # event_time of the last event applied
@@ -126,3 +132,21 @@ class VerificationOverride(BaseModel):
 
     class Meta:
         table_name = "esign_verification_override"
+
+
+class RegistryCompany(BaseModel):
+    """The registry's last answer about one SIREN, with when it was fetched (the registry cache)."""
+
+    siren = CharField(primary_key=True, max_length=9)
+    state = status_field(CompanyState)
+    legal_name = TextField(null=True)
+    naf_code = CharField(max_length=10, null=True)
+    street = TextField(null=True)
+    postal_code = CharField(max_length=20, null=True)
+    city = TextField(null=True)
+    representatives = BinaryJSONField(default=list)  # [{first_names, last_name, role}]
+    registry_updated_on = DateField(null=True)
+    fetched_at = DateTimeTZField()
+
+    class Meta:
+        table_name = "registry_company"

@@ -22,6 +22,7 @@ from backend.onboarding.envelopes import latest_envelope, open_envelope, signabl
 from backend.onboarding.events import apply_status
 from backend.onboarding.models import SignatureRequest
 from backend.onboarding.provider import ProviderError, SignatureProvider
+from backend.onboarding.registry_check import RegistryDecision
 from backend.onboarding.status import PENDING, ESignStatus
 from backend.onboarding.superseding import LIVE_AT_PROVIDER, cancel_at_provider, mark_cancel_due
 
@@ -97,7 +98,8 @@ def _relaunch(envelope: SignatureRequest, *, actor_user_id: str, provider: Signa
         locked = SignatureRequest.select().where(SignatureRequest.id == envelope.id).for_update().first()
         if locked.status in LIVE_AT_PROVIDER:
             apply_status(locked, ESignStatus.CANCELED, reason="relaunched")
-        new = open_envelope(organization, profile, delegator=envelope.delegator, created_by_user_id=actor_user_id)
+        new = open_envelope(organization, profile, RegistryDecision.of_envelope(envelope), delegator=envelope.delegator,
+                            created_by_user_id=actor_user_id)
         record_security_event("onboarding.signature_request.relaunched", actor_user_id=actor_user_id,
                               target_type="organization", target_id=organization.id,
                               details={"previousSignatureRequestId": envelope.id, "signatureRequestId": new.id})

@@ -177,3 +177,19 @@ class PrintBatchStatusRunItem(BaseModel):
 
     class Meta:
         table_name = "print_batch_status_run_item"
+
+
+class AdSpaceFace(BaseModel):
+    """One face of one ad space (the view `ad_space_face`, migration 117): a zone of its furniture
+    type's current version and a face index from 1 to the zone's face quantity. Read only."""
+
+    id = CharField(primary_key=True)  # <adSpaceId>/<zoneId>/<face index on 4 digits>
+    sort_key = TextField()  # <adSpaceId>/<zone position>/<zoneId>/<face index>: the list's tiebreaker
+    ad_space_id = CharField(max_length=36)
+    store_id = CharField(max_length=36)
+    furniture_type_version_id = CharField(max_length=36)
+    zone_id = CharField(max_length=36)
+    face_index = IntegerField()
+
+    class Meta:
+        table_name = "ad_space_face"

@@ -24,10 +24,9 @@ import os
 import re
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler
 
 from ops.simulators.esign_store import DEFAULT_BACKOFF, Faults, ProviderError, Store, WebhookSender
-from ops.simulators.server import BackgroundSimulator, SimulatorServer, run_until_stopped
+from ops.simulators.server import BackgroundSimulator, SimulatorHandler, run_until_stopped
 
 MAX_BODY = 20 * 1024 * 1024
 
@@ -60,19 +59,7 @@ def _routes():
 ROUTES = [(method, re.compile(f"^{pattern}$"), name, keyed) for method, pattern, name, keyed in _routes()]
 
 
-class Handler(BaseHTTPRequestHandler):
-    server: SimulatorServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format, *args) -> None:  # the simulator stays quiet
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
+class Handler(SimulatorHandler):
     def _dispatch(self, method: str) -> None:
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
         for route_method, pattern, name, keyed in ROUTES:

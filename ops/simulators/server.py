@@ -1,6 +1,7 @@
-"""What every simulator shares: a threading HTTP server with a deep backlog that shrugs off
-clients that gave up, run in a background thread with `start()`/`stop()` and as a context manager;
-and `run_until_stopped`, the body of a simulator run as a process (`python -m ops.simulators.X`)."""
+"""What every simulator shares: a request handler base, a threading HTTP server with a deep
+backlog that shrugs off clients that gave up, run in a background thread with
+`start()`/`stop()` and as a context manager; and `run_until_stopped`, the body of a simulator run
+as a process (`python -m ops.simulators.X`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,26 @@ class SimulatorServer(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):
             return
         super().handle_error(request, client_address)
+
+
+class SimulatorHandler(BaseHTTPRequestHandler):
+    """The request handler every simulator builds on: HTTP/1.1, quiet, GET and POST handed to
+    `_dispatch(method)`."""
+
+    server: SimulatorServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args) -> None:  # the simulator stays quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def _dispatch(self, method: str) -> None:
+        raise NotImplementedError
 
 
 class BackgroundSimulator:

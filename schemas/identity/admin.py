@@ -15,6 +15,7 @@ from schemas.common import JsonBoolean, PageQuery, enum_of, page_of, sort_by
 from schemas.identity.accounts import UserOut
 from schemas.identity.organizations import OrganizationDetailOut
 from schemas.onboarding.envelopes import KybDocumentOut
+from schemas.onboarding.registry import OrganizationRegistryOut
 
 
 class AdminUserCreateIn(Schema):
@@ -95,6 +96,8 @@ class AdminOrganizationDetailOut(OrganizationDetailOut):
                                  metadata={"description": "other organizations declaring the same SIRET"})
     kybDocuments = fields.List(fields.Nested(AdminKybDocumentOut), attribute="kyb_documents", required=True,
                                metadata={"description": "the delegation documents to check before approving"})
+    registry = fields.Nested(OrganizationRegistryOut, required=True,
+                             metadata={"description": "the company registry's extract and what it decided"})
 
 
 class AdminOrganizationData(Schema):

@@ -38,7 +38,10 @@ class SignerIn(Schema):
     email = fields.Email(required=True, validate=validate.Length(max=320))
     phone = fields.String(required=True, validate=validate.Length(min=1, max=40),
                           metadata={"description": "kept in E.164; a national number is read as French"})
-    onRegistryExtract = JsonBoolean(required=True)
+    onRegistryExtract = JsonBoolean(
+        load_default=None, allow_none=True,
+        metadata={"description": "ignored: the company registry decides whether the signer is a listed "
+                                 "representative (the answer's `onRegistryExtract` says what it decided)"})
 
 
 class BillingProfileIn(Schema):

@@ -11,6 +11,7 @@ from backend.onboarding.status import ESignStatus
 from backend.onboarding.supervision import SIGNATURE_REQUEST_SORTS
 from backend.onboarding.verification import VerificationPolicy
 from schemas.common import ComputedBoolean, PageQuery, UtcDateTime, enum_of, open_values, page_of, sort_by
+from schemas.onboarding.registry import RegistryCheckOut
 
 
 class EsignSignatureRequestRef(Schema):
@@ -82,6 +83,11 @@ class SignatureRequestOut(Schema):
     providerSignatureRequestId = fields.String(attribute="envelope.provider_signature_request_id", allow_none=True)
     signatureLink = fields.String(attribute="envelope.signature_link", allow_none=True)
     errorReason = fields.String(attribute="envelope.error_reason", allow_none=True)
+    signerOnRegistryExtract = fields.Boolean(attribute="envelope.signer_on_registry_extract", required=True,
+                                             metadata={"description": "false: the delegation documents are required"})
+    registryChecked = fields.Boolean(attribute="envelope.registry_checked", required=True, metadata={
+        "description": "the company registry answered when the envelope was opened (or at a later admin refresh)"})
+    registryCheck = fields.Nested(RegistryCheckOut, attribute="envelope.registry_check", allow_none=True)
     auditTrailStored = ComputedBoolean(lambda r: r["envelope"].audit_trail_storage_key is not None, metadata={
         "description": "the provider's audit trail is in private storage (GET .../onboarding/documents/audit_trail)"})
     documents = fields.List(fields.Nested(SignatureDocumentOut), required=True)
@@ -119,6 +125,7 @@ class SignatureRequestItem(Schema):
     deliveryMode = fields.String(attribute="delivery_mode")
     identityVerificationPolicy = fields.String(attribute="identity_verification_policy")
     signerOnRegistryExtract = fields.Boolean(attribute="signer_on_registry_extract")
+    registryChecked = fields.Boolean(attribute="registry_checked")
     errorReason = fields.String(attribute="error_reason", allow_none=True)
     createdAt = _iso("created_at")
     statusChangedAt = _iso("status_changed_at")

@@ -8,16 +8,18 @@ import pytest
 
 from backend.einvoicing.operator_client import OperatorClient
 from backend.onboarding.esign_client import EsignClient
+from backend.onboarding.registry_client import RegistryClient
 from backend.runtime import boot, build_runtime, client_names, current_runtime
 from storage import Storage
 
 
 def test_boot_builds_each_client_from_the_configuration(config):
     runtime = build_runtime(config)
-    assert set(client_names()) == {"storage", "esign", "operator"}
+    assert set(client_names()) == {"storage", "esign", "operator", "registry"}
     assert isinstance(runtime.storage, Storage)
     assert isinstance(runtime.esign, EsignClient) and runtime.esign.base_url == config.esign_base_url.rstrip("/")
     assert isinstance(runtime.operator, OperatorClient)
+    assert isinstance(runtime.registry, RegistryClient) and runtime.registry.base_url == config.registry_base_url
     assert runtime.clients() == {name: getattr(runtime, name) for name in client_names()}
 
 

@@ -158,12 +158,25 @@ def runtime():
     return runtime
 
 
+def register_company(simulator, organization, *, representatives=(("Camille", "Martin", "Président de SAS"),),
+                     state: str = "active", postal_code: str = "74000") -> None:
+    """Make the registry simulator know `organization` with these representatives."""
+    simulator.add_company({
+        "siren": organization.siren, "legalName": organization.legal_name, "state": state,
+        "address": {"street": "12 rue des Lilas", "postalCode": postal_code, "city": "Annecy"},
+        "representatives": [{"firstName": f, "lastName": last, "role": role} for f, last, role in representatives]})
+
+
 @pytest.fixture
-def onboarding_org():
-    """An organization (industrial by default) with a manager and a complete billing profile."""
+def onboarding_org(registry_sim):
+    """An organization (industrial by default) with a manager and a complete billing profile, known
+    to the registry simulator: its signer Camille Martin is a listed representative when
+    `on_registry`, else another person is."""
 
     def make(*, on_registry: bool = True, phone: str = "+33612345678", actor_type: str = "industrial"):
         organization = make_organization(actor_type)
+        register_company(registry_sim, organization, representatives=[
+            ("Camille", "Martin", "Président de SAS") if on_registry else ("Dominique", "Durand", "Gérant")])
         manager = make_user()
         add_member(manager, organization, "manager")
         BillingProfile.create(

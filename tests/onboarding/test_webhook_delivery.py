@@ -131,7 +131,7 @@ def _status(envelope: SignatureRequest) -> str:
 
 
 def test_onboarding_end_to_end_over_http_from_sign_up_to_kyb_approval(
-        api_server, make_simulator, broker, worker, connection, runtime):
+        api_server, make_simulator, broker, worker, connection, runtime, registry_sim):
     """Sign-up, organization, billing profile, start; the worker creates the envelope at the
     simulator, whose webhooks move it; approval is refused before the signature and without the
     delegation documents; the signer page signs; the signed files are stored; an admin approves."""
@@ -147,6 +147,10 @@ def test_onboarding_end_to_end_over_http_from_sign_up_to_kyb_approval(
         assert user.post(f"{api_server}/api/auth/email-verification/confirm", timeout=30,
                          json={"token": verification}).status_code == 200
         siren = random_siren()
+        # The registry lists Paul Durand, not the signer: the delegation documents are required.
+        registry_sim.add_company({"siren": siren, "legalName": "Fromagerie du Lac", "address": {
+            "street": "3 rue du Lac", "postalCode": "74000", "city": "Annecy"},
+            "representatives": [{"firstName": "Paul", "lastName": "Durand", "role": "Président de SAS"}]})
         created = user.post(f"{api_server}/api/organizations", timeout=30, json={
             "actorType": "industrial", "siren": siren, "legalName": "Fromagerie du Lac SAS"})
         assert created.status_code == 201
