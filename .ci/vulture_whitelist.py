@@ -15,13 +15,13 @@ _.strip_url_path_trailing_slash, _.downloadable_as
 # pikepdf: PDF dictionary keys written as attributes
 _.Names, _.EmbeddedFiles, _.AF, _.Info, _.CreationDate, _.ModDate, _.Type, _.Subtype, _.Params
 # jinja2 sandbox hooks
-_.intercepted_binops, _.code_generator_class, _.concat, _.wrap_str_format
+_.intercepted_binops, _.code_generator_class, _.concat, _.wrap_str_format, _.optimizer
 # logging module switches
 _._srcfile, _.logMultiprocessing, _.logProcesses, _.logThreads
 # periodiq's Scheduler hook; a file object's protocol (GCS upload stream)
 _.send_actors, _.tell
-# ops/bench scenario protocol (`NAME`, ops/bench/__init__.py); the simulators' test-facing `idle`
-_.NAME, _.idle
+# ops/bench scenario protocol (`NAME`, ops/bench/__init__.py); the simulators' test-facing methods
+_.NAME, _.idle, _.add_company, _.clear_faults
 # the domain clock's test seam (`backend/clock.py`)
 _.frozen_at
 # a closed list of provider values (the e-signature authentication modes, migration 040)

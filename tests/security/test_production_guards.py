@@ -23,9 +23,10 @@ def test_seed_demo_refuses_to_run_in_production(monkeypatch, capsys):
 
 @pytest.mark.parametrize("name", ["ESIGN_BASE_URL", "ODP_BASE_URL", "ODP_TOKEN_URL"])
 def test_provider_urls_must_be_https_in_production(name):
+    production = {"ENVIRONMENT": "production", "DATABASE_URL": "postgresql://db/vitrine", "REDIS_URL": "redis://redis:6379/0"}
     with pytest.raises(ConfigError, match=f"{name} must be an https:// URL in production"):
-        load_config({"ENVIRONMENT": "production", name: "http://provider.example/api"})
-    assert load_config({"ENVIRONMENT": "production", name: "https://provider.example/api"})
+        load_config({**production, name: "http://provider.example/api"})
+    assert load_config({**production, name: "https://provider.example/api"})
     assert load_config({"ENVIRONMENT": "development", name: "http://127.0.0.1:9000"})  # the simulators
 
 
