@@ -35,7 +35,10 @@ def data_dir():
 
 
 def dev_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "VITRINE_DATA_DIR")}
+    """The test process's environment without what points at its own servers (its database, Redis
+    and registry simulator): a `vitrine dev` brings its own."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("DATABASE_URL", "REDIS_URL", "VITRINE_DATA_DIR", "REGISTRY_BASE_URL")}
 
 
 def vitrine(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
