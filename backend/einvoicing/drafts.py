@@ -16,8 +16,10 @@ address for the directory check before dispatch.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from backend import clock, outbox
-from backend.db import transaction
+from backend.db import in_transaction, transaction
 from backend.einvoicing.flow_types import flow_type_for, frozen_buyer, processing_rule_for
 from backend.einvoicing.models import Transmission, idempotency_key
 from backend.einvoicing.status import DocumentKind, FlowType
@@ -40,7 +42,8 @@ def create_transmission_draft(
 
     `document_pdf_key` is required for dispatch (outside `E2E_TEST_MODE`); a draft without it is
     kept and fails at dispatch with `EINVOICE_MISSING_PDF`. Raises ValueError on a bad argument.
-    Runs in the caller's transaction when there is one (a savepoint), else in its own.
+    Runs in the caller's transaction when there is one (no savepoint: a database error fails the
+    caller's transaction), else in its own.
     """
     kind = DocumentKind(document_kind)
     flow = FlowType(flow_type)
@@ -61,8 +64,10 @@ def create_transmission_draft(
 
     key = idempotency_key(invoice_number, kind.value, flow.value)
     now = clock.now()
-    with transaction():
-        inserted = (
+    # In the caller's transaction when there is one (its outbox rows then go in one statement at
+    # its end), else in a transaction of its own.
+    with nullcontext() if in_transaction() else transaction():
+        rows = list(
             Transmission.insert(
                 id=Transmission.id.default(), idempotency_key=key, invoice_number=invoice_number,
                 invoice_kind=invoice_kind, document_kind=kind.value, flow_type=flow.value,
@@ -72,11 +77,13 @@ def create_transmission_draft(
                 created_at=now, updated_at=now, status_changed_at=now,
             )
             .on_conflict(conflict_target=[Transmission.idempotency_key], action="IGNORE")
+            .returning(Transmission)
             .execute()
         )
-        transmission = Transmission.get(Transmission.idempotency_key == key)
+        inserted = bool(rows)
+        transmission = rows[0] if rows else Transmission.get(Transmission.idempotency_key == key)
         if inserted:
-            # The dispatch, sent to its actor once this transaction commits.
+            # The dispatch, sent to its actor once the transaction commits.
             outbox.enqueue(DISPATCH_ACTOR, transmission.id)
     log_event(f"{SCOPE}.transmission_draft_created", "transmission draft created" if inserted
               else "transmission draft already exists", transmissionId=transmission.id,

@@ -33,8 +33,10 @@ import json
 from collections.abc import Iterable
 from datetime import timedelta
 
+from peewee import Select, fn
+
 from backend import clock
-from backend.db import database, transaction
+from backend.db import transaction
 from backend.einvoicing import directory, reform_statuses
 from backend.einvoicing.models import Transmission
 from backend.einvoicing.operator_client import Flow, OperatorClient, OperatorError, OperatorUnavailable
@@ -106,13 +108,15 @@ def _move(transmission_id: str, sources: Iterable[str], target: str | None, *, t
     condition = (Transmission.id == transmission_id) & Transmission.status.in_(list(sources))
     if extra_where is not None:
         condition &= extra_where
-    with transaction():
-        database.execute_sql(
-            "SELECT set_config('vitrine.einvoice_trigger', %s, true), set_config('vitrine.einvoice_actor', %s, true),"
-            " set_config('vitrine.einvoice_operator_answer', %s, true)",
-            (trigger, actor_user_id or "", json.dumps(answer, default=str) if answer is not None else ""),
-        )
-        rows = list(Transmission.update(**values).where(condition).returning(Transmission).execute())
+    # One statement, so one round trip and its own transaction: the settings the history trigger
+    # reads are set by the FROM item, evaluated before the row is updated.
+    settings = Select(columns=[
+        fn.set_config("vitrine.einvoice_trigger", trigger, True).alias("trigger"),
+        fn.set_config("vitrine.einvoice_actor", actor_user_id or "", True).alias("actor"),
+        fn.set_config("vitrine.einvoice_operator_answer",
+                      json.dumps(answer, default=str) if answer is not None else "", True).alias("answer"),
+    ]).alias("settings")
+    rows = list(Transmission.update(**values).from_(settings).where(condition).returning(Transmission).execute())
     return rows[0] if rows else None
 
 
@@ -144,11 +148,13 @@ def _to_sent(transmission: Transmission, flow: Flow, *, trigger: str, actor_user
         return _reload(transmission.id)
     log.info("transmission sent", extra={"fields": {
         "transmissionId": sent.id, "invoiceNumber": sent.invoice_number, "flowId": flow.flow_id}})
+    if flow.status == OperatorStatus.PENDING and not flow.lifecycle:
+        return sent  # what the post answered is recorded already
     return apply_flow_status(sent, flow, trigger=trigger, actor_user_id=actor_user_id)
 
 
 def apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
-                       actor_user_id: str | None = None) -> Transmission:
+                      actor_user_id: str | None = None) -> Transmission:
     """A `sent` transmission and the operator's flow: `Ok`/`Archived` acknowledge it, `Error`
     rejects it, `Pending` or an unknown status only records what was answered. The flow's lifecycle
     statuses are stored (once each) whatever the transmission's status."""

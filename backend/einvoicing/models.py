@@ -156,7 +156,9 @@ class PollingPass(BaseModel):
     unchanged = IntegerField(default=0)
     failed = IntegerField(default=0)
     errors = IntegerField(default=0)
-    updated_after = DateTimeTZField(null=True)  # the search's `updatedAfter`
+    # The latest `updatedAt` its search saw (the operator's clock; the next search starts there),
+    # None when its search did not complete.
+    updated_after = DateTimeTZField(null=True)
     searches = IntegerField(default=0)  # operator searches the pass made
     lifecycle = IntegerField(default=0)  # lifecycle statuses it stored
 

@@ -1,9 +1,10 @@
 """Polling (Specification C; incremental since issue 31).
 
 A pass asks the operator what changed, not each transmission where it stands: one search per page
-of the flows updated since the last pass (`updatedAfter` = the start of the last pass whose search
-completed, less `CLOCK_OVERLAP` for the two clocks; the operator answers in submission order, so a
-page never shifts while flows change). On each page the flows are matched to transmissions by flow
+of the flows updated since the last pass (`updatedAfter` = the latest `updatedAt` the last complete
+search saw, on the operator's clock, less `OPERATOR_LAG`; never later than the oldest open
+transmission's creation less `CLOCK_OVERLAP`, our clock against theirs). The operator answers in
+submission order, so a page never shifts while flows change. On each page the flows are matched to transmissions by flow
 id in one query; `Ok`/`Archived` acknowledge the `sent` ones in one statement, `Error` rejects,
 and every lifecycle status reported is stored once (`reform_statuses.record`). Polling keeps up with
 any number of open transmissions in ceil(changed flows / 100) searches. When no transmission is
@@ -43,6 +44,7 @@ from storage import Storage
 
 PASS_SIZE = 50  # retries due, and expired claims, dispatched again per pass (each)
 CLOCK_OVERLAP = timedelta(minutes=1)  # our clock against the operator's: changes seen twice, none missed
+OPERATOR_LAG = timedelta(seconds=5)  # a change the operator registers a little after its `updatedAt`
 COUNTERS = ("loaded", "acknowledged", "rejected", "sent", "unchanged", "failed", "errors", "searches", "lifecycle")
 ABANDONED_AFTER = timedelta(minutes=30)
 # The minute job fires a little early or late; without slack, a pass due every 60 s would start
@@ -124,18 +126,24 @@ def _dispatch_again(counters: Counter[str], *, client: OperatorClient, storage: 
 
 
 def _search_changes(polling_pass: PollingPass, counters: Counter[str], *, client: OperatorClient):
-    """Page through the flows changed since the last complete search; returns this pass's start
-    (the next search's starting point), or None when the search did not complete."""
+    """Page through the flows changed since the last complete search; returns the latest
+    `updatedAt` seen (the operator's clock: the next search's starting point), the previous one
+    when nothing changed, or None when the search did not complete."""
+    last = (PollingPass.select(PollingPass.updated_after)
+            .where(PollingPass.outcome == "completed", PollingPass.updated_after.is_null(False))
+            .order_by(PollingPass.started_at.desc()).first())
+    watermark = last.updated_after if last else None
     open_since = (Transmission.select(fn.MIN(Transmission.created_at))
                   .where(Transmission.status.in_([S.SENT, S.ACKNOWLEDGED])).scalar())
     if open_since is None:
-        return polling_pass.started_at  # nothing to follow: nothing can be missed before now
-    last = (PollingPass.select(PollingPass.started_at)
-            .where(PollingPass.outcome == "completed", PollingPass.updated_after.is_null(False))
-            .order_by(PollingPass.started_at.desc()).first())
-    since = max(last.started_at, open_since) if last else open_since
-    updated_after = clock.iso(since - CLOCK_OVERLAP)
-    offset = 0
+        return watermark  # nothing to follow
+    # A flow is submitted after its transmission is created (our clock, hence CLOCK_OVERLAP);
+    # the operator registers changes in about its `updatedAt` order (hence OPERATOR_LAG).
+    since = open_since - CLOCK_OVERLAP
+    if watermark is not None:
+        since = max(since, watermark - OPERATOR_LAG)
+    updated_after = clock.iso(since)
+    latest, offset = watermark, 0
     while True:
         try:
             page = client.changed_flows(updated_after=updated_after, offset=offset, limit=SEARCH_PAGE_SIZE)
@@ -146,9 +154,13 @@ def _search_changes(polling_pass: PollingPass, counters: Counter[str], *, client
             return None
         counters["searches"] += 1
         _apply_page(page.flows, counters)
+        for flow in page.flows:
+            changed = reform_statuses.parse_at(str(flow.answer.get("updatedAt") or ""))
+            if changed is not None and (latest is None or changed > latest):
+                latest = changed
         offset += len(page.flows)
         if not page.flows or offset >= page.total:
-            return polling_pass.started_at
+            return latest
 
 
 def _apply_page(flows: list[Flow], counters: Counter[str]) -> None:

@@ -9,7 +9,8 @@
 - `einvoice_payment_report`: the platform's own 212 "Encaissée" per payment order, once per
   idempotency key `<invoiceNumber>:212:<paymentOrderId>`; a refund's is negative.
 - `einvoice_directory_entry`: the operator directory's answer per SIREN, cached for a day.
-- `einvoicing_polling_pass` records the `updatedAfter` it searched from and its operator calls.
+- `einvoicing_polling_pass` records the latest `updatedAt` its search saw (where the next search
+  starts), its searches and the lifecycle statuses it stored.
 """
 
 LIFECYCLE_CODES = "200, 202, 203, 204, 205, 206, 207, 208, 210, 211, 212, 213"

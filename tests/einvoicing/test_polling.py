@@ -93,7 +93,8 @@ def test_a_pass_applies_the_changed_flows_and_dispatches_expired_claims(issue, o
     assert operator.flows(in_progress.invoice_number) == []
     recorded = PollingPass.get_by_id(polling_pass.id)
     assert (recorded.outcome, recorded.acknowledged, recorded.searches) == ("completed", 1, 1)
-    assert recorded.updated_after == polling_pass.started_at
+    # Where the next search starts: the latest change the operator reported (its clock).
+    assert clock.iso(recorded.updated_after) == max(flow["updatedAt"] for flow in operator.flows())
     assert any(line["scope"] == "einvoicing.polling.pass" and line["acknowledged"] == 1 for line in log_lines())
 
 
