@@ -9,8 +9,9 @@ polling passes back to back (`POLL_EVERY` apart: the short interval), each one s
 exists. Figures:
 dispatch throughput (drafts created to the last one `sent`), time from the draft to `acknowledged`
 (p50, p99), and operator calls per transmission (goal: at most 2, one post and a share of the
-searches; a token call per process calling the operator). Reference: the same PDFs posted by `OdpClient.submit_flow` from as many
-threads as the worker has, with no database and no lifecycle: the floor the operator sets.
+searches; a token call per process calling the operator). Reference: the same PDFs posted by
+`OdpClient.submit_flow` from as many threads as the worker has, with no database and no lifecycle:
+the floor the operator sets.
 """
 
 from __future__ import annotations

@@ -161,14 +161,11 @@ def test_a_pass_over_ten_thousand_open_transmissions_makes_one_search_per_hundre
                 "flowId": f"flow-bulk-{tag}-{n}", "trackingId": f"BULK-{tag}-{n}", "flowMode": "Sandbox",
                 "flowStatus": "Ok", "lifecycle": [], "submittedAt": at, "updatedAt": at}
     try:
-        started = time.monotonic()
         counters = polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
-        elapsed = time.monotonic() - started
         assert counters["searches"] == 100 and operator.calls()["search"] == 100
         assert counters["acknowledged"] == count
         assert Transmission.select().where(Transmission.id.startswith(f"bulk-{tag}-"),
                                            Transmission.status == "acknowledged").count() == count
-        assert elapsed < 120, elapsed
     finally:  # the other tests' passes need not follow them
         Transmission.delete().where(Transmission.id.startswith(f"bulk-{tag}-")).execute()
 
