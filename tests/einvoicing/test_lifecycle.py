@@ -229,3 +229,23 @@ def test_one_token_call_for_twenty_dispatches_and_a_new_one_after_expiry(issue, 
     clock.advance(3600)
     assert dispatch(issue().id).status == "sent"
     assert operator.calls()["token"] == 2
+
+
+def test_lifecycle_rows_are_stored_once_in_order_and_the_latest_is_kept(issue, dispatch):
+    """Redelivered or polled twice, a status is one row; an unknown code or date is left out; the
+    transmission's latest code follows the dates, not the arrival order."""
+    from backend.einvoicing import reform_statuses
+    from backend.einvoicing.models import LifecycleEvent
+    from backend.einvoicing.operator_client import LifecycleStatus
+
+    draft = issue()
+    received = LifecycleStatus(202, "2026-11-24T10:00:00.000Z")
+    approved = LifecycleStatus(205, "2026-11-25T09:30:00.000Z", "bon pour paiement")
+    assert reform_statuses.record([(draft.id, approved), (draft.id, received)]) == 2
+    assert reform_statuses.record([(draft.id, received), (draft.id, approved),
+                                   (draft.id, LifecycleStatus(209, "2026-11-25T10:00:00Z")),
+                                   (draft.id, LifecycleStatus(210, "yesterday"))]) == 0
+    rows = list(LifecycleEvent.select().where(LifecycleEvent.transmission == draft.id)
+                .order_by(LifecycleEvent.at))
+    assert [(row.code, row.reason) for row in rows] == [(202, None), (205, "bon pour paiement")]
+    assert Transmission.get_by_id(draft.id).lifecycle_code == 205
