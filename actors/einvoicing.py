@@ -13,8 +13,8 @@ from backend.errors import DomainError
 from backend.runtime import current_runtime
 
 
-@dramatiq.actor(actor_name=DISPATCH_ACTOR, queue_name="einvoicing", max_retries=5, time_limit=300_000,
-                throws=(DomainError,))
+@dramatiq.actor(actor_name=DISPATCH_ACTOR, queue_name="einvoicing", max_retries=5,
+                time_limit=int(lifecycle.DISPATCH_TIME_LIMIT.total_seconds() * 1000), throws=(DomainError,))
 def dispatch_einvoice_transmission(transmission_id: str) -> None:
     """Post a `pending_dispatch` transmission to the operator (a redelivered message finds it
     claimed or sent, and does nothing)."""

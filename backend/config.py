@@ -107,6 +107,7 @@ class Config:
     odp_base_url: str = "https://api.odp.example"
     odp_entity_id: str | None = None
     odp_flow_mode: str = "Sandbox"
+    odp_scope: str = "einvoicing:public-api"  # the OAuth scope asked with the client credentials
     odp_seller_ap: str | None = None
     odp_seller_ap_scheme: str = "0225"
     einvoicing_polling_enabled: bool = False
@@ -244,6 +245,10 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     if flow_mode not in ("Sandbox", "Production"):
         flow_mode = env.problem(f"ODP_FLOW_MODE must be Sandbox or Production, got {flow_mode!r}", "Sandbox")
 
+    if env.get("E2E_TEST_MODE", "").strip() == "1" and (_str(env, "ENVIRONMENT") or "").lower() == "production":
+        # The stub operator marks every invoice acknowledged without sending it: never in production.
+        env.problem("E2E_TEST_MODE=1 is refused when ENVIRONMENT=production")
+
     storage_backend = (_str(env, "STORAGE_BACKEND", "local") or "local").lower()
     if storage_backend not in ("local", "gcs"):
         storage_backend = env.problem(f"STORAGE_BACKEND must be local or gcs, got {storage_backend!r}", "local")
@@ -335,6 +340,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         odp_base_url=(_str(env, "ODP_BASE_URL", Config.odp_base_url) or "").rstrip("/"),
         odp_entity_id=_str(env, "ODP_ENTITY_ID"),
         odp_flow_mode=flow_mode,
+        odp_scope=_str(env, "ODP_SCOPE", Config.odp_scope) or Config.odp_scope,
         odp_seller_ap=_str(env, "ODP_SELLER_AP"),
         odp_seller_ap_scheme=_str(env, "ODP_SELLER_AP_SCHEME", "0225"),
         einvoicing_polling_enabled=_bool(env, "EINVOICING_POLLING_ENABLED", False),

@@ -80,6 +80,12 @@ class EinvoiceMissingPdf(Conflict):
     code = "EINVOICE_MISSING_PDF"
 
 
+class EinvoiceRecipientUnknown(Conflict):
+    """The buyer's electronic address (its SIREN) is not in the operator's directory."""
+
+    code = "EINVOICE_RECIPIENT_UNKNOWN"
+
+
 class EinvoiceProviderFailed(DomainError):
     """Spec C: the e-invoicing operator refused the credentials or the call, or did not answer."""
 

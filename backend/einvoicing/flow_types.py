@@ -1,12 +1,20 @@
 """Which flow an invoice takes, from its buyer's country (Specification C, "EinvoiceFlowType").
 
 Only a French issuer is supported. A French buyer makes a domestic B2B flow (structured
-transmission mandatory); a buyer in another EU member state an intra-EU flow, and any other buyer
-an export flow: both of those are e-reporting, and give no transmission.
+transmission mandatory, XP Z12-013 processing rule `B2B`); a buyer in another EU member state an
+intra-EU flow, and any other buyer an export flow: both of those are e-reporting, sent to the
+operator as the same Factur-X with the processing rule `B2BInt`.
+
+The buyer is the one frozen on the invoice when it was issued (`frozen_buyer`, read from billing's
+invoice row), never the live billing profile: a profile changed after issue never changes where an
+issued invoice goes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from backend.db import database
 from backend.einvoicing.status import DocumentKind, FlowType
 
 # The 27 member states (ISO 3166-1 alpha-2; Greece is GR, the EU's own code EL is accepted too).
@@ -63,9 +71,34 @@ def flow_type_for(buyer_country: str, *, issuer_country: str = ISSUER_COUNTRY) -
     return FlowType.EXPORT_B2B
 
 
-def requires_transmission(flow_type: FlowType | str) -> bool:
-    """Only a domestic B2B flow is transmitted to the operator (the others are e-reporting)."""
-    return FlowType(flow_type) is FlowType.FR_DOMESTIC_B2B
+def processing_rule_for(flow_type: FlowType | str) -> str:
+    """XP Z12-013 `processingRule`: `B2B` for a domestic flow, `B2BInt` for international B2B."""
+    return "B2B" if FlowType(flow_type) is FlowType.FR_DOMESTIC_B2B else "B2BInt"
+
+
+@dataclass(frozen=True)
+class FrozenBuyer:
+    """The buyer as the issued invoice names it."""
+
+    country: str
+    siren: str | None
+
+
+INVOICE_TABLE = "billing_invoice"  # billing's table: its `customer` is the party frozen at issue
+
+
+def frozen_buyer(invoice_number: str) -> FrozenBuyer | None:
+    """The buyer frozen on the invoice `invoice_number` (its country, and its SIREN when it has a
+    valid one), or None when billing has no such invoice or it names no country."""
+    row = database.execute_sql(
+        f"SELECT customer->>'country', customer->>'siren' FROM {INVOICE_TABLE} WHERE number = %s",  # noqa: S608
+        (invoice_number,)).fetchone()
+    if row is None or normalize_country(row[0]) is None:
+        return None
+    country, siren = row
+    siren = siren.strip() if isinstance(siren, str) else None
+    return FrozenBuyer(country=normalize_country(country), siren=siren if siren and len(siren) == 9
+                       and siren.isdigit() else None)
 
 
 def document_kind_for(invoice_kind: str) -> DocumentKind | None:

@@ -8,11 +8,19 @@ refuses a move the table does not allow and writes the history row, with the tri
 and the operator's answer this module sets for the transaction.
 
 Dispatch claims the transmission (`pending_dispatch` -> `dispatching`, or a `dispatching` whose
-claim is older than `DISPATCH_LEASE`: its worker died), reads the PDF, and posts it. A flow
-identifier moves it to `sent` (providerStatus `processing`); an operator error, a missing PDF or a
-missing operator identity moves it to `failed` with `lastErrorCode`/`lastErrorMessage`. A dispatch
-that is not the first one for the transmission searches the flow by `trackingId` before posting:
-an earlier attempt may have reached the operator.
+claim is older than `DISPATCH_LEASE`: its worker died), reads the PDF, checks that the buyer's
+electronic address (its SIREN) is in the operator's directory (`directory`, answers cached a day),
+and posts it with its processing rule (`B2B`, or `B2BInt` for e-reporting). A flow identifier moves
+it to `sent` (providerStatus `processing`); an operator error, a missing PDF, an unknown recipient
+(`EINVOICE_RECIPIENT_UNKNOWN`) or a missing operator identity moves it to `failed` with
+`lastErrorCode`/`lastErrorMessage`. An operator that is throttling or unavailable also leaves it
+`failed`, with `next_dispatch_at`: polling dispatches it again then, automatically, with an
+exponential backoff (`retry_delay`), up to `AUTOMATIC_ATTEMPTS`. A dispatch that is not the first
+one for the transmission searches the flow by `trackingId` before posting: an earlier attempt may
+have reached the operator.
+
+A dispatch never outlives its claim: the dispatch actor's time limit (`DISPATCH_TIME_LIMIT`) ends
+it, and the lease is that limit plus the longest operator call that may still be blocking then.
 
 Resync asks the operator: for `sent`, by flow id (`Ok`/`Archived` -> `acknowledged`, `Error` ->
 `rejected`, `Pending` or anything else: no move); for the other non-terminal statuses, by
@@ -25,25 +33,40 @@ import json
 from collections.abc import Iterable
 from datetime import timedelta
 
+from peewee import Select, fn
+
 from backend import clock
-from backend.db import database, transaction
+from backend.db import transaction
+from backend.einvoicing import directory, reform_statuses
 from backend.einvoicing.models import Transmission
-from backend.einvoicing.operator_client import Flow, OperatorClient, OperatorError
+from backend.einvoicing.operator_client import Flow, OperatorClient, OperatorError, OperatorUnavailable
 from backend.einvoicing.status import (
     RETRYABLE,
-    TERMINAL,
     OperatorStatus,
     ProviderStatus,
     TransmissionStatus,
 )
-from backend.errors import Conflict, DomainError, EinvoiceMissingPdf, EinvoiceProviderFailed, NotFound
+from backend.errors import (
+    Conflict,
+    DomainError,
+    EinvoiceMissingPdf,
+    EinvoiceProviderFailed,
+    EinvoiceRecipientUnknown,
+    NotFound,
+)
 from backend.logs import get_logger
 from storage import Storage
 
 log = get_logger("einvoicing.lifecycle")
 
 INVOICE_PDF_CONTEXT = "billing-invoice-pdf"  # spec C: private context of the invoice PDFs
-DISPATCH_LEASE = timedelta(minutes=5)  # longer than a dispatch can take (timeouts x attempts)
+DISPATCH_TIME_LIMIT = timedelta(minutes=5)  # the dispatch actor's time limit
+# The time limit stops a dispatch between two statements; a read blocked then ends within the
+# client's timeouts (5 s + 30 s), well inside the margin.
+DISPATCH_LEASE = DISPATCH_TIME_LIMIT + timedelta(minutes=2)
+AUTOMATIC_ATTEMPTS = 8  # dispatches (the first included) before a throttled one is left to the admin
+RETRY_BASE = timedelta(seconds=30)
+RETRY_CAP = timedelta(hours=1)
 ACKNOWLEDGING = frozenset({OperatorStatus.OK, OperatorStatus.ARCHIVED})
 
 S = TransmissionStatus
@@ -52,7 +75,15 @@ S = TransmissionStatus
 ERRORS_BY_CODE: dict[str, type[DomainError]] = {
     EinvoiceMissingPdf.code: EinvoiceMissingPdf,
     EinvoiceProviderFailed.code: EinvoiceProviderFailed,
+    EinvoiceRecipientUnknown.code: EinvoiceRecipientUnknown,
 }
+
+
+def retry_delay(attempts: int, retry_after: float | None) -> timedelta:
+    """30 s doubled per attempt made, capped at an hour, and never shorter than the operator's
+    Retry-After."""
+    backoff = min(RETRY_BASE * (2 ** max(attempts - 1, 0)), RETRY_CAP)
+    return max(backoff, timedelta(seconds=retry_after or 0))
 
 
 def get_transmission(transmission_id: str) -> Transmission:
@@ -77,13 +108,15 @@ def _move(transmission_id: str, sources: Iterable[str], target: str | None, *, t
     condition = (Transmission.id == transmission_id) & Transmission.status.in_(list(sources))
     if extra_where is not None:
         condition &= extra_where
-    with transaction():
-        database.execute_sql(
-            "SELECT set_config('vitrine.einvoice_trigger', %s, true), set_config('vitrine.einvoice_actor', %s, true),"
-            " set_config('vitrine.einvoice_operator_answer', %s, true)",
-            (trigger, actor_user_id or "", json.dumps(answer, default=str) if answer is not None else ""),
-        )
-        rows = list(Transmission.update(**values).where(condition).returning(Transmission).execute())
+    # One statement, so one round trip and its own transaction: the settings the history trigger
+    # reads are set by the FROM item, evaluated before the row is updated.
+    settings = Select(columns=[
+        fn.set_config("vitrine.einvoice_trigger", trigger, True).alias("trigger"),
+        fn.set_config("vitrine.einvoice_actor", actor_user_id or "", True).alias("actor"),
+        fn.set_config("vitrine.einvoice_operator_answer",
+                      json.dumps(answer, default=str) if answer is not None else "", True).alias("answer"),
+    ]).alias("settings")
+    rows = list(Transmission.update(**values).from_(settings).where(condition).returning(Transmission).execute())
     return rows[0] if rows else None
 
 
@@ -92,13 +125,14 @@ def _reload(transmission_id: str) -> Transmission:
 
 
 def _fail(transmission: Transmission, code: str, message: str, *, trigger: str, answer: object = None,
-          actor_user_id: str | None = None) -> Transmission:
+          actor_user_id: str | None = None, next_dispatch_at=None) -> Transmission:
     failed = _move(transmission.id, (S.DISPATCHING,), S.FAILED, trigger=trigger, actor_user_id=actor_user_id,
                    answer=answer, last_error_code=code, last_error_message=message[:2000],
+                   next_dispatch_at=next_dispatch_at,
                    extra_where=Transmission.dispatch_claimed_at == transmission.dispatch_claimed_at)
     log.warning("transmission failed", extra={"fields": {
         "transmissionId": transmission.id, "invoiceNumber": transmission.invoice_number, "code": code,
-        "error": message}})
+        "error": message, "nextDispatchAt": clock.iso(next_dispatch_at) if next_dispatch_at else None}})
     return failed or _reload(transmission.id)
 
 
@@ -108,18 +142,27 @@ def _to_sent(transmission: Transmission, flow: Flow, *, trigger: str, actor_user
     extra = Transmission.dispatch_claimed_at == transmission.dispatch_claimed_at if claimed else None
     sent = _move(transmission.id, (S.DISPATCHING,), S.SENT, trigger=trigger, actor_user_id=actor_user_id,
                  answer=flow.answer, extra_where=extra, provider_status=ProviderStatus.PROCESSING,
-                 provider_flow_id=flow.flow_id, operator_status=flow.status, last_synced_at=clock.now())
+                 provider_flow_id=flow.flow_id, operator_status=flow.status, last_synced_at=clock.now(),
+                 next_dispatch_at=None)
     if sent is None:
         return _reload(transmission.id)
     log.info("transmission sent", extra={"fields": {
         "transmissionId": sent.id, "invoiceNumber": sent.invoice_number, "flowId": flow.flow_id}})
-    return _apply_flow_status(sent, flow, trigger=trigger, actor_user_id=actor_user_id)
+    if flow.status == OperatorStatus.PENDING and not flow.lifecycle:
+        return sent  # what the post answered is recorded already
+    return apply_flow_status(sent, flow, trigger=trigger, actor_user_id=actor_user_id)
 
 
-def _apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
-                       actor_user_id: str | None = None) -> Transmission:
+def apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
+                      actor_user_id: str | None = None) -> Transmission:
     """A `sent` transmission and the operator's flow: `Ok`/`Archived` acknowledge it, `Error`
-    rejects it, `Pending` or an unknown status only records what was answered."""
+    rejects it, `Pending` or an unknown status only records what was answered. The flow's lifecycle
+    statuses are stored (once each) whatever the transmission's status."""
+    if flow.lifecycle:
+        with transaction():
+            reform_statuses.record((transmission.id, status) for status in flow.lifecycle)
+    if transmission.status != S.SENT:
+        return transmission
     now = clock.now()
     if flow.status in ACKNOWLEDGING:
         moved = _move(transmission.id, (S.SENT,), S.ACKNOWLEDGED, trigger=trigger, actor_user_id=actor_user_id,
@@ -152,7 +195,7 @@ def dispatch(transmission_id: str, *, client: OperatorClient, storage: Storage, 
     condition = Transmission.status.in_(list(sources)) | stale
     claimed = _move(transmission_id, (*sources, S.DISPATCHING), S.DISPATCHING, trigger=trigger,
                     actor_user_id=actor_user_id, extra_where=condition, dispatch_claimed_at=now,
-                    dispatch_attempts=Transmission.dispatch_attempts + 1)
+                    dispatch_attempts=Transmission.dispatch_attempts + 1, next_dispatch_at=None)
     if claimed is None:
         transmission = Transmission.get_or_none(Transmission.id == transmission_id)
         if transmission is None:
@@ -182,12 +225,21 @@ def _post(transmission: Transmission, *, client: OperatorClient, storage: Storag
         if transmission.dispatch_attempts > 1:  # an earlier attempt may have reached the operator
             flow = client.find_by_tracking_id(transmission.invoice_number)
         if flow is None:
+            if transmission.processing_rule == "B2B" and transmission.buyer_siren \
+                    and not directory.registered(transmission.buyer_siren, client=client):
+                return _fail(transmission, EinvoiceRecipientUnknown.code,
+                             f"the buyer's SIREN {transmission.buyer_siren} is not in the operator's directory: "
+                             "its electronic address is unknown", trigger=trigger, actor_user_id=actor_user_id)
             flow = client.submit_flow(tracking_id=transmission.invoice_number,
-                                      name=f"{transmission.invoice_number}.pdf", content=content)
+                                      name=f"{transmission.invoice_number}.pdf", content=content,
+                                      processing_rule=transmission.processing_rule)
     except OperatorError as exc:
         answer = exc.answer if exc.answer is not None else ({"httpStatus": exc.status} if exc.status else None)
+        next_at = None
+        if isinstance(exc, OperatorUnavailable) and transmission.dispatch_attempts < AUTOMATIC_ATTEMPTS:
+            next_at = clock.now() + retry_delay(transmission.dispatch_attempts, exc.retry_after)
         return _fail(transmission, exc.code, exc.message, trigger=trigger, answer=answer,
-                     actor_user_id=actor_user_id)
+                     actor_user_id=actor_user_id, next_dispatch_at=next_at)
     return _to_sent(transmission, flow, trigger=trigger, actor_user_id=actor_user_id)
 
 
@@ -216,19 +268,20 @@ def retry(transmission_id: str, *, client: OperatorClient, storage: Storage, tes
 def resync(transmission_id: str, *, client: OperatorClient, trigger: str = "poll",
            actor_user_id: str | None = None) -> Transmission:
     """Ask the operator where the transmission stands and move it accordingly (see the module's
-    docstring). Raises OperatorError when the operator cannot be asked; a terminal transmission is
-    returned unchanged."""
+    docstring). Raises OperatorError when the operator cannot be asked; a `rejected` or
+    `cancelled` transmission is returned unchanged; an `acknowledged` one gets the lifecycle
+    statuses reported since."""
     transmission = get_transmission(transmission_id)
-    if transmission.status in TERMINAL:
+    if transmission.status in (S.REJECTED, S.CANCELLED):
         return transmission
-    if transmission.status == S.SENT:
+    if transmission.status in (S.SENT, S.ACKNOWLEDGED):
         flow = client.get_flow(transmission.provider_flow_id)
         if flow is None:
             log.warning("the operator does not know the flow of a sent transmission", extra={"fields": {
                 "transmissionId": transmission.id, "flowId": transmission.provider_flow_id}})
-            return _move(transmission.id, (S.SENT,), None, trigger=trigger, last_synced_at=clock.now()) \
-                or _reload(transmission.id)
-        return _apply_flow_status(transmission, flow, trigger=trigger, actor_user_id=actor_user_id)
+            return _move(transmission.id, (transmission.status,), None, trigger=trigger,
+                         last_synced_at=clock.now()) or _reload(transmission.id)
+        return apply_flow_status(transmission, flow, trigger=trigger, actor_user_id=actor_user_id)
 
     flow = client.find_by_tracking_id(transmission.invoice_number)
     if flow is None:
@@ -244,9 +297,10 @@ def resync(transmission_id: str, *, client: OperatorClient, trigger: str = "poll
 
 
 def admin_resync(transmission_id: str, *, client: OperatorClient, actor_user_id: str | None = None) -> Transmission:
-    """Resync from the admin (any non-terminal status, else 409); an operator failure is 502."""
+    """Resync from the admin (any status but `rejected` and `cancelled`, else 409: an
+    `acknowledged` one gets its lifecycle statuses); an operator failure is 502."""
     transmission = get_transmission(transmission_id)
-    if transmission.status in TERMINAL:
+    if transmission.status in (S.REJECTED, S.CANCELLED):
         raise Conflict(f"a transmission in {transmission.status} is terminal: nothing to resync",
                        status=transmission.status)
     try:

@@ -1,9 +1,20 @@
-"""E-invoicing tables (migration `085_einvoice_transmissions`): one transmission per invoice
-document and flow, and the history of its statuses (written by a database trigger)."""
+"""E-invoicing tables (migrations `085`, `086`, `125`): one transmission per invoice document and
+flow, the history of its statuses (written by a database trigger), its lifecycle statuses, the
+platform's 212 payment reports, the directory cache and the polling passes."""
 
 from __future__ import annotations
 
-from peewee import BigAutoField, BigIntegerField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import (
+    BigAutoField,
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    DateField,
+    ForeignKeyField,
+    IntegerField,
+    SmallIntegerField,
+    TextField,
+)
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
 from backend.einvoicing.status import DocumentKind, FlowType, ProviderStatus, TransmissionStatus
@@ -33,6 +44,12 @@ class Transmission(BaseModel):
     last_error_code = CharField(max_length=60, null=True)
     last_error_message = TextField(null=True)
     last_synced_at = DateTimeTZField(null=True)
+    buyer_siren = CharField(max_length=9, null=True)  # the frozen buyer's (BT-47), its electronic address
+    buyer_country = CharField(max_length=2, null=True)
+    processing_rule = CharField(max_length=10, default="B2B")  # B2B, or B2BInt (e-reporting)
+    lifecycle_code = SmallIntegerField(null=True)  # the latest lifecycle status (a trigger keeps it)
+    lifecycle_at = DateTimeTZField(null=True)
+    next_dispatch_at = DateTimeTZField(null=True)  # a throttled dispatch, run again by polling
     created_at = created_at_field()
     updated_at = created_at_field()
     status_changed_at = created_at_field()
@@ -67,8 +84,54 @@ class TransmissionEvent(BaseModel):
         table_name = "einvoice_transmission_event"
 
 
+class LifecycleEvent(BaseModel):
+    """A lifecycle status of the reform (200 Déposée ... 213 Rejetée), once per (code, date)."""
+
+    id = BigAutoField()
+    transmission = ForeignKeyField(Transmission, backref="lifecycle_events", on_delete="CASCADE")
+    code = SmallIntegerField()
+    at = DateTimeTZField()
+    reason = TextField(null=True)
+    received_at = created_at_field()
+
+    class Meta:
+        table_name = "einvoice_lifecycle_event"
+
+
+class PaymentReport(BaseModel):
+    """The platform's own 212 "Encaissée" for one payment order (negative for a refund)."""
+
+    id = id_field()
+    idempotency_key = CharField(max_length=200)  # <invoiceNumber>:212:<paymentOrderId>
+    invoice_number = CharField(max_length=80)
+    payment_order_id = CharField(max_length=36)
+    amount_cents = BigIntegerField()
+    amounts = BinaryJSONField()  # [{vatRateBps, amountCents}] including VAT, per rate
+    paid_on = DateField()
+    status = CharField(max_length=10, default="pending")
+    provider_flow_id = CharField(max_length=120, null=True)
+    attempts = IntegerField(default=0)
+    last_error_message = TextField(null=True)
+    created_at = created_at_field()
+    sent_at = DateTimeTZField(null=True)
+
+    class Meta:
+        table_name = "einvoice_payment_report"
+
+
+class DirectoryEntry(BaseModel):
+    """The operator directory's answer for a SIREN, and when it was asked."""
+
+    siren = CharField(max_length=9, primary_key=True)
+    registered = BooleanField()
+    checked_at = DateTimeTZField()
+
+    class Meta:
+        table_name = "einvoice_directory_entry"
+
+
 class TransmissionSkip(BaseModel):
-    """An invoice deliberately given no transmission (an e-reporting flow), migration 086."""
+    """An invoice given no transmission before e-reporting was sent (migration 086): old rows only."""
 
     invoice_number = CharField(max_length=80, primary_key=True)
     flow_type = status_field(FlowType)
@@ -93,6 +156,11 @@ class PollingPass(BaseModel):
     unchanged = IntegerField(default=0)
     failed = IntegerField(default=0)
     errors = IntegerField(default=0)
+    # The latest `updatedAt` its search saw (the operator's clock; the next search starts there),
+    # None when its search did not complete.
+    updated_after = DateTimeTZField(null=True)
+    searches = IntegerField(default=0)  # operator searches the pass made
+    lifecycle = IntegerField(default=0)  # lifecycle statuses it stored
 
     class Meta:
         table_name = "einvoicing_polling_pass"

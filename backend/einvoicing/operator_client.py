@@ -5,10 +5,17 @@ operator. Authentication is OAuth 2.0 client credentials against `ODP_TOKEN_URL`
 in memory for the process (`TokenCache`, thread-safe) and refreshed `TOKEN_REFRESH_MARGIN_SECONDS`
 before it expires, so many dispatches share one token call. Every request carries `X-FlowMode`.
 
-Retries (tenacity): 429 and 503 get 2 extra attempts, waiting 500 ms x the attempt number. A
-`POST /flows` whose outcome is unknown (a timeout, a lost connection, a 5xx) may have been accepted
-by the operator: before posting again, the client searches the flow by `trackingId` (the invoice
-number) and returns it when found, so an invoice is never submitted twice.
+Retries (tenacity): 429 and 503 get 2 extra attempts, waiting 500 ms x the attempt number, or the
+operator's `Retry-After` when it is longer (up to `MAX_INLINE_RETRY_AFTER`; a longer one gives up
+at once with `OperatorUnavailable.retry_after`, so the caller schedules the call later instead of
+holding a worker). A `POST /flows` whose outcome is unknown may have been accepted by the operator:
+before posting again the client searches the flow by `trackingId` (the invoice number) and adopts
+only a flow whose `trackingId` matches. After an answered 5xx the operator is done with the request:
+one search decides. After a timeout or a lost connection it may still be registering it: the client
+searches until `registration_wait` seconds have passed (waits of `REGISTRATION_WAITS`), and only
+then posts again. A 409 "duplicate trackingId" answer means the operator already holds the flow: it
+is adopted, never reported as a failure. No redirect is ever followed (the token request carries
+the secret; an API call the token).
 
 401 and 403 raise `OperatorCredentialsInvalid` (code `EINVOICE_PROVIDER_FAILED`); a 401 also drops
 the cached token, so the next call asks for a new one. Missing identity variables (`ODP_CLIENT_ID`,
@@ -26,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 
 import requests
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
@@ -37,12 +45,19 @@ log = get_logger("einvoicing.operator")
 
 FLOWS_PATH = "/public/einvoicing/v1/flows"
 SEARCH_PATH = "/public/einvoicing/v1/flows/search"
+DIRECTORY_PATH = "/public/directory/v1/directory-line/search"
 DEFAULT_SCOPE = "einvoicing:public-api"
 FLOW_SYNTAX = "Factur-X"
 TOKEN_REFRESH_MARGIN_SECONDS = 60.0
 EXTRA_ATTEMPTS = 2  # on 429 and 503 (spec C, "Limits")
 BACKOFF_SECONDS = 0.5  # x the attempt number
 RETRIED_STATUSES = frozenset({429, 503})
+MAX_INLINE_RETRY_AFTER = 5.0  # seconds a worker may wait for a 429's Retry-After
+SEARCH_PAGE_SIZE = 100  # the largest page the operator answers
+# Waits between the searches that follow a POST without answer (seconds, in order); the searches
+# stop once their sum reaches `registration_wait`.
+REGISTRATION_WAITS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+DEFAULT_REGISTRATION_WAIT = 30.0
 
 
 class OperatorError(Exception):
@@ -70,16 +85,35 @@ class OperatorRejected(OperatorError):
 
 
 class OperatorUnavailable(OperatorError):
-    """The operator did not answer usefully (429/503 after the retries, another 5xx, a timeout)."""
+    """The operator did not answer usefully (429/503 after the retries, another 5xx, a timeout).
+    `retry_after`: the seconds the operator asked to wait (429 `Retry-After`), when it did."""
+
+    def __init__(self, message: str, *, status: int | None = None, answer: object = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message, status=status, answer=answer)
+        self.retry_after = retry_after
 
 
 class _Transient(Exception):
-    def __init__(self, reason: str, *, status: int | None = None, ambiguous: bool) -> None:
+    def __init__(self, reason: str, *, status: int | None = None, ambiguous: bool, answered: bool = True,
+                 retry_after: float | None = None) -> None:
         super().__init__(reason)
         self.status = status
         # True when the operator may have processed the request (a timeout, a lost answer, a
         # 5xx): a POST /flows is then searched for before being sent again.
         self.ambiguous = ambiguous
+        # False when no answer came at all: the operator may still be processing the request.
+        self.answered = answered
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class LifecycleStatus:
+    """A lifecycle status the operator reports for a flow (the reform's code, its date, a reason)."""
+
+    code: int
+    at: str  # ISO 8601, as answered
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +125,7 @@ class Flow:
     status: str | None  # Pending, Ok, Error, Archived (anything else is unknown)
     error_message: str | None = None
     answer: dict = field(default_factory=dict, compare=False, repr=False)
+    lifecycle: tuple[LifecycleStatus, ...] = field(default=(), compare=False)
 
     @classmethod
     def from_answer(cls, body: dict) -> Flow:
@@ -100,8 +135,33 @@ class Flow:
         message = body.get("errorMessage")
         if not message and isinstance(body.get("errors"), list) and body["errors"]:
             message = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in body["errors"])
-        return cls(flow_id=flow_id, tracking_id=body.get("trackingId"), status=body.get("flowStatus"),
-                   error_message=message, answer=body)
+        status = body.get("ackStatus") or body.get("flowStatus")
+        return cls(flow_id=flow_id, tracking_id=body.get("trackingId"), status=status,
+                   error_message=message, answer=body, lifecycle=_lifecycle_of(body.get("lifecycle")))
+
+
+def _lifecycle_of(items: object) -> tuple[LifecycleStatus, ...]:
+    """The flow's lifecycle statuses; an item without an integer code or a date is left out."""
+    if not isinstance(items, list):
+        return ()
+    statuses = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        code, at, reason = item.get("code"), item.get("at"), item.get("reason")
+        if isinstance(code, str) and code.isdigit():
+            code = int(code)
+        if type(code) is int and isinstance(at, str) and at:
+            statuses.append(LifecycleStatus(code=code, at=at, reason=reason if isinstance(reason, str) else None))
+    return tuple(statuses)
+
+
+@dataclass(frozen=True)
+class FlowPage:
+    """One page of a search: its flows and the operator's total for the whole search."""
+
+    flows: list[Flow]
+    total: int
 
 
 class TokenCache:
@@ -150,6 +210,7 @@ class OdpClient:
     def __init__(self, *, base_url: str, token_url: str, client_id: str | None, client_secret: str | None,
                  entity_id: str | None, flow_mode: str = "Sandbox", scope: str = DEFAULT_SCOPE,
                  connect_timeout: float = 5.0, read_timeout: float = 30.0,
+                 registration_wait: float = DEFAULT_REGISTRATION_WAIT,
                  sleep: Callable[[float], None] = time.sleep, monotonic: Callable[[], float] = time.monotonic,
                  session: requests.Session | None = None) -> None:
         self.base_url = base_url.rstrip("/")
@@ -160,6 +221,7 @@ class OdpClient:
         self.flow_mode = flow_mode
         self.scope = scope
         self.timeout = (connect_timeout, read_timeout)
+        self.registration_wait = registration_wait
         self._sleep = sleep
         self.session = session or requests.Session()
         self.tokens = TokenCache(self._fetch_token, monotonic=monotonic)
@@ -168,7 +230,7 @@ class OdpClient:
     def from_config(cls, config: Config, **kwargs) -> OdpClient:
         return cls(base_url=config.odp_base_url, token_url=config.odp_token_url, client_id=config.odp_client_id,
                    client_secret=config.odp_client_secret, entity_id=config.odp_entity_id,
-                   flow_mode=config.odp_flow_mode, **kwargs)
+                   flow_mode=config.odp_flow_mode, scope=config.odp_scope, **kwargs)
 
     def __repr__(self) -> str:  # never the secret nor the token
         return f"OdpClient({self.base_url!r}, flow_mode={self.flow_mode!r})"
@@ -179,20 +241,35 @@ class OdpClient:
                  ("ODP_ENTITY_ID", self.entity_id))
         return [name for name, value in names if not value]
 
+    @property
+    def longest_call_seconds(self) -> float:
+        """The longest a `submit_flow` can take: every attempt timing out, the backoffs, the
+        registration searches (each a call of its own) and the longest inline Retry-After."""
+        call = sum(self.timeout)
+        searches = len(_registration_waits(self.registration_wait)) + 1
+        per_attempt = call + self.registration_wait + searches * call
+        backoffs = sum(max(BACKOFF_SECONDS * n, MAX_INLINE_RETRY_AFTER) for n in range(1, 1 + EXTRA_ATTEMPTS))
+        return (1 + EXTRA_ATTEMPTS) * per_attempt + backoffs + call  # + the token call
+
     # --- the operator's API -------------------------------------------------------------------
 
-    def submit_flow(self, *, tracking_id: str, name: str, content: bytes) -> Flow:
-        """Post the PDF as a Factur-X flow; returns the flow (the existing one when a search after
-        an unknown outcome finds it)."""
+    def submit_flow(self, *, tracking_id: str, name: str, content: bytes, processing_rule: str = "B2B",
+                    flow_syntax: str = FLOW_SYNTAX, content_type: str = "application/pdf",
+                    flow_type: str | None = None) -> Flow:
+        """Post a flow (the invoice's Factur-X PDF by default); returns the flow (the existing one
+        when the operator already holds this tracking id)."""
         self._check_identity()
-        flow_info = json.dumps({"entityId": self.entity_id, "flowSyntax": FLOW_SYNTAX, "trackingId": tracking_id,
-                                "name": name, "sha256": sha256_hex(content)}, separators=(",", ":"))
-        outcome_unknown = False  # a previous attempt may have been accepted by the operator
+        info = {"entityId": self.entity_id, "flowSyntax": flow_syntax, "processingRule": processing_rule,
+                "trackingId": tracking_id, "name": name, "sha256": sha256_hex(content)}
+        if flow_type is not None:
+            info["flowType"] = flow_type
+        flow_info = json.dumps(info, separators=(",", ":"))
+        pending: _Transient | None = None  # the last attempt's unknown outcome
 
         def attempt() -> Flow:
-            nonlocal outcome_unknown
-            if outcome_unknown:
-                existing = self.find_by_tracking_id(tracking_id)
+            nonlocal pending
+            if pending is not None:
+                existing = self._find_after_unknown_outcome(tracking_id, settle=not pending.answered)
                 if existing is not None:
                     log.info("flow found after an unknown outcome: not posted again",
                              extra={"fields": {"trackingId": tracking_id, "flowId": existing.flow_id}})
@@ -200,47 +277,90 @@ class OdpClient:
             try:
                 # `flowInfo` goes in `data`: a plain form field (no filename), never a file part.
                 response = self._send("POST", FLOWS_PATH, data={"flowInfo": flow_info},
-                                      files={"file": (name, content, "application/pdf")})
+                                      files={"file": (name, content, content_type)})
             except _Transient as exc:
-                outcome_unknown = outcome_unknown or exc.ambiguous
+                if exc.ambiguous:
+                    pending = exc
+                raise
+            except OperatorRejected as exc:
+                if exc.status == 409:  # the operator already holds a flow with this tracking id
+                    existing = self.find_by_tracking_id(tracking_id)
+                    if existing is not None:
+                        log.info("duplicate answered: the operator's flow is adopted",
+                                 extra={"fields": {"trackingId": tracking_id, "flowId": existing.flow_id}})
+                        return existing
                 raise
             return Flow.from_answer(_json(response))
 
         return self._retrying(attempt, what=f"POST {FLOWS_PATH}")
 
     def find_by_tracking_id(self, tracking_id: str) -> Flow | None:
-        """The flow of this tracking id (the newest when there are several), or None."""
-        flows = self._search({"trackingId": tracking_id})
+        """The flow of this tracking id (the newest when there are several), or None. A result
+        with another tracking id (an operator ignoring the filter) is never adopted."""
+        flows = [flow for flow in self._search({"trackingId": tracking_id}).flows if flow.tracking_id == tracking_id]
         return flows[-1] if flows else None
 
     def get_flow(self, flow_id: str) -> Flow | None:
-        flows = self._search({"flowId": flow_id})
+        flows = self._search({"flowId": flow_id}).flows
         return next((flow for flow in flows if flow.flow_id == flow_id), None)
+
+    def changed_flows(self, *, updated_after: str, offset: int = 0, limit: int = SEARCH_PAGE_SIZE) -> FlowPage:
+        """One page of the flows changed after `updated_after` (ISO 8601), in the operator's order."""
+        return self._search({"updatedAfter": updated_after}, limit=limit, offset=offset)
+
+    def recipient_registered(self, siren: str) -> bool:
+        """Whether the directory has a line for this SIREN (the buyer's electronic address)."""
+        self._check_identity()
+        body = {"filters": {"addressingIdentifier": {"op": "strict", "value": siren}}, "limit": 1}
+
+        def attempt() -> bool:
+            answer = _json(self._send("POST", DIRECTORY_PATH, json=body))
+            results = answer.get("results")
+            if not isinstance(results, list):
+                raise OperatorError("the operator answered a directory search without results", answer=answer)
+            return any(isinstance(line, dict) and line.get("addressingIdentifier") == siren for line in results)
+
+        return self._retrying(attempt, what=f"POST {DIRECTORY_PATH}")
 
     # --- transport ----------------------------------------------------------------------------
 
-    def _search(self, where: dict) -> list[Flow]:
-        self._check_identity()
-        body = {"where": {"flowMode": self.flow_mode, **where}, "limit": 10, "offset": 0}
+    def _find_after_unknown_outcome(self, tracking_id: str, *, settle: bool) -> Flow | None:
+        """After an answered 5xx, one search; after no answer, searches until the operator has had
+        `registration_wait` seconds to register the post."""
+        found = self.find_by_tracking_id(tracking_id)
+        if found is not None or not settle:
+            return found
+        for wait in _registration_waits(self.registration_wait):
+            self._sleep(wait)
+            if (found := self.find_by_tracking_id(tracking_id)) is not None:
+                return found
+        return None
 
-        def attempt() -> list[Flow]:
+    def _search(self, where: dict, *, limit: int = 10, offset: int = 0) -> FlowPage:
+        self._check_identity()
+        body = {"where": {"flowMode": self.flow_mode, **where}, "limit": limit, "offset": offset}
+
+        def attempt() -> FlowPage:
             answer = _json(self._send("POST", SEARCH_PATH, json=body))
             results = answer.get("results")
             if not isinstance(results, list):
                 raise OperatorError("the operator answered a search without results", answer=answer)
-            return [Flow.from_answer(item) for item in results if isinstance(item, dict)]
+            flows = [Flow.from_answer(item) for item in results if isinstance(item, dict)]
+            total = answer.get("total")
+            return FlowPage(flows=flows, total=total if type(total) is int else len(flows))
 
         return self._retrying(attempt, what=f"POST {SEARCH_PATH}")
 
     def _retrying(self, attempt: Callable[[], object], *, what: str):
-        retrying = Retrying(stop=stop_after_attempt(1 + EXTRA_ATTEMPTS), wait=_backoff, sleep=self._sleep,
-                            retry=retry_if_exception_type(_Transient), reraise=True)
+        retrying = Retrying(stop=stop_after_attempt(1 + EXTRA_ATTEMPTS) | _stop_on_long_retry_after,
+                            wait=_backoff, sleep=self._sleep, retry=retry_if_exception_type(_Transient),
+                            reraise=True)
         try:
             return retrying(attempt)
         except _Transient as exc:
             raise OperatorUnavailable(
-                f"the e-invoicing operator is unavailable ({exc}) after {1 + EXTRA_ATTEMPTS} attempts on {what}",
-                status=exc.status) from None
+                f"the e-invoicing operator is unavailable ({exc}) on {what}", status=exc.status,
+                retry_after=exc.retry_after) from None
 
     def _check_identity(self) -> None:
         if missing := self.missing_identity:
@@ -262,9 +382,10 @@ class OdpClient:
                 extra={"fields": {"status": status, "durationMs": round((time.monotonic() - started) * 1000)}})
         if status in (400, 401, 403):
             raise OperatorCredentialsInvalid(
-                f"the e-invoicing operator refused the client credentials (HTTP {status})", status=status)
+                f"the e-invoicing operator refused the client credentials or scope (HTTP {status})", status=status)
         if status in RETRIED_STATUSES or status >= 500:
-            raise _Transient(f"token endpoint HTTP {status}", status=status, ambiguous=False)
+            raise _Transient(f"token endpoint HTTP {status}", status=status, ambiguous=False,
+                             retry_after=_retry_after(response))
         if status >= 300:
             raise OperatorRejected(f"the operator token endpoint answered HTTP {status} (redirects are not followed)"
                                    if status < 400 else f"the operator token endpoint answered HTTP {status}",
@@ -282,17 +403,20 @@ class OdpClient:
         headers = {"Authorization": f"Bearer {token}", "X-FlowMode": self.flow_mode}
         try:
             response = self.session.request(method, self.base_url + path, timeout=self.timeout, headers=headers,
-                                            **kwargs)
+                                            allow_redirects=False, **kwargs)
         except requests.RequestException as exc:  # timeout, lost connection, truncated answer
             log.warning("operator call without answer", extra={"fields": {**fields, "error": type(exc).__name__}})
-            raise _Transient(type(exc).__name__, ambiguous=True) from None
+            raise _Transient(type(exc).__name__, ambiguous=True, answered=False) from None
         status = response.status_code
         fields.update(status=status, durationMs=round((time.monotonic() - started) * 1000))
         log.log(logging.INFO if status < 400 else logging.WARNING, "operator call", extra={"fields": fields})
         if status == 429:
-            raise _Transient("HTTP 429", status=status, ambiguous=False)
+            raise _Transient("HTTP 429", status=status, ambiguous=False, retry_after=_retry_after(response))
         if status >= 500:
-            raise _Transient(f"HTTP {status}", status=status, ambiguous=True)
+            raise _Transient(f"HTTP {status}", status=status, ambiguous=True, retry_after=_retry_after(response))
+        if 300 <= status < 400:
+            raise OperatorError(f"the operator answered {method} {path} with a redirect (HTTP {status}): not followed",
+                                status=status)
         if status in (401, 403):
             if status == 401:
                 self.tokens.invalidate(token)
@@ -305,8 +429,41 @@ class OdpClient:
         return response
 
 
+def _registration_waits(total: float) -> list[float]:
+    """The waits of `REGISTRATION_WAITS` (the last one repeated) until their sum reaches `total`."""
+    waits: list[float] = []
+    index = 0
+    while sum(waits) < total:
+        wait = REGISTRATION_WAITS[min(index, len(REGISTRATION_WAITS) - 1)]
+        waits.append(min(wait, total - sum(waits)))
+        index += 1
+    return waits
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    """`Retry-After` in seconds (an HTTP date is read as a delay from now); None when absent."""
+    value = (response.headers.get("Retry-After") or "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        return max((parsedate_to_datetime(value).timestamp() - time.time()), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def _stop_on_long_retry_after(state: RetryCallState) -> bool:
+    """A Retry-After longer than a worker may wait ends the retries at once (the caller schedules)."""
+    exc = state.outcome.exception() if state.outcome is not None else None
+    return isinstance(exc, _Transient) and (exc.retry_after or 0) > MAX_INLINE_RETRY_AFTER
+
+
 def _backoff(state: RetryCallState) -> float:
-    return BACKOFF_SECONDS * state.attempt_number
+    """500 ms x the attempt number, or the operator's Retry-After when it asks for longer."""
+    exc = state.outcome.exception() if state.outcome is not None else None
+    retry_after = exc.retry_after if isinstance(exc, _Transient) and exc.retry_after else 0.0
+    return max(BACKOFF_SECONDS * state.attempt_number, retry_after)
 
 
 def _json(response: requests.Response) -> dict:
@@ -324,11 +481,13 @@ def _safe_json(response: requests.Response) -> object:
 
 
 class StubOperatorClient:
-    """`E2E_TEST_MODE=1`: no network. Every flow is accepted at once (`Pending`) and answers `Ok`
-    when it is looked up, so a transmission reaches `acknowledged` at the next resync."""
+    """`E2E_TEST_MODE=1` (refused when `ENVIRONMENT=production`): no network. Every flow is
+    accepted and answered `Ok` at once, so a transmission reaches `acknowledged` at its dispatch;
+    every recipient is registered; no flow ever changes afterwards."""
 
     flow_mode = "Sandbox"
     missing_identity: list[str] = []
+    longest_call_seconds = 0.0
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -337,31 +496,32 @@ class StubOperatorClient:
     def __repr__(self) -> str:
         return "StubOperatorClient()"
 
-    def submit_flow(self, *, tracking_id: str, name: str, content: bytes) -> Flow:
+    def submit_flow(self, *, tracking_id: str, name: str, content: bytes, **_flow_info: str) -> Flow:
         with self._lock:
             flow = Flow(flow_id=f"stub-{sha256_hex(tracking_id.encode())[:24]}", tracking_id=tracking_id,
-                        status="Pending", answer={"stub": True, "trackingId": tracking_id, "name": name})
+                        status="Ok", answer={"stub": True, "trackingId": tracking_id, "name": name,
+                                             "flowStatus": "Ok"})
             self._flows[flow.flow_id] = flow
             return flow
 
     def find_by_tracking_id(self, tracking_id: str) -> Flow | None:
         with self._lock:
             found = [flow for flow in self._flows.values() if flow.tracking_id == tracking_id]
-        return self._ok(found[-1]) if found else None
+        return found[-1] if found else None
 
     def get_flow(self, flow_id: str) -> Flow | None:
         """Any stub flow is `Ok`, whichever process's stub accepted it (web and worker each have one)."""
         if not flow_id.startswith("stub-"):
             return None
         with self._lock:
-            flow = self._flows.get(flow_id) or Flow(flow_id=flow_id, tracking_id=None, status="Pending",
-                                                    answer={"stub": True})
-        return self._ok(flow)
+            return self._flows.get(flow_id) or Flow(flow_id=flow_id, tracking_id=None, status="Ok",
+                                                    answer={"stub": True, "flowStatus": "Ok"})
 
-    @staticmethod
-    def _ok(flow: Flow) -> Flow:
-        return Flow(flow_id=flow.flow_id, tracking_id=flow.tracking_id, status="Ok",
-                    answer={**flow.answer, "flowStatus": "Ok"})
+    def changed_flows(self, *, updated_after: str, offset: int = 0, limit: int = SEARCH_PAGE_SIZE) -> FlowPage:
+        return FlowPage(flows=[], total=0)
+
+    def recipient_registered(self, siren: str) -> bool:
+        return True
 
 
 OperatorClient = OdpClient | StubOperatorClient

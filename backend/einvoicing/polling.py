@@ -1,7 +1,22 @@
-"""Polling (Specification C): a pass loads up to `PASS_SIZE` transmissions in `sent` or
-`dispatching`, the least recently synced first, and resyncs each; an error on one is counted and
-logged, never propagated, and the pass goes on. A `dispatching` one is taken only once its claim
-has expired (its worker died): it is dispatched again, which searches the operator first.
+"""Polling (Specification C; incremental since issue 31).
+
+A pass asks the operator what changed, not each transmission where it stands: one search per page
+of the flows updated since the last pass (`updatedAfter` = the latest `updatedAt` the last complete
+search saw, on the operator's clock, less `OPERATOR_LAG`; never later than the oldest open
+transmission's creation less `CLOCK_OVERLAP`, our clock against theirs). The operator answers in
+submission order, so a page never shifts while flows change. On each page the flows are matched to transmissions by flow
+id in one query; `Ok`/`Archived` acknowledge the `sent` ones in one statement, `Error` rejects,
+and every lifecycle status reported is stored once (`reform_statuses.record`). Polling keeps up with
+any number of open transmissions in ceil(changed flows / 100) searches. When no transmission is
+open (`sent` or `acknowledged`), the pass makes no call.
+
+A pass also records and sends the platform's 212s (`payment_reports`). Besides, it dispatches
+again up to `PASS_SIZE` transmissions whose automatic retry is due (`failed` with
+`next_dispatch_at` passed: a throttled or unavailable operator) and up to `PASS_SIZE`
+`dispatching` ones whose claim expired (their worker died; the dispatch searches the operator
+first). An error on one of those is counted and logged, never propagated, and its
+`last_synced_at` moves, so a few broken transmissions never hold the others back. The admin's
+resync still asks the operator about one transmission (`lifecycle.resync`).
 
 API.md, "Intervals in milliseconds": a periodiq job runs every minute and starts a pass only when
 `EINVOICING_POLLING_INTERVAL_MS` (less `SCHEDULE_SLACK`, the minute job's jitter) has elapsed
@@ -16,16 +31,21 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
+from peewee import fn
+
 from backend import clock
 from backend.db import database, transaction
-from backend.einvoicing import lifecycle
+from backend.einvoicing import lifecycle, payment_reports, reform_statuses
 from backend.einvoicing.models import PollingPass, Transmission
-from backend.einvoicing.operator_client import OperatorClient
-from backend.einvoicing.status import TransmissionStatus
+from backend.einvoicing.operator_client import SEARCH_PAGE_SIZE, Flow, OperatorClient
+from backend.einvoicing.status import OperatorStatus, TransmissionStatus
 from backend.logs import log_event
 from storage import Storage
 
-PASS_SIZE = 50
+PASS_SIZE = 50  # retries due, and expired claims, dispatched again per pass (each)
+CLOCK_OVERLAP = timedelta(minutes=1)  # our clock against the operator's: changes seen twice, none missed
+OPERATOR_LAG = timedelta(seconds=5)  # a change the operator registers a little after its `updatedAt`
+COUNTERS = ("loaded", "acknowledged", "rejected", "sent", "unchanged", "failed", "errors", "searches", "lifecycle")
 ABANDONED_AFTER = timedelta(minutes=30)
 # The minute job fires a little early or late; without slack, a pass due every 60 s would start
 # every other minute (59.9 s after the last one is "not yet").
@@ -52,37 +72,137 @@ def start_pass_if_due(interval_ms: int) -> PollingPass | None:
 
 def run_pass(polling_pass: PollingPass, *, client: OperatorClient, storage: Storage,
              test_mode: bool = False) -> dict[str, int]:
-    """Resync up to `PASS_SIZE` in-flight transmissions; returns (and records, and logs) the counters."""
-    # A `dispatching` transmission whose claim is fresh is being posted by its worker: asking the
-    # operator about it now would only cost a call. One whose claim expired is dispatched again.
-    stale_claim = clock.now() - lifecycle.DISPATCH_LEASE
-    ids = [row.id for row in Transmission.select(Transmission.id)
-           .where((Transmission.status == S.SENT)
-                  | ((Transmission.status == S.DISPATCHING) & (Transmission.dispatch_claimed_at < stale_claim)))
-           .order_by(Transmission.last_synced_at.asc(nulls="first"), Transmission.created_at)
-           .limit(PASS_SIZE)]
-    counters: Counter[str] = Counter(loaded=len(ids))
-    for transmission_id in ids:
+    """Retries due, expired claims, then the incremental search; returns (and records, and logs)
+    the counters."""
+    counters: Counter[str] = Counter()
+    _dispatch_again(counters, client=client, storage=storage, test_mode=test_mode)
+    updated_after = _search_changes(polling_pass, counters, client=client)
+    reports = _payment_reports(client)
+    finished = {key: counters[key] for key in COUNTERS}
+    with transaction():
+        PollingPass.update(outcome="completed", finished_at=clock.now(), updated_after=updated_after,
+                           **finished).where(PollingPass.id == polling_pass.id).execute()
+    log_event("einvoicing.polling.pass", "polling pass finished", passId=polling_pass.id,
+              updatedAfter=clock.iso(updated_after) if updated_after else None, paymentReports=reports, **finished)
+    return finished
+
+
+def _payment_reports(client: OperatorClient) -> dict[str, int]:
+    """The 212s of payments made since the last pass, recorded then sent (their errors logged)."""
+    try:
+        recorded = payment_reports.sweep()
+        return {"recorded": recorded, **payment_reports.send_due(client=client)}
+    except Exception as exc:
+        log_event("einvoicing.polling.error", "payment reports failed", level="warn",
+                  error=f"{type(exc).__name__}: {exc}"[:500])
+        return {"recorded": 0, "sent": 0, "failed": 0}
+
+
+def _dispatch_again(counters: Counter[str], *, client: OperatorClient, storage: Storage, test_mode: bool) -> None:
+    now = clock.now()
+    due = [row.id for row in Transmission.select(Transmission.id)
+           .where(Transmission.status == S.FAILED, Transmission.next_dispatch_at <= now)
+           .order_by(Transmission.next_dispatch_at).limit(PASS_SIZE)]
+    # A `dispatching` transmission whose claim is fresh is being posted by its worker; one whose
+    # claim expired is dispatched again (it searches the operator before posting).
+    stale = [row.id for row in Transmission.select(Transmission.id)
+             .where(Transmission.status == S.DISPATCHING,
+                    Transmission.dispatch_claimed_at < now - lifecycle.DISPATCH_LEASE)
+             .order_by(Transmission.last_synced_at.asc(nulls="first"), Transmission.created_at)
+             .limit(PASS_SIZE)]
+    for transmission_id, sources, trigger in [*((i, (S.FAILED,), "auto_retry") for i in due),
+                                              *((i, (), "poll") for i in stale)]:
+        counters["loaded"] += 1
         try:
             before = Transmission.get_by_id(transmission_id)
-            if before.status == S.DISPATCHING:
-                # Its dispatcher died: dispatch again (it searches the operator before posting).
-                after = lifecycle.dispatch(transmission_id, client=client, storage=storage, test_mode=test_mode,
-                                           sources=(), trigger="poll")
-            else:
-                after = lifecycle.resync(transmission_id, client=client, trigger="poll")
+            after = lifecycle.dispatch(transmission_id, client=client, storage=storage, test_mode=test_mode,
+                                       sources=sources, trigger=trigger)
             counters[_outcome(before.status, after.status)] += 1
-        except Exception as exc:  # one transmission's error never breaks the pass
+        except Exception as exc:  # one transmission's error never breaks the pass, nor blocks the next
             counters["errors"] += 1
-            log_event("einvoicing.polling.error", "resync failed", level="warn", transmissionId=transmission_id,
-                      error=f"{type(exc).__name__}: {exc}"[:500])
-    finished = {key: counters[key] for key in ("loaded", "acknowledged", "rejected", "sent", "unchanged", "failed",
-                                               "errors")}
+            Transmission.update(last_synced_at=clock.now()).where(Transmission.id == transmission_id).execute()
+            log_event("einvoicing.polling.error", "dispatch again failed", level="warn",
+                      transmissionId=transmission_id, error=f"{type(exc).__name__}: {exc}"[:500])
+
+
+def _search_changes(polling_pass: PollingPass, counters: Counter[str], *, client: OperatorClient):
+    """Page through the flows changed since the last complete search; returns the latest
+    `updatedAt` seen (the operator's clock: the next search's starting point), the previous one
+    when nothing changed, or None when the search did not complete."""
+    last = (PollingPass.select(PollingPass.updated_after)
+            .where(PollingPass.outcome == "completed", PollingPass.updated_after.is_null(False))
+            .order_by(PollingPass.started_at.desc()).first())
+    watermark = last.updated_after if last else None
+    open_since = (Transmission.select(fn.MIN(Transmission.created_at))
+                  .where(Transmission.status.in_([S.SENT, S.ACKNOWLEDGED])).scalar())
+    if open_since is None:
+        return watermark  # nothing to follow
+    # A flow is submitted after its transmission is created (our clock, hence CLOCK_OVERLAP);
+    # the operator registers changes in about its `updatedAt` order (hence OPERATOR_LAG).
+    since = open_since - CLOCK_OVERLAP
+    if watermark is not None:
+        since = max(since, watermark - OPERATOR_LAG)
+    updated_after = clock.iso(since)
+    latest, offset = watermark, 0
+    while True:
+        try:
+            page = client.changed_flows(updated_after=updated_after, offset=offset, limit=SEARCH_PAGE_SIZE)
+        except Exception as exc:
+            counters["errors"] += 1
+            log_event("einvoicing.polling.error", "search of changed flows failed", level="warn",
+                      updatedAfter=updated_after, offset=offset, error=f"{type(exc).__name__}: {exc}"[:500])
+            return None
+        counters["searches"] += 1
+        _apply_page(page.flows, counters)
+        for flow in page.flows:
+            changed = reform_statuses.parse_at(str(flow.answer.get("updatedAt") or ""))
+            if changed is not None and (latest is None or changed > latest):
+                latest = changed
+        offset += len(page.flows)
+        if not page.flows or offset >= page.total:
+            return latest
+
+
+def _apply_page(flows: list[Flow], counters: Counter[str]) -> None:
+    by_flow = {flow.flow_id: flow for flow in flows}
+    if not by_flow:
+        return
+    transmissions = list(Transmission.select(Transmission.id, Transmission.status, Transmission.provider_flow_id)
+                         .where(Transmission.provider_flow_id.in_(list(by_flow))))
+    counters["loaded"] += len(transmissions)
     with transaction():
-        PollingPass.update(outcome="completed", finished_at=clock.now(), **finished).where(
-            PollingPass.id == polling_pass.id).execute()
-    log_event("einvoicing.polling.pass", "polling pass finished", passId=polling_pass.id, **finished)
-    return finished
+        counters["lifecycle"] += reform_statuses.record(
+            (t.id, status) for t in transmissions for status in by_flow[t.provider_flow_id].lifecycle)
+    acknowledging = [(t.provider_flow_id, by_flow[t.provider_flow_id].status) for t in transmissions
+                     if t.status == S.SENT and by_flow[t.provider_flow_id].status in lifecycle.ACKNOWLEDGING]
+    counters["acknowledged"] += _acknowledge(acknowledging)
+    for t in transmissions:
+        flow = by_flow[t.provider_flow_id]
+        if t.status == S.SENT and flow.status == OperatorStatus.ERROR:
+            after = lifecycle.apply_flow_status(t, flow, trigger="poll")
+            counters[_outcome(S.SENT, after.status)] += 1
+        elif t.status == S.SENT and flow.status not in lifecycle.ACKNOWLEDGING:
+            counters["unchanged"] += 1
+
+
+def _acknowledge(rows: list[tuple[str, str]]) -> int:
+    """`sent` -> `acknowledged` for these (flow id, operator status) pairs, in one statement (the
+    history trigger writes a row for each)."""
+    if not rows:
+        return 0
+    now = clock.now()
+    placeholders = ", ".join(["(%s, %s)"] * len(rows))
+    with transaction():
+        database.execute_sql("SELECT set_config('vitrine.einvoice_trigger', 'poll', true), "
+                             "set_config('vitrine.einvoice_actor', '', true), "
+                             "set_config('vitrine.einvoice_operator_answer', '', true)")
+        cursor = database.execute_sql(
+            "UPDATE einvoice_transmission t SET status = 'acknowledged', provider_status = 'accepted', "  # noqa: S608
+            "operator_status = v.operator_status, last_synced_at = %s, updated_at = %s, status_changed_at = %s "
+            f"FROM (VALUES {placeholders}) AS v(flow_id, operator_status) "
+            "WHERE t.provider_flow_id = v.flow_id AND t.status = 'sent'",
+            [now, now, now, *(item for row in rows for item in row)])
+    return cursor.rowcount
 
 
 def poll_if_due(*, interval_ms: int, client: OperatorClient, storage: Storage,

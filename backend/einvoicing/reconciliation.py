@@ -3,16 +3,23 @@
 Scope: invoice kinds `platform_sale` and `platform_credit_note`, plus `supplier_self_billed` and
 `supplier_credit_note` when `EINVOICING_SELF_BILLING_ENABLED`; legacy kinds never.
 
-- per transmission status counts (transmissions of the kinds in scope);
+- per transmission status counts of the domestic transmissions (processing rule `B2B`), and
+  apart, those of the e-reporting ones (`B2BInt`, buyers outside France);
 - `missing_transmission`: invoices in scope issued more than `MISSING_AFTER` ago with no
-  transmission, leaving out those deliberately given none (e-reporting flows, recorded by the
-  draft function in `einvoice_transmission_skip`);
-- `provider_failed`: transmissions in scope `failed` or `rejected`;
+  transmission, leaving out those given none before e-reporting was sent (old rows of
+  `einvoice_transmission_skip`);
+- `provider_failed`: what needs an admin, not history: transmissions `failed` with no automatic
+  retry planned (not an unknown recipient, counted apart), and `rejected` ones, as long as their
+  invoice is not credited in full (corrected by a credit note);
+- `recipient_unknown`: `failed` because the buyer's SIREN is not in the operator's directory;
+- `refused_backlog`: transmissions whose latest lifecycle code is 210 Refusée or 213 Rejetée and
+  whose invoice is not credited in full;
 - `discrepancy_rate` = (missing + provider_failed) / invoices in scope.
 
 Alert levels, compared in integers so a value exactly at a threshold is at that level:
 `discrepancy_rate` warning at 5 % or more, critical at 15 % or more; `provider_failed_backlog`
-warning at 5, critical at 20; `missing_transmission_backlog` warning at 10, critical at 30.
+warning at 5, critical at 20; `missing_transmission_backlog` warning at 10, critical at 30;
+`refused_backlog` warning at 1, critical at 5.
 
 The polling state (enabled, last pass, `inactive` past the runbook's 30 minutes, or twice the
 interval when that is longer) is part of the snapshot: it is the runbook's other escalation.
@@ -26,8 +33,10 @@ from datetime import timedelta
 from backend import clock
 from backend.config import Config
 from backend.db import database
+from backend.einvoicing import reform_statuses
 from backend.einvoicing.models import PollingPass
 from backend.einvoicing.status import TransmissionStatus
+from backend.errors import EinvoiceRecipientUnknown
 from backend.money import round_half_up_div
 
 MISSING_AFTER = timedelta(minutes=15)
@@ -47,6 +56,7 @@ class Threshold:
 DISCREPANCY_RATE_PERCENT = Threshold(warning=5, critical=15)
 PROVIDER_FAILED_BACKLOG = Threshold(warning=5, critical=20)
 MISSING_TRANSMISSION_BACKLOG = Threshold(warning=10, critical=30)
+REFUSED_BACKLOG = Threshold(warning=1, critical=5)
 
 
 def backlog_level(value: int, threshold: Threshold) -> str:
@@ -72,15 +82,37 @@ def kinds_in_scope(config: Config) -> tuple[str, ...]:
     return PLATFORM_KINDS + (SELF_BILLED_KINDS if config.einvoicing_self_billing_enabled else ())
 
 
-def _status_counts(kinds: tuple[str, ...]) -> dict[str, int]:
+def _status_counts(kinds: tuple[str, ...]) -> tuple[dict[str, int], dict[str, int]]:
+    """(domestic transmissions per status, e-reporting ones per status)."""
     # A transmission's kind is its own (given by the post-invoice hook), else its invoice's.
     rows = database.execute_sql(
-        f"SELECT t.status, count(*) FROM einvoice_transmission t "  # noqa: S608 (constants only)
+        f"SELECT t.processing_rule, t.status, count(*) FROM einvoice_transmission t "  # noqa: S608 (constants)
         f"LEFT JOIN {INVOICE_TABLE} i ON i.number = t.invoice_number "
-        f"WHERE coalesce(t.invoice_kind, i.kind) = ANY(%s) GROUP BY t.status", (list(kinds),)).fetchall()
-    counts = dict.fromkeys((s.value for s in TransmissionStatus), 0)
-    counts.update({status: count for status, count in rows})
-    return counts
+        f"WHERE coalesce(t.invoice_kind, i.kind) = ANY(%s) GROUP BY 1, 2", (list(kinds),)).fetchall()
+    domestic = dict.fromkeys((s.value for s in TransmissionStatus), 0)
+    e_reporting = dict.fromkeys((s.value for s in TransmissionStatus), 0)
+    for rule, status, count in rows:
+        (domestic if rule == "B2B" else e_reporting)[status] = count
+    return domestic, e_reporting
+
+
+def _action_counts(kinds: tuple[str, ...]) -> tuple[int, int, int]:
+    """(provider failures needing an admin, unknown recipients, refused or rejected lifecycles),
+    leaving out transmissions whose invoice is credited in full."""
+    row = database.execute_sql(
+        f"""
+        SELECT count(*) FILTER (WHERE t.status = 'rejected'
+                                   OR (t.status = 'failed' AND t.next_dispatch_at IS NULL
+                                       AND coalesce(t.last_error_code, '') <> %s)),
+               count(*) FILTER (WHERE t.status = 'failed' AND t.last_error_code = %s),
+               count(*) FILTER (WHERE t.lifecycle_code = ANY(%s))
+        FROM einvoice_transmission t LEFT JOIN {INVOICE_TABLE} i ON i.number = t.invoice_number
+        WHERE coalesce(t.invoice_kind, i.kind) = ANY(%s) AND coalesce(i.status, '') <> 'credited'
+        """,  # noqa: S608 (constants only)
+        (EinvoiceRecipientUnknown.code, EinvoiceRecipientUnknown.code, list(reform_statuses.REFUSED_OR_REJECTED),
+         list(kinds)),
+    ).fetchone()
+    return row[0], row[1], row[2]
 
 
 def _invoice_counts(kinds: tuple[str, ...], now) -> tuple[int, int]:
@@ -103,17 +135,20 @@ def _invoice_counts(kinds: tuple[str, ...], now) -> tuple[int, int]:
 def snapshot(config: Config) -> dict:
     now = clock.now()
     kinds = kinds_in_scope(config)
-    by_status = _status_counts(kinds)
+    by_status, e_reporting = _status_counts(kinds)
     invoices, missing = _invoice_counts(kinds, now)
-    provider_failed = by_status[TransmissionStatus.FAILED] + by_status[TransmissionStatus.REJECTED]
+    provider_failed, recipient_unknown, refused = _action_counts(kinds)
     discrepancies = missing + provider_failed
     return {
         "generatedAt": clock.iso(now),
         "scope": {"invoiceKinds": list(kinds), "selfBillingEnabled": config.einvoicing_self_billing_enabled},
         "transmissionsByStatus": by_status,
+        "eReportingByStatus": e_reporting,
         "invoicesInScope": invoices,
         "missingTransmission": missing,
         "providerFailed": provider_failed,
+        "recipientUnknown": recipient_unknown,
+        "refusedBacklog": refused,
         "discrepancyRateBps": round_half_up_div(discrepancies * 10_000, invoices) if invoices else 0,
         "alerts": [
             {"name": "discrepancy_rate", "value": discrepancies, "of": invoices,
@@ -126,6 +161,8 @@ def snapshot(config: Config) -> dict:
             {"name": "missing_transmission_backlog", "value": missing,
              "level": backlog_level(missing, MISSING_TRANSMISSION_BACKLOG),
              "warningAt": MISSING_TRANSMISSION_BACKLOG.warning, "criticalAt": MISSING_TRANSMISSION_BACKLOG.critical},
+            {"name": "refused_backlog", "value": refused, "level": backlog_level(refused, REFUSED_BACKLOG),
+             "warningAt": REFUSED_BACKLOG.warning, "criticalAt": REFUSED_BACKLOG.critical},
         ],
         "polling": _polling(config, now),
     }

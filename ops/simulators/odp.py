@@ -7,16 +7,22 @@ In-process (tests): `OdpSimulator(client_id=..., client_secret=..., entity_id=..
 
 Routes:
 - `POST /oauth/token`: `grant_type=client_credentials` with the client id and secret (form fields or
-  HTTP Basic); 401 `invalid_client` when they are wrong;
-- `POST /public/einvoicing/v1/flows`: multipart with a `file` part (the PDF) and a `flowInfo` plain
-  field (JSON `{entityId, flowSyntax: "Factur-X", trackingId, name, sha256}`); 400 when `flowInfo`
-  is missing or sent as a file part, or when the sha256 is not the file's; answers 201 the flow;
-- `POST /public/einvoicing/v1/flows/search`: `{where: {flowMode, flowId?, trackingId?}, limit,
-  offset}` answers `{results, total, limit, offset}`;
-  both need `Authorization: Bearer <token>` and `X-FlowMode: Sandbox|Production`;
+  HTTP Basic) and the scope (`settings.scope`); 401 `invalid_client`, 400 `invalid_scope`;
+- `POST /public/einvoicing/v1/flows`: multipart with a `file` part and a `flowInfo` plain field
+  (JSON `{entityId, flowSyntax, processingRule, trackingId, name, sha256, flowType?}`): the invoice
+  PDF (`Factur-X`), or with `flowType: CustomerInvoiceLC` a status the platform issues (a JSON 212);
+  400 when `flowInfo` is missing or sent as a file part, or when the sha256 is not the file's; 409
+  `{flowId}` for a duplicate trackingId when `reject_duplicates`; answers 201 the flow;
+- `POST /public/einvoicing/v1/flows/search`: `{where: {flowMode, flowId?, trackingId?,
+  updatedAfter?}, limit, offset}` answers `{results, total, limit, offset}` (submission order);
+- `POST /public/directory/v1/directory-line/search`: `{filters: {addressingIdentifier: {op,
+  value}}, limit}` answers `{results, totalNumberOfResults}`;
+  these need `Authorization: Bearer <token>` and `X-FlowMode: Sandbox|Production`;
 - `POST /_control/flows/{flowId}/{ok|error|archive}` (JSON `{message?}` for error) sets a status;
-- `GET /_control/flows[?trackingId=]`, `GET|POST /_control/faults`, `POST /_control/settings`
-  (`{auto_ok_after_seconds, token_ttl_seconds}`), `GET /_control/state`, `POST /_control/reset`.
+  `POST /_control/flows/{flowId}/lifecycle` (JSON `{code, reason?}`) adds a lifecycle status;
+- `POST /_control/directory` (`{siren, registered}`), `GET /_control/flows[?trackingId=&flowType=]`,
+  `GET|POST /_control/faults`, `POST /_control/settings`, `GET /_control/state` (calls, `inFlight`),
+  `POST /_control/reset`.
 """
 
 from __future__ import annotations
@@ -34,11 +40,12 @@ from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from ops.simulators.odp_store import FLOW_MODES, OperatorError, Settings, Store
+from ops.simulators.odp_store import DEFAULT_SCOPE, FLOW_MODES, OperatorError, Settings, Store
 from ops.simulators.server import BackgroundSimulator, SimulatorServer, run_until_stopped
 
 MAX_BODY = 20 * 1024 * 1024
 FLOWS = "/public/einvoicing/v1/flows"
+DIRECTORY = "/public/directory/v1/directory-line/search"
 
 ROUTES = [
     (method, re.compile(f"^{pattern}$"), name, api)
@@ -46,7 +53,10 @@ ROUTES = [
         ("POST", r"/oauth/token", "token", False),
         ("POST", FLOWS, "submit", True),
         ("POST", FLOWS + r"/search", "search", True),
+        ("POST", DIRECTORY, "directory", True),
         ("POST", r"/_control/flows/(?P<flow_id>[^/]+)/(?P<action>ok|error|archive)", "control_action", False),
+        ("POST", r"/_control/flows/(?P<flow_id>[^/]+)/lifecycle", "control_lifecycle", False),
+        ("POST", r"/_control/directory", "control_directory", False),
         ("GET", r"/_control/flows", "control_flows", False),
         ("GET", r"/_control/faults", "control_get_state", False),
         ("POST", r"/_control/faults", "control_set_faults", False),
@@ -82,11 +92,15 @@ class Handler(BaseHTTPRequestHandler):
             match = pattern.match(path)
             if match is None or route_method != method:
                 continue
+            store = self.server.store
+            if api:
+                with store.lock:
+                    store.in_flight += 1
             try:
                 self._body = self._read_body()
                 if api or name == "token":
-                    with self.server.store.lock:
-                        self.server.store.calls[name] += 1
+                    with store.lock:
+                        store.calls[name] += 1
                 if api:
                     self._check_api_call(name)
                 getattr(self, name if not api else f"api_{name}")(**match.groupdict())
@@ -95,7 +109,11 @@ class Handler(BaseHTTPRequestHandler):
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
             except OperatorError as exc:
-                self._json(exc.status, {"error": exc.message})
+                self._json(exc.status, {"error": exc.message, **({"flowId": exc.flow_id} if exc.flow_id else {})})
+            finally:
+                if api:
+                    with store.lock:
+                        store.in_flight -= 1
             return
         self.close_connection = True
         self._json(404, {"error": "not found"})
@@ -142,7 +160,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         if status == 429:
-            self.send_header("Retry-After", "1")
+            self.send_header("Retry-After", str(self.server.store.settings.retry_after_seconds))
         self.end_headers()
         self.wfile.write(body)
 
@@ -160,7 +178,8 @@ class Handler(BaseHTTPRequestHandler):
                 client_id, _, client_secret = base64.b64decode(encoded).decode().partition(":")
             except ValueError:
                 raise OperatorError(401, "invalid_client") from None
-        self._json(200, self.server.store.issue_token(client_id, client_secret, form.get("grant_type", "")))
+        self._json(200, self.server.store.issue_token(client_id, client_secret, form.get("grant_type", ""),
+                                                      form.get("scope", "")))
 
     # --- API ----------------------------------------------------------------------------------
 
@@ -209,7 +228,30 @@ class Handler(BaseHTTPRequestHandler):
         with store.lock:
             self._json(200, store.search(flow_mode=self._flow_mode, where=where, limit=limit, offset=offset))
 
+    def api_directory(self) -> None:
+        body = self._json_body()
+        store = self.server.store
+        with store.lock:
+            self._json(200, store.directory_search(body))
+
     # --- control ------------------------------------------------------------------------------
+
+    def control_lifecycle(self, flow_id: str) -> None:
+        body = self._json_body()
+        store = self.server.store
+        with store.lock:
+            flow = store.add_lifecycle(flow_id, body.get("code"), body.get("reason"))
+        self._json(200, flow)
+
+    def control_directory(self) -> None:
+        body = self._json_body()
+        siren, registered = body.get("siren"), body.get("registered")
+        if not isinstance(siren, str) or not siren or type(registered) is not bool:
+            raise OperatorError(400, "siren (string) and registered (boolean) are required")
+        store = self.server.store
+        with store.lock:
+            store.set_registered(siren, registered)
+            self._json(200, store.snapshot())
 
     def control_action(self, flow_id: str, action: str) -> None:
         message = self._json_body().get("message")
@@ -220,9 +262,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def control_flows(self) -> None:
         tracking_id = (self._query.get("trackingId") or [None])[0]
+        flow_type = (self._query.get("flowType") or [None])[0]
         store = self.server.store
         with store.lock:
-            self._json(200, {"flows": store.flows_for(tracking_id)})
+            self._json(200, {"flows": store.flows_for(tracking_id, flow_type)})
 
     def control_get_state(self) -> None:
         store = self.server.store
@@ -269,12 +312,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--client-id", default=os.environ.get("ODP_CLIENT_ID"))
     parser.add_argument("--client-secret", default=os.environ.get("ODP_CLIENT_SECRET"))
     parser.add_argument("--entity-id", default=os.environ.get("ODP_ENTITY_ID"))
+    parser.add_argument("--scope", default=os.environ.get("ODP_SCOPE") or DEFAULT_SCOPE)
     parser.add_argument("--auto-ok-after", type=float, default=5.0,
                         help="seconds after which a Pending flow answers Ok (negative: never by itself)")
     args = parser.parse_args(argv)
     if not args.client_id or not args.client_secret:
         parser.error("--client-id and --client-secret (or ODP_CLIENT_ID and ODP_CLIENT_SECRET) are required")
-    settings = Settings(auto_ok_after_seconds=None if args.auto_ok_after < 0 else args.auto_ok_after)
+    settings = Settings(auto_ok_after_seconds=None if args.auto_ok_after < 0 else args.auto_ok_after,
+                        scope=args.scope)
     simulator = OdpSimulator(client_id=args.client_id, client_secret=args.client_secret, entity_id=args.entity_id,
                              host=args.host, port=args.port, settings=settings)
     return run_until_stopped(simulator, f"e-invoicing operator simulator at {simulator.url}")

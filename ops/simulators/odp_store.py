@@ -2,9 +2,12 @@
 
 Everything lives in memory behind one lock. A flow is `Pending` when accepted; it becomes `Ok`
 by itself once `auto_ok_after_seconds` have passed since its submission (None: never by itself),
-or `Ok`, `Error` or `Archived` through a control action. Flows with the same `trackingId` are
-accepted as the real operator would (it does not deduplicate): the platform must not post twice,
-and `flows_for(tracking_id)` lets a test count them.
+or `Ok`, `Error` or `Archived` through a control action. After that, lifecycle statuses (the
+reform's codes) are scripted per flow (`add_lifecycle`); each change moves the flow's `updatedAt`,
+which the search's `updatedAfter` filter reads. Flows with the same `trackingId` are accepted
+(the platform must not post twice, and `flows_for(tracking_id)` lets a test count them) unless
+`reject_duplicates` is set: then the second post answers 409 with the first flow's id. The
+directory knows every SIREN except those marked unregistered (`set_registered`).
 """
 
 from __future__ import annotations
@@ -12,22 +15,35 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
+import json
 import secrets
 import threading
 import time
 from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
 
 FLOW_MODES = ("Sandbox", "Production")
 CONTROL_STATUSES = {"ok": "Ok", "error": "Error", "archive": "Archived"}
+DEFAULT_SCOPE = "einvoicing:public-api"
+# The reform's lifecycle statuses (codes and labels).
+LIFECYCLE_LABELS = {
+    200: "Déposée", 202: "Reçue", 203: "Mise à disposition", 204: "Prise en charge", 205: "Approuvée",
+    206: "Approuvée partiellement", 207: "En litige", 208: "Suspendue", 210: "Refusée", 211: "Paiement transmis",
+    212: "Encaissée", 213: "Rejetée",
+}
+INVOICE_SYNTAXES = ("Factur-X", "CII", "UBL")
+STATUS_FLOW_TYPE = "CustomerInvoiceLC"  # a status the platform issues (its 212), as JSON
+PROCESSING_RULES = ("B2B", "B2BInt")
 
 
 class OperatorError(Exception):
-    """An API answer other than success: HTTP status and message."""
+    """An API answer other than success: HTTP status, message (and the flow a 409 names)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, flow_id: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.flow_id = flow_id
 
 
 @dataclass
@@ -44,6 +60,7 @@ class Faults:
     slow_calls: int = 0  # the next N API calls wait `slow_seconds` before being processed
     slow_seconds: float = 0.0
     lost_answers: int = 0  # the next N accepted flows: the connection closes before the answer
+    search_ignores_filters: bool = False  # searches answer every flow, whatever `where` says
 
     def update(self, values: dict) -> None:
         known = {f.name: f.type for f in fields(self)}
@@ -92,14 +109,21 @@ class Faults:
 class Settings:
     auto_ok_after_seconds: float | None = None
     token_ttl_seconds: int = 3600
+    scope: str = DEFAULT_SCOPE  # the OAuth scope a token request must ask for
+    reject_duplicates: bool = False  # a second post of a trackingId answers 409
+    retry_after_seconds: int = 1  # the Retry-After of a 429
 
     def update(self, values: dict) -> None:
         for name, value in values.items():
             if name == "auto_ok_after_seconds" and (value is None or type(value) in (int, float)) \
                     and (value is None or value >= 0):
                 self.auto_ok_after_seconds = value
-            elif name == "token_ttl_seconds" and type(value) is int and value > 0:
-                self.token_ttl_seconds = value
+            elif name in ("token_ttl_seconds", "retry_after_seconds") and type(value) is int and value > 0:
+                setattr(self, name, value)
+            elif name == "scope" and isinstance(value, str) and value:
+                self.scope = value
+            elif name == "reject_duplicates" and type(value) is bool:
+                self.reject_duplicates = value
             else:
                 raise OperatorError(400, f"invalid setting {name!r}")
 
@@ -115,13 +139,15 @@ class Store:
         self.faults = Faults()
         self.tokens: dict[str, float] = {}  # token -> expiry (monotonic)
         self.flows: dict[str, dict] = {}
+        self.unregistered: set[str] = set()  # SIRENs the directory does not know
         # Requests received per route, answered or not (faults included).
-        self.calls = {"token": 0, "submit": 0, "search": 0}
+        self.calls = {"token": 0, "submit": 0, "search": 0, "directory": 0}
+        self.in_flight = 0  # API requests being processed (a slow one included)
         self._numbers = itertools.count(1)
 
     # --- OAuth ----------------------------------------------------------------------------------
 
-    def issue_token(self, client_id: str, client_secret: str, grant_type: str) -> dict:
+    def issue_token(self, client_id: str, client_secret: str, grant_type: str, scope: str = "") -> dict:
         with self.lock:
             if grant_type != "client_credentials":
                 raise OperatorError(400, "unsupported_grant_type")
@@ -129,6 +155,8 @@ class Store:
                 client_secret.encode(), self.client_secret.encode())
             if self.faults.reject_token_requests or not valid:
                 raise OperatorError(401, "invalid_client")
+            if self.settings.scope not in scope.split():
+                raise OperatorError(400, "invalid_scope")
             token = "odp_at_" + secrets.token_urlsafe(24)
             ttl = self.settings.token_ttl_seconds
             self.tokens[token] = time.monotonic() + ttl
@@ -145,56 +173,123 @@ class Store:
         missing = [k for k in ("entityId", "flowSyntax", "trackingId", "name", "sha256") if not flow_info.get(k)]
         if missing:
             raise OperatorError(400, "flowInfo is missing " + ", ".join(missing))
-        if flow_info["flowSyntax"] != "Factur-X":
-            raise OperatorError(400, "flowSyntax must be Factur-X")
+        status_report = flow_info.get("flowType") == STATUS_FLOW_TYPE
+        if not status_report and flow_info["flowSyntax"] not in INVOICE_SYNTAXES:
+            raise OperatorError(400, "flowSyntax must be Factur-X, CII or UBL")
+        if flow_info.get("processingRule", "B2B") not in PROCESSING_RULES:
+            raise OperatorError(400, "processingRule must be B2B or B2BInt")
         if self.entity_id is not None and flow_info["entityId"] != self.entity_id:
             raise OperatorError(403, "entityId is not an entity of this client")
-        if content_type != "application/pdf" or not content.startswith(b"%PDF-"):
+        report = None
+        if status_report:
+            report = self._status_report(content_type, content)
+        elif content_type != "application/pdf" or not content.startswith(b"%PDF-"):
             raise OperatorError(400, "file must be a PDF (application/pdf)")
         if hashlib.sha256(content).hexdigest() != str(flow_info["sha256"]).lower():
             raise OperatorError(400, "sha256 does not match the file")
+        if self.settings.reject_duplicates:
+            existing = next((flow for flow in self.flows.values() if flow["flowMode"] == flow_mode
+                             and flow["trackingId"] == flow_info["trackingId"]), None)
+            if existing is not None:
+                raise OperatorError(409, "duplicate trackingId", flow_id=existing["flowId"])
         now = time.time()
         flow = {
             "flowId": f"flow-{next(self._numbers):06d}-{secrets.token_hex(4)}",
             "trackingId": flow_info["trackingId"],
             "name": flow_info["name"],
             "entityId": flow_info["entityId"],
-            "flowSyntax": "Factur-X",
+            "flowSyntax": flow_info["flowSyntax"],
+            "flowType": STATUS_FLOW_TYPE if status_report else "CustomerInvoice",
+            "flowDirection": "Out",
+            "processingRule": flow_info.get("processingRule", "B2B"),
             "flowMode": flow_mode,
             "sha256": flow_info["sha256"],
             "fileName": filename,
             "size": len(content),
             "flowStatus": "Pending",
+            "lifecycle": [],
             "submittedAt": now,
             "updatedAt": now,
         }
+        if report is not None:
+            flow["statusReport"] = report
         self.flows[flow["flowId"]] = flow
         return self._public(flow)
 
+    @staticmethod
+    def _status_report(content_type: str, content: bytes) -> dict:
+        """A status the platform issues (its 212): JSON `{invoiceNumber, code, at, amounts}`."""
+        if content_type != "application/json":
+            raise OperatorError(400, "a status report is application/json")
+        try:
+            report = json.loads(content)
+        except ValueError:
+            raise OperatorError(400, "a status report must be JSON") from None
+        if not isinstance(report, dict) or report.get("code") != 212 or not report.get("invoiceNumber") \
+                or not isinstance(report.get("amounts"), list):
+            raise OperatorError(400, "a status report needs invoiceNumber, code 212 and amounts")
+        return report
+
     def search(self, *, flow_mode: str, where: dict, limit: int, offset: int) -> dict:
-        matching = [
-            flow for flow in self.flows.values()
-            if flow["flowMode"] == flow_mode
-            and all(flow.get(key) == value for key, value in where.items() if key in ("flowId", "trackingId"))
-        ]
-        matching.sort(key=lambda flow: flow["submittedAt"])
+        updated_after = where.get("updatedAfter")
+        after = _parse_time(updated_after) if updated_after is not None else None
+        if updated_after is not None and after is None:
+            raise OperatorError(400, "updatedAfter must be an ISO 8601 date-time")
+        flows = [self._progress(flow) for flow in self.flows.values()]
+        if self.faults.search_ignores_filters:
+            matching = flows
+        else:
+            matching = [
+                flow for flow in flows
+                if flow["flowMode"] == flow_mode
+                and all(flow.get(key) == value for key, value in where.items() if key in ("flowId", "trackingId"))
+                and (after is None or _ms(flow["updatedAt"]) > _ms(after))
+            ]
+        # Submission order, so a page never shifts while flows change (the operator's own order).
+        matching.sort(key=lambda flow: (flow["submittedAt"], flow["flowId"]))
         page = matching[offset:offset + limit]
-        return {"results": [self._public(self._progress(flow)) for flow in page], "total": len(matching),
+        return {"results": [self._public(flow) for flow in page], "total": len(matching),
                 "limit": limit, "offset": offset}
+
+    def add_lifecycle(self, flow_id: str, code: object, reason: object) -> dict:
+        flow = self.flows.get(flow_id)
+        if flow is None:
+            raise OperatorError(404, "unknown flow")
+        if type(code) is not int or code not in LIFECYCLE_LABELS:
+            raise OperatorError(400, "code must be one of " + ", ".join(map(str, LIFECYCLE_LABELS)))
+        if reason is not None and not isinstance(reason, str):
+            raise OperatorError(400, "reason must be a string")
+        now = max(time.time(), flow["updatedAt"] + 0.001)
+        flow["lifecycle"].append({"code": code, "label": LIFECYCLE_LABELS[code], "at": _iso(now), "reason": reason})
+        flow["updatedAt"] = now
+        return self._public(flow)
+
+    def set_registered(self, siren: str, registered: bool) -> None:
+        (self.unregistered.discard if registered else self.unregistered.add)(siren)
+
+    def directory_search(self, body: dict) -> dict:
+        criterion = ((body.get("filters") or {}).get("addressingIdentifier") or {})
+        siren = criterion.get("value")
+        if not isinstance(siren, str) or not siren:
+            raise OperatorError(400, "filters.addressingIdentifier.value is required")
+        lines = [] if siren in self.unregistered else [{"addressingIdentifier": siren, "siren": siren,
+                                                         "platform": "simulated-platform"}]
+        return {"results": lines, "totalNumberOfResults": len(lines)}
 
     def act(self, flow_id: str, action: str, message: str | None = None) -> dict:
         flow = self.flows.get(flow_id)
         if flow is None:
             raise OperatorError(404, "unknown flow")
         flow["flowStatus"] = CONTROL_STATUSES[action]
-        flow["updatedAt"] = time.time()
+        flow["updatedAt"] = max(time.time(), flow["updatedAt"] + 0.001)
         if action == "error":
             flow["errors"] = [{"code": "VALIDATION_FAILED", "message": message or "rejected by the recipient platform"}]
         return self._public(flow)
 
-    def flows_for(self, tracking_id: str | None) -> list[dict]:
+    def flows_for(self, tracking_id: str | None, flow_type: str | None = None) -> list[dict]:
         return [self._public(self._progress(flow)) for flow in self.flows.values()
-                if tracking_id is None or flow["trackingId"] == tracking_id]
+                if (tracking_id is None or flow["trackingId"] == tracking_id)
+                and (flow_type is None or flow["flowType"] == flow_type)]
 
     def _progress(self, flow: dict) -> dict:
         delay = self.settings.auto_ok_after_seconds
@@ -205,15 +300,42 @@ class Store:
     @staticmethod
     def _public(flow: dict) -> dict:
         out = dict(flow)
+        out["ackStatus"] = flow["flowStatus"]  # XP Z12-013's name; `flowStatus` kept for older clients
+        out["lifecycle"] = [dict(item) for item in flow["lifecycle"]]
         for key in ("submittedAt", "updatedAt"):
-            out[key] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(flow[key]))
+            out[key] = _iso(flow[key])
         return out
 
     def snapshot(self) -> dict:
-        return {"faults": asdict(self.faults), "settings": asdict(self.settings), "calls": dict(self.calls)}
+        return {"faults": asdict(self.faults), "settings": asdict(self.settings), "calls": dict(self.calls),
+                "inFlight": self.in_flight, "unregisteredSirens": sorted(self.unregistered)}
 
     def reset(self) -> None:
         self.flows.clear()
         self.tokens.clear()
+        self.unregistered.clear()
         self.faults = Faults()
         self.calls = dict.fromkeys(self.calls, 0)
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _iso(seconds: float) -> str:
+    """UTC, to the millisecond (a search's `updatedAfter` compares at that precision)."""
+    ms = _ms(seconds)
+    moment = datetime.fromtimestamp(ms // 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def _parse_time(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return moment.timestamp()

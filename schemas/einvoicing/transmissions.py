@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from backend.einvoicing import reform_statuses
 from backend.einvoicing.status import DocumentKind, FlowType, ProviderStatus, TransmissionStatus
 from backend.einvoicing.views import SORTS as TRANSMISSION_SORTS
 from schemas.common import PageQuery, QueryList, UtcDateTime, enum_of, open_values, page_of, sort_by
@@ -19,6 +20,18 @@ class TransmissionsQuery(PageQuery):
     documentKind = QueryList(fields.String(validate=validate.OneOf([k.value for k in DocumentKind])),
                              load_default=list)
     sortDir = fields.String(load_default="desc", validate=validate.OneOf(["asc", "desc"]))
+    lifecycleCode = QueryList(fields.Integer(validate=validate.OneOf(sorted(reform_statuses.LABELS))),
+                              load_default=list, metadata={"description": "the latest lifecycle code (repeatable)"})
+    attention = fields.Boolean(load_default=False, metadata={
+        "description": "only those whose latest code is 207, 208, 210 or 213 and whose invoice is not yet "
+                       "credited in full"})
+
+
+class LifecycleOut(Schema):
+    code = fields.Integer(required=True, validate=validate.OneOf(sorted(reform_statuses.LABELS)))
+    label = fields.String(required=True, metadata={"description": "the reform's label (Déposée ... Rejetée)"})
+    at = UtcDateTime(required=True)
+    reason = fields.String(allow_none=True)
 
 
 class TransmissionOut(Schema):
@@ -46,6 +59,15 @@ class TransmissionOut(Schema):
     createdAt = UtcDateTime(attribute="created_at", required=True)
     updatedAt = UtcDateTime(attribute="updated_at", required=True)
     statusChangedAt = UtcDateTime(attribute="status_changed_at", required=True)
+    processingRule = fields.String(attribute="processing_rule", required=True,
+                                   validate=validate.OneOf(["B2B", "B2BInt"]),
+                                   metadata={"description": "XP Z12-013: B2B, or B2BInt for e-reporting"})
+    buyerSiren = fields.String(attribute="buyer_siren", allow_none=True,
+                               metadata={"description": "the frozen buyer's SIREN (its electronic address)"})
+    nextDispatchAt = UtcDateTime(attribute="next_dispatch_at", allow_none=True, metadata={
+        "description": "failed by a throttled or unavailable operator: dispatched again then, automatically"})
+    lifecycle = fields.List(fields.Nested(LifecycleOut), metadata={
+        "description": "the reform's lifecycle statuses, oldest first"})
 
 
 class TransmissionEventOut(Schema):
@@ -59,7 +81,7 @@ class TransmissionEventOut(Schema):
     errorCode = fields.String(attribute="error_code", allow_none=True)
     errorMessage = fields.String(attribute="error_message", allow_none=True)
     trigger = fields.String(required=True, metadata={
-        "description": "draft_created, dispatch, poll, admin_retry or admin_resync"})
+        "description": "draft_created, dispatch, poll, auto_retry, admin_retry or admin_resync"})
     actorUserId = fields.String(attribute="actor_user_id", allow_none=True)
     occurredAt = UtcDateTime(attribute="occurred_at", required=True)
 
@@ -70,7 +92,7 @@ class TransmissionDetailOut(TransmissionOut):
 
 class AlertOut(Schema):
     name = fields.String(required=True, validate=validate.OneOf(
-        ["discrepancy_rate", "provider_failed_backlog", "missing_transmission_backlog"]))
+        ["discrepancy_rate", "provider_failed_backlog", "missing_transmission_backlog", "refused_backlog"]))
     value = fields.Integer(required=True)
     of = fields.Integer(metadata={"description": "discrepancy_rate: invoices in scope"})
     level = fields.String(required=True, validate=validate.OneOf(["ok", "warning", "critical"]))
@@ -96,11 +118,20 @@ class PollingStateOut(Schema):
 class ReconciliationOut(Schema):
     generatedAt = fields.String(required=True)
     scope = fields.Nested(ReconciliationScopeOut, required=True)
-    transmissionsByStatus = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
+    transmissionsByStatus = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True, metadata={
+        "description": "domestic transmissions (processing rule B2B) per status"})
+    eReportingByStatus = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True, metadata={
+        "description": "e-reporting transmissions (eu_intra_b2b, export_b2b: processing rule B2BInt) per status"})
     invoicesInScope = fields.Integer(required=True)
     missingTransmission = fields.Integer(required=True, metadata={
         "description": "invoices in scope with no transmission 15 minutes after issue"})
-    providerFailed = fields.Integer(required=True, metadata={"description": "transmissions failed or rejected"})
+    providerFailed = fields.Integer(required=True, metadata={
+        "description": "transmissions needing an admin: failed with no automatic retry planned (an unknown "
+                       "recipient apart) or rejected, while their invoice is not credited in full"})
+    recipientUnknown = fields.Integer(required=True, metadata={
+        "description": "failed with EINVOICE_RECIPIENT_UNKNOWN (the buyer's SIREN is not in the directory)"})
+    refusedBacklog = fields.Integer(required=True, metadata={
+        "description": "latest lifecycle code 210 Refusée or 213 Rejetée, invoice not credited in full"})
     discrepancyRateBps = fields.Integer(required=True, metadata={
         "description": "(missing + providerFailed) / invoicesInScope, basis points"})
     alerts = fields.List(fields.Nested(AlertOut), required=True)

@@ -168,13 +168,14 @@ def test_the_hook_never_raises(storage, seeded, platform_config, log_lines):
             if line["scope"] == "billing.einvoicing.transmission_draft_failed"] == ["error"]
 
 
-def test_export_buyer_gets_a_pdf_and_no_draft(storage, seeded, platform_config):
+def test_export_buyer_gets_a_pdf_and_an_e_reporting_draft(storage, seeded, platform_config):
     industrial = approved_org("industrial")
     BillingProfile.update(country="CH").where(BillingProfile.organization == industrial.id).execute()
     invoice = issue(InvoiceKind.PLATFORM_SALE, issuer=None, customer=industrial.id, config=platform_config, paid=True)
     outcome = run_post_invoice_hook(invoice.id, storage=storage, config=platform_config)
-    assert outcome.skipped == "e_reporting_flow" and outcome.pdf_storage_key
-    assert transmissions(invoice.number) == []
+    assert outcome.transmission_id and outcome.pdf_storage_key
+    [transmission] = transmissions(invoice.number)
+    assert (transmission.flow_type, transmission.processing_rule) == ("export_b2b", "B2BInt")
 
 
 @pytest.mark.committed

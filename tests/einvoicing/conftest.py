@@ -62,8 +62,8 @@ class Operator:
     def act(self, flow_id: str, action: str, message: str | None = None) -> dict:
         return self.control(f"flows/{flow_id}/{action}", {"message": message} if message else {})
 
-    def flows(self, tracking_id: str | None = None) -> list[dict]:
-        params = {"trackingId": tracking_id} if tracking_id else {}
+    def flows(self, tracking_id: str | None = None, flow_type: str | None = None) -> list[dict]:
+        params = {key: value for key, value in (("trackingId", tracking_id), ("flowType", flow_type)) if value}
         return requests.get(f"{self.url}/_control/flows", params=params, timeout=5).json()["flows"]
 
     def calls(self) -> dict:

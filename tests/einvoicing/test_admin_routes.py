@@ -92,8 +92,41 @@ def test_retry_and_resync_walk_a_transmission_to_acknowledged(api, admin_headers
     assert history[-1]["actorUserId"] is not None
     again = api.simulate_post(f"{BASE}/transmissions/{draft.id}/retry", headers=admin_headers)
     assert (again.status_code, again.json["error"]["code"]) == (409, "CONFLICT")
-    terminal = api.simulate_post(f"{BASE}/transmissions/{draft.id}/resync", headers=admin_headers)
-    assert (terminal.status_code, terminal.json["error"]["code"]) == (409, "CONFLICT")
+    # Acknowledged, it keeps following its flow: a resync brings the lifecycle statuses since.
+    operator.control(f"flows/{retried.json['data']['providerFlowId']}/lifecycle", {"code": 205})
+    approved = api.simulate_post(f"{BASE}/transmissions/{draft.id}/resync", headers=admin_headers)
+    assert approved.status_code == 200 and [item["code"] for item in approved.json["data"]["lifecycle"]] == [205]
+
+
+def test_a_refusal_reaches_the_attention_list_until_the_invoice_is_credited(api, admin_headers, issue, operator,
+                                                                            operator_client, storage):
+    from backend.db import database
+    from backend.einvoicing import lifecycle, polling
+
+    refused, approved = issue(), issue()
+    for draft in (refused, approved):
+        flow_id = lifecycle.dispatch(draft.id, client=operator_client, storage=storage).provider_flow_id
+        operator.act(flow_id, "ok")
+        operator.control(f"flows/{flow_id}/lifecycle", {"code": 200})
+        operator.control(f"flows/{flow_id}/lifecycle", {"code": 210 if draft is refused else 205,
+                                                        "reason": "Montant contesté" if draft is refused else None})
+    for _ in range(2):  # the second pass finds the same statuses again: stored once
+        polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    listed = api.simulate_get(f"{BASE}/transmissions", params={"attention": "true"}, headers=admin_headers)
+    assert [item["invoiceNumber"] for item in listed.json["data"]["items"]] == [refused.invoice_number]
+    [item] = listed.json["data"]["items"]
+    assert [(entry["code"], entry["label"], entry["reason"]) for entry in item["lifecycle"]] == [
+        (200, "Déposée", None), (210, "Refusée", "Montant contesté")]
+    assert item["status"] == "acknowledged"
+    by_code = api.simulate_get(f"{BASE}/transmissions", params={"lifecycleCode": "205"}, headers=admin_headers)
+    assert [i["invoiceNumber"] for i in by_code.json["data"]["items"]] == [approved.invoice_number]
+    # The invoice credited in full (the credit note it calls for): out of the attention list.
+    database.execute_sql("CREATE TEMP TABLE billing_invoice (number varchar(80), kind varchar(40), "
+                         "issued_at timestamptz, status varchar(40), customer jsonb) ON COMMIT DROP")
+    database.execute_sql("INSERT INTO billing_invoice VALUES (%s, 'platform_sale', now(), 'credited', NULL)",
+                         (refused.invoice_number,))
+    listed = api.simulate_get(f"{BASE}/transmissions", params={"attention": "true"}, headers=admin_headers)
+    assert listed.json["data"]["items"] == []
 
 
 def test_retry_answers_502_on_401_and_409_without_pdf(api, admin_headers, issue, operator):

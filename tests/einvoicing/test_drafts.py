@@ -55,12 +55,12 @@ def test_the_credit_note_of_an_invoice_number_is_another_transmission():
 
 
 @pytest.mark.parametrize("flow_type", ["eu_intra_b2b", "export_b2b"])
-def test_e_reporting_flows_give_no_transmission(flow_type, log_lines):
+def test_e_reporting_flows_are_transmitted_with_the_international_processing_rule(flow_type):
     invoice = number()
     transmission, idempotent = draft(invoice_number=invoice, flow_type=flow_type)
-    assert (transmission, idempotent) == (None, False)
-    assert not Transmission.select().where(Transmission.invoice_number == invoice).exists()
-    assert any(line["scope"] == "billing.einvoicing.transmission_draft_skipped" for line in log_lines())
+    assert not idempotent and transmission.flow_type == flow_type and transmission.processing_rule == "B2BInt"
+    assert transmission.idempotency_key == f"{invoice}:invoice:{flow_type}"
+    assert draft(invoice_number=invoice, flow_type="fr_domestic_b2b")[0].processing_rule == "B2B"
 
 
 @pytest.mark.parametrize(

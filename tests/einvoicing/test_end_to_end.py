@@ -1,7 +1,8 @@
 """From a collection to `acknowledged`: the collection issues the sale invoice, the post-invoice
 hook stores its Factur-X PDF and creates the draft, the dispatch posts the PDF to the operator
 simulator over HTTP, the operator accepts it and a polling pass acknowledges it; the
-reconciliation shows it. An EU or export buyer gets no transmission and no missing one."""
+reconciliation shows it. An EU or export buyer is sent for e-reporting; the frozen buyer decides
+the flow; an unknown recipient blocks the dispatch; each payment gets its 212."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from datetime import timedelta
 import pytest
 
 from backend import clock
-from backend.billing import collection
-from backend.billing.models import Invoice, PaymentMethod
+from backend.billing import collection, corrections
+from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
 from backend.billing.post_invoice_hook import run_post_invoice_hook
-from backend.einvoicing import lifecycle, polling, reconciliation
-from backend.einvoicing.models import Transmission, TransmissionSkip
+from backend.db import transaction
+from backend.einvoicing import lifecycle, payment_reports, polling, reconciliation
+from backend.einvoicing.models import DirectoryEntry, PaymentReport, Transmission
+from backend.errors import EinvoiceRecipientUnknown
 from backend.identity.models import BillingProfile
 from tests.billing.helpers import Market, approved_org, booted_config
 
@@ -78,15 +81,80 @@ def test_an_operator_error_rejects_the_collected_invoice(seeded, storage, config
 
 
 @pytest.mark.parametrize(("country", "flow_type"), [("DE", "eu_intra_b2b"), ("CH", "export_b2b")])
-def test_an_eu_or_export_buyer_gets_no_transmission_and_none_missing(seeded, storage, config, country, flow_type):
+def test_an_eu_or_export_buyer_is_sent_for_e_reporting(seeded, storage, config, operator, operator_client, country,
+                                                       flow_type):
     invoice = collect_sale(country)
     outcome = run_post_invoice_hook(invoice.id, storage=storage, config=config)
-    assert outcome.transmission_id is None and outcome.skipped == "e_reporting_flow"
-    assert not Transmission.select().where(Transmission.invoice_number == invoice.number).exists()
-    assert TransmissionSkip.get_by_id(invoice.number).flow_type == flow_type
+    transmission = Transmission.get_by_id(outcome.transmission_id)
+    assert (transmission.flow_type, transmission.processing_rule) == (flow_type, "B2BInt")
+    sent = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage)
+    [flow] = operator.flows(invoice.number)
+    assert sent.status == "sent" and flow["processingRule"] == "B2BInt" and flow["flowSyntax"] == "Factur-X"
+    assert operator.calls()["directory"] == 0  # a foreign buyer has no French directory line
     with clock.frozen_at(clock.now() + timedelta(hours=1)):
         snapshot = reconciliation.snapshot(replace(config))
-    assert snapshot["missingTransmission"] == 0
+    assert snapshot["missingTransmission"] == 0 and snapshot["eReportingByStatus"]["sent"] >= 1
+
+
+def test_the_frozen_buyer_decides_where_the_invoice_goes_not_the_live_profile(seeded, storage, config):
+    invoice = collect_sale("FR")
+    frozen_siren = invoice.customer["siren"]
+    # The buyer moves to Germany after the invoice was issued: the issued invoice still goes to France.
+    BillingProfile.update(country="DE").where(
+        BillingProfile.organization == invoice.customer_organization_id).execute()
+    transmission = Transmission.get_by_id(run_post_invoice_hook(invoice.id, storage=storage,
+                                                                config=config).transmission_id)
+    assert (transmission.flow_type, transmission.processing_rule) == ("fr_domestic_b2b", "B2B")
+    assert (transmission.buyer_country, transmission.buyer_siren) == ("FR", frozen_siren)
+
+
+def test_an_unknown_recipient_blocks_the_dispatch_without_posting(seeded, storage, config, operator,
+                                                                  operator_client):
+    invoice = collect_sale()
+    transmission = Transmission.get_by_id(run_post_invoice_hook(invoice.id, storage=storage,
+                                                                config=config).transmission_id)
+    operator.control("directory", {"siren": transmission.buyer_siren, "registered": False})
+    blocked = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage)
+    assert (blocked.status, blocked.last_error_code) == ("failed", "EINVOICE_RECIPIENT_UNKNOWN")
+    assert operator.calls()["submit"] == 0 and operator.flows(invoice.number) == []
+    with pytest.raises(EinvoiceRecipientUnknown):  # the admin retry: 409, the answer cached a day
+        lifecycle.retry(transmission.id, client=operator_client, storage=storage)
+    assert operator.calls()["directory"] == 1
+    assert DirectoryEntry.get_by_id(transmission.buyer_siren).registered is False
+    with clock.frozen_at(clock.now() + timedelta(hours=1)):
+        assert reconciliation.snapshot(config)["recipientUnknown"] >= 1
+    # Registered since, and a day later: asked again, then posted.
+    operator.control("directory", {"siren": transmission.buyer_siren, "registered": True})
+    with clock.frozen_at(clock.now() + timedelta(days=1, seconds=1)):
+        sent = lifecycle.retry(transmission.id, client=operator_client, storage=storage)
+    assert sent.status == "sent" and operator.calls()["directory"] == 2
+
+
+def test_a_212_is_sent_once_per_payment_and_a_negative_one_after_a_refund(seeded, storage, config, operator,
+                                                                          operator_client):
+    invoice = collect_sale()
+    draft_id = run_post_invoice_hook(invoice.id, storage=storage, config=config).transmission_id
+    flow_id = lifecycle.dispatch(draft_id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "ok")
+    for _ in range(2):  # a second pass sends nothing more
+        polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    [collected] = PaymentOrder.select().where(PaymentOrder.invoice == invoice.id)
+    [report] = operator.flows(f"{invoice.number}:212:{collected.id}")
+    assert report["flowType"] == "CustomerInvoiceLC" and report["flowSyntax"] == "CDAR"
+    assert report["statusReport"]["amounts"] == [{"vatRateBps": invoice.vat_rate_bps, "amountInclTaxCents": 144_000,
+                                                  "vatCents": 24_000}]
+    assert report["statusReport"]["at"] == collected.paid_at.astimezone(payment_reports.PARIS).date().isoformat()
+
+    with transaction():
+        refunded = corrections.refund(invoice_number=invoice.number, amount_cents=10_000, reason="geste commercial",
+                                      method=PaymentMethod.BANK_TRANSFER, user_id=None, config=booted_config())
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    [negative] = operator.flows(f"{invoice.number}:212:{refunded['paymentOrderId']}")
+    assert negative["statusReport"]["amountCents"] == -12_000
+    assert negative["statusReport"]["amounts"][0]["vatCents"] == -2_000
+    assert len(operator.flows(flow_type="CustomerInvoiceLC")) == 2
+    assert PaymentReport.select().where(PaymentReport.invoice_number == invoice.number,
+                                        PaymentReport.status == "sent").count() == 2
 
 
 def test_an_invoice_without_its_transmission_is_missing_after_15_minutes(seeded, config):

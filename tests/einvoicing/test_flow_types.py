@@ -9,7 +9,7 @@ from backend.einvoicing.flow_types import (
     UnsupportedIssuer,
     document_kind_for,
     flow_type_for,
-    requires_transmission,
+    processing_rule_for,
     resolve_buyer_country,
 )
 
@@ -45,9 +45,9 @@ def test_buyer_country_from_billing_address_then_legal_address_then_the_default(
     assert resolve_buyer_country("", " ", default="fr") == "FR"
 
 
-def test_only_the_domestic_flow_is_transmitted():
-    assert requires_transmission("fr_domestic_b2b")
-    assert not requires_transmission("eu_intra_b2b") and not requires_transmission("export_b2b")
+def test_the_domestic_flow_is_b2b_and_the_others_are_e_reporting_b2bint():
+    assert processing_rule_for("fr_domestic_b2b") == "B2B"
+    assert processing_rule_for("eu_intra_b2b") == "B2BInt" and processing_rule_for("export_b2b") == "B2BInt"
 
 
 @pytest.mark.parametrize(

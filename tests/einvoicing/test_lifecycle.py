@@ -89,9 +89,12 @@ def test_terminal_statuses_never_move(issue, dispatch, resync, retry, operator):
     assert dispatch(draft.id).status == "acknowledged"
     with pytest.raises(Conflict):
         retry(draft.id)
-    with pytest.raises(Conflict):
-        lifecycle.admin_resync(draft.id, client=None)
     assert statuses(draft.id)[-1] == "acknowledged" and len(operator.flows(draft.invoice_number)) == 1
+    rejected = issue()
+    operator.act(dispatch(rejected.id).provider_flow_id, "error")
+    assert resync(rejected.id).status == "rejected"
+    with pytest.raises(Conflict):
+        lifecycle.admin_resync(rejected.id, client=None)
 
 
 def test_an_unknown_operator_status_never_moves_sent(issue, dispatch, resync, operator, monkeypatch):
@@ -110,15 +113,16 @@ def test_a_redelivered_dispatch_does_nothing(issue, dispatch, operator):
     assert operator.calls()["submit"] == 1 and second.dispatch_attempts == 1
 
 
-@pytest.mark.parametrize(("fault", "searches"), [("rate_limited_calls", 0), ("unavailable_submits", 2)])
+@pytest.mark.parametrize(("fault", "searches", "expected_waits"),
+                         [("rate_limited_calls", 0, [1.0, 1.0]), ("unavailable_submits", 2, [0.5, 1.0])])
 def test_429_and_503_retried_twice_then_failed_then_retried_by_the_admin(issue, dispatch, retry, operator, waits,
-                                                                        fault, searches):
+                                                                        fault, searches, expected_waits):
     draft = issue()
     operator.faults(**{fault: 3})
     failed = dispatch(draft.id)
     assert (failed.status, failed.last_error_code) == ("failed", "EINVOICE_PROVIDER_FAILED")
     assert "unavailable" in failed.last_error_message
-    assert operator.calls()["submit"] == 3 and operator.calls()["search"] == searches and waits == [0.5, 1.0]
+    assert operator.calls()["submit"] == 3 and operator.calls()["search"] == searches and waits == expected_waits
     assert history(draft.id)[-1].error_code == "EINVOICE_PROVIDER_FAILED"
     sent = retry(draft.id)
     assert sent.status == "sent" and sent.dispatch_attempts == 2
@@ -149,7 +153,7 @@ def test_missing_operator_identity_refuses_the_transmission(issue, make_operator
     draft = issue()
     failed = lifecycle.dispatch(draft.id, client=make_operator_client(entity_id=None), storage=storage)
     assert failed.status == "failed" and "ODP_ENTITY_ID" in failed.last_error_message
-    assert operator.calls() == {"token": 0, "submit": 0, "search": 0}
+    assert operator.calls() == {"token": 0, "submit": 0, "search": 0, "directory": 0}
 
 
 def test_without_pdf_the_dispatch_fails_with_missing_pdf_and_the_retry_answers_409(issue, dispatch, retry, operator):
@@ -171,8 +175,7 @@ def test_test_mode_tolerates_a_missing_pdf_and_needs_no_network(issue, storage):
     draft = issue(with_pdf=False)
     stub = StubOperatorClient()
     sent = lifecycle.dispatch(draft.id, client=stub, storage=storage, test_mode=True)
-    assert sent.status == "sent" and sent.provider_flow_id.startswith("stub-")
-    assert lifecycle.resync(draft.id, client=stub).status == "acknowledged"
+    assert sent.status == "acknowledged" and sent.provider_flow_id.startswith("stub-")
 
 
 def test_an_answer_lost_after_acceptance_gives_one_flow_after_the_retry(issue, dispatch, retry, operator):
@@ -226,3 +229,23 @@ def test_one_token_call_for_twenty_dispatches_and_a_new_one_after_expiry(issue, 
     clock.advance(3600)
     assert dispatch(issue().id).status == "sent"
     assert operator.calls()["token"] == 2
+
+
+def test_lifecycle_rows_are_stored_once_in_order_and_the_latest_is_kept(issue, dispatch):
+    """Redelivered or polled twice, a status is one row; an unknown code or date is left out; the
+    transmission's latest code follows the dates, not the arrival order."""
+    from backend.einvoicing import reform_statuses
+    from backend.einvoicing.models import LifecycleEvent
+    from backend.einvoicing.operator_client import LifecycleStatus
+
+    draft = issue()
+    received = LifecycleStatus(202, "2026-11-24T10:00:00.000Z")
+    approved = LifecycleStatus(205, "2026-11-25T09:30:00.000Z", "bon pour paiement")
+    assert reform_statuses.record([(draft.id, approved), (draft.id, received)]) == 2
+    assert reform_statuses.record([(draft.id, received), (draft.id, approved),
+                                   (draft.id, LifecycleStatus(209, "2026-11-25T10:00:00Z")),
+                                   (draft.id, LifecycleStatus(210, "yesterday"))]) == 0
+    rows = list(LifecycleEvent.select().where(LifecycleEvent.transmission == draft.id)
+                .order_by(LifecycleEvent.at))
+    assert [(row.code, row.reason) for row in rows] == [(202, None), (205, "bon pour paiement")]
+    assert Transmission.get_by_id(draft.id).lifecycle_code == 205

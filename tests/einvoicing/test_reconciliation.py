@@ -47,15 +47,16 @@ def test_discrepancy_rate_levels_at_5_and_15_percent_exactly(numerator, denomina
 
 @pytest.fixture
 def invoices():
-    """The invoices reconciliation reads (billing's table, shadowed by a temporary table of the three
-    columns it reads, so the test does not depend on billing's other columns)."""
+    """The invoices reconciliation reads (billing's table, shadowed by a temporary table of the
+    columns e-invoicing reads, so the test does not depend on billing's other columns)."""
     database.execute_sql(
-        "CREATE TEMP TABLE billing_invoice (number varchar(80), kind varchar(40), issued_at timestamptz) "
-        "ON COMMIT DROP")
+        "CREATE TEMP TABLE billing_invoice (number varchar(80), kind varchar(40), issued_at timestamptz, "
+        "status varchar(40) NOT NULL DEFAULT 'issued', customer jsonb) ON COMMIT DROP")
 
     def add(kind: str = "platform_sale", issued_at: datetime = NOW - timedelta(hours=1)) -> str:
         number = f"FAC-RES-2026-{uuid.uuid4().hex[:8]}"
-        database.execute_sql("INSERT INTO billing_invoice VALUES (%s, %s, %s)", (number, kind, issued_at))
+        database.execute_sql("INSERT INTO billing_invoice (number, kind, issued_at) VALUES (%s, %s, %s)",
+                             (number, kind, issued_at))
         return number
 
     return add
@@ -85,14 +86,15 @@ def test_counts_missing_transmissions_after_15_minutes_only(config, invoices):
     invoices(issued_at=NOW - timedelta(minutes=14, seconds=59))  # too recent to be missing
     transmitted = invoices()
     transmit(transmitted)
-    skipped = invoices()
-    create_transmission_draft(invoice_number=skipped, document_kind="invoice", flow_type="eu_intra_b2b",
-                              document_pdf_key="k", amount_incl_tax_cents=100)
+    e_reported = invoices()
+    create_transmission_draft(invoice_number=e_reported, document_kind="invoice", flow_type="eu_intra_b2b",
+                              document_pdf_key="k", amount_incl_tax_cents=100, invoice_kind="platform_sale")
     invoices(kind="store_deposit")  # legacy: out of scope
     data = snapshot(config)
     assert data["invoicesInScope"] == 4 and data["missingTransmission"] == 1
     assert data["transmissionsByStatus"]["pending_dispatch"] == 1 and set(data["transmissionsByStatus"]) == {
         "pending_dispatch", "dispatching", "sent", "acknowledged", "rejected", "failed", "cancelled"}
+    assert data["eReportingByStatus"]["pending_dispatch"] == 1  # counted apart
     assert late  # the one counted
 
 
@@ -149,4 +151,45 @@ def test_the_snapshot_route(make_app, invoices):
     answer = client.simulate_get("/api/admin/einvoicing/reconciliation", headers=signed_in(make_admin()))
     assert answer.status_code == 200
     assert {a["name"] for a in answer.json["data"]["alerts"]} == {
-        "discrepancy_rate", "provider_failed_backlog", "missing_transmission_backlog"}
+        "discrepancy_rate", "provider_failed_backlog", "missing_transmission_backlog", "refused_backlog"}
+
+
+def fail(number: str, **fields) -> None:
+    Transmission.update(status="dispatching").where(Transmission.invoice_number == number).execute()
+    Transmission.update(status="failed", **fields).where(Transmission.invoice_number == number).execute()
+
+
+def test_provider_failed_counts_what_needs_action_not_history(config, invoices):
+    """A failure retried automatically, an unknown recipient (counted apart) and a rejection whose
+    invoice is credited in full (corrected by a credit note) need no admin: not in the backlog."""
+    numbers = [invoices() for _ in range(5)]
+    for number in numbers:
+        transmit(number)
+    fail(numbers[0])  # needs an admin
+    fail(numbers[1], next_dispatch_at=NOW + timedelta(minutes=1))  # retried automatically
+    fail(numbers[2], last_error_code="EINVOICE_RECIPIENT_UNKNOWN")
+    for number in numbers[3:]:  # an old rejection, then corrected
+        Transmission.update(status="dispatching").where(Transmission.invoice_number == number).execute()
+        Transmission.update(status="sent", provider_status="processing", provider_flow_id=f"f-{number}").where(
+            Transmission.invoice_number == number).execute()
+        Transmission.update(status="rejected", provider_status="rejected").where(
+            Transmission.invoice_number == number).execute()
+    database.execute_sql("UPDATE billing_invoice SET status = 'credited' WHERE number = %s", (numbers[4],))
+    data = snapshot(config)
+    assert (data["providerFailed"], data["recipientUnknown"]) == (2, 1)
+    assert data["transmissionsByStatus"]["failed"] == 3 and data["transmissionsByStatus"]["rejected"] == 2
+
+
+def test_refused_backlog_warning_at_1_and_critical_at_5_until_credited(config, invoices):
+    numbers = [invoices() for _ in range(5)]
+    for number in numbers:
+        transmit(number)
+        transmission = Transmission.get(Transmission.invoice_number == number)
+        database.execute_sql("INSERT INTO einvoice_lifecycle_event (transmission_id, code, at) VALUES (%s, %s, %s)",
+                             (transmission.id, 210, NOW))
+        if number == numbers[0]:
+            assert alert(snapshot(config), "refused_backlog")["level"] == "warning"
+    assert alert(snapshot(config), "refused_backlog") == {"name": "refused_backlog", "value": 5, "level": "critical",
+                                                          "warningAt": 1, "criticalAt": 5}
+    database.execute_sql("UPDATE billing_invoice SET status = 'credited' WHERE number = %s", (numbers[0],))
+    assert snapshot(config)["refusedBacklog"] == 4

@@ -12,11 +12,13 @@ import sys
 import requests
 
 from ops.simulators.esign_store import minimal_pdf
+from ops.simulators.odp_store import DEFAULT_SCOPE
 from tests.einvoicing.conftest import CLIENT_ID, CLIENT_SECRET, wait_until
 
 
 def token(operator, **form) -> requests.Response:
-    body = {"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, **form}
+    body = {"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET,
+            "scope": DEFAULT_SCOPE, **form}
     return requests.post(operator.token_url, data=body, timeout=5)
 
 
@@ -25,9 +27,16 @@ def test_the_token_endpoint_checks_the_client_credentials(operator):
     assert good.status_code == 200 and good.json()["token_type"] == "Bearer" and good.json()["expires_in"] == 3600
     assert token(operator, client_secret="wrong").status_code == 401
     assert token(operator, grant_type="password").status_code == 400
-    basic = requests.post(operator.token_url, data={"grant_type": "client_credentials"},
+    basic = requests.post(operator.token_url, data={"grant_type": "client_credentials", "scope": DEFAULT_SCOPE},
                           auth=(CLIENT_ID, CLIENT_SECRET), timeout=5)
     assert basic.status_code == 200
+
+
+def test_the_token_endpoint_checks_the_scope(operator):
+    assert token(operator, scope="einvoicing:other").json() == {"error": "invalid_scope"}
+    assert token(operator, scope="").status_code == 400
+    operator.settings(scope="einvoicing:custom")
+    assert token(operator).status_code == 400 and token(operator, scope="einvoicing:custom").status_code == 200
 
 
 def test_api_calls_need_a_valid_token_and_a_flow_mode(operator):
@@ -40,6 +49,26 @@ def test_api_calls_need_a_valid_token_and_a_flow_mode(operator):
     ok = requests.post(url, json={"where": {}, "limit": 10, "offset": 0},
                        headers={"Authorization": f"Bearer {access}", "X-FlowMode": "Sandbox"}, timeout=5)
     assert ok.status_code == 200 and ok.json() == {"results": [], "total": 0, "limit": 10, "offset": 0}
+
+
+def test_lifecycle_statuses_are_scripted_per_flow_and_move_updated_at(operator, operator_client):
+    flow = operator_client.submit_flow(tracking_id="FAC-2", name="FAC-2.pdf", content=minimal_pdf("2"))
+    before = operator.flows("FAC-2")[0]["updatedAt"]
+    answer = operator.control(f"flows/{flow.flow_id}/lifecycle", {"code": 210, "reason": "Montant contesté"})
+    assert answer["lifecycle"][0]["code"] == 210 and answer["lifecycle"][0]["label"] == "Refusée"
+    assert answer["lifecycle"][0]["reason"] == "Montant contesté" and answer["updatedAt"] > before
+    assert operator_client.changed_flows(updated_after=before).flows[0].lifecycle[0].code == 210
+    assert operator_client.changed_flows(updated_after=answer["updatedAt"]).flows == []
+    for bad in ({"code": 209}, {"code": "210"}, {"code": 210, "reason": 3}):
+        response = requests.post(f"{operator.url}/_control/flows/{flow.flow_id}/lifecycle", json=bad, timeout=5)
+        assert response.status_code == 400
+
+
+def test_the_directory_knows_every_siren_but_those_marked_unregistered(operator, operator_client):
+    assert operator_client.recipient_registered("552100554")
+    operator.control("directory", {"siren": "552100554", "registered": False})
+    assert not operator_client.recipient_registered("552100554")
+    assert operator.calls()["directory"] == 2
 
 
 def test_a_flow_turns_ok_after_the_configured_delay(operator, operator_client):
@@ -73,7 +102,7 @@ def test_the_simulator_runs_as_a_process(free_port):
             try:
                 return requests.post(f"http://127.0.0.1:{port}/oauth/token", timeout=1, data={
                     "grant_type": "client_credentials", "client_id": CLIENT_ID,
-                    "client_secret": CLIENT_SECRET}).status_code == 200
+                    "client_secret": CLIENT_SECRET, "scope": DEFAULT_SCOPE}).status_code == 200
             except requests.ConnectionError:
                 return False
 

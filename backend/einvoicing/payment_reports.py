@@ -1,0 +1,123 @@
+"""Payment data out: the platform's own 212 "Encaissée" for each collected service invoice.
+
+VAT on services is due on payment, so the seller reports what it received: for each paid payment
+order of a `platform_sale` (its collection), one 212 with the amount received per VAT rate and the
+date; for each paid refund of that sale (its payment order names the refund's credit note, which
+names the sale), a negative one. Each is made once: `einvoice_payment_report` is unique per
+idempotency key `<invoiceNumber>:212:<paymentOrderId>`, and the flow's `trackingId` is that key, so
+a lost answer or a redelivery never reports a payment twice at the operator either.
+
+`sweep` (run by each polling pass) reads billing's paid payment orders (billing's tables, read
+only) and records the reports not made yet; `send_due` posts the pending ones whose invoice the
+operator has acknowledged (a status names an invoice the recipient holds). The date is the payment
+order's `paid_at` (Europe/Paris): the bank settlement (the bank issue) does not exist yet; once it
+does, its settlement date is the one to report.
+
+The flow: `POST /flows` with `flowInfo.flowType = CustomerInvoiceLC` (XP Z12-013's lifecycle flow
+type), `flowSyntax = CDAR`, and as file the status as JSON (`{invoiceNumber, code: 212, label, at,
+paymentOrderId, amountCents, amounts: [{vatRateBps, amountInclTaxCents, vatCents}]}`): the JSON
+body is the operator's own; it builds the CDAR message the standard carries.
+"""
+
+from __future__ import annotations
+
+import json
+from zoneinfo import ZoneInfo
+
+from backend import clock
+from backend.db import database, transaction
+from backend.einvoicing.models import PaymentReport, Transmission
+from backend.einvoicing.operator_client import OperatorClient, OperatorError
+from backend.einvoicing.reform_statuses import ENCAISSEE, LABELS
+from backend.einvoicing.status import TransmissionStatus
+from backend.logs import log_event
+from backend.money import round_half_up_div
+
+PARIS = ZoneInfo("Europe/Paris")
+STATUS_FLOW_TYPE = "CustomerInvoiceLC"
+STATUS_SYNTAX = "CDAR"
+SEND_BATCH = 100
+MAX_ATTEMPTS = 5  # then `failed`, for an admin
+
+# Paid collections and refunds of platform sales without a report yet (billing's tables).
+_UNREPORTED = """
+    SELECT sale.number, po.id, po.kind, po.amount_cents, po.paid_at, sale.vat_rate_bps
+    FROM billing_payment_order po
+    JOIN billing_invoice doc ON doc.id = po.invoice_id
+    JOIN billing_invoice sale ON sale.id = coalesce(doc.credited_invoice_id, doc.id)
+    WHERE po.status = 'paid' AND po.paid_at IS NOT NULL AND po.amount_cents <> 0
+      AND po.kind IN ('reservation_total', 'refund') AND sale.kind = 'platform_sale'
+      AND NOT EXISTS (SELECT 1 FROM einvoice_payment_report r
+                      WHERE r.idempotency_key = sale.number || ':212:' || po.id)
+    ORDER BY po.paid_at, po.id
+    LIMIT %s
+"""
+
+
+def report_key(invoice_number: str, payment_order_id: str) -> str:
+    return f"{invoice_number}:212:{payment_order_id}"
+
+
+def vat_of(amount_incl_tax_cents: int, vat_rate_bps: int) -> int:
+    """The VAT inside an amount including it (the excluding-tax part rounded half up)."""
+    magnitude = abs(amount_incl_tax_cents)
+    excl = round_half_up_div(magnitude * 10_000, 10_000 + vat_rate_bps)
+    return (magnitude - excl) * (1 if amount_incl_tax_cents >= 0 else -1)
+
+
+def sweep(limit: int = 500) -> int:
+    """Record the 212 reports of payments not reported yet; returns how many were recorded."""
+    rows = database.execute_sql(_UNREPORTED, (limit,)).fetchall()
+    made = 0
+    for number, order_id, kind, amount, paid_at, rate in rows:
+        signed = -amount if kind == "refund" else amount
+        amounts = [{"vatRateBps": rate, "amountInclTaxCents": signed, "vatCents": vat_of(signed, rate)}]
+        with transaction():
+            inserted = (PaymentReport.insert(
+                id=PaymentReport.id.default(), idempotency_key=report_key(number, order_id), invoice_number=number,
+                payment_order_id=order_id, amount_cents=signed, amounts=amounts,
+                paid_on=paid_at.astimezone(PARIS).date(), created_at=clock.now())
+                .on_conflict(conflict_target=[PaymentReport.idempotency_key], action="IGNORE").execute())
+        made += 1 if inserted else 0
+    return made
+
+
+def send_due(*, client: OperatorClient) -> dict[str, int]:
+    """Post the pending reports whose invoice is acknowledged; returns `{sent, failed}`."""
+    acknowledged = Transmission.select(Transmission.invoice_number).where(
+        Transmission.status == TransmissionStatus.ACKNOWLEDGED, Transmission.document_kind == "invoice")
+    due = list(PaymentReport.select().where(PaymentReport.status == "pending",
+                                            PaymentReport.invoice_number.in_(acknowledged))
+               .order_by(PaymentReport.created_at, PaymentReport.id).limit(SEND_BATCH))
+    rules = {t.invoice_number: t.processing_rule for t in Transmission.select(
+        Transmission.invoice_number, Transmission.processing_rule)
+        .where(Transmission.invoice_number.in_([r.invoice_number for r in due]))} if due else {}
+    counts = {"sent": 0, "failed": 0}
+    for report in due:
+        counts["sent" if _send(report, client, rules.get(report.invoice_number, "B2B")) else "failed"] += 1
+    return counts
+
+
+def _send(report: PaymentReport, client: OperatorClient, processing_rule: str) -> bool:
+    document = {"invoiceNumber": report.invoice_number, "code": ENCAISSEE, "label": LABELS[ENCAISSEE],
+                "at": report.paid_on.isoformat(), "paymentOrderId": report.payment_order_id,
+                "amountCents": report.amount_cents, "amounts": report.amounts}
+    content = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        flow = client.submit_flow(tracking_id=report.idempotency_key, name=f"{report.idempotency_key}.json",
+                                  content=content, processing_rule=processing_rule, flow_syntax=STATUS_SYNTAX,
+                                  content_type="application/json", flow_type=STATUS_FLOW_TYPE)
+    except OperatorError as exc:
+        attempts = report.attempts + 1
+        status = "failed" if attempts >= MAX_ATTEMPTS else "pending"
+        PaymentReport.update(attempts=attempts, status=status, last_error_message=exc.message[:2000]).where(
+            PaymentReport.id == report.id, PaymentReport.status == "pending").execute()
+        log_event("einvoicing.payment_report.failed", "212 not sent", level="warn", key=report.idempotency_key,
+                  attempts=attempts, error=exc.message[:500])
+        return False
+    PaymentReport.update(status="sent", provider_flow_id=flow.flow_id, sent_at=clock.now(),
+                         attempts=report.attempts + 1).where(
+        PaymentReport.id == report.id, PaymentReport.status == "pending").execute()
+    log_event("einvoicing.payment_report.sent", "212 sent", key=report.idempotency_key, flowId=flow.flow_id,
+              amountCents=report.amount_cents)
+    return True
