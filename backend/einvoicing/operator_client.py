@@ -241,16 +241,6 @@ class OdpClient:
                  ("ODP_ENTITY_ID", self.entity_id))
         return [name for name, value in names if not value]
 
-    @property
-    def longest_call_seconds(self) -> float:
-        """The longest a `submit_flow` can take: every attempt timing out, the backoffs, the
-        registration searches (each a call of its own) and the longest inline Retry-After."""
-        call = sum(self.timeout)
-        searches = len(_registration_waits(self.registration_wait)) + 1
-        per_attempt = call + self.registration_wait + searches * call
-        backoffs = sum(max(BACKOFF_SECONDS * n, MAX_INLINE_RETRY_AFTER) for n in range(1, 1 + EXTRA_ATTEMPTS))
-        return (1 + EXTRA_ATTEMPTS) * per_attempt + backoffs + call  # + the token call
-
     # --- the operator's API -------------------------------------------------------------------
 
     def submit_flow(self, *, tracking_id: str, name: str, content: bytes, processing_rule: str = "B2B",
@@ -487,7 +477,6 @@ class StubOperatorClient:
 
     flow_mode = "Sandbox"
     missing_identity: list[str] = []
-    longest_call_seconds = 0.0
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

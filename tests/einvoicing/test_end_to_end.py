@@ -149,7 +149,7 @@ def test_a_212_is_sent_once_per_payment_and_a_negative_one_after_a_refund(seeded
         refunded = corrections.refund(invoice_number=invoice.number, amount_cents=10_000, reason="geste commercial",
                                       method=PaymentMethod.BANK_TRANSFER, user_id=None, config=booted_config())
     polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
-    [negative] = operator.flows(f"{invoice.number}:212:{refunded['paymentOrderId']}")
+    [negative] = operator.flows(f"{invoice.number}:212:{refunded.payment_order_id}")
     assert negative["statusReport"]["amountCents"] == -12_000
     assert negative["statusReport"]["amounts"][0]["vatCents"] == -2_000
     assert len(operator.flows(flow_type="CustomerInvoiceLC")) == 2

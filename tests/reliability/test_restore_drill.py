@@ -71,7 +71,8 @@ def fresh_postgres():
 def test_a_dump_taken_mid_activity_restores_and_the_platform_resumes_it(epoch, broker, make_app, fresh_postgres,
                                                                          config, tmp_path):
     restored_url, restored_admin = fresh_postgres
-    source_url = config.database_owner_url or config.database_url  # dumps are the owner's (the runtime role reads no roles)
+    # Dumps are the owner's: the runtime role may not read the roles.
+    source_url = config.database_owner_url or config.database_url
     dump = tmp_path / "vitrine.dump"
     with database.connection_context():
         industrial, distributor, market = approved_org("industrial"), approved_org("distributor"), Market()
