@@ -105,6 +105,7 @@ class EpochWatch:
                 self._settling.active = False
 
     def _settle(self) -> Loss | None:
+        written: tuple[str, Loss | None, int] | None = None
         with transaction():
             database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
             state = self.read()  # again: another process may have settled it while this one waited
@@ -128,8 +129,10 @@ class EpochWatch:
                     " redis_run_id = EXCLUDED.redis_run_id, written_at = EXCLUDED.written_at",
                     (self.namespace, token, state.run_id, clock.now()))
                 state = RedisState(token, state.run_id, state.run_id, state.append_only)
-                _report(found, loss, unsent)
+                written = (found, loss, unsent)
         self._seen = state.seen
+        if written is not None:  # once committed
+            _report(*written)
         return loss
 
 

@@ -19,7 +19,7 @@ import pytest
 from backend import outbox
 from backend.db import database, transaction
 from tests.reliability import drill_actors  # noqa: F401  (declares drill_work in this process)
-from tests.reliability.drill import kill, start_worker, wait_for
+from tests.reliability.drill import books_hold, kill, start_worker, wait_for
 from tests.reliability.drill_actors import DONE
 
 pytestmark = [pytest.mark.drills, pytest.mark.committed]
@@ -56,6 +56,7 @@ def test_a_worker_killed_mid_burst_loses_nothing(drill_table, tmp_path):
     assert doubled <= 4  # at most the messages in flight in the killed worker's 4 threads
     assert recovery < 45  # heartbeat timeout 15 s + maintenance every 5 s, plus the new worker's boot
     assert outbox.backlog()["notDone"] == 0
+    books_hold(database)
 
 
 def test_a_frozen_redis_holds_no_request_and_the_work_follows(drill_table, broker, client, tmp_path):
@@ -80,3 +81,4 @@ def test_a_frozen_redis_holds_no_request_and_the_work_follows(drill_table, broke
     print(f"frozen Redis drill: webhook answers max {max(latencies) * 1000:.0f} ms during a 3 s freeze; "
           f"work done {recovery:.1f} s after it")
     assert max(latencies) < 1.0  # the answer never waits for the frozen Redis (3 s)
+    books_hold(database)

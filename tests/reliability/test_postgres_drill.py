@@ -23,6 +23,7 @@ from backend.migrate import apply_migrations
 from backend.onboarding.models import SignatureEvent
 from tests.factories import make_user, session_cookie
 from tests.onboarding.conftest import event_body, signed_headers
+from tests.reliability.drill import books_hold
 
 pytestmark = [pytest.mark.drills, pytest.mark.committed]
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,4 +115,5 @@ def test_postgresql_restarted_under_load_answers_503_and_loses_nothing(own_postg
     assert {code for status, code in down} <= {"SERVICE_UNAVAILABLE"} and down
     with database.connection_context():
         stored = list(SignatureEvent.select(SignatureEvent.event_id).where(SignatureEvent.event_id.in_(pending)))
+        books_hold(database)
     assert sorted(e.event_id for e in stored) == sorted(pending)  # each once: event_id is unique
