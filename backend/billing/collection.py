@@ -35,6 +35,7 @@ from peewee import DatabaseError
 from backend import clock, events, outbox, prepared
 from backend.billing import idempotency, records, sepa_mandates
 from backend.billing.accounting import ledger
+from backend.billing.accounting.entries import paris_day
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
     FinancialStatus,
@@ -47,7 +48,7 @@ from backend.billing.models import (
 from backend.billing.parties import PROFILE_COLUMNS, party_of
 from backend.billing.reservations import COLLECTABLE, check_collectable, label_of
 from backend.billing.sepa_mandates import require_mandate
-from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
+from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps
 from backend.config import Config
 from backend.errors import Conflict, DomainError, NotFound
 from backend.identity.models import KybStatus
@@ -188,7 +189,7 @@ _WRITES = prepared.Statement("billing_collection_writes", (
     " status, amount_cents, mandate_ref, created_by_user_id, created_at, updated_at, paid_at)"
     " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::integer,"
     " %(mandate)s, %(user)s, %(now)s::timestamptz, %(now)s, %(now)s FROM settled RETURNING id),"
-    f" journal AS ({ledger.journal_sql(3, when='EXISTS (SELECT FROM paid)')}), stored AS ({idempotency.STORE})"
+    f" {ledger.collection_sql(when='EXISTS (SELECT FROM paid)')}, stored AS ({idempotency.STORE})"
     + "".join(f", {name} AS ({outbox.part_sql(name)})" for name in _EVENT_PARTS)
     + " SELECT (SELECT count(*) FROM paid)" + "".join(f", (SELECT id FROM {name})" for name in _EVENT_PARTS)  # noqa: S608
 ))
@@ -218,12 +219,11 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
     answer = {"reservationId": reservation_id, "paymentOrderId": order_id, "invoiceId": draft.invoice_id,
               "financialStatus": FinancialStatus.RESERVATION_TOTAL_PAID.value,
               "paymentStatus": PaymentStatus.PAID.value}
-    _, journal = ledger.journal_params([  # 7, naming the invoice issued next (checked at commit)
-        ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, total_cents),
-        ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, commission_cents),
-        ledger.Posting(ledger.supplier_payable(row["distributor_organization_id"]), ledger.CREDIT, store_base_cents),
-    ], description=f"collection of reservation {reservation_id}", reservation_id=reservation_id,
-        invoice_id=draft.invoice_id, payment_order_id=order_id)
+    rate_bps = vat_rate_bps(config.platform_vat_rate_percent)
+    journal = ledger.collection_params(  # 7: the sale and its payment, naming the invoice issued next
+        invoice_id=draft.invoice_id, customer=customer, excl_cents=total_cents,
+        vat_cents=vat_amount_cents(total_cents, rate_bps), payment_order_id=order_id, day=paris_day(now),
+        reservation_id=reservation_id)
     records.check_transition(FinancialStatus.RESERVATION_TOTAL_DUE, FinancialStatus.RESERVATION_TOTAL_PAID)
     event_parts = events.parts(events.INVOICE_ISSUED, draft.invoice_id)  # 6's event, recorded here
     written, *outbox_ids = _WRITES.execute({
@@ -232,10 +232,10 @@ def _collect(reservation_id: str, industrial_organization_id: str, method: Payme
         "invoice": draft.invoice_id, "kind": PaymentKind.RESERVATION_TOTAL.value, "method": method.value,
         "paid": PaymentStatus.PAID.value, "user": user_id, "mandate": mandate_ref,
         # 4: the total including the VAT the invoice will freeze
-        "amount": amount_incl_tax_cents(total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
+        "amount": amount_incl_tax_cents(total_cents, rate_bps),
         **journal, **held.store_params(answer), **{name: value for part in event_parts for name, value in
                                                    part.params.items()},
-    }, before=ledger.CHECK_BALANCE_NOW).fetchone()  # the journal checked now, not under the counter's lock
+    }).fetchone()
     if not written:  # 5: moved by a concurrent change since the read
         _not_due(reservation_id)
     for part, outbox_id in zip(event_parts, outbox_ids, strict=True):

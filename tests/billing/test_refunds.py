@@ -6,15 +6,16 @@ import pytest
 
 from backend.billing import collection, corrections
 from backend.billing.accounting import ledger
+from backend.billing.accounting.chart import Account
 from backend.billing.models import (
     AuditEntry,
     FinancialRecord,
     Invoice,
-    LedgerEntry,
     PaymentMethod,
     PaymentOrder,
 )
 from backend.errors import Conflict, ValidationError
+from tests.billing.books import book_lines
 from tests.billing.helpers import Market, approved_org, booted_config
 
 
@@ -35,10 +36,9 @@ def _refund(invoice, amount, key="r-1", reason="Vitrine abîmée"):
 
 
 def _sums(reservation_id):
-    rows = LedgerEntry.select().where(LedgerEntry.reservation_id == reservation_id)
     out: dict[str, int] = {}
-    for e in rows:
-        out[e.account] = out.get(e.account, 0) + (e.amount_cents if e.direction == "debit" else -e.amount_cents)
+    for line in book_lines(reservation_id=reservation_id):
+        out[line["account"]] = out.get(line["account"], 0) + line["debit_cents"] - line["credit_cents"]
     return out
 
 
@@ -57,8 +57,12 @@ def test_partial_then_total_refund(sale):
     assert second["financialStatus"] == "fully_refunded" and second["remainingCents"] == 0
     assert Invoice.get_by_id(invoice.id).status == "credited"
     assert FinancialRecord.get_by_id(invoice.reservation_id).refunded_excl_tax_cents == 120_000
-    # every account is back to zero: the reversals sum exactly to what the collection booked
+    # every account is back to zero: the credit notes and refunds sum exactly to what the collection booked
     assert set(_sums(invoice.reservation_id).values()) == {0}
+    # each refund's credit note is lettered with its payment, the sale with its collection
+    receivable = [line for line in book_lines(reservation_id=invoice.reservation_id) if line["account"] == "411"]
+    assert len(receivable) == 6 and all(line["letter"] for line in receivable)
+    assert len({line["letter"] for line in receivable}) == 3
     audit = AuditEntry.select().where(AuditEntry.invoice_id == invoice.id, AuditEntry.action == "billing.refund")
     assert [a.reason for a in audit] == ["Vitrine abîmée", "Vitrine abîmée"]
 
@@ -101,7 +105,8 @@ def test_credit_note_credits_what_is_left_and_moves_no_money(sale):
     assert answer["creditedCents"] == 100_000 and answer["invoiceStatus"] == "credited"
     assert PaymentOrder.select().count() == orders
     assert Invoice.get_by_id(invoice.id).status == "credited"
-    assert ledger.balance(ledger.industrial_receivable(industrial.id)) == 0
+    # the customer is in credit for what the credit note credits (incl. VAT), until it is repaid
+    assert ledger.balance(Account.CUSTOMERS, industrial.siren) == -120_000
     with pytest.raises(Conflict):
         corrections.credit_in_full(invoice_number=invoice.number, reason="encore", user_id=None, config=booted_config())
     with pytest.raises(Conflict):
