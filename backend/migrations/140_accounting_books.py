@@ -64,6 +64,7 @@ def migrate(migrator, database, fake=False, **kwargs):
     migrator.sql(
         "CREATE UNIQUE INDEX accounting_entry_once ON accounting_entry"
         " (event, coalesce(invoice_id, ''), coalesce(payment_order_id, ''))"
+        " WHERE invoice_id IS NOT NULL OR payment_order_id IS NOT NULL"
     )
     migrator.sql("CREATE SEQUENCE accounting_entry_validation_seq")
     migrator.sql("CREATE INDEX accounting_entry_invoice ON accounting_entry (invoice_id)")
