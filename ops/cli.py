@@ -241,7 +241,13 @@ def _bench_scenarios() -> str:
 
 
 # Other areas' command groups: functions (subparsers, common parent parser) adding their commands.
-COMMAND_GROUPS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = []
+def _accounting_commands(sub, common) -> None:
+    from ops.accounting_commands import add_commands
+
+    add_commands(sub, common)
+
+
+COMMAND_GROUPS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = [_accounting_commands]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
 from backend.billing.vat import vat_rate_bps
 from backend.db import transaction
 from backend.money import round_half_up_div
-from tests.billing.books import book_totals
+from tests.billing.accounting.books import book_totals
 from tests.billing.helpers import Market, approved_org
 
 VAT_PERCENTS = st.sampled_from([0, 2.1, 5.5, 10, 20])

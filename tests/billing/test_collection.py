@@ -18,7 +18,7 @@ from backend.billing.models import (
 from backend.errors import Conflict, NotFound
 from backend.marketplace.models import Reservation
 from backend.outbox import OutboxMessage
-from tests.billing.books import book_lines
+from tests.billing.accounting.books import book_lines
 from tests.billing.helpers import Market, approved_org, booted_config
 
 

@@ -13,7 +13,7 @@ from backend.billing.accounting import ledger
 from backend.billing.accounting.chart import Account
 from backend.billing.models import AuditEntry, FinancialRecord, Invoice, PaymentOrder
 from backend.billing.self_billing import scheduler
-from tests.billing.books import book_lines, book_totals
+from tests.billing.accounting.books import book_lines, book_totals
 from tests.billing.helpers import Market, approved_org
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
 

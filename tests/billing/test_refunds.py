@@ -15,7 +15,7 @@ from backend.billing.models import (
     PaymentOrder,
 )
 from backend.errors import Conflict, ValidationError
-from tests.billing.books import book_lines
+from tests.billing.accounting.books import book_lines
 from tests.billing.helpers import Market, approved_org, booted_config
 
 

@@ -14,7 +14,7 @@ from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party, UnbalancedEntry
 from backend.db import database, transaction
 from backend.errors import Conflict
-from tests.billing.books import book_lines
+from tests.billing.accounting.books import book_lines
 
 CUSTOMER = Party("552100554", "Client SAS")
 

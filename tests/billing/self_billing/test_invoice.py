@@ -26,7 +26,7 @@ from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import scheduler
 from backend.db import database
 from backend.outbox import OutboxMessage
-from tests.billing.books import book_lines, book_totals
+from tests.billing.accounting.books import book_lines, book_totals
 from tests.billing.documents.facturx_check import check_pdf
 from tests.billing.helpers import Market, approved_org
 from tests.billing.self_billing.data import AFTER, DURING, Party, admin_headers, collected, sign_mandate
