@@ -102,7 +102,7 @@ SELECT 2, greatest(p.paid_at, i.issued_at),
 
 def migrate(migrator, database, fake=False, **kwargs):
     month, day = (int(part) for part in (os.environ.get("ACCOUNTING_FISCAL_YEAR_END") or "12-31").split("-"))
-    migrator.sql(
+    migrator.sql(  # constants and integers only
         f"""
         CREATE TEMPORARY TABLE accounting_carried AS
         SELECT md5(e.event || ':' || e.invoice_id || ':' || coalesce(e.order_id, ''))::uuid::text AS entry_id, e.*,
@@ -112,7 +112,7 @@ def migrate(migrator, database, fake=False, **kwargs):
                               AND x.invoice_id IS NOT DISTINCT FROM e.invoice_id
                               AND x.payment_order_id IS NOT DISTINCT FROM e.order_id)
            AND (SELECT sum((l->>3)::bigint) FROM jsonb_array_elements(e.lines) AS l) > 0
-        """
+        """  # noqa: S608
     )
     migrator.sql(
         f"""
@@ -121,7 +121,7 @@ def migrate(migrator, database, fake=False, **kwargs):
         SELECT entry_id, journal, accounting_fiscal_year(day, {month}, {day}), day, piece, day, label, event,
                reservation_id, invoice_id, order_id
           FROM accounting_carried ORDER BY at, rank, entry_id
-        """
+        """  # noqa: S608
     )
     migrator.sql(
         """
