@@ -3,7 +3,8 @@
 - `fec --year YYYY [-o FILE]`: the FEC of a fiscal year (default file `<SIREN>FEC<closing date>.txt`;
   `-o -` writes to stdout), as the admin route streams it;
 - `trial-balance [--from YYYY-MM-DD] [--to YYYY-MM-DD]`: the table the admin route answers;
-- `close --until YYYY-MM-DD`: close the books up to that day included.
+- `close --until YYYY-MM-DD`: close the books up to that day included;
+- `verify`: every breach of the books and invoice series, one line each; exit status 1 on any.
 """
 
 from __future__ import annotations
@@ -79,6 +80,23 @@ def cmd_close(args) -> int:
     return 0
 
 
+def cmd_verify(args) -> int:
+    from backend.billing.accounting.verify import verify
+    from backend.db import database
+
+    _boot()
+    with database.connection_context():
+        breaches = verify()
+    for breach in breaches:
+        print(breach)
+    if breaches:
+        print(f"vitrine accounting verify: {len(breaches)} breach(es)", file=sys.stderr)
+        return 1
+    print("the books are clean: entries balanced and validated, journals and invoice series without gap, "
+          "every issued invoice and paid payment posted once, at the amounts invoiced and paid")
+    return 0
+
+
 def _day(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -89,8 +107,8 @@ def _day(text: str) -> date:
 def add_commands(sub, common) -> None:
     from ops.cli import NEEDS_DATABASE
 
-    group = sub.add_parser("accounting", parents=[common], help="the books: FEC, trial balance, closing",
-                           description="the books: FEC, trial balance, closing")
+    group = sub.add_parser("accounting", parents=[common], help="the books: FEC, trial balance, closing, verify",
+                           description="the books: FEC, trial balance, closing, verify")
     commands = group.add_subparsers(dest="accounting_command", required=True, metavar="COMMAND",
                                     help="an accounting command")
 
@@ -107,3 +125,4 @@ def add_commands(sub, common) -> None:
     balance.add_argument("--to", dest="end", type=_day, metavar="YYYY-MM-DD", help="last entry date (included)")
     close = command("close", cmd_close, "close the books up to a day included (no entry dated then afterwards)")
     close.add_argument("--until", type=_day, required=True, metavar="YYYY-MM-DD", help="the last closed day")
+    command("verify", cmd_verify, "check the books and invoice series of the whole database (exit 1 on a breach)")
