@@ -84,16 +84,17 @@ def cmd_verify(args) -> int:
     from backend.billing.accounting.verify import verify
     from backend.db import database
 
-    _boot()
+    runtime = _boot()
     with database.connection_context():
-        breaches = verify()
+        breaches = verify(storage=runtime.storage)
     for breach in breaches:
         print(breach)
     if breaches:
         print(f"vitrine accounting verify: {len(breaches)} breach(es)", file=sys.stderr)
         return 1
     print("the books are clean: entries balanced and validated, journals and invoice series without gap, "
-          "every issued invoice and paid payment posted once, at the amounts invoiced and paid")
+          "every issued invoice and paid payment posted once, at the amounts invoiced and paid, "
+          "every stored invoice PDF as first stored")
     return 0
 
 

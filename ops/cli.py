@@ -136,7 +136,7 @@ def cmd_billing_invoice_pdf(args) -> int:
 
     from backend.billing.documents.stored_pdf import invoice_pdf
     from backend.db import database
-    from backend.errors import NotFound
+    from backend.errors import Conflict, NotFound
 
     runtime = _boot("cli")
     args.progress.step(f"{args.number}: {'rendering' if args.regenerate else 'reading (rendered when missing)'}"
@@ -145,7 +145,7 @@ def cmd_billing_invoice_pdf(args) -> int:
         try:
             pdf = invoice_pdf(args.number, storage=runtime.storage, config=runtime.config,
                               regenerate=args.regenerate)
-        except NotFound as exc:
+        except (NotFound, Conflict) as exc:
             print(f"vitrine billing invoice-pdf: {exc.message}", file=sys.stderr)
             return 1
     target = Path(args.output or f"{args.number}.pdf")

@@ -164,6 +164,7 @@ class Invoice(BaseModel):
     reason = TextField(null=True)
     created_by_user_id = CharField(max_length=36, null=True)
     pdf_storage_key = TextField(null=True)
+    pdf_sha256 = CharField(max_length=64, null=True)  # recorded when the PDF is first stored, never changed
     paid_at = DateTimeTZField(null=True)
     created_at = created_at_field()
     updated_at = created_at_field()

@@ -8,9 +8,13 @@ assume nothing the application guarantees: they are meant to find what someone b
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from backend.db import database
+from storage import Storage
+
+PDF_CONTEXT = "billing-invoice-pdf"  # `documents.stored_pdf.STORAGE_CONTEXT` (accounting never imports documents)
 
 _VAT = "((2 * i.amount_excl_tax_cents::bigint * i.vat_rate_bps + 10000) / 20000)"
 # The entry each kind of invoice posts, and the account of its amount excluding tax.
@@ -85,9 +89,28 @@ CHECKS = (
 )
 
 
-def verify() -> list[str]:
-    """Every breach found, one line each (`<check>: <what>`); empty when the books are clean."""
+def verify(*, storage: Storage | None = None) -> list[str]:
+    """Every breach found, one line each (`<check>: <what>`); empty when the books are clean.
+    With `storage`, each stored invoice PDF is also read back against its recorded sha256."""
     breaches = []
     for check in CHECKS:
         breaches += [f"{check.name}: {row[0]}" for row in database.execute_sql(check.sql).fetchall()]
+    if storage is not None:
+        breaches += stored_pdf_breaches(storage)
     return breaches
+
+
+def stored_pdf_breaches(storage: Storage) -> list[str]:
+    """`stored PDF changed`: a stored invoice PDF missing, or whose sha256 is not the one recorded
+    when it was first stored (migration 142)."""
+    found = []
+    rows = database.execute_sql("SELECT number, pdf_storage_key, pdf_sha256 FROM billing_invoice"
+                                " WHERE pdf_sha256 IS NOT NULL ORDER BY number").fetchall()
+    for number, key, recorded in rows:
+        if not key or not storage.exists(PDF_CONTEXT, key):
+            found.append(f"stored PDF changed: {number}: no PDF at {key}")
+            continue
+        actual = hashlib.sha256(storage.read_bytes(PDF_CONTEXT, key)).hexdigest()
+        if actual != recorded:
+            found.append(f"stored PDF changed: {number}: sha256 {actual}, recorded {recorded}")
+    return found

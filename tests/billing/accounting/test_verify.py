@@ -78,3 +78,18 @@ def test_each_corruption_is_named(books, breach):
     except _Undo:
         pass
     assert any(line.startswith(f"{breach}: ") for line in found), found
+
+
+def test_a_stored_pdf_changed_since_it_was_recorded_is_named(books, config):
+    from backend.billing.documents.stored_pdf import STORAGE_CONTEXT, ensure_invoice_pdf, storage_key
+    from backend.documents.seeding import seed_default_versions
+    from storage import build_storage
+
+    storage = build_storage(config)
+    seed_default_versions(storage)
+    ensure_invoice_pdf(books, storage=storage, config=config)
+    assert verify(storage=storage) == []
+    pdf = storage.read_bytes(STORAGE_CONTEXT, storage_key(books.number))
+    storage.put_bytes(STORAGE_CONTEXT, storage_key(books.number), pdf + b"\n%tampered", "application/pdf")
+    (breach,) = verify(storage=storage)
+    assert breach.startswith(f"stored PDF changed: {books.number}: sha256 ")
