@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
+from datetime import date
 from pathlib import Path
 
 from backend.logs import url_without_password
@@ -89,6 +90,7 @@ class Config:
 
     platform_commission_rate_bps: int = 2000
     legacy_deposit_rate_bps: int = 3000  # legacy_mandate: the deposit's share of the store base
+    accounting_fiscal_year_end: str = "12-31"  # MM-DD: the books' fiscal year closes that day
     platform_vat_rate_percent: int = 20
     platform_country_code: str = "FR"
     platform_legal_company_name: str | None = None
@@ -199,6 +201,18 @@ def _commission_rate(env: _Env, warnings: list[str]) -> int:
     if not 0 <= value <= 10_000:
         return env.problem(f"PLATFORM_COMMISSION_RATE_BPS must be within [0, 10000], got {value}", 2000)
     return value
+
+
+def _month_day(env: _Env, name: str, default: str) -> str:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        month, day = (int(part) for part in raw.split("-"))
+        date(2001, month, day)  # a day of every year: never 02-29
+    except ValueError:
+        return env.problem(f"{name} must be a day MM-DD (not 02-29), got {raw!r}", default)
+    return f"{month:02d}-{day:02d}"
 
 
 def _bps(env: _Env, name: str, default: int) -> int:
@@ -323,6 +337,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         registry_cache_days=_int(env, "REGISTRY_CACHE_DAYS", 30, minimum=0),
         platform_commission_rate_bps=_commission_rate(env, warnings),
         legacy_deposit_rate_bps=_bps(env, "LEGACY_DEPOSIT_RATE_BPS", 3000),
+        accounting_fiscal_year_end=_month_day(env, "ACCOUNTING_FISCAL_YEAR_END", "12-31"),
         platform_vat_rate_percent=_int(env, "PLATFORM_VAT_RATE_PERCENT", 20, minimum=0),
         platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),
         platform_legal_company_name=_str(env, "PLATFORM_LEGAL_COMPANY_NAME"),

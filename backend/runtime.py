@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from backend.billing.accounting import entries as books
 from backend.config import Config, load_config
 from backend.db import init_database
 from backend.einvoicing.operator_client import OperatorClient, build_operator_client
@@ -108,6 +109,7 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
                       parallelism=config.argon2_parallelism)
     messages.use_links(public_base_url=config.public_base_url, platform_name=config.platform_name)
     quota.use_quota(config.upload_quota_bytes)
+    books.use_fiscal_year_end(config.accounting_fiscal_year_end)
     _current = build_runtime(config, **clients)
     return _current
 

@@ -6,11 +6,12 @@ directory (`--data-dir`, before or after the command; env `VITRINE_DATA_DIR`; de
 say so. The configuration is checked before anything starts: a blocking problem is one line on
 stderr and exit status 2, in every process (`web`, `worker`, `clock` included).
 
-Adding a command group (another area's commands): write `add_commands(sub, common)` that adds its
-parsers with `parents=[common]` and `set_defaults(func=..., needs=NEEDS_DATABASE)`, and append it
-to `COMMAND_GROUPS`. A long command reports its steps with `args.progress.step(message, done,
-total)` (`ops.progress`: a line on a terminal, nothing in a pipe or a log); the database check of a
-`NEEDS_DATABASE` command is its first line.
+Adding a command group (another area's commands): write `add_commands(sub, common, needs)` that
+adds its parsers with `parents=[common]` and `set_defaults(func=..., needs=needs)` (the group's
+module never imports this one: `needs` is handed in), and append a caller to `COMMAND_GROUPS`.
+A long command reports its steps with `args.progress.step(message, done, total)` (`ops.progress`:
+a line on a terminal, nothing in a pipe or a log); the database check of a `NEEDS_DATABASE`
+command is its first line.
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def cmd_billing_invoice_pdf(args) -> int:
 
     from backend.billing.documents.stored_pdf import invoice_pdf
     from backend.db import database
-    from backend.errors import NotFound
+    from backend.errors import Conflict, NotFound
 
     runtime = _boot("cli")
     args.progress.step(f"{args.number}: {'rendering' if args.regenerate else 'reading (rendered when missing)'}"
@@ -151,7 +152,7 @@ def cmd_billing_invoice_pdf(args) -> int:
         try:
             pdf = invoice_pdf(args.number, storage=runtime.storage, config=runtime.config,
                               regenerate=args.regenerate)
-        except NotFound as exc:
+        except (NotFound, Conflict) as exc:
             print(f"vitrine billing invoice-pdf: {exc.message}", file=sys.stderr)
             return 1
     target = Path(args.output or f"{args.number}.pdf")
@@ -247,7 +248,13 @@ def _bench_scenarios() -> str:
 
 
 # Other areas' command groups: functions (subparsers, common parent parser) adding their commands.
-COMMAND_GROUPS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = []
+def _accounting_commands(sub, common) -> None:
+    from ops.accounting_commands import add_commands
+
+    add_commands(sub, common, NEEDS_DATABASE)
+
+
+COMMAND_GROUPS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = [_accounting_commands]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,14 +1,15 @@
 """Billing routes (Specification C): collection, refunds and credit notes, invoices, self-billing
-mandate, incidents, self-billing catch-up and supplier payout."""
+mandate, incidents, self-billing catch-up, supplier payout, and the books."""
 
 from __future__ import annotations
 
 from api.access import Route
 from api.billing import collection, invoices, payouts
+from api.billing.accounting import books
 from api.billing.self_billing import incidents, invoice, mandate
 
 
 def routes(deps) -> list[Route]:
     return [*collection.routes(deps), *invoices.routes(deps), *mandate.routes(deps),
             *incidents.routes(deps), *invoice.routes(deps),
-            *payouts.routes(deps)]
+            *payouts.routes(deps), *books.routes(deps)]

@@ -30,7 +30,7 @@ class Collect:
                description=KEY_DESCRIPTION + "The seven steps of spec C in one transaction: the reservation must be "
                "`approved` or `completed` and `principal_seller` (else 409 with `details.reason`); `sepa_dd` needs "
                "the organization's active SEPA mandate (409, `sepa_mandate_missing`). Issues the `platform_sale` "
-               "invoice, pays the `reservation_total` payment order, writes three ledger entries.",
+               "invoice, pays the `reservation_total` payment order, books the sale (VE) and its payment (BQ).",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
     def on_post(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))

@@ -16,8 +16,8 @@ class Payout:
                description="`billing.manage.all`. Header `Idempotency-Key` required (400 when absent; a replay answers "
                "`idempotent: true`; in flight 409). The reservation must be `supplier_settlement_pending` (else 409 "
                "`not_settlement_pending`): a `supplier_payout` payment order (`bank_transfer`, the self-billed invoice "
-               "less its credit notes, including VAT) paid at once, the journal settling the distributor's invoiced "
-               "payable, the invoice `paid`, the financial status `supplier_settlement_paid`; audited.",
+               "less its credit notes, including VAT) paid at once and booked (BQ: 401 distributor against 512), the "
+               "invoice `paid`, the financial status `supplier_settlement_paid`; audited.",
                tags=("billing",), answer=PayoutOut, headers=IDEMPOTENCY_KEY)
     def on_post(self, req, resp, reservation_id: str) -> payouts.PaidOut:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from backend import clock, events
 from backend.billing import collection_sql, idempotency, records, sepa_mandates
 from backend.billing.accounting import ledger
+from backend.billing.accounting.entries import paris_day
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import FinancialStatus, Invoice, InvoiceKind, PaymentKind, PaymentMethod, PaymentStatus
 from backend.billing.parties import PROFILE_COLUMNS, party_of
 from backend.billing.reservations import COLLECTABLE, check_collectable, label_of
 from backend.billing.sepa_mandates import require_mandate
-from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
+from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps
 from backend.config import Config
 from backend.db import transaction
 from backend.errors import Conflict, DomainError, NotFound
@@ -100,7 +101,7 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
         sale = _sale_invoice(row, reservation_id, industrial_organization_id, user_id)  # 6. the platform_sale invoice
         order_id = new_id()  # 4. the reservation_total payment order, of the invoice's total including VAT
         amount = amount_incl_tax_cents(row["total_cents"], vat_rate_bps(config.platform_vat_rate_percent))
-        journal = _journal(row, reservation_id, industrial_organization_id, sale.invoice_id, order_id)  # 7.
+        journal = _journal(row, reservation_id, sale, order_id, config)  # 7.
         answer = {"reservation_id": reservation_id, "payment_order_id": order_id, "invoice_id": sale.invoice_id,
                   "financial_status": FinancialStatus.RESERVATION_TOTAL_PAID.value,
                   "payment_status": PaymentStatus.PAID.value}  # stored before the invoice's number exists
@@ -203,18 +204,14 @@ def _sale_invoice(row: dict, reservation_id: str, industrial_organization_id: st
     )
 
 
-def _journal(row: dict, reservation_id: str, industrial_organization_id: str, invoice_id: str,
-             order_id: str) -> dict:
-    """Step 7's three entries (excluding tax): the industrial owes the total, the platform earns
-    the commission, the distributor is owed the store base."""
-    _, params = ledger.journal_params([
-        ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, row["total_cents"]),
-        ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, row["commission_cents"]),
-        ledger.Posting(ledger.supplier_payable(row["distributor_organization_id"]), ledger.CREDIT,
-                       row["store_base_cents"]),
-    ], description=f"collection of reservation {reservation_id}", reservation_id=reservation_id,
-        invoice_id=invoice_id, payment_order_id=order_id)
-    return params
+def _journal(row: dict, reservation_id: str, sale: InvoiceDraft, order_id: str, config: Config) -> dict:
+    """Step 7's entries: the sale (411 against 706 and 44571) and its payment (512 against 411),
+    including VAT, naming the invoice issued next (its number is filled in on validation)."""
+    total = row["total_cents"]
+    return ledger.collection_params(
+        invoice_id=sale.invoice_id, customer=sale.customer_party, excl_cents=total,
+        vat_cents=vat_amount_cents(total, vat_rate_bps(config.platform_vat_rate_percent)), payment_order_id=order_id,
+        day=paris_day(clock.now()), reservation_id=reservation_id)
 
 
 def _write(reservation_id: str, industrial_organization_id: str, method: PaymentMethod, mandate_ref: str | None,
@@ -230,7 +227,7 @@ def _write(reservation_id: str, industrial_organization_id: str, method: Payment
         "invoice": invoice_id, "kind": PaymentKind.RESERVATION_TOTAL.value, "method": method.value,
         "paid": PaymentStatus.PAID.value, "user": user_id, "mandate": mandate_ref, "amount": amount_cents,
         **journal, **stored, **{name: value for part in event_parts for name, value in part.params.items()},
-    }, before=ledger.CHECK_BALANCE_NOW).fetchone()  # the journal checked now, not under the counter's lock
+    }).fetchone()  # the entries are checked on validation, at the commit
     if written:
         for part, outbox_id in zip(event_parts, outbox_ids, strict=True):
             part.written(outbox_id)

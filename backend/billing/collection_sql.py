@@ -44,8 +44,7 @@ READ = prepared.Statement("billing_collection_read", (
 ))
 
 _EVENT_PARTS = events.part_names(events.INVOICE_ISSUED)
-# Round trip 2 (after `ledger.CHECK_BALANCE_NOW`: the journal is checked now, not under the
-# invoice counter's lock): steps 5, 4 and 7, the key's answer and the outbox rows of step 6's
+# Round trip 2: steps 5, 4 and 7, the key's answer and the outbox rows of step 6's
 # `invoice.issued`. When the record is no longer due, nothing is written.
 WRITE = prepared.Statement("billing_collection_writes", (
     # Step 5: `reservation_total_due` -> `reservation_total_paid` (`records.SETTLE`, which locks it).
@@ -56,8 +55,9 @@ WRITE = prepared.Statement("billing_collection_writes", (
     " status, amount_cents, mandate_ref, created_by_user_id, created_at, updated_at, paid_at)"
     " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::integer,"
     " %(mandate)s, %(user)s, %(now)s::timestamptz, %(now)s, %(now)s FROM settled RETURNING id),"
-    # Step 7: the three ledger entries, naming the invoice issued next (checked at commit).
-    f" journal AS ({ledger.journal_sql(3, when='EXISTS (SELECT FROM paid)')}),"
+    # Step 7: the sale's and the payment's entries, naming the invoice issued next (validated,
+    # balanced and numbered at the commit).
+    f" {ledger.collection_sql(when='EXISTS (SELECT FROM paid)')},"
     # The key's answer, stored with the effects.
     f" stored AS ({idempotency.STORE})"
     # Step 6's `invoice.issued`: one outbox row per subscriber.

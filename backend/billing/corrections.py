@@ -6,14 +6,11 @@ of it (the invoice amount minus its earlier credit notes, all excluding tax), an
 entry with the reason and the actor.
 
 - A **refund** (`platform_sale` only) gives money back: a `refund` payment order of the credit
-  note's amount including VAT, reversing ledger entries split between commission and store share
-  in the invoice's proportion (largest remainder on the cumulative refunded amount, so the
-  reversals never exceed what was booked and the journal balances), and the financial status
-  `partially_refunded`, then `fully_refunded` when nothing is left.
+  note's amount including VAT, the credit note's entry in the books and the refund's
+  (`accounting.ledger`), and the financial status `partially_refunded`, then `fully_refunded`
+  when nothing is left.
 - A **credit note** (`POST .../credit-note`) credits what is left in full and moves no money; the
-  invoice becomes `credited`. For a sale it also reverses the ledger entries of what it credits;
-  for a self-billed invoice it reverses the self-billing journal (invoiced payable back to the
-  accrued payable).
+  invoice becomes `credited`, and the credit note is booked (customer or supplier credit note).
 """
 
 from __future__ import annotations
@@ -25,6 +22,7 @@ from peewee import fn
 from backend import clock
 from backend.billing import idempotency, records, sepa_mandates
 from backend.billing.accounting import ledger
+from backend.billing.accounting.entries import paris_day
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import (
     CREDIT_NOTE_KIND_OF,
@@ -43,8 +41,6 @@ from backend.config import Config
 from backend.context import current_request_id
 from backend.errors import Conflict, DomainError, NotFound, ValidationError
 from backend.logs import log_event
-from backend.marketplace.models import Reservation
-from backend.money import split_largest_remainder
 
 
 def credited_cents(invoice_id: str) -> int:
@@ -73,34 +69,17 @@ def _credit_note(invoice: Invoice, amount_cents: int, *, reason: str, user_id: s
     ), config=config)
 
 
-def _reverse_sale(invoice: Invoice, *, before_cents: int, amount_cents: int, credit_note: Invoice,
-                  payment_order_id: str | None) -> None:
-    """Reversing entries of `amount_cents` of a sale already credited `before_cents`."""
-    reservation = Reservation.get_by_id(invoice.reservation_id)
-    record = records.locked_record(invoice.reservation_id)
-    weights = [record.store_base_cents, record.commission_cents]
-    if sum(weights) == 0:
-        return
-    after = split_largest_remainder(before_cents + amount_cents, weights)
-    earlier = split_largest_remainder(before_cents, weights) if before_cents else [0, 0]
-    store_share, commission_share = after[0] - earlier[0], after[1] - earlier[1]
-    ledger.post_journal([
-        ledger.Posting(ledger.PLATFORM_REVENUE, ledger.DEBIT, commission_share),
-        ledger.Posting(ledger.supplier_payable(reservation.distributor_organization_id), ledger.DEBIT, store_share),
-        ledger.Posting(ledger.industrial_receivable(invoice.customer_organization_id), ledger.CREDIT, amount_cents),
-    ], description=f"credit note {credit_note.number} of {invoice.number}", reservation_id=invoice.reservation_id,
-        invoice_id=credit_note.id, payment_order_id=payment_order_id)
+def _book_sale_credit(credit_note: Invoice, *, refund: PaymentOrder | None = None) -> None:
+    """The credit note's entry (VE), and the refund that pays it back (BQ) when there is one."""
+    ledger.post_invoice(credit_note)
+    if refund is not None:
+        ledger.post_refund(credit_note, amount_cents=refund.amount_cents, payment_order_id=refund.id,
+                           day=paris_day(refund.paid_at))
 
 
-def _reverse_self_billing(invoice: Invoice, *, amount_cents: int, credit_note: Invoice) -> None:
-    """The reversing journal of the self-billing one (`self_billing`): what the credit note
-    credits goes back from the distributor's invoiced payable to its accrued payable."""
-    distributor = invoice.issuer_organization_id
-    ledger.post_journal([
-        ledger.Posting(ledger.supplier_invoiced(distributor), ledger.DEBIT, amount_cents),
-        ledger.Posting(ledger.supplier_payable(distributor), ledger.CREDIT, amount_cents),
-    ], description=f"credit note {credit_note.number} of {invoice.number}", reservation_id=invoice.reservation_id,
-        invoice_id=credit_note.id)
+def _book_self_billing_credit(invoice: Invoice, *, amount_cents: int, credit_note: Invoice) -> None:
+    """The supplier credit note's entry (AC): the payable on the self-billed invoice goes down."""
+    ledger.post_invoice(credit_note)
     log_event("billing.supplier.self_billing.adjusted", "self-billed invoice credited", "info",
               reservationId=invoice.reservation_id, invoiceNumber=invoice.number,
               creditNoteNumber=credit_note.number, amountCents=amount_cents)
@@ -177,8 +156,7 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
         kind=PaymentKind.REFUND, method=method, status=PaymentStatus.PAID, paid_at=now, mandate_ref=mandate_ref,
         amount_cents=amount_incl_tax_cents(amount_cents, credit_note.vat_rate_bps), created_by_user_id=user_id,
     )
-    _reverse_sale(invoice, before_cents=before, amount_cents=amount_cents, credit_note=credit_note,
-                  payment_order_id=order.id)
+    _book_sale_credit(credit_note, refund=order)
     remaining = left - amount_cents
     status = FinancialStatus.FULLY_REFUNDED if remaining == 0 else FinancialStatus.PARTIALLY_REFUNDED
     records.move(record, status, refunded_excl_tax_cents=record.refunded_excl_tax_cents + amount_cents)
@@ -204,9 +182,9 @@ def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, con
         raise Conflict("the invoice is already credited in full", reason="already_credited")
     credit_note = _credit_note(invoice, left, reason=reason, user_id=user_id, label="Avoir", config=config)
     if invoice.kind == InvoiceKind.PLATFORM_SALE:
-        _reverse_sale(invoice, before_cents=before, amount_cents=left, credit_note=credit_note, payment_order_id=None)
+        _book_sale_credit(credit_note)
     else:
-        _reverse_self_billing(invoice, amount_cents=left, credit_note=credit_note)
+        _book_self_billing_credit(invoice, amount_cents=left, credit_note=credit_note)
     _set_status(invoice, InvoiceStatus.CREDITED)
     _audit("billing.credit_note", reason=reason, user_id=user_id, invoice=invoice, amountCents=left,
            creditNoteNumber=credit_note.number)

@@ -10,9 +10,10 @@ is the reservation's frozen rate applied to the store base (legacy reservations 
 commission amount, not a zero rate); a zero commission issues no commission invoice.
 
 Financial statuses follow the spec C tree: `draft` -> `deposit_due` -> `deposit_paid` ->
-`balance_due` -> `balance_paid`. Ledger (excluding tax): the platform collects for the store, so
-each payment debits `industrial_receivable:<org>` and credits `supplier_payable:<store org>`; the
-commission moves `supplier_payable` to `platform_revenue`.
+`balance_due` -> `balance_paid`. Books (`accounting.ledger`): the store's invoices are the
+store's sales, not the platform's, so only the money the platform receives and holds for the
+store is booked (512 against 467), then its commission invoice (VE) and the commission taken out
+of the store's funds (OD).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from backend import clock
 from backend.billing import idempotency, records
 from backend.billing.accounting import ledger
+from backend.billing.accounting.entries import paris_day
 from backend.billing.collection import Collected, collected, collection_key, left_due_on_failure, logged
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import FinancialStatus, InvoiceKind, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus
@@ -94,11 +96,8 @@ def _collect(step: str, reservation_id: str, industrial_organization_id: str, me
     now = clock.now()
     order.invoice, order.status, order.paid_at, order.updated_at = invoice.id, PaymentStatus.PAID, now, now
     order.save()
-    ledger.post_journal([
-        ledger.Posting(ledger.industrial_receivable(industrial_organization_id), ledger.DEBIT, amount),
-        ledger.Posting(ledger.supplier_payable(distributor), ledger.CREDIT, amount),
-    ], description=f"legacy {step} {invoice.number}", reservation_id=reservation.id, invoice_id=invoice.id,
-        payment_order_id=order.id)
+    ledger.post_legacy_collection(invoice, amount_cents=order.amount_cents, payment_order_id=order.id,
+                                  day=paris_day(now))
     if step == BALANCE:
         _commission(reservation, record, label, user_id, config)
     return {"reservation_id": reservation.id, "payment_order_id": order.id, "invoice_number": invoice.number,
@@ -115,7 +114,4 @@ def _commission(reservation, record, label: str, user_id: str | None, config: Co
         reservation_id=reservation.id, service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at,
         created_by_user_id=user_id, due_in_days=30,
     ), config=config)
-    ledger.post_journal([
-        ledger.Posting(ledger.supplier_payable(reservation.distributor_organization_id), ledger.DEBIT, commission),
-        ledger.Posting(ledger.PLATFORM_REVENUE, ledger.CREDIT, commission),
-    ], description=f"legacy commission {invoice.number}", reservation_id=reservation.id, invoice_id=invoice.id)
+    ledger.post_invoice(invoice)

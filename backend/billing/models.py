@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from peewee import BigAutoField, BigIntegerField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import BigAutoField, BigIntegerField, CharField, DateField, ForeignKeyField, IntegerField, TextField
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
 from backend.model import BaseModel, created_at_field, id_field, status_field
@@ -164,6 +164,7 @@ class Invoice(BaseModel):
     reason = TextField(null=True)
     created_by_user_id = CharField(max_length=36, null=True)
     pdf_storage_key = TextField(null=True)
+    pdf_sha256 = CharField(max_length=64, null=True)  # recorded when the PDF is first stored, never changed
     paid_at = DateTimeTZField(null=True)
     created_at = created_at_field()
     updated_at = created_at_field()
@@ -222,7 +223,8 @@ class PaymentOrder(BaseModel):
 
 
 class LedgerEntry(BaseModel):
-    """One line of a journal transaction (`journal_id`); append-only, each journal balances."""
+    """One line of a journal transaction of the first ledger (`journal_id`): read-only history,
+    replaced by the books (`AccountingEntry`, `AccountingLine`; migration 140 says why)."""
 
     id = BigAutoField()
     journal_id = CharField(max_length=36)
@@ -238,6 +240,49 @@ class LedgerEntry(BaseModel):
 
     class Meta:
         table_name = "billing_ledger_entry"
+
+
+class AccountingEntry(BaseModel):
+    """An entry of the books (migration `140_accounting_books`): append-only; numbered in its
+    journal and fiscal year when its transaction commits (`number`, `validated_at`)."""
+
+    id = id_field()
+    journal_code = CharField(max_length=2)
+    fiscal_year = IntegerField()
+    number = IntegerField(null=True)
+    entry_date = DateField()
+    piece_ref = CharField(max_length=80, null=True)
+    piece_date = DateField(null=True)
+    label = TextField()
+    event = CharField(max_length=40)
+    reservation_id = CharField(max_length=36, null=True)
+    invoice_id = CharField(max_length=36, null=True)
+    payment_order_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+    validated_at = DateTimeTZField(null=True)
+    validation_seq = BigIntegerField(null=True)
+
+    class Meta:
+        table_name = "accounting_entry"
+
+
+class AccountingLine(BaseModel):
+    """A line of an entry: one account (PCG number, with the party's SIREN as auxiliary account on
+    third-party accounts), a debit or a credit."""
+
+    id = BigAutoField()
+    entry = ForeignKeyField(AccountingEntry, backref="lines", on_delete="RESTRICT")
+    line_no = IntegerField()
+    account = CharField(max_length=20)
+    aux_account = CharField(max_length=20, null=True)
+    aux_label = TextField(null=True)
+    label = TextField()
+    debit_cents = BigIntegerField()
+    credit_cents = BigIntegerField()
+    letter_group = CharField(max_length=36, null=True)
+
+    class Meta:
+        table_name = "accounting_line"
 
 
 class IdempotencyRecord(BaseModel):

@@ -8,9 +8,9 @@ with its `supplier_self_billed` invoice; what is paid is that invoice less its c
 Like a collection, no payment service provider is called: the `supplier_payout` payment order
 (`bank_transfer` to the distributor) is created `pending` and moved to `paid` at once (the
 partial unique index `billing_payment_order_one_payout` admits one live payout per reservation).
-The journal settles the invoiced payable (debit `supplier_invoiced:<d>`, credit `platform_cash`,
-excluding tax like every journal), the invoice becomes `paid`, the financial status
-`supplier_settlement_paid`, and an audit entry records the actor.
+The payout is booked (debit 401 distributor, credit 512, `accounting.ledger`), the invoice
+becomes `paid`, the financial status `supplier_settlement_paid`, and an audit entry records the
+actor.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from backend import clock
 from backend.billing import idempotency, records
 from backend.billing.accounting import ledger
+from backend.billing.accounting.entries import paris_day
 from backend.billing.corrections import credited_cents
 from backend.billing.models import (
     AuditEntry,
@@ -84,11 +85,7 @@ def _payout(reservation_id: str, user_id: str | None) -> PaidOut:
     )
     (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
      .where(PaymentOrder.id == order.id).execute())
-    ledger.post_journal([
-        ledger.Posting(ledger.supplier_invoiced(invoice.issuer_organization_id), ledger.DEBIT, due_cents),
-        ledger.Posting(ledger.PLATFORM_CASH, ledger.CREDIT, due_cents),
-    ], description=f"supplier payout of {invoice.number}", reservation_id=reservation_id, invoice_id=invoice.id,
-        payment_order_id=order.id)
+    ledger.post_payout(invoice, amount_cents=order.amount_cents, payment_order_id=order.id, day=paris_day(now))
     if invoice.status == InvoiceStatus.ISSUED:
         Invoice.update(status=InvoiceStatus.PAID, paid_at=now, updated_at=now).where(Invoice.id == invoice.id).execute()
     records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PAID)

@@ -3,13 +3,13 @@ HTTP on gunicorn at 16 keep-alive connections, next to `GET /api/health` on the 
 
 Each collection is the whole flow of spec C in one transaction and one commit (Idempotency-Key
 held and its answer stored, KYB and reservation checks under locks, payment order, financial
-status, three ledger entries, the `invoice.issued` outbox row, the `platform_sale` invoice
+status, the sale and its payment in the books, the `invoice.issued` outbox row, the `platform_sale` invoice
 numbered from the locked counter of its series): every collection of the run is numbered in the
 one series `FAC-RES-<year>`, so they all queue on its counter row, which is the point of the
 measure. The load average before and after the run is printed (the machine is shared).
 Reference: `GET /api/health` on the same server, same client and connections, in windows
 alternating with the collection rounds. After the run the series is checked gapless (numbers
-1..N, no duplicate, number order = issue order) and every journal balanced.
+1..N, no duplicate, number order = issue order) and the books verified (`vitrine accounting verify`).
 
 CPU per answer is given for the web server (gunicorn's processes), for PostgreSQL (the server's
 process tree, when it runs on this machine: the embedded one does) and for the whole machine
@@ -102,7 +102,6 @@ def _plan(ids: list[str], token: str) -> list[PlannedRequest]:
 
 def _series_check() -> tuple[bool, str]:
     from backend.billing.models import Invoice
-    from backend.db import database
 
     series = [s for (s,) in Invoice.select(Invoice.series).where(Invoice.kind == "platform_sale").distinct()
               .tuples()]
@@ -117,11 +116,11 @@ def _series_check() -> tuple[bool, str]:
         lines.append(f"series {name}: {len(rows):,} invoices, numbers 1..{len(rows):,} "
                      f"{'gapless, no duplicate' if gapless else 'WITH A GAP OR A DUPLICATE'}, "
                      f"{'number order = issue order' if ordered else 'NUMBER ORDER != ISSUE ORDER'}")
-    unbalanced = database.execute_sql(
-        "SELECT count(*) FROM (SELECT journal_id FROM billing_ledger_entry GROUP BY journal_id HAVING "
-        "sum(CASE direction WHEN 'debit' THEN amount_cents ELSE -amount_cents END) <> 0) j").fetchone()[0]
-    ok &= unbalanced == 0
-    lines.append(f"unbalanced journals: {unbalanced} (expected 0)")
+    from backend.billing.accounting.verify import verify
+
+    breaches = verify()  # the books: every entry balanced and numbered, each invoice and payment posted once
+    ok &= not breaches
+    lines.append(f"breaches of the books: {len(breaches)} (expected 0){': ' + breaches[0] if breaches else ''}")
     return ok, "; ".join(lines)
 
 

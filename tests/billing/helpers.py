@@ -7,7 +7,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from backend.config import Config
-from backend.db import database
 from backend.identity.models import BillingProfile, Organization
 from backend.marketplace import campaigns, cart, catalog, furniture, reservations, store_zones
 from backend.marketplace.furniture import ZoneSpec
@@ -69,11 +68,3 @@ class Market:
             reservations.review_reservation(reservation_id=reservation.id, distributor_organization_id=distributor.id,
                                             decision=Review.APPROVED)
         return Reservation.get_by_id(reservation.id)
-
-
-def balance(account: str) -> int:
-    """Debits minus credits of a ledger account, read from the entries."""
-    cursor = database.execute_sql(
-        "SELECT coalesce(sum(CASE direction WHEN 'debit' THEN amount_cents ELSE -amount_cents END), 0)"
-        " FROM billing_ledger_entry WHERE account = %s", (account,))
-    return int(cursor.fetchone()[0])

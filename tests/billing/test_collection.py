@@ -6,12 +6,11 @@ import pytest
 
 from backend import events
 from backend.billing import collection
-from backend.billing.accounting import ledger
 from backend.billing.models import (
+    AccountingLine,
     FinancialRecord,
     IdempotencyRecord,
     Invoice,
-    LedgerEntry,
     PaymentMethod,
     PaymentOrder,
     SepaMandate,
@@ -19,6 +18,7 @@ from backend.billing.models import (
 from backend.errors import Conflict, NotFound
 from backend.marketplace.models import Reservation
 from backend.outbox import OutboxMessage
+from tests.billing.accounting.books import book_lines
 from tests.billing.helpers import Market, approved_org, booted_config
 
 
@@ -33,7 +33,7 @@ def _collect(reservation, key="k-1", method=PaymentMethod.BANK_TRANSFER, organiz
                               method=method, key=key, user_id=None, config=booted_config())
 
 
-def test_collection_pays_the_total_issues_the_sale_and_writes_three_balanced_entries(market):
+def test_collection_pays_the_total_issues_the_sale_and_books_the_sale_and_its_payment(market):
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     reservation = market.reservation(industrial, distributor, price_cents=100_000)
     answer = _collect(reservation)
@@ -44,11 +44,15 @@ def test_collection_pays_the_total_issues_the_sale_and_writes_three_balanced_ent
     invoice = Invoice.get(Invoice.number == answer.invoice_number)
     assert (invoice.kind, invoice.status, invoice.amount_excl_tax_cents) == ("platform_sale", "paid", 120_000)
     assert invoice.customer_organization_id == industrial.id and invoice.reservation_id == reservation.id
-    entries = {(e.account, e.direction): e.amount_cents
-               for e in LedgerEntry.select().where(LedgerEntry.reservation_id == reservation.id)}
-    assert entries == {(ledger.industrial_receivable(industrial.id), "debit"): 120_000,
-                       (ledger.PLATFORM_REVENUE, "credit"): 20_000,
-                       (ledger.supplier_payable(distributor.id), "credit"): 100_000}
+    # The sale (VE) and its payment (BQ), the customer's receivable lettered with the payment.
+    lines = book_lines(reservation_id=reservation.id)
+    assert [(line["journal_code"], line["account"], line["debit_cents"], line["credit_cents"]) for line in lines] == [
+        ("VE", "411", 144_000, 0), ("VE", "706", 0, 120_000), ("VE", "44571", 0, 24_000),
+        ("BQ", "512", 144_000, 0), ("BQ", "411", 0, 144_000)]
+    assert {line["piece_ref"] for line in lines} == {invoice.number}
+    receivable = [line for line in lines if line["account"] == "411"]
+    assert {line["aux_account"] for line in receivable} == {industrial.siren}
+    assert receivable[0]["letter"] is not None and receivable[0]["letter"] == receivable[1]["letter"]
     record = FinancialRecord.get_by_id(reservation.id)
     assert (record.financial_status, record.total_cents, record.commission_cents) == (
         "reservation_total_paid", 120_000, 20_000)
@@ -77,12 +81,12 @@ def test_a_record_moved_after_the_read_writes_nothing_and_is_refused(market, mon
         return {**read(reservation_id, organization_id, held), "financial_status": "reservation_total_due"}
 
     monkeypatch.setattr(collection, "_collection_row", stale_read)
-    counts = (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count(),
+    counts = (PaymentOrder.select().count(), AccountingLine.select().count(), Invoice.select().count(),
               OutboxMessage.select().count())
     with pytest.raises(Conflict) as refused:
         _collect(reservation, key="second")
     assert refused.value.details == {"reason": "not_due", "financialStatus": "reservation_total_paid"}
-    assert (PaymentOrder.select().count(), LedgerEntry.select().count(), Invoice.select().count(),
+    assert (PaymentOrder.select().count(), AccountingLine.select().count(), Invoice.select().count(),
             OutboxMessage.select().count()) == counts
     assert IdempotencyRecord.select().where(IdempotencyRecord.key == "second").count() == 0
 

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from backend.billing.models import Invoice, LedgerEntry, PaymentOrder
+from backend.billing.models import AccountingLine, Invoice, PaymentOrder
 from backend.marketplace.demo import INDUSTRIAL
 from backend.runtime import current_runtime
 from ops.seed import seed_demo
 
 
-def test_the_demo_has_invoices_ledger_entries_and_a_refund_and_seeding_twice_adds_nothing():
+def test_the_demo_has_invoices_entries_in_the_books_and_a_refund_and_seeding_twice_adds_nothing():
     seed_demo(current_runtime())
     kinds = sorted(i.kind for i in Invoice.select().where(Invoice.customer_organization_id == INDUSTRIAL))
     assert kinds.count("platform_sale") >= 2 and kinds.count("platform_credit_note") == 1
-    assert LedgerEntry.select().count() >= 9
+    assert AccountingLine.select().count() >= 9
     assert PaymentOrder.select().where(PaymentOrder.kind == "refund").count() == 1
-    counts = (Invoice.select().count(), LedgerEntry.select().count(), PaymentOrder.select().count())
+    counts = (Invoice.select().count(), AccountingLine.select().count(), PaymentOrder.select().count())
     seed_demo(current_runtime())
-    assert (Invoice.select().count(), LedgerEntry.select().count(), PaymentOrder.select().count()) == counts
+    assert (Invoice.select().count(), AccountingLine.select().count(), PaymentOrder.select().count()) == counts
 
 
 def test_the_demo_distributor_has_an_ended_collected_reservation_due_for_self_billing():

@@ -1,4 +1,4 @@
-"""Invoice issuing, numbering series, and what the database refuses (immutability, ledger)."""
+"""Invoice issuing, numbering series, and what the database refuses (immutability)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from peewee import DatabaseError
 
 from backend import clock
 from backend.billing import numbering
-from backend.billing.accounting import ledger
 from backend.billing.invoices import Amounts, InvoiceDraft, Line, amounts, issue_invoice
-from backend.billing.models import Invoice, InvoiceKind, LedgerEntry
+from backend.billing.models import Invoice, InvoiceKind
 from backend.db import database, transaction
 from backend.events import INVOICE_ISSUED, SUBSCRIBERS
 from backend.outbox import OutboxMessage
-from tests.billing.helpers import approved_org, balance, booted_config
+from tests.billing.helpers import approved_org, booted_config
 
 
 def _sale(customer, **overrides) -> Invoice:
@@ -133,40 +132,3 @@ def test_status_pdf_and_payment_fields_may_move_but_no_invoice_is_deleted():
     assert Invoice.get_by_id(invoice.id).has_pdf
     with pytest.raises(DatabaseError, match=r"never deleted|permission denied"), transaction():
         database.execute_sql("DELETE FROM billing_invoice WHERE id = %s", (invoice.id,))
-
-
-def _journal(amount_debit: int, amount_credit: int) -> str:
-    return ledger.post_journal([ledger.Posting("a", ledger.DEBIT, amount_debit),
-                                ledger.Posting("b", ledger.CREDIT, amount_credit)], description="test")
-
-
-def test_ledger_entries_are_append_only_in_the_database():
-    journal = _journal(500, 500)
-    for statement in ("UPDATE billing_ledger_entry SET amount_cents = 1 WHERE journal_id = %s",
-                      "UPDATE billing_ledger_entry SET account = 'x' WHERE journal_id = %s",
-                      "DELETE FROM billing_ledger_entry WHERE journal_id = %s"):
-        with pytest.raises(DatabaseError, match=r"append-only|permission denied"), transaction():
-            database.execute_sql(statement, (journal,))
-    assert LedgerEntry.select().where(LedgerEntry.journal_id == journal).count() == 2
-
-
-def test_an_unbalanced_journal_is_refused_by_python_and_by_the_database():
-    with pytest.raises(ledger.UnbalancedJournal):
-        _journal(500, 499)
-    # Raw SQL bypassing the service: the deferred constraint trigger refuses it (checked here at
-    # once with SET CONSTRAINTS, as it would be at commit).
-    with pytest.raises(DatabaseError, match="does not balance"), transaction():
-        database.execute_sql(
-            "INSERT INTO billing_ledger_entry (journal_id, account, direction, amount_cents, description)"
-            " VALUES ('j-1', 'a', 'debit', 500, 'raw'), ('j-1', 'b', 'credit', 400, 'raw')")
-        database.execute_sql("SET CONSTRAINTS billing_ledger_balanced IMMEDIATE")
-    with transaction():
-        _journal(700, 700)
-        database.execute_sql("SET CONSTRAINTS billing_ledger_balanced IMMEDIATE")  # a balanced one passes
-    database.execute_sql("SET CONSTRAINTS billing_ledger_balanced DEFERRED")
-
-
-def test_ledger_balance_of_an_account():
-    _journal(500, 500)
-    _journal(200, 200)
-    assert balance("a") == 700 and balance("b") == -700

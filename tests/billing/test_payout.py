@@ -10,9 +10,11 @@ import pytest
 from backend import clock
 from backend.billing import corrections
 from backend.billing.accounting import ledger
-from backend.billing.models import AuditEntry, FinancialRecord, Invoice, LedgerEntry, PaymentOrder
+from backend.billing.accounting.chart import Account
+from backend.billing.models import AuditEntry, FinancialRecord, Invoice, PaymentOrder
 from backend.billing.self_billing import scheduler
-from tests.billing.helpers import Market, approved_org, balance
+from tests.billing.accounting.books import book_lines, book_totals
+from tests.billing.helpers import Market, approved_org
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
 
 
@@ -52,12 +54,10 @@ def test_payout_pays_the_self_billed_invoice_once(client, settled, log_lines):
     assert order.paid_at is not None and order.invoice_id == invoice.id
     assert (invoice.status, invoice.paid_at is not None) == ("paid", True)
     assert FinancialRecord.get_by_id(reservation.id).financial_status == "supplier_settlement_paid"
-    entries = {(e.account, e.direction): e.amount_cents
-               for e in LedgerEntry.select().where(LedgerEntry.payment_order_id == order.id)}
-    assert entries == {(ledger.supplier_invoiced(distributor.id), "debit"): 100_000,
-                       (ledger.PLATFORM_CASH, "credit"): 100_000}
-    assert balance(ledger.supplier_payable(distributor.id)) == 0
-    assert balance(ledger.supplier_invoiced(distributor.id)) == 0
+    assert book_totals(payment_order_id=order.id) == {("401", "debit"): 120_000, ("512", "credit"): 120_000}
+    assert ledger.balance(Account.SUPPLIERS, distributor.siren) == 0
+    payable = [line for line in book_lines(reservation_id=reservation.id) if line["account"] == "401"]
+    assert len(payable) == 2 and payable[0]["letter"] and payable[0]["letter"] == payable[1]["letter"]
     audit = AuditEntry.get(AuditEntry.payment_order_id == order.id)
     assert (audit.action, audit.reservation_id) == ("billing.supplier.payout", reservation.id)
     scopes = [x["scope"] for x in log_lines() if x.get("reservationId") == reservation.id]

@@ -9,6 +9,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from peewee import DatabaseError
 
 from backend import clock
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
@@ -264,3 +265,29 @@ def test_download_answers_the_stored_pdf_after_the_hook_ran(client, storage, see
     assert "attachment" in after.headers["content-disposition"]
     assert after.content == storage.read_bytes(STORAGE_CONTEXT, outcome.pdf_storage_key)
     check_pdf(after.content)
+
+
+def test_a_stored_pdf_is_recorded_by_its_sha256_and_never_replaced_by_other_bytes(storage, seeded, platform_config,
+                                                                                   monkeypatch):
+    import hashlib
+
+    from backend.billing.documents import stored_pdf
+    from backend.billing.documents.render import InvoicePdf
+    from backend.errors import Conflict
+
+    industrial = approved_org("industrial")
+    invoice = issue(InvoiceKind.PLATFORM_SALE, issuer=None, customer=industrial.id, config=platform_config, paid=True)
+    key = stored_pdf.ensure_invoice_pdf(invoice, storage=storage, config=platform_config)
+    pdf = storage.read_bytes(STORAGE_CONTEXT, key)
+    recorded = Invoice.get_by_id(invoice.id).pdf_sha256
+    assert recorded == hashlib.sha256(pdf).hexdigest()
+    # the same bytes again: accepted; other bytes (the style changed since): refused, the stored PDF kept
+    assert stored_pdf.ensure_invoice_pdf(invoice, storage=storage, config=platform_config, force=True) == key
+    monkeypatch.setattr(stored_pdf, "render_invoice_pdf",
+                        lambda *args, **kwargs: InvoicePdf(pdf.replace(b"%%EOF", b"%%EOF\n%new"), b"", False))
+    with pytest.raises(Conflict) as refused:
+        stored_pdf.ensure_invoice_pdf(invoice, storage=storage, config=platform_config, force=True)
+    assert refused.value.details["reason"] == "pdf_frozen"
+    assert storage.read_bytes(STORAGE_CONTEXT, key) == pdf
+    with pytest.raises(DatabaseError, match="never changes"), transaction():
+        database.execute_sql("UPDATE billing_invoice SET pdf_sha256 = %s WHERE id = %s", ("0" * 64, invoice.id))

@@ -8,16 +8,17 @@ import pytest
 
 from backend.billing import collection, corrections
 from backend.billing.accounting import ledger
+from backend.billing.accounting.chart import Account
 from backend.billing.models import (
     AuditEntry,
     FinancialRecord,
     Invoice,
-    LedgerEntry,
     PaymentMethod,
     PaymentOrder,
 )
 from backend.errors import Conflict, ValidationError
-from tests.billing.helpers import Market, approved_org, balance, booted_config
+from tests.billing.accounting.books import book_lines
+from tests.billing.helpers import Market, approved_org, booted_config
 
 
 @pytest.fixture
@@ -37,10 +38,9 @@ def _refund(invoice, amount, key="r-1", reason="Vitrine abîmée"):
 
 
 def _sums(reservation_id):
-    rows = LedgerEntry.select().where(LedgerEntry.reservation_id == reservation_id)
     out: dict[str, int] = {}
-    for e in rows:
-        out[e.account] = out.get(e.account, 0) + (e.amount_cents if e.direction == "debit" else -e.amount_cents)
+    for line in book_lines(reservation_id=reservation_id):
+        out[line["account"]] = out.get(line["account"], 0) + line["debit_cents"] - line["credit_cents"]
     return out
 
 
@@ -59,8 +59,12 @@ def test_partial_then_total_refund(sale):
     assert second.financial_status == "fully_refunded" and second.remaining_cents == 0
     assert Invoice.get_by_id(invoice.id).status == "credited"
     assert FinancialRecord.get_by_id(invoice.reservation_id).refunded_excl_tax_cents == 120_000
-    # every account is back to zero: the reversals sum exactly to what the collection booked
+    # every account is back to zero: the credit notes and refunds sum exactly to what the collection booked
     assert set(_sums(invoice.reservation_id).values()) == {0}
+    # each refund's credit note is lettered with its payment, the sale with its collection
+    receivable = [line for line in book_lines(reservation_id=invoice.reservation_id) if line["account"] == "411"]
+    assert len(receivable) == 6 and all(line["letter"] for line in receivable)
+    assert len({line["letter"] for line in receivable}) == 3
     audit = AuditEntry.select().where(AuditEntry.invoice_id == invoice.id, AuditEntry.action == "billing.refund")
     assert [a.reason for a in audit] == ["Vitrine abîmée", "Vitrine abîmée"]
 
@@ -103,7 +107,8 @@ def test_credit_note_credits_what_is_left_and_moves_no_money(sale):
     assert answer.credited_cents == 100_000 and answer.invoice_status == "credited"
     assert PaymentOrder.select().count() == orders
     assert Invoice.get_by_id(invoice.id).status == "credited"
-    assert balance(ledger.industrial_receivable(industrial.id)) == 0
+    # the customer is in credit for what the credit note credits (incl. VAT), until it is repaid
+    assert ledger.balance(Account.CUSTOMERS, industrial.siren) == -120_000
     with pytest.raises(Conflict):
         corrections.credit_in_full(invoice_number=invoice.number, reason="encore", user_id=None, config=booted_config())
     with pytest.raises(Conflict):

@@ -1,103 +1,296 @@
-"""The double-entry ledger: one journal transaction per money event, append-only.
+"""The postings: what each financial event writes in the books (docs/accounting.md, "Postings").
 
-`post_journal` writes the lines of one journal transaction in one statement; the database checks
-at commit that its debits equal its credits (`billing_ledger_balanced`), and refuses any UPDATE or
-DELETE of an entry. Accounts (API.md): `industrial_receivable:<org>`, `platform_revenue`,
-`supplier_payable:<distributor org>`; self-billing (docs/billing.md) moves the payable to
-`supplier_invoiced:<distributor org>` and the payout settles it against `platform_cash`. Amounts
-exclude tax.
+One function per event, each posting one balanced entry (`entries.Entry`) in the caller's
+transaction, in the journal the event belongs to, with its piece (the invoice, or for a payment
+the invoice it settles) and its date (the event's day in Europe/Paris). Amounts: invoices are
+excluding tax, their VAT computed by `backend.billing.vat` from the rate frozen on them; payments
+are what moved, including VAT.
+
+| event | journal | debit | credit |
+|---|---|---|---|
+| sale invoice (`platform_sale`) | VE | 411 customer (incl. VAT) | 706 (excl.), 44571 (VAT) |
+| customer credit note | VE | 706 (excl.), 44571 (VAT) | 411 customer (incl.) |
+| collection (SEPA debit or transfer) | BQ | 512 | 411 customer |
+| refund, repayment of a customer credit | BQ | 411 customer | 512 |
+| returned debit | BQ | 411 customer | 512 |
+| self-billed invoice | AC | 604 (excl.), 44566 (VAT) | 401 distributor (incl.) |
+| supplier credit note | AC | 401 distributor (incl.) | 604 (excl.), 44566 (VAT) |
+| payout | BQ | 401 distributor | 512 |
+| distributor's debt deducted from a payout | OD | 401 (the new invoice) | 401 (the debt's invoice) |
+| legacy store deposit or balance collected | BQ | 512 | 467 store |
+| legacy commission invoice | VE | 411 store (incl.) | 706 (excl.), 44571 (VAT) |
+| legacy commission taken from the store's funds | OD | 467 store | 411 store |
+
+Third-party lines carry the organization's SIREN (auxiliary account) and the invoice they belong
+to (`letter_group`: the sale or self-billed invoice, which its credit notes and payments share),
+so that the database letters them once they sum to zero.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
+from enum import StrEnum
 
-from backend.db import database, in_transaction
-from backend.model import new_id
-
-DEBIT, CREDIT = "debit", "credit"
-PLATFORM_REVENUE = "platform_revenue"
-PLATFORM_CASH = "platform_cash"  # money the platform pays out (supplier payouts)
-
-
-def industrial_receivable(organization_id: str) -> str:
-    return f"industrial_receivable:{organization_id}"
+from backend.billing.accounting import entries
+from backend.billing.accounting.chart import Account, Journal
+from backend.billing.accounting.entries import Entry, Line, Party, paris_day
+from backend.billing.models import Invoice, InvoiceKind
+from backend.billing.vat import vat_amount_cents
+from backend.db import database
 
 
-def supplier_payable(organization_id: str) -> str:
-    """What the platform owes a distributor for a collected reservation, before its invoice."""
-    return f"supplier_payable:{organization_id}"
-
-
-def supplier_invoiced(organization_id: str) -> str:
-    """What the platform owes a distributor on its issued self-billed invoices, until paid out."""
-    return f"supplier_invoiced:{organization_id}"
+class Event(StrEnum):
+    SALE_INVOICE = "sale_invoice"
+    CUSTOMER_CREDIT_NOTE = "customer_credit_note"
+    COLLECTION = "collection"
+    REFUND = "refund"
+    CREDIT_REPAYMENT = "credit_repayment"
+    RETURNED_DEBIT = "returned_debit"
+    SELF_BILLED_INVOICE = "self_billed_invoice"
+    SUPPLIER_CREDIT_NOTE = "supplier_credit_note"
+    PAYOUT = "payout"
+    DEBT_DEDUCTION = "debt_deduction"
+    LEGACY_COLLECTION = "legacy_collection"
+    COMMISSION_INVOICE = "commission_invoice"
+    COMMISSION_SETTLEMENT = "commission_settlement"
 
 
 @dataclass(frozen=True)
-class Posting:
-    account: str
-    direction: str
-    amount_cents: int
+class Piece:
+    """An invoice as the books see it: its id and number (None while not issued yet: filled in on
+    validation), day, counterparty, amount excluding tax and VAT."""
+
+    invoice_id: str
+    number: str | None
+    day: date
+    party: Party
+    excl_cents: int
+    vat_cents: int
+    reservation_id: str | None = None
+
+    @property
+    def incl_cents(self) -> int:
+        return self.excl_cents + self.vat_cents
 
 
-class UnbalancedJournal(ValueError):
-    pass
+def piece_of(invoice: Invoice, *, vat_cents: int | None = None) -> Piece:
+    """The invoice's piece; its counterparty is the organization side of it (the customer of a
+    sale, the issuer of a self-billed invoice), as frozen on the invoice. `vat_cents`: the VAT
+    when the caller computed it otherwise (a credit note's share of its invoice's VAT)."""
+    party = invoice.customer if invoice.customer_organization_id else invoice.issuer
+    return Piece(invoice.id, invoice.number, paris_day(invoice.issued_at), party_of(party),
+                 invoice.amount_excl_tax_cents,
+                 vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps) if vat_cents is None
+                 else vat_cents, invoice.reservation_id)
 
 
-def post_journal(postings: list[Posting], *, description: str, reservation_id: str | None = None,
-                 invoice_id: str | None = None, payment_order_id: str | None = None) -> str:
-    """Write one balanced journal transaction; returns its id. Checked here first (a clear
-    error) and by the database at commit (whatever the caller does)."""
-    if not in_transaction():
-        raise RuntimeError("post_journal runs inside the caller's transaction()")
-    journal_id, params = journal_params(postings, description=description, reservation_id=reservation_id,
-                                        invoice_id=invoice_id, payment_order_id=payment_order_id)
-    database.execute_sql(journal_sql(len(postings)), params)
-    return journal_id
+def party_of(snapshot: dict) -> Party:
+    """The auxiliary account of an invoice party snapshot (`parties.organization_party`)."""
+    return Party(snapshot.get("siren") or "", snapshot.get("legalName") or "")
 
 
-_COLUMNS = ("journal_id", "account", "direction", "amount_cents", "reservation_id", "invoice_id", "payment_order_id",
-            "description")
-_INSERT = f"INSERT INTO billing_ledger_entry ({', '.join(_COLUMNS)}) {{values}}"
-# The rows of a VALUES list, written only when a condition holds (the amount cast: a bare VALUES
-# list in a SELECT gives its values the type text).
-_SELECTED = ", ".join("v.amount_cents::bigint" if column == "amount_cents" else f"v.{column}" for column in _COLUMNS)
-_WHEN = f"SELECT {_SELECTED} FROM ({{values}}) AS v ({', '.join(_COLUMNS)}) WHERE {{when}}"  # noqa: S608 (constants)
+def _entry(journal: Journal, event: Event, piece: Piece, label: str, lines: list[Line], *,
+           payment_order_id: str | None = None, day: date | None = None, invoice_id: str | None = None,
+           piece_ref: str | None = None) -> Entry:
+    return Entry(journal=journal, event=event.value, day=day or piece.day, label=label, lines=tuple(lines),
+                 piece_ref=piece_ref or piece.number, piece_date=piece.day if piece.number else None,
+                 invoice_id=invoice_id or piece.invoice_id, payment_order_id=payment_order_id,
+                 reservation_id=piece.reservation_id)
 
 
-# Sent before a statement writing a journal: the database checks its balance at the end of that
-# statement rather than at the commit (the check is deferred by default), e.g. before a statement
-# that locks a row every concurrent transaction queues on, such as an invoice series' counter.
-CHECK_BALANCE_NOW = "SET CONSTRAINTS billing_ledger_balanced IMMEDIATE"
+def _label(*parts: str | None) -> str:
+    return " ".join(part for part in parts if part)
 
 
-def journal_sql(postings: int, *, when: str | None = None) -> str:
-    """The one INSERT of a journal transaction of `postings` lines (values: `journal_params`), for
-    `post_journal` or for a caller sending it as a part of its own statement (a data-modifying
-    `WITH` part, written only `when` that SQL condition holds). Written out: peewee building a
-    multi-row INSERT cost several times what PostgreSQL spends running it."""
-    values = "VALUES " + ", ".join(
-        f"(%(ledger_journal)s, %(ledger_account_{n})s, %(ledger_direction_{n})s, %(ledger_amount_{n})s,"
-        " %(ledger_reservation)s, %(ledger_invoice)s, %(ledger_order)s, %(ledger_description)s)"
-        for n in range(postings))
-    return _INSERT.format(values=values if when is None else _WHEN.format(values=values, when=when))
+# Invoices ---------------------------------------------------------------------------------------
+
+def sale_invoice_entry(piece: Piece, *, event: Event = Event.SALE_INVOICE) -> Entry:
+    return _entry(Journal.SALES, event, piece, _label("Facture", piece.number, piece.party.name), [
+        Line(Account.CUSTOMERS, debit_cents=piece.incl_cents, party=piece.party, letter_group=piece.invoice_id),
+        Line(Account.SERVICES_SOLD, credit_cents=piece.excl_cents),
+        Line(Account.VAT_COLLECTED, credit_cents=piece.vat_cents),
+    ])
 
 
-def journal_params(postings: list[Posting], *, description: str, reservation_id: str | None = None,
-                   invoice_id: str | None = None, payment_order_id: str | None = None) -> tuple[str, dict]:
-    """`(journal_id, values)` of a journal transaction for `journal_sql` (names start `ledger_`);
-    refused here when it does not balance."""
-    debits = sum(p.amount_cents for p in postings if p.direction == DEBIT)
-    credits = sum(p.amount_cents for p in postings if p.direction == CREDIT)
-    if not postings or debits != credits or any(p.direction not in (DEBIT, CREDIT) or p.amount_cents < 0
-                                                for p in postings):
-        raise UnbalancedJournal(f"journal does not balance: debits {debits}, credits {credits}")
-    journal_id = new_id()
-    params = {"ledger_journal": journal_id, "ledger_reservation": reservation_id, "ledger_invoice": invoice_id,
-              "ledger_order": payment_order_id, "ledger_description": description}
-    for n, posting in enumerate(postings):
-        params.update({f"ledger_account_{n}": posting.account, f"ledger_direction_{n}": posting.direction,
-                       f"ledger_amount_{n}": posting.amount_cents})
-    return journal_id, params
+def customer_credit_note_entry(credit_note: Piece, *, credited_invoice_id: str) -> Entry:
+    return _entry(Journal.SALES, Event.CUSTOMER_CREDIT_NOTE, credit_note, f"Avoir {credit_note.number}", [
+        Line(Account.SERVICES_SOLD, debit_cents=credit_note.excl_cents),
+        Line(Account.VAT_COLLECTED, debit_cents=credit_note.vat_cents),
+        Line(Account.CUSTOMERS, credit_cents=credit_note.incl_cents, party=credit_note.party,
+             letter_group=credited_invoice_id),
+    ])
 
+
+def self_billed_invoice_entry(piece: Piece) -> Entry:
+    return _entry(Journal.PURCHASES, Event.SELF_BILLED_INVOICE, piece, f"Autofacture {piece.number}", [
+        Line(Account.SERVICES_BOUGHT, debit_cents=piece.excl_cents),
+        Line(Account.VAT_DEDUCTIBLE, debit_cents=piece.vat_cents),
+        Line(Account.SUPPLIERS, credit_cents=piece.incl_cents, party=piece.party, letter_group=piece.invoice_id),
+    ])
+
+
+def supplier_credit_note_entry(credit_note: Piece, *, credited_invoice_id: str) -> Entry:
+    label = f"Avoir fournisseur {credit_note.number}"
+    return _entry(Journal.PURCHASES, Event.SUPPLIER_CREDIT_NOTE, credit_note, label, [
+        Line(Account.SUPPLIERS, debit_cents=credit_note.incl_cents, party=credit_note.party,
+             letter_group=credited_invoice_id),
+        Line(Account.SERVICES_BOUGHT, credit_cents=credit_note.excl_cents),
+        Line(Account.VAT_DEDUCTIBLE, credit_cents=credit_note.vat_cents),
+    ])
+
+
+# Payments ---------------------------------------------------------------------------------------
+
+def _customer_payment(event: Event, label: str, piece: Piece, *, amount_cents: int, payment_order_id: str,
+                      day: date, received: bool, settles_invoice_id: str) -> Entry:
+    """A bank entry between 512 and the customer's 411 line of `settles_invoice_id`'s piece."""
+    bank = Line(Account.BANK, **{"debit_cents" if received else "credit_cents": amount_cents})
+    customer = Line(Account.CUSTOMERS, **{"credit_cents" if received else "debit_cents": amount_cents},
+                    party=piece.party, letter_group=settles_invoice_id)
+    return _entry(Journal.BANK, event, piece, label, [bank, customer] if received else [customer, bank],
+                  payment_order_id=payment_order_id, day=day)
+
+
+def collection_entry(invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date) -> Entry:
+    return _customer_payment(Event.COLLECTION, _label("Encaissement", invoice.number, invoice.party.name),
+                             invoice, amount_cents=amount_cents, payment_order_id=payment_order_id, day=day,
+                             received=True, settles_invoice_id=invoice.invoice_id)
+
+
+def refund_entry(credit_note: Piece, *, credited_invoice_id: str, amount_cents: int, payment_order_id: str,
+                 day: date, event: Event = Event.REFUND) -> Entry:
+    """A refund (its credit note is `credit_note`) or the repayment of a customer's credit
+    (`Event.CREDIT_REPAYMENT`, piece: the credit note that put the customer in credit)."""
+    label = "Remboursement" if event is Event.REFUND else "Remboursement de l'avoir"
+    return _customer_payment(event, f"{label} {credit_note.number}", credit_note, amount_cents=amount_cents,
+                             payment_order_id=payment_order_id, day=day, received=False,
+                             settles_invoice_id=credited_invoice_id)
+
+
+def returned_debit_entry(invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date) -> Entry:
+    """A SEPA debit the bank returned: the collection reversed, the customer owes again."""
+    return _customer_payment(Event.RETURNED_DEBIT, f"Prélèvement rejeté {invoice.number}", invoice,
+                             amount_cents=amount_cents, payment_order_id=payment_order_id, day=day, received=False,
+                             settles_invoice_id=invoice.invoice_id)
+
+
+def payout_entry(invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date) -> Entry:
+    return _entry(Journal.BANK, Event.PAYOUT, invoice, f"Paiement fournisseur {invoice.number}", [
+        Line(Account.SUPPLIERS, debit_cents=amount_cents, party=invoice.party, letter_group=invoice.invoice_id),
+        Line(Account.BANK, credit_cents=amount_cents),
+    ], payment_order_id=payment_order_id, day=day)
+
+
+def debt_deduction_entry(invoice: Piece, *, debt_invoice_id: str, amount_cents: int, payment_order_id: str,
+                         day: date) -> Entry:
+    """The distributor's debt (a supplier credit note after its payout, on the self-billed invoice
+    `debt_invoice_id`) deducted from the payout of `invoice`: one 401 line against the other."""
+    return _entry(Journal.OTHER, Event.DEBT_DEDUCTION, invoice, f"Compensation dette fournisseur {invoice.number}", [
+        Line(Account.SUPPLIERS, debit_cents=amount_cents, party=invoice.party, letter_group=invoice.invoice_id),
+        Line(Account.SUPPLIERS, credit_cents=amount_cents, party=invoice.party, letter_group=debt_invoice_id),
+    ], payment_order_id=payment_order_id, day=day)
+
+
+# Legacy (`legacy_mandate`): the store sells; the platform books its commission and the funds it holds.
+
+def legacy_collection_entry(store_invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date,
+                            store: Party) -> Entry:
+    """The industrial pays the store's own invoice (deposit or balance) to the platform, which
+    holds the money for the store (467); the store's sale is not the platform's."""
+    return _entry(Journal.BANK, Event.LEGACY_COLLECTION, store_invoice, f"Fonds reçus pour le magasin {store.name}", [
+        Line(Account.BANK, debit_cents=amount_cents),
+        Line(Account.STORE_FUNDS, credit_cents=amount_cents, party=store, letter_group=store_invoice.reservation_id),
+    ], payment_order_id=payment_order_id, day=day)
+
+
+def commission_entries(commission: Piece) -> list[Entry]:
+    """The legacy commission invoice (sold to the store) and its settlement out of the store's funds."""
+    settlement = _entry(Journal.OTHER, Event.COMMISSION_SETTLEMENT, commission,
+                        f"Commission {commission.number} imputée sur les fonds du magasin", [
+                            Line(Account.STORE_FUNDS, debit_cents=commission.incl_cents, party=commission.party,
+                                 letter_group=commission.reservation_id),
+                            Line(Account.CUSTOMERS, credit_cents=commission.incl_cents, party=commission.party,
+                                 letter_group=commission.invoice_id),
+                        ])
+    return [sale_invoice_entry(commission, event=Event.COMMISSION_INVOICE), settlement]
+
+
+# Posting ---------------------------------------------------------------------------------------
+
+def post_invoice(invoice: Invoice, *, credited: Invoice | None = None, vat_cents: int | None = None) -> None:
+    """The entry of an issued invoice or credit note, by its kind (legacy store invoices are not
+    the platform's: nothing; their collection is)."""
+    piece = piece_of(invoice, vat_cents=vat_cents)
+    kind = InvoiceKind(invoice.kind)
+    if kind is InvoiceKind.PLATFORM_SALE:
+        entries.post(sale_invoice_entry(piece))
+    elif kind is InvoiceKind.PLATFORM_CREDIT_NOTE:
+        entries.post(customer_credit_note_entry(piece, credited_invoice_id=invoice.credited_invoice_id))
+    elif kind is InvoiceKind.SUPPLIER_SELF_BILLED:
+        entries.post(self_billed_invoice_entry(piece))
+    elif kind is InvoiceKind.SUPPLIER_CREDIT_NOTE:
+        entries.post(supplier_credit_note_entry(piece, credited_invoice_id=invoice.credited_invoice_id))
+    elif kind is InvoiceKind.PLATFORM_COMMISSION:
+        entries.post(*commission_entries(piece))
+
+
+def post_refund(credit_note: Invoice, *, amount_cents: int, payment_order_id: str, day: date,
+                repayment: bool = False) -> None:
+    """A refund paid on `credit_note` (its own), or with `repayment` the repayment of the customer
+    credit that `credit_note` created."""
+    entries.post(refund_entry(piece_of(credit_note), credited_invoice_id=credit_note.credited_invoice_id,
+                              amount_cents=amount_cents, payment_order_id=payment_order_id, day=day,
+                              event=Event.CREDIT_REPAYMENT if repayment else Event.REFUND))
+
+
+def post_returned_debit(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
+    entries.post(returned_debit_entry(piece_of(invoice), amount_cents=amount_cents,
+                                      payment_order_id=payment_order_id, day=day))
+
+
+def post_payout(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date,
+                deducted_cents: int = 0, debt_invoice_id: str | None = None) -> None:
+    """A payout of `amount_cents` on the self-billed `invoice`, after `deducted_cents` of the
+    distributor's debt (on the self-billed invoice `debt_invoice_id`) were deducted from it."""
+    piece = piece_of(invoice)
+    posted = [payout_entry(piece, amount_cents=amount_cents, payment_order_id=payment_order_id, day=day)]
+    if deducted_cents:
+        if debt_invoice_id is None:
+            raise ValueError("a deduction names the invoice of the debt it settles")
+        posted.append(debt_deduction_entry(piece, debt_invoice_id=debt_invoice_id, amount_cents=deducted_cents,
+                                           payment_order_id=payment_order_id, day=day))
+    entries.post(*posted)
+
+
+def post_legacy_collection(store_invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
+    entries.post(legacy_collection_entry(piece_of(store_invoice), amount_cents=amount_cents,
+                                         payment_order_id=payment_order_id, day=day,
+                                         store=party_of(store_invoice.issuer)))
+
+
+# The collection's own statement (`backend.billing.collection`): the sale and its payment.
+COLLECTION_SHAPE = (3, 2)
+
+
+def collection_sql(*, when: str) -> str:
+    """The `WITH` parts writing a collection's two entries, for the collection's write statement."""
+    return entries.entries_sql(COLLECTION_SHAPE, when=when)
+
+
+def collection_params(*, invoice_id: str, customer: dict, excl_cents: int, vat_cents: int, payment_order_id: str,
+                      day: date, reservation_id: str) -> dict:
+    """The values of `collection_sql`: the sale invoice `invoice_id` (issued later in the same
+    transaction: its number is filled in on validation) and its payment, including VAT."""
+    piece = Piece(invoice_id, None, day, party_of(customer), excl_cents, vat_cents, reservation_id)
+    return entries.entries_params([sale_invoice_entry(piece), collection_entry(
+        piece, amount_cents=piece.incl_cents, payment_order_id=payment_order_id, day=day)])
+
+
+def balance(account: Account, siren: str | None = None) -> int:
+    """Debits minus credits of an account (of one auxiliary account when `siren` is given)."""
+    sql = "SELECT coalesce(sum(debit_cents - credit_cents), 0) FROM accounting_line WHERE account = %s"
+    params: tuple = (Account(account).value,)
+    if siren is not None:
+        sql, params = sql + " AND aux_account = %s", (*params, siren)
+    return int(database.execute_sql(sql, params).fetchone()[0])

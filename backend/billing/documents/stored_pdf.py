@@ -3,11 +3,15 @@
 `ensure_invoice_pdf` is what the post-invoice hook runs (step 1) and what the download and the
 `vitrine billing invoice-pdf` command fall back on when the PDF is missing: render the Factur-X
 PDF from the invoice's snapshot, store it at `billing/invoices/<number>.pdf` in the private
-context `billing-invoice-pdf`, then set `pdfStorageKey`. Rendering is deterministic, so a
-regeneration writes the same bytes over the same key.
+context `billing-invoice-pdf`, then set `pdfStorageKey` and record the PDF's sha256 (once: the
+database refuses to change it, migration 142). An issued invoice's document never changes: a
+regeneration that gives other bytes (the template or the PDF style changed since) is refused
+(409 `pdf_frozen`) and the stored PDF kept; one that gives the same bytes rewrites them.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from backend.billing.documents.invoice_snapshot import snapshot_of_invoice
 from backend.billing.documents.render import render_invoice_pdf
@@ -15,7 +19,8 @@ from backend.billing.documents.snapshot import InvoiceSnapshot
 from backend.billing.models import Invoice
 from backend.config import Config
 from backend.db import transaction
-from backend.errors import NotFound, PayloadTooLarge, ValidationError
+from backend.errors import Conflict, NotFound, PayloadTooLarge, ValidationError
+from backend.logs import log_event
 from storage import Storage, StoredObject
 
 STORAGE_CONTEXT = "billing-invoice-pdf"  # spec C: the private context of the invoice PDFs
@@ -39,16 +44,25 @@ def store_invoice_pdf(storage: Storage, invoice_number: str, pdf: bytes) -> Stor
 def ensure_invoice_pdf(invoice: Invoice, *, storage: Storage, config: Config,
                        snapshot: InvoiceSnapshot | None = None, force: bool = False) -> str:
     """The storage key of the invoice's PDF, generated, stored and recorded unless it already is
-    (`force` regenerates it anyway: the same bytes over the same key)."""
+    (`force` regenerates it anyway: refused when the bytes differ from the recorded ones)."""
     key = storage_key(invoice.number)
-    if not force and invoice.pdf_storage_key == key and storage.exists(STORAGE_CONTEXT, key):
+    stored = invoice.pdf_storage_key == key and storage.exists(STORAGE_CONTEXT, key)
+    if not force and stored:
         return key
     document = render_invoice_pdf(snapshot or snapshot_of_invoice(invoice, config), storage=storage, config=config)
+    recorded = invoice.pdf_sha256 or (
+        hashlib.sha256(storage.read_bytes(STORAGE_CONTEXT, key)).hexdigest() if stored else None)
+    if recorded is not None and document.sha256 != recorded:
+        log_event("billing.invoice.pdf_frozen", "a regenerated invoice PDF differs from the stored one: kept",
+                  "warn", invoiceNumber=invoice.number, storedSha256=recorded, renderedSha256=document.sha256)
+        raise Conflict(f"the PDF of issued invoice {invoice.number} never changes: rendering it again gives other "
+                       "bytes (the template or the PDF style changed); the stored PDF is kept",
+                       reason="pdf_frozen", invoiceNumber=invoice.number)
     store_invoice_pdf(storage, invoice.number, document.content)
-    if invoice.pdf_storage_key != key:
+    if invoice.pdf_storage_key != key or invoice.pdf_sha256 is None:
         with transaction():
-            Invoice.update(pdf_storage_key=key).where(Invoice.id == invoice.id).execute()
-        invoice.pdf_storage_key = key
+            Invoice.update(pdf_storage_key=key, pdf_sha256=document.sha256).where(Invoice.id == invoice.id).execute()
+        invoice.pdf_storage_key, invoice.pdf_sha256 = key, document.sha256
     return key
 
 

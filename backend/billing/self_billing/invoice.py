@@ -6,11 +6,9 @@ has closed, provided the distributor signed a self-billing mandate and no incide
 One reservation is one unit, in one transaction: its financial record is locked `FOR UPDATE`
 (racing passes and catch-ups of one reservation queue on it) and read again under the lock; an
 existing self-billed invoice is answered as it is (the partial unique index
-`billing_invoice_one_self_billed` refuses a second one whatever happens). Issuing writes the
-journal moving the distributor's accrued payable to its invoiced payable (debit
-`supplier_payable:<d>`, credit `supplier_invoiced:<d>`, the store base excluding tax), moves the
-financial status `reservation_total_paid` -> `supplier_settlement_pending`, and issues the
-invoice last (its number's counter row stays locked only until the commit). `issue_invoice`
+`billing_invoice_one_self_billed` refuses a second one whatever happens). Issuing moves the
+financial status `reservation_total_paid` -> `supplier_settlement_pending`, issues the invoice
+and books it (AC: 604 and 44566 against the distributor's 401, `accounting.ledger`). `issue_invoice`
 records `invoice.issued`, so the post-invoice hook (Factur-X PDF, transmission draft) runs through
 the outbox once the unit is committed.
 
@@ -102,19 +100,16 @@ def _locked_settleable(reservation_id: str):
 
 
 def _issue(reservation: Reservation, record, *, config: Config, user_id: str | None) -> Invoice:
-    distributor = reservation.distributor_organization_id
     draft = InvoiceDraft(
         kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line(service_label(reservation), record.store_base_cents),),
-        issuer_organization_id=distributor, customer_organization_id=None, reservation_id=reservation.id,
+        issuer_organization_id=reservation.distributor_organization_id, customer_organization_id=None,
+        reservation_id=reservation.id,
         service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at, created_by_user_id=user_id,
     )
-    ledger.post_journal([
-        ledger.Posting(ledger.supplier_payable(distributor), ledger.DEBIT, record.store_base_cents),
-        ledger.Posting(ledger.supplier_invoiced(distributor), ledger.CREDIT, record.store_base_cents),
-    ], description=f"self-billed invoice of reservation {reservation.id}", reservation_id=reservation.id,
-        invoice_id=draft.invoice_id)
     records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PENDING)
-    return issue_invoice(draft, config=config)  # last: the series' counter row is locked until the commit
+    invoice = issue_invoice(draft, config=config)
+    ledger.post_invoice(invoice)  # AC: the purchase of the store's share
+    return invoice
 
 
 def _issued(invoice: Invoice, **fields: object) -> None:

@@ -13,21 +13,22 @@ import pytest
 from backend import clock
 from backend.billing import corrections
 from backend.billing.accounting import ledger
+from backend.billing.accounting.chart import Account
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
 from backend.billing.models import (
     AuditEntry,
     FinancialRecord,
     IncidentStatus,
     Invoice,
-    LedgerEntry,
     ReservationIncident,
 )
 from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import scheduler
 from backend.db import database
 from backend.outbox import OutboxMessage
+from tests.billing.accounting.books import book_lines, book_totals
 from tests.billing.documents.facturx_check import check_pdf
-from tests.billing.helpers import Market, approved_org, balance
+from tests.billing.helpers import Market, approved_org
 from tests.billing.self_billing.data import AFTER, DURING, Party, admin_headers, collected, sign_mandate
 from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 
@@ -96,10 +97,9 @@ def test_a_pass_counts_each_outcome_and_a_failing_unit_never_stops_it(market, st
     assert (invoice.amount_excl_tax_cents, invoice.status, invoice.issuer["legalName"]) == (
         100_000, "issued", f"{signed.legal_name} SAS")
     assert status_of(issued) == "supplier_settlement_pending"
-    entries = {(e.account, e.direction): e.amount_cents for e in LedgerEntry.select().where(
-        LedgerEntry.invoice_id == invoice.id)}
-    assert entries == {(ledger.supplier_payable(signed.id), "debit"): 100_000,
-                       (ledger.supplier_invoiced(signed.id), "credit"): 100_000}
+    # The purchase of the store's share (AC), VAT deductible, the distributor's payable by SIREN.
+    assert book_totals(invoice_id=invoice.id) == {("604", "debit"): 100_000, ("44566", "debit"): 20_000,
+                                                  ("401", "credit"): 120_000}
     hooks = OutboxMessage.select().where(OutboxMessage.actor_name == "run_post_invoice_hook")
     assert [invoice.id] in [row.args for row in hooks]  # the hook runs once the unit is committed
     outcome = run_post_invoice_hook(invoice.id, storage=storage, config=platform_config)
@@ -193,23 +193,24 @@ def test_a_plain_catch_up_needs_no_force_and_ignores_the_window(client, market):
     assert answer.json["data"]["invoiceNumber"].startswith(f"FAC-SUP-{distributor.siren}-")
 
 
-def test_a_self_billed_credit_note_reverses_the_self_billing_journal(market, config):
+def test_a_self_billed_credit_note_books_a_supplier_credit_note_lettered_with_its_invoice(market, config):
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     sign_mandate(distributor)
     reservation = collected(market, industrial, distributor)
     with clock.frozen_at(AFTER):
         scheduler.self_bill_due_reservations(config=config)
     (invoice,) = self_billed(reservation)
-    payable, invoiced = ledger.supplier_payable(distributor.id), ledger.supplier_invoiced(distributor.id)
-    assert (balance(payable), balance(invoiced)) == (0, -100_000)
+    assert ledger.balance(Account.SUPPLIERS, distributor.siren) == -120_000
     answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation non conforme",
                                         user_id="admin", config=config)
-    assert answer.credit_note_number.startswith(f"AV-SUP-{distributor.siren}-")
-    assert (balance(payable), balance(invoiced)) == (-100_000, 0)
-    credit_note = Invoice.get(Invoice.number == answer.credit_note_number)
-    entries = {(e.account, e.direction): e.amount_cents
-               for e in LedgerEntry.select().where(LedgerEntry.invoice_id == credit_note.id)}
-    assert entries == {(invoiced, "debit"): 100_000, (payable, "credit"): 100_000}
+    assert answer["creditNoteNumber"].startswith(f"AV-SUP-{distributor.siren}-")
+    assert ledger.balance(Account.SUPPLIERS, distributor.siren) == 0
+    credit_note = Invoice.get(Invoice.number == answer["creditNoteNumber"])
+    assert book_totals(invoice_id=credit_note.id) == {("401", "debit"): 120_000, ("604", "credit"): 100_000,
+                                                      ("44566", "credit"): 20_000}
+    # The self-billed invoice's payable and its credit note's are lettered together.
+    payable = [line for line in book_lines(reservation_id=reservation.id) if line["account"] == "401"]
+    assert len(payable) == 2 and payable[0]["letter"] and payable[0]["letter"] == payable[1]["letter"]
 
 
 def test_the_minute_job_honours_the_enabled_flag_and_the_interval(config):

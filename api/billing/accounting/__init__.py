@@ -1,0 +1,1 @@
+"""The books' routes (API.md "The books"): FEC, trial balance, ledger."""

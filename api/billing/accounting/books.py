@@ -1,0 +1,59 @@
+"""The books (API.md "The books"): the FEC download, the trial balance, an account's ledger."""
+
+from __future__ import annotations
+
+from api.access import Route, admin
+from api.operations import operation
+from backend.billing.accounting import fec, reports
+from backend.billing.accounting.chart import account_label
+from backend.identity.permissions import BILLING_MANAGE_ALL
+from schemas.billing.accounting.books import FecQuery, LedgerOut, LedgerQuery, PeriodQuery, TrialBalanceOut
+
+BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
+
+
+def platform_siren(config) -> str:
+    """The SIREN naming the FEC: the platform's SIRET's first nine digits."""
+    return (config.platform_legal_siret or "")[:9] or "000000000"
+
+
+class Fec:
+    def __init__(self, config) -> None:
+        self.config = config
+
+    @operation("Download the FEC of a fiscal year",
+               description="`billing.manage.all`. The Fichier des Écritures Comptables (article A47 A-1 of the "
+               "Livre des procédures fiscales), streamed: `<SIREN>FEC<closing date YYYYMMDD>.txt`, ISO 8859-15, "
+               "tab-separated, the 18 fields in their legal order, entries in validation order, the opening "
+               "balances first from the second fiscal year on (docs/accounting.md).",
+               tags=("accounting",), query=FecQuery, produces=fec.CONTENT_TYPE)
+    def on_get(self, req, resp, query: dict) -> None:
+        year = query["fiscalYear"]
+        resp.content_type = fec.CONTENT_TYPE
+        resp.downloadable_as = fec.file_name(platform_siren(self.config), year)
+        resp.stream = fec.stream_fec(year)
+
+
+class TrialBalance:
+    @operation("Trial balance", description="`billing.manage.all`. Each account's debits, credits and balance over "
+               "the entry dates `from` to `to` (both included; open-ended when absent), and their totals.",
+               tags=("accounting",), query=PeriodQuery, answer=TrialBalanceOut)
+    def on_get(self, req, resp, query: dict) -> reports.TrialBalance:
+        return reports.trial_balance(start=query["start"], end=query["end"])
+
+
+class Ledger:
+    @operation("An account's ledger", description="`billing.manage.all`. The lines of one account of the chart "
+               "over the entry dates `from` to `to`, in date then validation order, with their lettering.",
+               tags=("accounting",), query=LedgerQuery, answer=LedgerOut)
+    def on_get(self, req, resp, query: dict) -> dict:
+        lines = reports.account_ledger(query["account"], start=query["start"], end=query["end"])
+        return {"account": query["account"], "label": account_label(query["account"]), "lines": lines}
+
+
+def routes(deps) -> list[Route]:
+    return [
+        Route("/api/admin/accounting/fec", Fec(deps.config), BILLING_ADMIN),
+        Route("/api/admin/accounting/trial-balance", TrialBalance(), BILLING_ADMIN),
+        Route("/api/admin/accounting/ledger", Ledger(), BILLING_ADMIN),
+    ]

@@ -1,0 +1,116 @@
+"""`vitrine accounting verify`: reads a whole database and names every breach of its books and
+invoice series, one line each (docs/accounting.md, "Verifying").
+
+Each check is one query returning the breaches it finds, as `<check>: <what>` lines. The checks
+assume nothing the application guarantees: they are meant to find what someone bypassing it
+(the database owner, a restore gone wrong) did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from backend.db import database
+from storage import Storage
+
+PDF_CONTEXT = "billing-invoice-pdf"  # `documents.stored_pdf.STORAGE_CONTEXT` (accounting never imports documents)
+
+_VAT = "((2 * i.amount_excl_tax_cents::bigint * i.vat_rate_bps + 10000) / 20000)"
+# The entry each kind of invoice posts, and the account of its amount excluding tax.
+_INVOICE_EVENTS = ("('platform_sale', 'sale_invoice', '706'), ('platform_credit_note', 'customer_credit_note', '706'),"
+                   " ('supplier_self_billed', 'self_billed_invoice', '604'),"
+                   " ('supplier_credit_note', 'supplier_credit_note', '604'),"
+                   " ('platform_commission', 'commission_invoice', '706')")
+_PAYMENT_EVENTS = ("('reservation_total', 'collection'), ('refund', 'refund'), ('supplier_payout', 'payout'),"
+                   " ('deposit', 'legacy_collection'), ('balance', 'legacy_collection')")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    sql: str  # rows of one text column: what is wrong
+
+
+CHECKS = (
+    Check("unbalanced entry", """
+        SELECT e.journal_code || '-' || coalesce(e.number::text, '?') || ' (' || e.id || '): debits - credits = '
+               || sum(l.debit_cents - l.credit_cents) || ', ' || count(l.id) || ' lines'
+          FROM accounting_entry e LEFT JOIN accounting_line l ON l.entry_id = e.id
+         GROUP BY e.id HAVING coalesce(sum(l.debit_cents - l.credit_cents), 0) <> 0 OR count(l.id) < 2
+         ORDER BY e.id"""),
+    Check("entry not validated", """
+        SELECT e.id || ' (' || e.event || ', ' || e.entry_date || ') has no number'
+          FROM accounting_entry e WHERE e.number IS NULL ORDER BY e.id"""),
+    Check("journal gap", """
+        SELECT journal_code || ' ' || fiscal_year || ': ' || coalesce(previous, 0) || ' then ' || number
+          FROM (SELECT journal_code, fiscal_year, number,
+                       lag(number) OVER (PARTITION BY journal_code, fiscal_year ORDER BY number) AS previous
+                  FROM accounting_entry WHERE number IS NOT NULL) AS n
+         WHERE number <> coalesce(previous, 0) + 1 ORDER BY journal_code, fiscal_year, number"""),
+    Check("invoice series gap", """
+        SELECT series || ': ' || coalesce(previous, 0) || ' then ' || sequence
+          FROM (SELECT series, sequence, lag(sequence) OVER (PARTITION BY series ORDER BY sequence) AS previous
+                  FROM billing_invoice) AS n
+         WHERE sequence <> coalesce(previous, 0) + 1 ORDER BY series, sequence"""),
+    Check("invoice not posted once", f"""
+        SELECT i.number || ' (' || i.kind || '): ' || count(e.id) || ' ' || k.event || ' entries'
+          FROM billing_invoice i JOIN (VALUES {_INVOICE_EVENTS}) AS k (kind, event, account) ON k.kind = i.kind
+          LEFT JOIN accounting_entry e ON e.invoice_id = i.id AND e.event = k.event
+         GROUP BY i.id, i.number, i.kind, k.event HAVING count(e.id) <> 1 ORDER BY i.number"""),  # noqa: S608 (constants only)
+    Check("payment not posted once", f"""
+        SELECT p.id || ' (' || p.kind || '): ' || count(e.id) || ' ' || k.event || ' entries'
+          FROM billing_payment_order p JOIN (VALUES {_PAYMENT_EVENTS}) AS k (kind, event) ON k.kind = p.kind
+          LEFT JOIN accounting_entry e ON e.payment_order_id = p.id AND e.event = k.event
+         WHERE p.status = 'paid'
+         GROUP BY p.id, p.kind, k.event HAVING count(e.id) <> 1 ORDER BY p.id"""),  # noqa: S608 (constants only)
+    Check("ledger differs from invoice", f"""
+        SELECT i.number || ': booked ' || sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account = k.account)
+               || ' excl. and ' || coalesce(sum(l.debit_cents + l.credit_cents)
+                                            FILTER (WHERE l.account IN ('44571', '44566')), 0)
+               || ' VAT, invoiced ' || i.amount_excl_tax_cents || ' and ' || {_VAT}
+          FROM billing_invoice i JOIN (VALUES {_INVOICE_EVENTS}) AS k (kind, event, account) ON k.kind = i.kind
+          JOIN accounting_entry e ON e.invoice_id = i.id AND e.event = k.event
+          JOIN accounting_line l ON l.entry_id = e.id
+         GROUP BY i.id, i.number, i.amount_excl_tax_cents, i.vat_rate_bps
+        HAVING coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account = k.account), 0)
+                   <> i.amount_excl_tax_cents
+            OR coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN ('44571', '44566')), 0)
+                   <> {_VAT}
+         ORDER BY i.number"""),  # noqa: S608 (constants only)
+    Check("ledger differs from payment", f"""
+        SELECT p.id || ' (' || p.kind || '): booked ' || sum(l.debit_cents + l.credit_cents) || ', paid '
+               || p.amount_cents
+          FROM billing_payment_order p JOIN (VALUES {_PAYMENT_EVENTS}) AS k (kind, event) ON k.kind = p.kind
+          JOIN accounting_entry e ON e.payment_order_id = p.id AND e.event = k.event
+          JOIN accounting_line l ON l.entry_id = e.id AND l.account = '512'
+         GROUP BY p.id, p.kind, p.amount_cents HAVING sum(l.debit_cents + l.credit_cents) <> p.amount_cents
+         ORDER BY p.id"""),  # noqa: S608 (constants only)
+)
+
+
+def verify(*, storage: Storage | None = None) -> list[str]:
+    """Every breach found, one line each (`<check>: <what>`); empty when the books are clean.
+    With `storage`, each stored invoice PDF is also read back against its recorded sha256."""
+    breaches = []
+    for check in CHECKS:
+        breaches += [f"{check.name}: {row[0]}" for row in database.execute_sql(check.sql).fetchall()]
+    if storage is not None:
+        breaches += stored_pdf_breaches(storage)
+    return breaches
+
+
+def stored_pdf_breaches(storage: Storage) -> list[str]:
+    """`stored PDF changed`: a stored invoice PDF missing, or whose sha256 is not the one recorded
+    when it was first stored (migration 142)."""
+    found = []
+    rows = database.execute_sql("SELECT number, pdf_storage_key, pdf_sha256 FROM billing_invoice"
+                                " WHERE pdf_sha256 IS NOT NULL ORDER BY number").fetchall()
+    for number, key, recorded in rows:
+        if not key or not storage.exists(PDF_CONTEXT, key):
+            found.append(f"stored PDF changed: {number}: no PDF at {key}")
+            continue
+        actual = hashlib.sha256(storage.read_bytes(PDF_CONTEXT, key)).hexdigest()
+        if actual != recorded:
+            found.append(f"stored PDF changed: {number}: sha256 {actual}, recorded {recorded}")
+    return found

@@ -1,0 +1,128 @@
+"""`vitrine accounting ...`: the books from the command line (docs/accounting.md).
+
+- `fec --year YYYY [-o FILE]`: the FEC of a fiscal year (default file `<SIREN>FEC<closing date>.txt`;
+  `-o -` writes to stdout), as the admin route streams it;
+- `trial-balance [--from YYYY-MM-DD] [--to YYYY-MM-DD]`: the table the admin route answers;
+- `close --until YYYY-MM-DD`: close the books up to that day included;
+- `verify`: every breach of the books and invoice series, one line each; exit status 1 on any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import date
+from pathlib import Path
+
+
+def _boot():
+    from backend.runtime import boot
+
+    return boot(role="cli")
+
+
+def _euros(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    return f"{sign}{abs(cents) // 100:,}.{abs(cents) % 100:02d}".replace(",", " ")
+
+
+def cmd_fec(args) -> int:
+    from api.billing.accounting.books import platform_siren
+    from backend.billing.accounting import fec
+    from backend.db import database
+
+    runtime = _boot()
+    name = args.output or fec.file_name(platform_siren(runtime.config), args.year)
+    with database.connection_context():
+        if name == "-":
+            fec.write_fec(args.year, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            return 0
+        with Path(name).open("wb") as out:
+            fec.write_fec(args.year, out)
+    print(f"{name}: FEC of fiscal year {args.year}, {Path(name).stat().st_size} bytes")
+    return 0
+
+
+def format_trial_balance(balance) -> list[str]:
+    """The trial balance as the command prints it: one row per account, then the totals."""
+    rows = [f"{'account':<8} {'label':<44} {'debit':>16} {'credit':>16} {'balance':>16}"]
+    for line in [*balance.accounts, balance.totals]:
+        rows.append(f"{line.account:<8} {line.label[:44]:<44} {_euros(line.debit_cents):>16} "
+                    f"{_euros(line.credit_cents):>16} {_euros(line.balance_cents):>16}")
+    return rows
+
+
+def cmd_trial_balance(args) -> int:
+    from backend.billing.accounting import reports
+    from backend.db import database
+
+    _boot()
+    with database.connection_context():
+        balance = reports.trial_balance(start=args.start, end=args.end)
+    print("\n".join(format_trial_balance(balance)))
+    return 0
+
+
+def cmd_close(args) -> int:
+    from backend.billing.accounting import closing
+    from backend.db import database
+    from backend.errors import Conflict
+
+    _boot()
+    with database.connection_context():
+        try:
+            closing.close_until(args.until, closed_by="vitrine accounting close")
+        except Conflict as exc:
+            print(f"vitrine accounting close: {exc.message}", file=sys.stderr)
+            return 1
+    print(f"books closed until {args.until}: later events post on {date.fromordinal(args.until.toordinal() + 1)}")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    from backend.billing.accounting.verify import verify
+    from backend.db import database
+
+    runtime = _boot()
+    with database.connection_context():
+        breaches = verify(storage=runtime.storage)
+    for breach in breaches:
+        print(breach)
+    if breaches:
+        print(f"vitrine accounting verify: {len(breaches)} breach(es)", file=sys.stderr)
+        return 1
+    print("the books are clean: entries balanced and validated, journals and invoice series without gap, "
+          "every issued invoice and paid payment posted once, at the amounts invoiced and paid, "
+          "every stored invoice PDF as first stored")
+    return 0
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a day YYYY-MM-DD: {text!r}") from None
+
+
+def add_commands(sub, common, needs: str) -> None:
+    """The `accounting` group; `needs`: what its commands need started (`ops.cli.NEEDS_DATABASE`)."""
+    group = sub.add_parser("accounting", parents=[common], help="the books: FEC, trial balance, closing, verify",
+                           description="the books: FEC, trial balance, closing, verify")
+    commands = group.add_subparsers(dest="accounting_command", required=True, metavar="COMMAND",
+                                    help="an accounting command")
+
+    def command(name: str, func, help_text: str) -> argparse.ArgumentParser:
+        parser = commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+        parser.set_defaults(func=func, needs=needs)
+        return parser
+
+    fec = command("fec", cmd_fec, "write the FEC (Fichier des Écritures Comptables) of a fiscal year")
+    fec.add_argument("--year", type=int, required=True, metavar="YYYY", help="the year of the closing date")
+    fec.add_argument("-o", "--output", metavar="FILE", help="file to write (default <SIREN>FEC<date>.txt; - stdout)")
+    balance = command("trial-balance", cmd_trial_balance, "print the trial balance of a period")
+    balance.add_argument("--from", dest="start", type=_day, metavar="YYYY-MM-DD", help="first entry date (included)")
+    balance.add_argument("--to", dest="end", type=_day, metavar="YYYY-MM-DD", help="last entry date (included)")
+    close = command("close", cmd_close, "close the books up to a day included (no entry dated then afterwards)")
+    close.add_argument("--until", type=_day, required=True, metavar="YYYY-MM-DD", help="the last closed day")
+    command("verify", cmd_verify, "check the books and invoice series of the whole database (exit 1 on a breach)")

@@ -1,0 +1,1 @@
+"""Shapes of the books' routes (API.md "The books")."""

@@ -1,0 +1,60 @@
+"""Shapes of the books' routes (API.md "The books"): the FEC, the trial balance, an account's ledger."""
+
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, Schema, fields, validate
+
+from backend.billing.accounting.chart import Account
+
+
+class FecQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    fiscalYear = fields.Integer(required=True, validate=validate.Range(min=2000, max=9999),
+                                metadata={"description": "the year of the fiscal year's closing date"})
+
+
+class PeriodQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    start = fields.Date(data_key="from", load_default=None, metadata={"description": "first entry date, included"})
+    end = fields.Date(data_key="to", load_default=None, metadata={"description": "last entry date, included"})
+
+
+class LedgerQuery(PeriodQuery):
+    account = fields.String(required=True, validate=validate.OneOf([a.value for a in Account]),
+                            metadata={"enum": [a.value for a in Account]})
+
+
+class AccountTotalOut(Schema):
+    account = fields.String(required=True, metadata={"description": "PCG account number ('' on the totals)"})
+    label = fields.String(required=True)
+    debitCents = fields.Integer(required=True, attribute="debit_cents")
+    creditCents = fields.Integer(required=True, attribute="credit_cents")
+    balanceCents = fields.Integer(required=True, attribute="balance_cents", metadata={"description": "debit - credit"})
+
+
+class TrialBalanceOut(Schema):
+    accounts = fields.List(fields.Nested(AccountTotalOut), required=True)
+    totals = fields.Nested(AccountTotalOut, required=True)
+
+
+class LedgerLineOut(Schema):
+    entryNumber = fields.String(required=True, attribute="entry_number", metadata={"description": "EcritureNum"})
+    journal = fields.String(required=True)
+    entryDate = fields.Date(required=True, attribute="entry_date")
+    pieceRef = fields.String(required=True, attribute="piece_ref")
+    label = fields.String(required=True)
+    auxAccount = fields.String(allow_none=True, attribute="aux_account", metadata={"description": "SIREN"})
+    auxLabel = fields.String(allow_none=True, attribute="aux_label")
+    debitCents = fields.Integer(required=True, attribute="debit_cents")
+    creditCents = fields.Integer(required=True, attribute="credit_cents")
+    letter = fields.String(allow_none=True, metadata={"description": "EcritureLet, null while not lettered"})
+
+
+class LedgerOut(Schema):
+    account = fields.String(required=True)
+    label = fields.String(required=True)
+    lines = fields.List(fields.Nested(LedgerLineOut), required=True)

@@ -1,0 +1,95 @@
+"""`vitrine accounting verify` on clean books, then on a copy corrupted in each way the database
+owner could, bypassing the application (triggers disabled): each breach is named."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.billing import corrections
+from backend.billing.accounting.verify import verify
+from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
+from backend.db import database, transaction
+from tests.billing.accounting.books import validate_now
+from tests.billing.helpers import Market, approved_org, booted_config
+from tests.billing.self_billing.data import collected
+
+
+class _Undo(Exception):
+    pass
+
+
+@pytest.fixture
+def books():
+    industrial, distributor = approved_org("industrial"), approved_org("distributor")
+    invoice = Invoice.get(Invoice.reservation_id == collected(Market(), industrial, distributor).id)
+    corrections.refund(invoice_number=invoice.number, amount_cents=20_000, reason="geste", user_id=None,
+                       method=PaymentMethod.BANK_TRANSFER, config=booted_config())
+    validate_now()
+    database.execute_sql("SET CONSTRAINTS ALL IMMEDIATE")  # nothing pending: the owner may alter the tables
+    return invoice
+
+
+def _deleted(where: str) -> list[str]:
+    """The statements deleting the entries matching `where`, with their lines and lettering."""
+    lines = f"SELECT l.id FROM accounting_line l JOIN accounting_entry e ON e.id = l.entry_id WHERE e.{where}"  # noqa: S608
+    return ["ALTER TABLE accounting_lettered_line DISABLE TRIGGER USER",
+            "ALTER TABLE accounting_line DISABLE TRIGGER USER", "ALTER TABLE accounting_entry DISABLE TRIGGER USER",
+            f"DELETE FROM accounting_lettered_line WHERE line_id IN ({lines})",  # noqa: S608
+            f"DELETE FROM accounting_line WHERE id IN ({lines})",  # noqa: S608
+            f"DELETE FROM accounting_entry WHERE {where}"]  # noqa: S608
+
+
+CORRUPTIONS = {
+    "unbalanced entry": ["ALTER TABLE accounting_line DISABLE TRIGGER USER",
+                         "UPDATE accounting_line SET debit_cents = debit_cents + 1 WHERE id = (SELECT min(l.id)"
+                         " FROM accounting_line l JOIN accounting_entry e ON e.id = l.entry_id"
+                         " WHERE e.invoice_id = %(invoice)s AND l.debit_cents > 0)"],
+    "journal gap": _deleted("invoice_id = %(invoice)s AND event = 'sale_invoice'"),
+    "invoice not posted once": _deleted("invoice_id = %(invoice)s AND event = 'sale_invoice'"),
+    "payment not posted once": _deleted("payment_order_id = %(order)s"),
+    "invoice series gap": ["ALTER TABLE billing_invoice DISABLE TRIGGER USER",
+                           "UPDATE billing_invoice SET sequence = sequence + 5 WHERE id = %(invoice)s"],
+    "ledger differs from invoice": ["ALTER TABLE billing_invoice DISABLE TRIGGER USER",
+                                    "UPDATE billing_invoice SET amount_excl_tax_cents = amount_excl_tax_cents - 100"
+                                    " WHERE id = %(invoice)s"],
+    "ledger differs from payment": ["UPDATE billing_payment_order SET amount_cents = amount_cents + 1"
+                                    " WHERE id = %(order)s"],
+    "entry not validated": ["ALTER TABLE accounting_entry DISABLE TRIGGER accounting_entry_validate",
+                            "INSERT INTO accounting_entry (id, journal_code, fiscal_year, entry_date, label, event)"
+                            " VALUES ('forged', 'OD', 2026, '2026-12-01', 'forged', 'forged')",
+                            "INSERT INTO accounting_line (entry_id, line_no, account, label, debit_cents, credit_cents)"
+                            " VALUES ('forged', 1, '512', 'x', 5, 0), ('forged', 2, '706', 'x', 0, 5)"],
+}
+
+
+def test_clean_books_have_no_breach(books):
+    assert verify() == []
+
+
+@pytest.mark.parametrize("breach", sorted(CORRUPTIONS))
+def test_each_corruption_is_named(books, breach):
+    order = PaymentOrder.get(PaymentOrder.invoice == books.id, PaymentOrder.kind == "reservation_total")
+    try:
+        with transaction():
+            for statement in CORRUPTIONS[breach]:
+                database.execute_sql(statement, {"invoice": books.id, "order": order.id})
+            found = verify()
+            raise _Undo
+    except _Undo:
+        pass
+    assert any(line.startswith(f"{breach}: ") for line in found), found
+
+
+def test_a_stored_pdf_changed_since_it_was_recorded_is_named(books, config):
+    from backend.billing.documents.stored_pdf import STORAGE_CONTEXT, ensure_invoice_pdf, storage_key
+    from backend.documents.seeding import seed_default_versions
+    from storage import build_storage
+
+    storage = build_storage(config)
+    seed_default_versions(storage)
+    ensure_invoice_pdf(books, storage=storage, config=config)
+    assert verify(storage=storage) == []
+    pdf = storage.read_bytes(STORAGE_CONTEXT, storage_key(books.number))
+    storage.put_bytes(STORAGE_CONTEXT, storage_key(books.number), pdf + b"\n%tampered", "application/pdf")
+    (breach,) = verify(storage=storage)
+    assert breach.startswith(f"stored PDF changed: {books.number}: sha256 ")
