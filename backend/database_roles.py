@@ -23,8 +23,14 @@ from psycopg2 import sql
 # the schema gets SELECT, INSERT, UPDATE, DELETE.
 RESTRICTED: dict[str, str] = {
     # an issued invoice never changes: only its status, PDF and payment move
-    "billing_invoice": "SELECT, INSERT, UPDATE (status, pdf_storage_key, paid_at, updated_at)",
-    "billing_ledger_entry": "SELECT, INSERT",
+    "billing_invoice": "SELECT, INSERT, UPDATE (status, pdf_storage_key, pdf_sha256, paid_at, updated_at)",
+    "billing_ledger_entry": "SELECT, INSERT",  # the journal before the books: read only, kept readable
+    # the books: entries, their lines and lettering are only added to (a correction is a new entry)
+    "accounting_entry": "SELECT, INSERT",
+    "accounting_line": "SELECT, INSERT",
+    "accounting_lettering": "SELECT, INSERT",
+    "accounting_lettered_line": "SELECT, INSERT",
+    "accounting_period_close": "SELECT, INSERT",
     "billing_audit_entry": "SELECT, INSERT",
     "security_audit_event": "SELECT, INSERT",
     "einvoice_transmission_event": "SELECT, INSERT",  # written by the transmission's trigger

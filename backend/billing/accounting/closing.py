@@ -27,7 +27,7 @@ def close_until(day: date, *, closed_by: str) -> date:
     """Close the books up to `day` included; 409 when they are already closed that far."""
     try:
         with transaction():
-            database.execute_sql("LOCK TABLE accounting_entry IN SHARE MODE")
+            database.execute_sql("SELECT accounting_lock_for_close()")  # migration 143
             database.execute_sql("INSERT INTO accounting_period_close (closed_until, closed_by) VALUES (%s, %s)",
                                  (day, closed_by))
     except DatabaseError as exc:
