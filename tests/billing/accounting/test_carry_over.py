@@ -24,7 +24,7 @@ INDUSTRIAL, STORE = ("industrial:552100554", "552100554", "Client SAS"), ("distr
 @pytest.fixture
 def previous_release():
     """A database of its own migrated up to the release before the books."""
-    test_url = os.environ["DATABASE_URL"]  # the session's database (tests/conftest.py)
+    test_url = os.environ["DATABASE_OWNER_URL"]  # the session's database, as its owner (tests/conftest.py)
     admin_url = _with_database(test_url, "postgres")
     name = f"{urlsplit(test_url).path.lstrip('/')}_carry_{uuid.uuid4().hex[:6]}"
     ensure_database(admin_url, name, recreate=True)

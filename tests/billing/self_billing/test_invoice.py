@@ -203,9 +203,9 @@ def test_a_self_billed_credit_note_books_a_supplier_credit_note_lettered_with_it
     assert ledger.balance(Account.SUPPLIERS, distributor.siren) == -120_000
     answer = corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation non conforme",
                                         user_id="admin", config=config)
-    assert answer["creditNoteNumber"].startswith(f"AV-SUP-{distributor.siren}-")
+    assert answer.credit_note_number.startswith(f"AV-SUP-{distributor.siren}-")
     assert ledger.balance(Account.SUPPLIERS, distributor.siren) == 0
-    credit_note = Invoice.get(Invoice.number == answer["creditNoteNumber"])
+    credit_note = Invoice.get(Invoice.number == answer.credit_note_number)
     assert book_totals(invoice_id=credit_note.id) == {("401", "debit"): 120_000, ("604", "credit"): 100_000,
                                                       ("44566", "credit"): 20_000}
     # The self-billed invoice's payable and its credit note's are lettered together.
