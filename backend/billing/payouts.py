@@ -3,11 +3,14 @@ decided in docs/billing.md): the platform pays the distributor its self-billed i
 
 `POST /api/admin/billing/reservations/{id}/payout` (`billing.manage.all`, `Idempotency-Key`), one
 transaction under the financial record's row lock: the reservation is `supplier_settlement_pending`
-with its `supplier_self_billed` invoice; what is paid is that invoice less its credit notes
-(excluding tax; 409 `nothing_to_pay` when credited in full), including VAT on the payment order.
+with its live `supplier_self_billed` invoice; what is due is that invoice less its credit notes
+(409 `nothing_to_pay` when credited in full), including VAT on the payment order, less what the
+distributor owes back (`settlement.take_debt`: supplier credit notes issued after an earlier
+payout), shown as `deductedCents`; when the debt takes all of it, no payment order is made.
 Like a collection, no payment service provider is called: the `supplier_payout` payment order
 (`bank_transfer` to the distributor) is created `pending` and moved to `paid` at once (the
-partial unique index `billing_payment_order_one_payout` admits one live payout per reservation).
+partial unique index `billing_payment_order_one_payout` admits one live payout per self-billed
+invoice).
 The journal settles the invoiced payable (debit `supplier_invoiced:<d>`, credit `platform_cash`,
 excluding tax like every journal), the invoice becomes `paid`, the financial status
 `supplier_settlement_paid`, and an audit entry records the actor.
@@ -16,21 +19,18 @@ excluding tax like every journal), the invoice becomes `paid`, the financial sta
 from __future__ import annotations
 
 from backend import clock
-from backend.billing import idempotency, records
+from backend.billing import idempotency, records, settlement
 from backend.billing.accounting import ledger
-from backend.billing.corrections import credited_cents
 from backend.billing.models import (
     AuditEntry,
     FinancialStatus,
     Invoice,
-    InvoiceKind,
     InvoiceStatus,
     PaymentKind,
     PaymentMethod,
     PaymentOrder,
     PaymentStatus,
 )
-from backend.billing.vat import amount_incl_tax_cents
 from backend.context import current_request_id
 from backend.errors import Conflict, DomainError, NotFound
 from backend.logs import log_event
@@ -51,37 +51,43 @@ def _payout(reservation_id: str, user_id: str | None) -> dict:
         raise Conflict(f"the reservation is not awaiting its supplier payout (financial status "
                        f"{record.financial_status})", reason="not_settlement_pending",
                        financialStatus=record.financial_status)
-    invoice = Invoice.get_or_none(Invoice.reservation_id == reservation_id,
-                                  Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED)
+    invoice = settlement.live_self_billed(reservation_id)
     if invoice is None:  # only self-billing moves a record to `supplier_settlement_pending`
         raise Conflict("the reservation has no self-billed invoice", reason="not_self_billed")
-    due_cents = invoice.amount_excl_tax_cents - credited_cents(invoice.id)
-    if due_cents <= 0:
+    due_excl, due_incl = settlement.due_of(invoice)
+    if due_excl <= 0:
         raise Conflict("the self-billed invoice is credited in full: nothing to pay", reason="nothing_to_pay",
                        invoiceNumber=invoice.number)
+    distributor = invoice.issuer_organization_id
+    kept = settlement.take_debt(distributor, settlement.Debt(due_excl, due_incl))
+    paid_excl, paid_incl = due_excl - kept.excl_tax_cents, due_incl - kept.cents
     now = clock.now()
-    order = PaymentOrder.create(
-        reservation_id=reservation_id, invoice=invoice.id, organization_id=invoice.issuer_organization_id,
-        kind=PaymentKind.SUPPLIER_PAYOUT, method=PaymentMethod.BANK_TRANSFER, status=PaymentStatus.PENDING,
-        amount_cents=amount_incl_tax_cents(due_cents, invoice.vat_rate_bps), created_by_user_id=user_id,
-    )
-    (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
-     .where(PaymentOrder.id == order.id).execute())
-    ledger.post_journal([
-        ledger.Posting(ledger.supplier_invoiced(invoice.issuer_organization_id), ledger.DEBIT, due_cents),
-        ledger.Posting(ledger.PLATFORM_CASH, ledger.CREDIT, due_cents),
-    ], description=f"supplier payout of {invoice.number}", reservation_id=reservation_id, invoice_id=invoice.id,
-        payment_order_id=order.id)
+    order = None
+    if paid_incl > 0:
+        order = PaymentOrder.create(
+            reservation_id=reservation_id, invoice=invoice.id, organization_id=distributor,
+            kind=PaymentKind.SUPPLIER_PAYOUT, method=PaymentMethod.BANK_TRANSFER, status=PaymentStatus.PENDING,
+            amount_cents=paid_incl, created_by_user_id=user_id,
+        )
+        (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
+         .where(PaymentOrder.id == order.id).execute())
+    if paid_excl > 0:
+        ledger.post_journal([
+            ledger.Posting(ledger.supplier_invoiced(distributor), ledger.DEBIT, paid_excl),
+            ledger.Posting(ledger.PLATFORM_CASH, ledger.CREDIT, paid_excl),
+        ], description=f"supplier payout of {invoice.number}", reservation_id=reservation_id, invoice_id=invoice.id,
+            payment_order_id=order.id if order else None)
+    settlement.record_deduction(distributor, kept, invoice=invoice, payment_order_id=order.id if order else None)
     if invoice.status == InvoiceStatus.ISSUED:
         Invoice.update(status=InvoiceStatus.PAID, paid_at=now, updated_at=now).where(Invoice.id == invoice.id).execute()
     records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PAID)
     AuditEntry.create(action=SCOPE, actor_user_id=user_id, reason="supplier payout", reservation_id=reservation_id,
-                      invoice_id=invoice.id, payment_order_id=order.id,
-                      details={"amountCents": order.amount_cents, "amountExclTaxCents": due_cents},
+                      invoice_id=invoice.id, payment_order_id=order.id if order else None,
+                      details={"amountCents": paid_incl, "amountExclTaxCents": paid_excl, "deductedCents": kept.cents},
                       request_id=current_request_id())
-    return {"reservationId": reservation_id, "paymentOrderId": order.id, "invoiceNumber": invoice.number,
-            "organizationId": invoice.issuer_organization_id, "amountExclTaxCents": due_cents,
-            "amountCents": order.amount_cents, "financialStatus": record.financial_status,
+    return {"reservationId": reservation_id, "paymentOrderId": order.id if order else None,
+            "invoiceNumber": invoice.number, "organizationId": distributor, "amountExclTaxCents": paid_excl,
+            "amountCents": paid_incl, "deductedCents": kept.cents, "financialStatus": record.financial_status,
             "paymentStatus": PaymentStatus.PAID.value}
 
 
@@ -104,5 +110,6 @@ def pay_out(*, reservation_id: str, key: str, scope: str, user_id: str | None) -
         raise
     if not replayed:
         log_event(f"{SCOPE}.paid", "supplier paid out", "info", **fields, paymentOrderId=answer["paymentOrderId"],
-                  invoiceNumber=answer["invoiceNumber"], amountCents=answer["amountCents"])
+                  invoiceNumber=answer["invoiceNumber"], amountCents=answer["amountCents"],
+                  deductedCents=answer["deductedCents"])
     return {**answer, "idempotent": replayed}

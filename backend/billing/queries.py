@@ -9,10 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from peewee import fn
+
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
 from backend.billing.errors import BillingPdfNotReady
-from backend.billing.invoices import amounts
-from backend.billing.models import FinancialRecord, FinancialStatus, Invoice, InvoiceKind, PaymentOrder
+from backend.billing.invoices import amounts, incl_tax_cents
+from backend.billing.models import (
+    FinancialRecord,
+    FinancialStatus,
+    Invoice,
+    InvoiceKind,
+    PaymentKind,
+    PaymentOrder,
+    PaymentStatus,
+)
 from backend.clock import iso
 from backend.errors import Forbidden, NotFound
 from backend.identity.permissions import BILLING_MANAGE_ALL
@@ -116,8 +126,14 @@ def reservation_summary(*, principal: Principal, reservation_id: str) -> dict:
     shows_mandate = admin or principal.active_organization_id == reservation.industrial_organization_id
     orders = (PaymentOrder.select().where(PaymentOrder.reservation_id == reservation.id)
               .order_by(PaymentOrder.created_at, PaymentOrder.id))
-    invoices = list(Invoice.select().where(Invoice.reservation_id == reservation.id)
-                    .order_by(Invoice.issued_at, Invoice.sequence))
+    invoices = Invoice.select().where(Invoice.reservation_id == reservation.id)
+    sale = [i for i in invoices if i.kind == InvoiceKind.PLATFORM_SALE]
+    if not admin:  # each party sees what its organization issued or received (API.md)
+        organization_id = principal.active_organization_id
+        orders = orders.where(PaymentOrder.organization_id == organization_id)
+        invoices = invoices.where((Invoice.issuer_organization_id == organization_id)
+                                  | (Invoice.customer_organization_id == organization_id))
+    invoices = list(invoices.order_by(Invoice.issued_at, Invoice.sequence))
     return {
         "reservationId": reservation.id,
         "billingModel": (record.billing_model if record else resolve_billing_model(reservation.billing_model).value),
@@ -135,4 +151,16 @@ def reservation_summary(*, principal: Principal, reservation_id: str) -> dict:
         } for o in orders],
         "invoices": _items(invoices),
         "refundedCents": record.refunded_excl_tax_cents if record else 0,
+        "customerCreditCents": _customer_credit_cents(sale[0]) if sale else 0,
     }
+
+
+def _customer_credit_cents(sale: Invoice) -> int:
+    """What the customer is owed, including VAT: the sale's credit notes less the refunds paid on
+    them (a refund returns its credit note's total; a credit note of the rest moves no money until
+    its credit is repaid)."""
+    notes = list(Invoice.select().where(Invoice.credited_invoice == sale.id))
+    repaid = (PaymentOrder.select(fn.COALESCE(fn.SUM(PaymentOrder.amount_cents), 0))
+              .where(PaymentOrder.invoice.in_([note.id for note in notes]), PaymentOrder.kind == PaymentKind.REFUND,
+                     PaymentOrder.status == PaymentStatus.PAID).scalar()) if notes else 0
+    return sum(incl_tax_cents(note) for note in notes) - int(repaid)

@@ -48,4 +48,8 @@ class SummaryOut(Schema):
     amounts = fields.Nested(AmountsOut, required=True)
     paymentOrders = fields.List(fields.Nested(PaymentOrderOut), required=True)
     invoices = fields.List(fields.Nested(InvoiceOut), required=True)
-    refundedCents = fields.Integer(required=True, metadata={"description": "refunded total, excluding tax"})
+    refundedCents = fields.Integer(required=True, metadata={
+        "description": "money given back (refunds, customer credit repaid), excluding tax"})
+    customerCreditCents = fields.Integer(required=True, metadata={
+        "description": "what the customer is owed, including VAT: credit notes that moved no money, not yet repaid "
+                       "(the refund route repays it)"})

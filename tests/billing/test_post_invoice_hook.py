@@ -59,6 +59,7 @@ def issue(kind: InvoiceKind, *, issuer: str | None, customer: str | None, config
                                    cents),),
             issuer_organization_id=issuer, customer_organization_id=customer, service_starts_at=START,
             service_ends_at=START + timedelta(days=14), credited_invoice_id=credited.id if credited else None,
+            vat_rate_bps=credited.vat_rate_bps if credited else None, credited_before_cents=0 if credited else None,
             reason="remboursement" if credited else None, paid=paid,
         ), config=config)
 

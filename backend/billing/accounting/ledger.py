@@ -34,6 +34,12 @@ def supplier_invoiced(organization_id: str) -> str:
     return f"supplier_invoiced:{organization_id}"
 
 
+def supplier_debt(organization_id: str) -> str:
+    """What a distributor owes the platform back: a supplier credit note issued after the payout
+    of its self-billed invoice, until a later payout deducts it."""
+    return f"supplier_debt:{organization_id}"
+
+
 @dataclass(frozen=True)
 class Posting:
     account: str
@@ -108,3 +114,46 @@ def balance(account: str) -> int:
         "SELECT coalesce(sum(CASE direction WHEN 'debit' THEN amount_cents ELSE -amount_cents END), 0)"
         " FROM billing_ledger_entry WHERE account = %s", (account,))
     return int(cursor.fetchone()[0])
+
+
+# The money events of API.md "Money that always balances", one function each (the general ledger
+# of backend/billing/accounting/ posts them in its journals).
+
+def record_supplier_credit_note(distributor: str, amount_cents: int, *, reservation_id: str | None,
+                                credit_note_id: str, description: str) -> str:
+    """A supplier credit note (of a self-billed invoice): what it credits goes back from the
+    distributor's invoiced payable to its accrued payable."""
+    return post_journal([
+        Posting(supplier_invoiced(distributor), DEBIT, amount_cents),
+        Posting(supplier_payable(distributor), CREDIT, amount_cents),
+    ], description=description, reservation_id=reservation_id, invoice_id=credit_note_id)
+
+
+def record_supplier_debt(distributor: str, amount_cents: int, *, reservation_id: str | None, credit_note_id: str,
+                         description: str) -> str:
+    """A supplier credit note issued after the payout: the amount it credits, already paid, is the
+    distributor's debt."""
+    return post_journal([
+        Posting(supplier_debt(distributor), DEBIT, amount_cents),
+        Posting(supplier_invoiced(distributor), CREDIT, amount_cents),
+    ], description=description, reservation_id=reservation_id, invoice_id=credit_note_id)
+
+
+def record_supplier_debt_deduction(distributor: str, amount_cents: int, *, reservation_id: str | None,
+                                   invoice_id: str, description: str) -> str:
+    """A payout keeps back the distributor's debt: its invoiced payable settled by compensation."""
+    return post_journal([
+        Posting(supplier_invoiced(distributor), DEBIT, amount_cents),
+        Posting(supplier_debt(distributor), CREDIT, amount_cents),
+    ], description=description, reservation_id=reservation_id, invoice_id=invoice_id)
+
+
+def record_customer_credit_repayment(customer: str, amount_cents: int, *, reservation_id: str | None,
+                                     credit_note_id: str, payment_order_id: str, description: str) -> str:
+    """The customer's credit (a credit note of a paid sale, which moved no money) repaid: money
+    out of the platform's cash, as a payout is."""
+    return post_journal([
+        Posting(industrial_receivable(customer), DEBIT, amount_cents),
+        Posting(PLATFORM_CASH, CREDIT, amount_cents),
+    ], description=description, reservation_id=reservation_id, invoice_id=credit_note_id,
+        payment_order_id=payment_order_id)

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from backend import clock
-from backend.billing import records
+from backend.billing import records, settlement
 from backend.billing.accounting import ledger
 from backend.billing.errors import BillingMandateMissing
-from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.invoices import InvoiceDraft, Line, credited_cents, issue_invoice
 from backend.billing.models import AuditEntry, FinancialStatus, Invoice, InvoiceKind
 from backend.billing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.reservations import service_label
@@ -42,6 +42,8 @@ from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel
 
 SCOPE = "billing.supplier.self_billing"
+# Settlement follows the sale (API.md): a collected sale, whole or partly refunded.
+SETTLEABLE = frozenset({FinancialStatus.RESERVATION_TOTAL_PAID, FinancialStatus.PARTIALLY_REFUNDED})
 
 
 class Outcome(StrEnum):
@@ -59,11 +61,6 @@ class Result:
     warnings: tuple[str, ...] = field(default=())
 
 
-def self_billed_invoice(reservation_id: str) -> Invoice | None:
-    return Invoice.get_or_none(Invoice.reservation_id == reservation_id,
-                               Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED)
-
-
 def blockers(reservation: Reservation) -> tuple[str, ...]:
     """What stops self-billing the reservation, in spec C's order: `open_incident`, `no_mandate`."""
     found = []
@@ -75,29 +72,33 @@ def blockers(reservation: Reservation) -> tuple[str, ...]:
 
 
 def _locked_settleable(reservation_id: str):
-    """The reservation and its locked financial record, or the invoice already issued."""
+    """The reservation, its locked financial record and the store share to bill, or the live
+    self-billed invoice already issued. Settlement follows the sale: a collected sale, whole or
+    partly refunded, with something left of its store share (else 409 `not_settleable`)."""
     record = records.locked_record(reservation_id)
-    existing = self_billed_invoice(reservation_id)
+    existing = settlement.live_self_billed(reservation_id)
     if existing is not None:
-        return None, None, existing
+        return None, None, existing, 0
+    sale = settlement.sale_of(reservation_id)
+    share = settlement.store_share_left(record, credited_cents(sale.id)) if record and sale else 0
     if (record is None or record.billing_model != BillingModel.PRINCIPAL_SELLER.value
-            or record.financial_status != FinancialStatus.RESERVATION_TOTAL_PAID):
+            or record.financial_status not in SETTLEABLE or share <= 0):
         status = record.financial_status if record else FinancialStatus.DRAFT.value
-        raise Conflict(f"only a collected principal_seller reservation is self-billed (financial status {status})",
-                       reason="not_settleable", financialStatus=status)
-    return Reservation.get_by_id(reservation_id), record, None
+        raise Conflict(f"only a collected principal_seller reservation with something left of its sale is "
+                       f"self-billed (financial status {status})", reason="not_settleable", financialStatus=status)
+    return Reservation.get_by_id(reservation_id), record, None, share
 
 
-def _issue(reservation: Reservation, record, *, config: Config, user_id: str | None) -> Invoice:
+def _issue(reservation: Reservation, record, share: int, *, config: Config, user_id: str | None) -> Invoice:
     distributor = reservation.distributor_organization_id
     draft = InvoiceDraft(
-        kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line(service_label(reservation), record.store_base_cents),),
+        kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line(service_label(reservation), share),),
         issuer_organization_id=distributor, customer_organization_id=None, reservation_id=reservation.id,
         service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at, created_by_user_id=user_id,
     )
     ledger.post_journal([
-        ledger.Posting(ledger.supplier_payable(distributor), ledger.DEBIT, record.store_base_cents),
-        ledger.Posting(ledger.supplier_invoiced(distributor), ledger.CREDIT, record.store_base_cents),
+        ledger.Posting(ledger.supplier_payable(distributor), ledger.DEBIT, share),
+        ledger.Posting(ledger.supplier_invoiced(distributor), ledger.CREDIT, share),
     ], description=f"self-billed invoice of reservation {reservation.id}", reservation_id=reservation.id,
         invoice_id=draft.invoice_id)
     records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PENDING)
@@ -114,7 +115,7 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
     """The scheduler's unit: skip (`not_due`, `open_incident`, `no_mandate`) or issue, in one
     transaction. A reservation no longer settleable under the lock (refunded meanwhile) is 409."""
     with transaction():
-        reservation, record, existing = _locked_settleable(reservation_id)
+        reservation, record, existing, share = _locked_settleable(reservation_id)
         if existing is not None:
             return Result(Outcome.ALREADY, existing)
         if not self_billing_due(reservation.ends_at, clock.now()):
@@ -125,7 +126,7 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
             log_event(f"{SCOPE}.skipped_{outcome.value}", "self-billing skipped", "info", reservationId=reservation_id,
                       organizationId=reservation.distributor_organization_id)
             return Result(outcome)
-        invoice = _issue(reservation, record, config=config, user_id=None)
+        invoice = _issue(reservation, record, share, config=config, user_id=None)
     _issued(invoice, trigger="scheduler")
     return Result(Outcome.ISSUED, invoice)
 
@@ -140,7 +141,7 @@ def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
         reservation = Reservation.get_or_none(Reservation.id == reservation_id)
         if reservation is None:
             raise NotFound("reservation not found")
-        reservation, record, existing = _locked_settleable(reservation_id)
+        reservation, record, existing, share = _locked_settleable(reservation_id)
         if existing is not None:
             return Result(Outcome.ALREADY, existing)
         blocked = blockers(reservation)
@@ -150,7 +151,7 @@ def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
             raise Conflict("an incident is open on this reservation", reason="incident_open")
         warnings = tuple(f"forced_{'with_open_incident' if b == Outcome.OPEN_INCIDENT else 'without_mandate'}"
                          for b in blocked)
-        invoice = _issue(reservation, record, config=config, user_id=user_id)
+        invoice = _issue(reservation, record, share, config=config, user_id=user_id)
         AuditEntry.create(action=f"{SCOPE}.manual", actor_user_id=user_id,
                           reason="manual self-billing" + (f" forced: {', '.join(warnings)}" if warnings else ""),
                           reservation_id=reservation_id, invoice_id=invoice.id,
