@@ -142,12 +142,16 @@ def _database(request):
             pass
 
 
+# Tables whose rows the migrations write (reference data the code relies on): never truncated.
+_MIGRATED_DATA = ("migratehistory", "billing_financial_transition")
+
+
 def _truncate_all() -> None:
     from backend.db import database
 
     with database.connection_context():
         tables = [
-            t for t in database.get_tables() if t not in ("migratehistory",)
+            t for t in database.get_tables() if t not in _MIGRATED_DATA
         ]
         if tables:
             database.execute_sql(

@@ -186,7 +186,7 @@ _WRITES = prepared.Statement("billing_collection_writes", (
     f"WITH settled AS ({records.SETTLE}),"  # noqa: S608 (constants only)
     " paid AS (INSERT INTO billing_payment_order (id, reservation_id, invoice_id, organization_id, kind, method,"
     " status, amount_cents, mandate_ref, created_by_user_id, created_at, updated_at, paid_at)"
-    " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::integer,"
+    " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::bigint,"
     " %(mandate)s, %(user)s, %(now)s::timestamptz, %(now)s, %(now)s FROM settled RETURNING id),"
     f" journal AS ({ledger.journal_sql(3, when='EXISTS (SELECT FROM paid)')}), stored AS ({idempotency.STORE})"
     + "".join(f", {name} AS ({outbox.part_sql(name)})" for name in _EVENT_PARTS)
