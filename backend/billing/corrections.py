@@ -240,13 +240,14 @@ def refund_path(invoice_number: str) -> str:
     return f"/api/billing/invoices/{invoice_number}/refund"
 
 
-def refund_once(*, scope: str, key: str, invoice_number: str, amount_cents: int, reason: str,
+def refund_once(*, key: str, invoice_number: str, amount_cents: int, reason: str,
                 method: PaymentMethod, user_id: str | None, config: Config) -> dict:
-    """`refund` once per `Idempotency-Key` (scope: the caller's organization or user)."""
+    """`refund` once per `Idempotency-Key`, scoped to the route and the invoice (API.md: an admin's
+    key never depends on its active organization)."""
     body = {"amountCents": amount_cents, "reason": reason, "paymentMethod": PaymentMethod(method).value}
     try:
         answer, replayed = idempotency.run_once(
-            scope=scope, route=REFUND_ROUTE, key=key,
+            scope=f"invoice:{invoice_number}", route=REFUND_ROUTE, key=key,
             request_hash=idempotency.fingerprint("POST", refund_path(invoice_number), body),
             flow=lambda: refund(invoice_number=invoice_number, amount_cents=amount_cents, reason=reason,
                                 method=method, user_id=user_id, config=config),

@@ -91,14 +91,14 @@ def _payout(reservation_id: str, user_id: str | None) -> dict:
             "paymentStatus": PaymentStatus.PAID.value}
 
 
-def pay_out(*, reservation_id: str, key: str, scope: str, user_id: str | None) -> dict:
-    """The payout once per `Idempotency-Key` (scope: the admin's organization or user)."""
+def pay_out(*, reservation_id: str, key: str, user_id: str | None) -> dict:
+    """The payout once per `Idempotency-Key`, scoped to the route and the reservation (API.md)."""
     fields = {"reservationId": reservation_id}
     log_event(f"{SCOPE}.requested", "supplier payout requested", "info", **fields)
     try:
         answer, replayed = idempotency.run_once(
-            scope=scope, route=ROUTE, key=key, request_hash=idempotency.fingerprint("POST", payout_path(reservation_id),
-                                                                                    {}),
+            scope=f"reservation:{reservation_id}", route=ROUTE, key=key,
+            request_hash=idempotency.fingerprint("POST", payout_path(reservation_id), {}),
             flow=lambda: _payout(reservation_id, user_id))
     except DomainError as exc:
         log_event(f"{SCOPE}.failed", "supplier payout refused", "warn", **fields, code=exc.code,

@@ -194,3 +194,24 @@ def test_a_self_billed_invoice_credited_in_full_is_billed_again(money):
     with clock.frozen_at(AFTER):
         assert scheduler.self_bill_due_reservations(config=booted_config())["issued"] == 1
     assert ok(money.pay(unpaid, "p-3"))["amountCents"] == 120_000
+
+
+def test_billing_manage_all_alone_opens_refunds_and_admin_keys_follow_the_invoice(money):
+    """Point 8: the permission without the admin role opens the refund route; an admin's key is
+    scoped to the route and the invoice, whatever its active organization."""
+    from tests.factories import add_member, make_admin, make_user, signed_in
+
+    _, number = money.collected()
+    manager = make_user(permissions=["billing.manage.all"])
+    body = {"amountCents": 1_000, "reason": "Geste", "paymentMethod": "bank_transfer"}
+    path = f"/api/billing/invoices/{number}/refund"
+    first = ok(money.client.simulate_post(path, json=body, headers={**signed_in(manager), "Idempotency-Key": "k-1"}))
+    admin = make_admin()
+    add_member(admin, money.industrial.organization, "manager")
+    again = ok(money.client.simulate_post(path, json=body, headers={
+        **signed_in(admin, money.industrial.organization), "Idempotency-Key": "k-1"}))
+    assert again == {**first, "idempotent": True}
+    _, other = money.collected()
+    fresh = ok(money.client.simulate_post(f"/api/billing/invoices/{other}/refund", json=body,
+                                          headers={**signed_in(manager), "Idempotency-Key": "k-1"}))
+    assert fresh["idempotent"] is False

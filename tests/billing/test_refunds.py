@@ -29,7 +29,7 @@ def sale():
 
 
 def _refund(invoice, amount, key="r-1", reason="Vitrine abîmée"):
-    return corrections.refund_once(scope="admin", key=key, invoice_number=invoice.number, amount_cents=amount,
+    return corrections.refund_once(key=key, invoice_number=invoice.number, amount_cents=amount,
                                    reason=reason, method=PaymentMethod.BANK_TRANSFER, user_id=None,
                                    config=booted_config())
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from api.access import Route, admin
+from api.access import BILLING_MANAGER, Route
 from api.operations import Answer, operation
 from backend.billing.models import FinancialRecord
 from backend.billing.queries import invoice_item
 from backend.billing.self_billing.invoice import Outcome, catch_up
-from backend.identity.permissions import BILLING_MANAGE_ALL
 from schemas.billing.self_billing.invoice import CatchUpQuery, SelfBillingOut
-
-BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
 
 
 class SupplierSelfBilling:
@@ -42,5 +39,5 @@ class SupplierSelfBilling:
 def routes(deps) -> list[Route]:
     return [
         Route("/api/billing/reservations/{reservation_id}/supplier-self-billing", SupplierSelfBilling(deps.config),
-              BILLING_ADMIN),
+              BILLING_MANAGER),
     ]
