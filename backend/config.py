@@ -86,6 +86,7 @@ class Config:
 
     platform_commission_rate_bps: int = 2000
     legacy_deposit_rate_bps: int = 3000  # legacy_mandate: the deposit's share of the store base
+    auto_collection_retry_minutes: int = 15  # a failed auto-collection is retried after this long
     platform_vat_rate_percent: Decimal = Decimal(20)  # up to two decimals, in [0, 100)
     platform_country_code: str = "FR"
     platform_legal_company_name: str | None = None
@@ -310,6 +311,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         platform_sepa_creditor_id=_str(env, "PLATFORM_SEPA_CREDITOR_ID"),
         platform_commission_rate_bps=_commission_rate(env, warnings),
         legacy_deposit_rate_bps=_bps(env, "LEGACY_DEPOSIT_RATE_BPS", 3000),
+        auto_collection_retry_minutes=_int(env, "AUTO_COLLECTION_RETRY_MINUTES", 15, minimum=1),
         platform_vat_rate_percent=_vat_rate(env),
         platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),
         platform_legal_company_name=_str(env, "PLATFORM_LEGAL_COMPANY_NAME"),

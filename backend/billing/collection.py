@@ -49,7 +49,7 @@ from backend.billing.reservations import COLLECTABLE, check_collectable, label_o
 from backend.billing.sepa_mandates import require_mandate
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
-from backend.errors import Conflict, DomainError, NotFound
+from backend.errors import Conflict, DomainError, NotFound, ValidationError
 from backend.identity.models import KybStatus
 from backend.logs import log_event
 from backend.marketplace.kyb import require_kyb_approved
@@ -64,8 +64,20 @@ def collect_path(reservation_id: str) -> str:
     return f"/api/billing/reservations/{reservation_id}/collect"
 
 
+AUTO_COLLECT_PREFIX = "auto-collect-"
+
+
 def auto_collect_key(reservation_id: str) -> str:
-    return f"auto-collect-{reservation_id}"
+    return f"{AUTO_COLLECT_PREFIX}{reservation_id}"
+
+
+def check_client_key(key: str) -> str:
+    """A client's `Idempotency-Key` of a collection: the `auto-collect-` keys are the platform's
+    own (API.md), 400 for a client."""
+    if key.startswith(AUTO_COLLECT_PREFIX):
+        raise ValidationError(f"Idempotency-Key values starting with {AUTO_COLLECT_PREFIX!r} are reserved",
+                              fields={"Idempotency-Key": ["reserved"]})
+    return key
 
 
 @dataclass(frozen=True)
@@ -75,13 +87,15 @@ class Collected:
 
 
 def collect(*, reservation_id: str, industrial_organization_id: str, method: PaymentMethod, key: str,
-            user_id: str | None, config: Config, auto: bool = False) -> Collected:
-    """Collect the reservation total once per `key` (scoped to the industrial organization)."""
+            user_id: str | None, config: Config, auto: bool = False, scope: str | None = None,
+            route: str = COLLECT_ROUTE) -> Collected:
+    """Collect the reservation total once per `key` (scoped to the industrial organization, or
+    `scope` and `route`: the admin route's, API.md)."""
     method = PaymentMethod(method)
-    held = collection_key(route=COLLECT_ROUTE, path=collect_path(reservation_id),
-                          industrial_organization_id=industrial_organization_id, method=method, key=key)
+    held = collection_key(route=route, path=collect_path(reservation_id),
+                          industrial_organization_id=scope or industrial_organization_id, method=method, key=key)
     return run_collection(
-        route=COLLECT_ROUTE, path=collect_path(reservation_id), reservation_id=reservation_id,
+        route=route, path=collect_path(reservation_id), reservation_id=reservation_id, scope=scope,
         industrial_organization_id=industrial_organization_id, method=method, key=key,
         prepare=lambda: records.open_collectable(reservation_id, industrial_organization_id,
                                                  BillingModel.PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,
@@ -102,12 +116,13 @@ def collection_key(*, route: str, path: str, industrial_organization_id: str, me
 def run_collection(*, route: str, path: str, reservation_id: str, industrial_organization_id: str,
                    method: PaymentMethod, key: str, prepare: Callable[[], None],
                    flow: Callable[[], dict | idempotency.Stored],
-                   log_fields: dict, prepare_in_flow: bool = False, read_in_flow: bool = False) -> Collected:
+                   log_fields: dict, prepare_in_flow: bool = False, read_in_flow: bool = False,
+                   scope: str | None = None) -> Collected:
     """A collection flow (reservation total, legacy deposit or balance) run once per key, with
     the `billing.reservation.collect.*` telemetry. `prepare` (once the key is held; not on a
     replay; by the flow itself with `prepare_in_flow`) opens the financial record, which a failing
     flow leaves opened; with `read_in_flow` the flow reads the key's record itself (`run_once`)."""
-    held = collection_key(route=route, path=path, industrial_organization_id=industrial_organization_id,
+    held = collection_key(route=route, path=path, industrial_organization_id=scope or industrial_organization_id,
                           method=method, key=key)
     fields = {"reservationId": reservation_id, "paymentMethod": method.value, **log_fields}
     log_event("billing.reservation.collect.requested", "reservation collection requested", "info", **fields)

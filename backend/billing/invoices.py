@@ -62,9 +62,10 @@ class InvoiceDraft:
     service_ends_at: datetime | None = None
     due_in_days: int = 0
     credited_invoice_id: str | None = None
-    # A credit note: the credited invoice's frozen VAT rate and what its earlier credit notes
-    # credit (read under the credited invoice's lock); None for an invoice (the rate in force).
+    # The VAT rate when it is not the one in force (`PLATFORM_VAT_RATE_PERCENT`): a credit note's
+    # is its invoice's, a self-billed invoice's its sale's (the same service, API.md).
     vat_rate_bps: int | None = None
+    # A credit note: what the credited invoice's earlier credit notes credit (read under its lock).
     credited_before_cents: int | None = None
     reason: str | None = None
     created_by_user_id: str | None = None
@@ -94,7 +95,7 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False, 
         raise RuntimeError("issue_invoice runs inside the caller's transaction()")
     kind = InvoiceKind(draft.kind)
     if not ((kind in CREDIT_NOTE_KINDS) == (draft.credited_invoice_id is not None)
-            == (draft.credited_before_cents is not None) == (draft.vat_rate_bps is not None)):
+            == (draft.credited_before_cents is not None)) or (kind in CREDIT_NOTE_KINDS and draft.vat_rate_bps is None):
         raise ValueError("a credit note, and only a credit note, names the invoice it credits, its rate and what "
                          "was credited before")
     if not draft.lines or any(line.total_cents < 0 for line in draft.lines):

@@ -215,3 +215,16 @@ def test_billing_manage_all_alone_opens_refunds_and_admin_keys_follow_the_invoic
     fresh = ok(money.client.simulate_post(f"/api/billing/invoices/{other}/refund", json=body,
                                           headers={**signed_in(manager), "Idempotency-Key": "k-1"}))
     assert fresh["idempotent"] is False
+
+
+def test_the_self_billed_invoice_takes_the_sales_frozen_rate(money, make_app):
+    """Found by the money model: a sale collected at 10 %, self-billed after the rate went back to
+    20 %, paid the distributor 120,000 for a store share the customer paid 110,000."""
+    import falcon.testing
+
+    money.client = falcon.testing.TestClient(make_app(platform_vat_rate_percent=10))
+    reservation_id, _ = money.collected()
+    money.client = falcon.testing.TestClient(make_app(platform_vat_rate_percent=20))
+    invoice = ok(money.self_bill(reservation_id), 201)["invoice"]
+    assert (invoice["vatRatePercent"], invoice["amountInclTaxCents"]) == (10.0, 110_000)
+    assert ok(money.pay(reservation_id, "p-1"))["amountCents"] == 110_000

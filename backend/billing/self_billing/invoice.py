@@ -78,7 +78,7 @@ def _locked_settleable(reservation_id: str):
     record = records.locked_record(reservation_id)
     existing = settlement.live_self_billed(reservation_id)
     if existing is not None:
-        return None, None, existing, 0
+        return None, None, existing, None
     sale = settlement.sale_of(reservation_id)
     share = settlement.store_share_left(record, credited_cents(sale.id)) if record and sale else 0
     if (record is None or record.billing_model != BillingModel.PRINCIPAL_SELLER.value
@@ -86,13 +86,24 @@ def _locked_settleable(reservation_id: str):
         status = record.financial_status if record else FinancialStatus.DRAFT.value
         raise Conflict(f"only a collected principal_seller reservation with something left of its sale is "
                        f"self-billed (financial status {status})", reason="not_settleable", financialStatus=status)
-    return Reservation.get_by_id(reservation_id), record, None, share
+    return Reservation.get_by_id(reservation_id), record, None, Settling(sale, share)
 
 
-def _issue(reservation: Reservation, record, share: int, *, config: Config, user_id: str | None) -> Invoice:
+@dataclass(frozen=True)
+class Settling:
+    """What a self-billed invoice bills: the store share left of the sale, at the sale's frozen VAT
+    rate (the same service: the distributor never receives more VAT than the customer paid)."""
+
+    sale: Invoice
+    share: int
+
+
+def _issue(reservation: Reservation, record, settling: Settling, *, config: Config, user_id: str | None) -> Invoice:
     distributor = reservation.distributor_organization_id
+    share = settling.share
     draft = InvoiceDraft(
         kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line(service_label(reservation), share),),
+        vat_rate_bps=settling.sale.vat_rate_bps,
         issuer_organization_id=distributor, customer_organization_id=None, reservation_id=reservation.id,
         service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at, created_by_user_id=user_id,
     )
@@ -115,7 +126,7 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
     """The scheduler's unit: skip (`not_due`, `open_incident`, `no_mandate`) or issue, in one
     transaction. A reservation no longer settleable under the lock (refunded meanwhile) is 409."""
     with transaction():
-        reservation, record, existing, share = _locked_settleable(reservation_id)
+        reservation, record, existing, settling = _locked_settleable(reservation_id)
         if existing is not None:
             return Result(Outcome.ALREADY, existing)
         if not self_billing_due(reservation.ends_at, clock.now()):
@@ -126,7 +137,7 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
             log_event(f"{SCOPE}.skipped_{outcome.value}", "self-billing skipped", "info", reservationId=reservation_id,
                       organizationId=reservation.distributor_organization_id)
             return Result(outcome)
-        invoice = _issue(reservation, record, share, config=config, user_id=None)
+        invoice = _issue(reservation, record, settling, config=config, user_id=None)
     _issued(invoice, trigger="scheduler")
     return Result(Outcome.ISSUED, invoice)
 
@@ -141,7 +152,7 @@ def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
         reservation = Reservation.get_or_none(Reservation.id == reservation_id)
         if reservation is None:
             raise NotFound("reservation not found")
-        reservation, record, existing, share = _locked_settleable(reservation_id)
+        reservation, record, existing, settling = _locked_settleable(reservation_id)
         if existing is not None:
             return Result(Outcome.ALREADY, existing)
         blocked = blockers(reservation)
@@ -151,7 +162,7 @@ def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
             raise Conflict("an incident is open on this reservation", reason="incident_open")
         warnings = tuple(f"forced_{'with_open_incident' if b == Outcome.OPEN_INCIDENT else 'without_mandate'}"
                          for b in blocked)
-        invoice = _issue(reservation, record, share, config=config, user_id=user_id)
+        invoice = _issue(reservation, record, settling, config=config, user_id=user_id)
         AuditEntry.create(action=f"{SCOPE}.manual", actor_user_id=user_id,
                           reason="manual self-billing" + (f" forced: {', '.join(warnings)}" if warnings else ""),
                           reservation_id=reservation_id, invoice_id=invoice.id,
