@@ -216,7 +216,8 @@ class MoneyModel(RuleBasedStateMachine):
     def catch_up(self, data, force) -> None:
         sale = data.draw(st.sampled_from(self.sales))
         try:
-            catch_up(reservation_id=sale.reservation_id, user_id=None, force=force, config=self.config)
+            catch_up(reservation_id=sale.reservation_id, user_id=None, force=force, reason="modèle" if force else None,
+                     config=self.config)
         except DomainError as refused:
             assert refused.code in ("CONFLICT", "BILLING_MANDATE_MISSING"), refused
 

@@ -36,7 +36,7 @@ from backend.billing.self_billing.incidents import open_incident
 from backend.config import Config
 from backend.context import current_request_id
 from backend.db import transaction
-from backend.errors import Conflict, NotFound
+from backend.errors import Conflict, NotFound, ValidationError
 from backend.logs import log_event
 from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel
@@ -142,12 +142,16 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
     return Result(Outcome.ISSUED, invoice)
 
 
-def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
+def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False, reason: str | None = None,
              config: Config) -> Result:
     """Manual self-billing: 409 `BILLING_MANDATE_MISSING` without a signed mandate, 409 `CONFLICT`
     (`incident_open`) with an open incident; `force` bypasses both, answering the `forced_*`
     warnings, logging them and auditing the issue. An already self-billed reservation answers its
-    invoice (`ALREADY`). The window is not a gate here: the admin decides."""
+    invoice (`ALREADY`). The window is not a gate here: the admin decides. `force` needs a `reason`
+    (400 without, API.md), written to the audit entry and the warnings."""
+    reason = (reason or "").strip()
+    if force and not reason:
+        raise ValidationError("forcing self-billing needs a reason", fields={"reason": ["required with force=true"]})
     with transaction():
         reservation = Reservation.get_or_none(Reservation.id == reservation_id)
         if reservation is None:
@@ -164,12 +168,12 @@ def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
                          for b in blocked)
         invoice = _issue(reservation, record, settling, config=config, user_id=user_id)
         AuditEntry.create(action=f"{SCOPE}.manual", actor_user_id=user_id,
-                          reason="manual self-billing" + (f" forced: {', '.join(warnings)}" if warnings else ""),
+                          reason=reason or "manual self-billing",
                           reservation_id=reservation_id, invoice_id=invoice.id,
-                          details={"forced": list(warnings), "invoiceNumber": invoice.number},
+                          details={"forced": list(warnings), "force": force, "invoiceNumber": invoice.number},
                           request_id=current_request_id())
     for warning in warnings:
         log_event(f"{SCOPE}.{warning}", "self-billing forced past a gate", "warn", reservationId=reservation_id,
-                  invoiceNumber=invoice.number, userId=user_id)
+                  invoiceNumber=invoice.number, userId=user_id, reason=reason)
     _issued(invoice, trigger="manual")
     return Result(Outcome.ISSUED, invoice, warnings)
