@@ -132,6 +132,8 @@ def test_self_billed_drafts_are_gated(storage, seeded, platform_config, log_line
     assert signed.transmission_id and not signed.idempotent
     (transmission,) = transmissions(invoice.number)
     assert transmission.idempotency_key == f"{invoice.number}:invoice:fr_domestic_b2b"
+    created = [line for line in log_lines() if line["scope"] == "billing.supplier.self_billing.transmission_created"]
+    assert [line["transmissionId"] for line in created] == [str(transmission.id)]
 
 
 def test_no_transmission_when_the_pdf_failed_and_reconciliation_sees_it(storage, seeded, platform_config, log_lines):
