@@ -86,7 +86,10 @@ def _locked_settleable(reservation_id: str):
         status = record.financial_status if record else FinancialStatus.DRAFT.value
         raise Conflict(f"only a collected principal_seller reservation with something left of its sale is "
                        f"self-billed (financial status {status})", reason="not_settleable", financialStatus=status)
-    return Reservation.get_by_id(reservation_id), record, None, Settling(sale, share)
+    # The reservation row locked as an incident declaration locks it: a declaration racing this
+    # unit waits for it (or this unit for the declaration) and the gates read under the lock hold.
+    reservation = Reservation.select().where(Reservation.id == reservation_id).for_update().get()
+    return reservation, record, None, Settling(sale, share)
 
 
 @dataclass(frozen=True)
