@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.identity.permissions import KYB_REVIEW, PLATFORM_MANAGE
+from backend.identity.permissions import BILLING_MANAGE_ALL, KYB_REVIEW, PLATFORM_MANAGE
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ ADMIN = admin()
 CATALOG_ADMIN = admin("catalog.manage.all")
 KYB_REVIEWER = admin(KYB_REVIEW)
 PLATFORM_ADMIN = admin(PLATFORM_MANAGE)
+# API.md: the permission `billing.manage.all` alone opens every route that names it, admin role or not.
+BILLING_MANAGER = Access("session", permission=BILLING_MANAGE_ALL)
 
 
 @dataclass(frozen=True)

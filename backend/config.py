@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 from datetime import date
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from backend.logs import url_without_password
@@ -91,7 +92,8 @@ class Config:
     platform_commission_rate_bps: int = 2000
     legacy_deposit_rate_bps: int = 3000  # legacy_mandate: the deposit's share of the store base
     accounting_fiscal_year_end: str = "12-31"  # MM-DD: the books' fiscal year closes that day
-    platform_vat_rate_percent: int = 20
+    auto_collection_retry_minutes: int = 15  # a failed auto-collection is retried after this long
+    platform_vat_rate_percent: Decimal = Decimal(20)  # up to two decimals, in [0, 100)
     platform_country_code: str = "FR"
     platform_legal_company_name: str | None = None
     platform_legal_siret: str | None = None
@@ -153,7 +155,7 @@ class Config:
                 out[f.name] = url_without_password(value) if value else (
                     "REDIS_URL" if f.name == "rate_limit_storage_url" else "embedded")
             else:
-                out[f.name] = str(value) if isinstance(value, Path) else value
+                out[f.name] = str(value) if isinstance(value, Path | Decimal) else value
         out["credentialsPresent"], out["credentialsAbsent"] = present, absent
         return out
 
@@ -168,6 +170,22 @@ def _int(env: _Env, name: str, default: int, *, minimum: int | None = None) -> i
         return env.problem(f"{name} must be an integer, got {raw!r}", default)
     if minimum is not None and value < minimum:
         return env.problem(f"{name} must be at least {minimum}, got {value}", default)
+    return value
+
+
+def _vat_rate(env: _Env) -> Decimal:
+    """`PLATFORM_VAT_RATE_PERCENT`: a percentage with at most two decimals in [0, 100) (`20`, `5.5`,
+    `2.1`); anything else stops boot (API.md)."""
+    raw = (env.get("PLATFORM_VAT_RATE_PERCENT") or "").strip()
+    if not raw:
+        return Decimal(20)
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        value = None
+    if value is None or not value.is_finite() or not 0 <= value < 100 or value != value.quantize(Decimal("0.01")):
+        return env.problem(f"PLATFORM_VAT_RATE_PERCENT must be a percentage in [0, 100) with at most two decimals, "
+                           f"got {raw!r}", Decimal(20))
     return value
 
 
@@ -338,7 +356,8 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         platform_commission_rate_bps=_commission_rate(env, warnings),
         legacy_deposit_rate_bps=_bps(env, "LEGACY_DEPOSIT_RATE_BPS", 3000),
         accounting_fiscal_year_end=_month_day(env, "ACCOUNTING_FISCAL_YEAR_END", "12-31"),
-        platform_vat_rate_percent=_int(env, "PLATFORM_VAT_RATE_PERCENT", 20, minimum=0),
+        auto_collection_retry_minutes=_int(env, "AUTO_COLLECTION_RETRY_MINUTES", 15, minimum=1),
+        platform_vat_rate_percent=_vat_rate(env),
         platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),
         platform_legal_company_name=_str(env, "PLATFORM_LEGAL_COMPANY_NAME"),
         platform_legal_siret=siret,

@@ -32,6 +32,10 @@ RESTRICTED: dict[str, str] = {
     "accounting_lettered_line": "SELECT, INSERT",
     "accounting_period_close": "SELECT, INSERT",
     "billing_audit_entry": "SELECT, INSERT",
+    # what distributors owe back and what payouts kept back of it: only added to (migration 130)
+    "billing_supplier_debt": "SELECT, INSERT",
+    # the financial status transition map, reference data written by migration 131
+    "billing_financial_transition": "SELECT",
     "security_audit_event": "SELECT, INSERT",
     "einvoice_transmission_event": "SELECT, INSERT",  # written by the transmission's trigger
     "migratehistory": "SELECT",  # commands check that the database is migrated

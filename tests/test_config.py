@@ -18,6 +18,19 @@ def test_commission_rate_bounds_are_inclusive(value, expected):
     assert load_config({"PLATFORM_COMMISSION_RATE_BPS": value}).platform_commission_rate_bps == expected
 
 
+@pytest.mark.parametrize("value", ["150", "100", "-1", "5.555", "abc", "NaN", "Infinity"])
+def test_a_vat_rate_outside_0_100_or_with_more_than_two_decimals_stops_boot(value):
+    with pytest.raises(ConfigError, match="PLATFORM_VAT_RATE_PERCENT"):
+        load_config({"PLATFORM_VAT_RATE_PERCENT": value})
+
+
+@pytest.mark.parametrize("value,bps", [("5.5", 550), ("2.1", 210), ("20", 2000), ("0", 0), ("99.99", 9999)])
+def test_decimal_vat_rates_boot(value, bps):
+    from backend.billing.vat import vat_rate_bps
+
+    assert vat_rate_bps(load_config({"PLATFORM_VAT_RATE_PERCENT": value}).platform_vat_rate_percent) == bps
+
+
 def test_absent_commission_rate_warns_and_defaults_to_2000():
     config = load_config({})
     assert config.platform_commission_rate_bps == 2000

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dramatiq
 from periodiq import cron
 
-from backend.billing import collection, idempotency, sepa_mandates
+from backend.billing import collection, collection_admin, idempotency, sepa_mandates
 from backend.billing import post_invoice_hook as post_invoice
 from backend.runtime import current_runtime
 
@@ -16,6 +16,13 @@ def auto_collect_reservation(reservation_id: str) -> None:
     """Subscriber of `reservation.approved`: collect the reservation total (key
     `auto-collect-<reservationId>`); a refusal is logged and left to the manual route."""
     collection.auto_collect(reservation_id, config=current_runtime().config)
+
+
+@dramatiq.actor(queue_name="billing", max_retries=0, time_limit=600_000, throws=(), periodic=cron("* * * * *"))
+def retry_auto_collections() -> None:
+    """Every minute: collect again the reservations whose auto-collection failed at least
+    `AUTO_COLLECTION_RETRY_MINUTES` ago (API.md)."""
+    collection_admin.retry_due_collections(config=current_runtime().config)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=60_000, throws=())

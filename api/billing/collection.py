@@ -7,17 +7,18 @@ stored result with `idempotent: true`, another body with the same key is 422
 
 from __future__ import annotations
 
-from api.access import Route, roles
+from api.access import BILLING_MANAGER, Route, roles
 from api.operations import IDEMPOTENCY_KEY, operation
 from api.requests import acting_organization
-from backend.billing import collection, idempotency, legacy, queries
+from backend.billing import collection, collection_admin, idempotency, legacy, queries
 from backend.identity.permissions import BILLING_COLLECT
 from schemas.billing.collection import CollectIn, CollectOut, SummaryOut
 
 # Spec C: KYB approved, permission billing.collect, membership manager or billing.
 COLLECTOR = roles("industrial", permission=BILLING_COLLECT, kyb_required=True, membership_roles=("manager", "billing"))
 PARTIES = roles("industrial", "distributor", "admin", kyb_required=True)
-KEY_DESCRIPTION = ("Header `Idempotency-Key` required (400 when absent; kept 24 h per organization and route): the "
+KEY_DESCRIPTION = ("Header `Idempotency-Key` required (400 when absent or starting with `auto-collect-`, the "
+                   "platform's own keys; kept 24 h per organization and route): the "
                    "same key and body replay the first answer with `idempotent: true`; another body is 422 "
                    "`IDEMPOTENCY_KEY_REUSED`; a request still in flight with the key is 409 `CONFLICT`. ")
 
@@ -33,7 +34,7 @@ class Collect:
                "invoice, pays the `reservation_total` payment order, books the sale (VE) and its payment (BQ).",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
     def on_post(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
-        key = idempotency.check_key(req.get_header("Idempotency-Key"))
+        key = collection.check_client_key(idempotency.check_key(req.get_header("Idempotency-Key")))
         return collection.collect(
             reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
             method=body["paymentMethod"], key=key, user_id=req.context.principal.user_id, config=self.config,
@@ -54,11 +55,28 @@ class Collect:
         return self._legacy(req, reservation_id, body, legacy.BALANCE)
 
     def _legacy(self, req, reservation_id: str, body: dict, step: str) -> collection.Collected:
-        key = idempotency.check_key(req.get_header("Idempotency-Key"))
+        key = collection.check_client_key(idempotency.check_key(req.get_header("Idempotency-Key")))
         return legacy.collect_step(
             step, reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
             method=body["paymentMethod"], key=key, user_id=req.context.principal.user_id, config=self.config,
         )
+
+
+class AdminCollect:
+    def __init__(self, config) -> None:
+        self.config = config
+
+    @operation("Collect a reservation on the industrial's behalf",
+               description=KEY_DESCRIPTION.replace("per organization", "per reservation") + "`billing.manage.all`. "
+               "The collection of `POST /api/billing/reservations/{id}/collect` for the reservation's industrial "
+               "organization (same refusals), the key scoped to this route and the reservation. Keys starting "
+               "with `auto-collect-` are reserved (400).",
+               tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
+    def on_post(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
+        return collection_admin.collect_on_behalf(
+            reservation_id=reservation_id, method=body["paymentMethod"],
+            key=idempotency.check_key(req.get_header("Idempotency-Key")), user_id=req.context.principal.user_id,
+            config=self.config)
 
 
 class Summary:
@@ -79,4 +97,5 @@ def routes(deps) -> list[Route]:
         Route(f"{base}/deposit/collect", collect, COLLECTOR, suffix="deposit"),
         Route(f"{base}/balance/collect", collect, COLLECTOR, suffix="balance"),
         Route(f"{base}/summary", Summary(), PARTIES),
+        Route("/api/admin/billing/reservations/{reservation_id}/collect", AdminCollect(deps.config), BILLING_MANAGER),
     ]

@@ -5,18 +5,16 @@
 
 from __future__ import annotations
 
-from api.access import Route, admin, roles
+from api.access import BILLING_MANAGER, Route, roles
 from api.operations import IDEMPOTENCY_KEY, operation
 from api.responses import private_attachment
 from backend.billing import corrections, idempotency, queries
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
 from backend.billing.errors import BillingPdfNotReady
 from backend.db import transaction
-from backend.identity.permissions import BILLING_MANAGE_ALL
 from schemas.billing.invoices import CreditNoteIn, CreditNoteOut, InvoicesOut, InvoicesQuery, RefundIn, RefundOut
 
 PARTIES = roles("industrial", "distributor", "admin", kyb_required=True)
-BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
 
 
 class Invoices:
@@ -60,7 +58,7 @@ class Invoice:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
         principal = req.context.principal
         return corrections.refund_once(
-            scope=principal.active_organization_id or f"user:{principal.user_id}", key=key,
+            key=key,
             invoice_number=invoice_id, amount_cents=body["amountCents"], reason=body["reason"],
             method=body["paymentMethod"], user_id=principal.user_id, config=self.config,
         )
@@ -80,6 +78,6 @@ def routes(deps) -> list[Route]:
     return [
         Route("/api/billing/invoices", Invoices(), PARTIES),
         Route("/api/billing/invoices/{invoice_id}/download", invoice, PARTIES, suffix="download"),
-        Route("/api/billing/invoices/{invoice_id}/refund", invoice, BILLING_ADMIN, suffix="refund"),
-        Route("/api/billing/invoices/{invoice_id}/credit-note", invoice, BILLING_ADMIN, suffix="credit_note"),
+        Route("/api/billing/invoices/{invoice_id}/refund", invoice, BILLING_MANAGER, suffix="refund"),
+        Route("/api/billing/invoices/{invoice_id}/credit-note", invoice, BILLING_MANAGER, suffix="credit_note"),
     ]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from api.access import Route, admin
+from api.access import BILLING_MANAGER, Route
 from api.operations import IDEMPOTENCY_KEY, operation
 from backend.billing import idempotency, payouts
-from backend.identity.permissions import BILLING_MANAGE_ALL
 from schemas.billing.payouts import PayoutOut
-
-BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
 
 
 class Payout:
@@ -21,10 +18,8 @@ class Payout:
                tags=("billing",), answer=PayoutOut, headers=IDEMPOTENCY_KEY)
     def on_post(self, req, resp, reservation_id: str) -> payouts.PaidOut:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
-        principal = req.context.principal
-        return payouts.pay_out(reservation_id=reservation_id, key=key, user_id=principal.user_id,
-                               scope=principal.active_organization_id or f"user:{principal.user_id}")
+        return payouts.pay_out(reservation_id=reservation_id, key=key, user_id=req.context.principal.user_id)
 
 
 def routes(deps) -> list[Route]:
-    return [Route("/api/admin/billing/reservations/{reservation_id}/payout", Payout(), BILLING_ADMIN)]
+    return [Route("/api/admin/billing/reservations/{reservation_id}/payout", Payout(), BILLING_MANAGER)]

@@ -39,7 +39,7 @@ from backend.billing.sepa_mandates import require_mandate
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps
 from backend.config import Config
 from backend.db import transaction
-from backend.errors import Conflict, DomainError, NotFound
+from backend.errors import Conflict, DomainError, NotFound, ValidationError
 from backend.identity.models import KybStatus
 from backend.logs import log_event
 from backend.marketplace.kyb import require_kyb_approved
@@ -55,8 +55,20 @@ def collect_path(reservation_id: str) -> str:
     return f"/api/billing/reservations/{reservation_id}/collect"
 
 
+AUTO_COLLECT_PREFIX = "auto-collect-"
+
+
 def auto_collect_key(reservation_id: str) -> str:
-    return f"auto-collect-{reservation_id}"
+    return f"{AUTO_COLLECT_PREFIX}{reservation_id}"
+
+
+def check_client_key(key: str) -> str:
+    """A client's `Idempotency-Key` of a collection: the `auto-collect-` keys are the platform's
+    own (API.md), 400 for a client."""
+    if key.startswith(AUTO_COLLECT_PREFIX):
+        raise ValidationError(f"Idempotency-Key values starting with {AUTO_COLLECT_PREFIX!r} are reserved",
+                              fields={"Idempotency-Key": ["reserved"]})
+    return key
 
 
 @dataclass(frozen=True)
@@ -72,11 +84,13 @@ class Collected:
 
 
 def collect(*, reservation_id: str, industrial_organization_id: str, method: PaymentMethod, key: str,
-            user_id: str | None, config: Config, auto: bool = False) -> Collected:
-    """Collect the reservation total once per `key` (scoped to the industrial organization)."""
+            user_id: str | None, config: Config, auto: bool = False, scope: str | None = None,
+            route: str = COLLECT_ROUTE) -> Collected:
+    """Collect the reservation total once per `key` (scoped to the industrial organization, or
+    `scope` and `route`: the admin route's, API.md)."""
     method = PaymentMethod(method)
-    held = collection_key(route=COLLECT_ROUTE, path=collect_path(reservation_id),
-                          industrial_organization_id=industrial_organization_id, method=method, key=key)
+    held = collection_key(route=route, path=collect_path(reservation_id),
+                          industrial_organization_id=scope or industrial_organization_id, method=method, key=key)
     fields = {"reservationId": reservation_id, "paymentMethod": method.value, "auto": auto}
     with logged(fields), left_due_on_failure(lambda: records.open_collectable(
             reservation_id, industrial_organization_id, PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,

@@ -53,7 +53,7 @@ WRITE = prepared.Statement("billing_collection_writes", (
     # called, so its `pending` state would never be seen outside the transaction).
     " paid AS (INSERT INTO billing_payment_order (id, reservation_id, invoice_id, organization_id, kind, method,"
     " status, amount_cents, mandate_ref, created_by_user_id, created_at, updated_at, paid_at)"
-    " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::integer,"
+    " SELECT %(order)s, %(id)s, %(invoice)s, %(org)s, %(kind)s, %(method)s, %(paid)s, %(amount)s::bigint,"
     " %(mandate)s, %(user)s, %(now)s::timestamptz, %(now)s, %(now)s FROM settled RETURNING id),"
     # Step 7: the sale's and the payment's entries, naming the invoice issued next (validated,
     # balanced and numbered at the commit).

@@ -1,32 +1,40 @@
-"""Refunds and credit notes of an issued invoice (API.md, spec C "Collection and refunds").
+"""Refunds and credit notes of an issued invoice (API.md, spec C "Collection and refunds", and
+"Money that always balances").
 
 Both issue a credit note of the credited kind (`platform_sale` -> `platform_credit_note`,
 `supplier_self_billed` -> `supplier_credit_note`) naming the invoice, for at most what is left
-of it (the invoice amount minus its earlier credit notes, all excluding tax), and record an audit
-entry with the reason and the actor.
+of it (the invoice amount minus its earlier credit notes, all excluding tax), at the invoice's
+frozen VAT rate with the cumulative-difference VAT (`backend/billing/vat.py`), and record an
+audit entry with the reason and the actor.
 
 - A **refund** (`platform_sale` only) gives money back: a `refund` payment order of the credit
   note's amount including VAT, the credit note's entry in the books and the refund's
-  (`accounting.ledger`), and the financial status `partially_refunded`, then `fully_refunded`
-  when nothing is left.
+  (`accounting.ledger`: VE then BQ), and the financial status `partially_refunded`, then
+  `fully_refunded` when nothing is left.
+- On a sale credited in full by the credit-note route (nothing left to credit), a refund repays
+  the customer's credit (up to what is not repaid yet) with a `refund` payment order naming that
+  credit note, and no new credit note (booked as the repayment of the credit, BQ).
 - A **credit note** (`POST .../credit-note`) credits what is left in full and moves no money; the
   invoice becomes `credited`, and the credit note is booked (customer or supplier credit note).
+  For a sale the customer is in credit (financial status `cancelled` when the whole sale is
+  credited); for a self-billed invoice the reservation becomes settleable again (`settlement`).
+- Settlement follows the sale: after self-billing, what a refund or a credit note of the sale
+  credits is credited on the self-billed invoice for its store share (`settlement.follow_sale`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from peewee import fn
-
 from backend import clock
-from backend.billing import idempotency, records, sepa_mandates
+from backend.billing import idempotency, records, sepa_mandates, settlement
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
-from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.invoices import credited_cents, incl_tax_cents, issue_credit_note
 from backend.billing.models import (
     CREDIT_NOTE_KIND_OF,
     AuditEntry,
+    FinancialRecord,
     FinancialStatus,
     Invoice,
     InvoiceKind,
@@ -36,17 +44,11 @@ from backend.billing.models import (
     PaymentOrder,
     PaymentStatus,
 )
-from backend.billing.vat import amount_incl_tax_cents
+from backend.billing.vat import vat_amount_cents
 from backend.config import Config
 from backend.context import current_request_id
 from backend.errors import Conflict, DomainError, NotFound, ValidationError
 from backend.logs import log_event
-
-
-def credited_cents(invoice_id: str) -> int:
-    """What the invoice's credit notes already credit (excluding tax)."""
-    return int(Invoice.select(fn.COALESCE(fn.SUM(Invoice.amount_excl_tax_cents), 0))
-               .where(Invoice.credited_invoice == invoice_id).scalar())
 
 
 def _locked_invoice(number: str) -> Invoice:
@@ -54,19 +56,6 @@ def _locked_invoice(number: str) -> Invoice:
     if invoice is None:
         raise NotFound("invoice not found")
     return invoice
-
-
-def _credit_note(invoice: Invoice, amount_cents: int, *, reason: str, user_id: str | None, label: str,
-                 config: Config) -> Invoice:
-    return issue_invoice(InvoiceDraft(
-        kind=CREDIT_NOTE_KIND_OF[InvoiceKind(invoice.kind)],
-        lines=(Line(f"{label} de la facture {invoice.number}", amount_cents),),
-        issuer_organization_id=invoice.issuer_organization_id,
-        customer_organization_id=invoice.customer_organization_id,
-        reservation_id=invoice.reservation_id, service_starts_at=invoice.service_starts_at,
-        service_ends_at=invoice.service_ends_at, credited_invoice_id=invoice.id, reason=reason,
-        created_by_user_id=user_id,
-    ), config=config)
 
 
 def _book_sale_credit(credit_note: Invoice, *, refund: PaymentOrder | None = None) -> None:
@@ -77,12 +66,40 @@ def _book_sale_credit(credit_note: Invoice, *, refund: PaymentOrder | None = Non
                            day=paris_day(refund.paid_at))
 
 
-def _book_self_billing_credit(invoice: Invoice, *, amount_cents: int, credit_note: Invoice) -> None:
-    """The supplier credit note's entry (AC): the payable on the self-billed invoice goes down."""
-    ledger.post_invoice(credit_note)
-    log_event("billing.supplier.self_billing.adjusted", "self-billed invoice credited", "info",
-              reservationId=invoice.reservation_id, invoiceNumber=invoice.number,
-              creditNoteNumber=credit_note.number, amountCents=amount_cents)
+@dataclass(frozen=True)
+class CustomerCredit:
+    """A sale's credit note that moved no money (the credit-note route), and what of it is repaid."""
+
+    note: Invoice
+    repaid_excl_tax_cents: int
+
+    @property
+    def left_excl_tax_cents(self) -> int:
+        return self.note.amount_excl_tax_cents - self.repaid_excl_tax_cents
+
+    def repayment_cents(self, amount: int) -> int:
+        """What repaying `amount` more cents (excluding tax) returns including VAT: the note's VAT
+        shared by the same cumulative difference, so repaying all of it returns the note's total."""
+        note, repaid = self.note, self.repaid_excl_tax_cents
+        vat = vat_amount_cents(note.amount_excl_tax_cents, note.vat_rate_bps,
+                               credited_before_cents=note.credited_before_cents)
+        total = note.amount_excl_tax_cents
+
+        def share(x: int) -> int:
+            return x + (vat * x * 2 + total) // (2 * total)  # the note's VAT pro rata, rounded half up
+
+        return share(repaid + amount) - share(repaid)
+
+
+def customer_credit(sale: Invoice, record: FinancialRecord) -> CustomerCredit | None:
+    """The customer credit of a sale credited in full: its last credit note (the only one that can
+    have moved no money: nothing is left to credit after it), of which the record's refunded total
+    beyond the earlier notes (all refunds) is repaid. A note that was a refund is repaid in full."""
+    if sale.status != InvoiceStatus.CREDITED:
+        return None
+    note = (Invoice.select().where(Invoice.credited_invoice == sale.id)
+            .order_by(Invoice.credited_before_cents.desc()).get())
+    return CustomerCredit(note, record.refunded_excl_tax_cents - note.credited_before_cents)
 
 
 def _audit(action: str, *, reason: str, user_id: str | None, invoice: Invoice, payment_order_id: str | None = None,
@@ -126,7 +143,8 @@ class Credited:
 
 def refund(*, invoice_number: str, amount_cents: int, reason: str, method: PaymentMethod, user_id: str | None,
            config: Config) -> Refunded:
-    """Refund part or all of a `platform_sale` (inside the caller's transaction)."""
+    """Refund part or all of a `platform_sale`, or repay its customer credit once it is credited in
+    full (inside the caller's transaction)."""
     reason = _reason(reason)
     method = PaymentMethod(method)
     if amount_cents <= 0:
@@ -136,8 +154,10 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
     invoice = _locked_invoice(invoice_number)
     if invoice.kind != InvoiceKind.PLATFORM_SALE:
         raise Conflict("only platform_sale invoices are refundable", reason="not_refundable", kind=invoice.kind)
+    record = records.locked_record(invoice.reservation_id)
+    credit = customer_credit(invoice, record)
     before = credited_cents(invoice.id)
-    left = invoice.amount_excl_tax_cents - before
+    left = credit.left_excl_tax_cents if credit is not None else invoice.amount_excl_tax_cents - before
     if amount_cents > left:
         raise Conflict(f"only {left} cents (excluding tax) are left to refund", reason="over_refund",
                        remainingCents=left)
@@ -147,27 +167,42 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
         if mandate is None:
             raise Conflict("the organization has no active SEPA mandate", reason="sepa_mandate_missing")
         mandate_ref = mandate.mandate_ref
-    record = records.locked_record(invoice.reservation_id)
-    credit_note = _credit_note(invoice, amount_cents, reason=reason, user_id=user_id, label="Remboursement",
-                               config=config)
-    now = clock.now()
-    order = PaymentOrder.create(
-        reservation_id=invoice.reservation_id, invoice=credit_note.id, organization_id=invoice.customer_organization_id,
-        kind=PaymentKind.REFUND, method=method, status=PaymentStatus.PAID, paid_at=now, mandate_ref=mandate_ref,
-        amount_cents=amount_incl_tax_cents(amount_cents, credit_note.vat_rate_bps), created_by_user_id=user_id,
-    )
-    _book_sale_credit(credit_note, refund=order)
+    record.refunded_excl_tax_cents += amount_cents
+    if credit is not None:  # the customer's credit repaid: no new credit note
+        note = credit.note
+        order = _refund_order(invoice, note, credit.repayment_cents(amount_cents), method=method,
+                              mandate_ref=mandate_ref, user_id=user_id)
+        ledger.post_refund(note, amount_cents=order.amount_cents, payment_order_id=order.id,
+                           day=paris_day(order.paid_at), repayment=True)
+        records.move(record, FinancialStatus(record.financial_status))
+    else:
+        note = issue_credit_note(invoice, amount_cents, label="Remboursement", reason=reason, user_id=user_id,
+                                 config=config)
+        order = _refund_order(invoice, note, incl_tax_cents(note), method=method, mandate_ref=mandate_ref,
+                              user_id=user_id)
+        _book_sale_credit(note, refund=order)
+        if amount_cents == left:
+            _set_status(invoice, InvoiceStatus.CREDITED)
+        settlement.follow_sale(record, invoice, before=before, amount=amount_cents,
+                               whole=FinancialStatus.FULLY_REFUNDED, reason=reason, user_id=user_id, config=config)
     remaining = left - amount_cents
-    status = FinancialStatus.FULLY_REFUNDED if remaining == 0 else FinancialStatus.PARTIALLY_REFUNDED
-    records.move(record, status, refunded_excl_tax_cents=record.refunded_excl_tax_cents + amount_cents)
-    if remaining == 0:
-        _set_status(invoice, InvoiceStatus.CREDITED)
     _audit("billing.refund", reason=reason, user_id=user_id, invoice=invoice, payment_order_id=order.id,
-           amountCents=amount_cents, creditNoteNumber=credit_note.number, paymentMethod=method.value)
-    log_event("billing.refund.paid", "refund paid", "info", **fields, creditNoteNumber=credit_note.number,
+           amountCents=amount_cents, creditNoteNumber=note.number, paymentMethod=method.value,
+           repayment=credit is not None)
+    log_event("billing.refund.paid", "refund paid", "info", **fields, creditNoteNumber=note.number,
               paymentOrderId=order.id, remainingCents=remaining)
-    return Refunded(invoice.number, credit_note.number, order.id, amount_cents, order.amount_cents, remaining,
+    return Refunded(invoice.number, note.number, order.id, amount_cents, order.amount_cents, remaining,
                     record.financial_status, order.status)
+
+
+def _refund_order(sale: Invoice, note: Invoice, amount_cents: int, *, method: PaymentMethod, mandate_ref: str | None,
+                  user_id: str | None) -> PaymentOrder:
+    """The `refund` payment order, paid at once (no payment service provider), naming its credit note."""
+    return PaymentOrder.create(
+        reservation_id=sale.reservation_id, invoice=note.id, organization_id=sale.customer_organization_id,
+        kind=PaymentKind.REFUND, method=method, status=PaymentStatus.PAID, paid_at=clock.now(),
+        mandate_ref=mandate_ref, amount_cents=amount_cents, created_by_user_id=user_id,
+    )
 
 
 def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, config: Config) -> Credited:
@@ -176,21 +211,25 @@ def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, con
     invoice = _locked_invoice(invoice_number)
     if InvoiceKind(invoice.kind) not in CREDIT_NOTE_KIND_OF:
         raise Conflict(f"a {invoice.kind} invoice cannot be credited here", reason="not_creditable", kind=invoice.kind)
+    record = records.locked_record(invoice.reservation_id)
     before = credited_cents(invoice.id)
     left = invoice.amount_excl_tax_cents - before
     if left <= 0 or invoice.status == InvoiceStatus.CREDITED:
         raise Conflict("the invoice is already credited in full", reason="already_credited")
-    credit_note = _credit_note(invoice, left, reason=reason, user_id=user_id, label="Avoir", config=config)
     if invoice.kind == InvoiceKind.PLATFORM_SALE:
-        _book_sale_credit(credit_note)
+        note = issue_credit_note(invoice, left, label="Avoir", reason=reason, user_id=user_id, config=config)
+        _book_sale_credit(note)
+        _set_status(invoice, InvoiceStatus.CREDITED)
+        settlement.follow_sale(record, invoice, before=before, amount=left, whole=FinancialStatus.CANCELLED,
+                               reason=reason, user_id=user_id, config=config)
     else:
-        _book_self_billing_credit(invoice, amount_cents=left, credit_note=credit_note)
-    _set_status(invoice, InvoiceStatus.CREDITED)
+        note = settlement.credit_self_billed(invoice, left, record, reason=reason, user_id=user_id, config=config,
+                                             label="Avoir")
     _audit("billing.credit_note", reason=reason, user_id=user_id, invoice=invoice, amountCents=left,
-           creditNoteNumber=credit_note.number)
+           creditNoteNumber=note.number)
     log_event("billing.credit_note.issued", "credit note issued", "info", invoiceNumber=invoice.number,
-              creditNoteNumber=credit_note.number, amountCents=left)
-    return Credited(invoice.number, credit_note.number, left, InvoiceStatus.CREDITED.value)
+              creditNoteNumber=note.number, amountCents=left)
+    return Credited(invoice.number, note.number, left, InvoiceStatus.CREDITED.value)
 
 
 def _set_status(invoice: Invoice, status: InvoiceStatus) -> None:
@@ -206,13 +245,14 @@ def refund_path(invoice_number: str) -> str:
     return f"/api/billing/invoices/{invoice_number}/refund"
 
 
-def refund_once(*, scope: str, key: str, invoice_number: str, amount_cents: int, reason: str,
+def refund_once(*, key: str, invoice_number: str, amount_cents: int, reason: str,
                 method: PaymentMethod, user_id: str | None, config: Config) -> Refunded:
-    """`refund` once per `Idempotency-Key` (scope: the caller's organization or user)."""
+    """`refund` once per `Idempotency-Key`, scoped to the route and the invoice (API.md: an admin's
+    key never depends on its active organization)."""
     body = {"amountCents": amount_cents, "reason": reason, "paymentMethod": PaymentMethod(method).value}
     try:
-        held = idempotency.Key(scope, REFUND_ROUTE, key, idempotency.fingerprint("POST", refund_path(invoice_number),
-                                                                                 body))
+        held = idempotency.Key(f"invoice:{invoice_number}", REFUND_ROUTE, key,
+                               idempotency.fingerprint("POST", refund_path(invoice_number), body))
         with idempotency.claim(held) as claim:
             if claim.replay is not None:
                 return replace(Refunded(**claim.replay), idempotent=True)
@@ -222,5 +262,9 @@ def refund_once(*, scope: str, key: str, invoice_number: str, amount_cents: int,
     except DomainError as exc:
         log_event("billing.refund.failed", "refund refused", "warn", invoiceNumber=invoice_number,
                   amountCents=amount_cents, code=exc.code, errorMessage=exc.message, reason=exc.details.get("reason"))
+        raise
+    except Exception as exc:
+        log_event("billing.refund.failed", "refund failed", "error", invoiceNumber=invoice_number,
+                  amountCents=amount_cents, code="INTERNAL_ERROR", errorMessage=str(exc))
         raise
     return answer

@@ -40,7 +40,7 @@ def seed_demo_billing(*, config: Config) -> str:
             .order_by(Invoice.issued_at, Invoice.sequence).first())
     refunded = 0
     if sale is not None and not Invoice.select().where(Invoice.credited_invoice == sale.id).exists():
-        corrections.refund_once(scope="demo", key=f"demo-refund-{sale.number}", invoice_number=sale.number,
+        corrections.refund_once(key=f"demo-refund-{sale.number}", invoice_number=sale.number,
                                 amount_cents=max(1, sale.amount_excl_tax_cents // 10), reason=REFUND_REASON,
                                 method=PaymentMethod.BANK_TRANSFER, user_id=None, config=config)
         refunded = 1

@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from peewee import fn
 from psycopg2.extras import Json
 
 from backend import events, prepared
 from backend.billing import numbering
-from backend.billing.models import CREDIT_NOTE_KINDS, Invoice, InvoiceKind, InvoiceStatus
+from backend.billing.models import CREDIT_NOTE_KIND_OF, CREDIT_NOTE_KINDS, Invoice, InvoiceKind, InvoiceStatus
 from backend.billing.parties import organization_party, platform_party
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
 from backend.config import Config
@@ -51,6 +52,11 @@ class InvoiceDraft:
     service_ends_at: datetime | None = None
     due_in_days: int = 0
     credited_invoice_id: str | None = None
+    # The VAT rate when it is not the one in force (`PLATFORM_VAT_RATE_PERCENT`): a credit note's
+    # is its invoice's, a self-billed invoice's its sale's (the same service, API.md).
+    vat_rate_bps: int | None = None
+    # A credit note: what the credited invoice's earlier credit notes credit (read under its lock).
+    credited_before_cents: int | None = None
     reason: str | None = None
     created_by_user_id: str | None = None
     paid: bool = False  # paid in the same transaction (collection): status `paid`, `paid_at` = issue
@@ -78,8 +84,10 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False, 
     if not in_transaction():
         raise RuntimeError("issue_invoice runs inside the caller's transaction()")
     kind = InvoiceKind(draft.kind)
-    if (kind in CREDIT_NOTE_KINDS) != (draft.credited_invoice_id is not None):
-        raise ValueError("a credit note, and only a credit note, names the invoice it credits")
+    if not ((kind in CREDIT_NOTE_KINDS) == (draft.credited_invoice_id is not None)
+            == (draft.credited_before_cents is not None)) or (kind in CREDIT_NOTE_KINDS and draft.vat_rate_bps is None):
+        raise ValueError("a credit note, and only a credit note, names the invoice it credits, its rate and what "
+                         "was credited before")
     if not draft.lines or any(line.total_cents < 0 for line in draft.lines):
         raise ValueError("an invoice has at least one line and no negative amount")
     if draft.issuer_organization_id is None and draft.customer_organization_id is None:
@@ -94,9 +102,12 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False, 
         "reservation_id": draft.reservation_id, "issuer_organization_id": draft.issuer_organization_id,
         "customer_organization_id": draft.customer_organization_id, "issuer": issuer, "customer": customer,
         "lines": [line.as_json() for line in draft.lines], "amount_excl_tax_cents": draft.amount_excl_tax_cents,
-        "tax_amount_cents": 0, "vat_rate_bps": vat_rate_bps(config.platform_vat_rate_percent), "currency": "EUR",
+        "tax_amount_cents": 0, "currency": "EUR",
+        "vat_rate_bps": (vat_rate_bps(config.platform_vat_rate_percent) if draft.vat_rate_bps is None
+                         else draft.vat_rate_bps),
         "service_starts_at": draft.service_starts_at, "service_ends_at": draft.service_ends_at,
-        "credited_invoice_id": draft.credited_invoice_id, "reason": draft.reason,
+        "credited_invoice_id": draft.credited_invoice_id, "credited_before_cents": draft.credited_before_cents,
+        "reason": draft.reason,
         "created_by_user_id": draft.created_by_user_id,
     }
     # Everything else first, the event's outbox row included (written now rather than at the end
@@ -122,11 +133,12 @@ def _party(organization_id: str | None, config: Config) -> dict:
 _JSON_COLUMNS = frozenset({"issuer", "customer", "lines"})
 _COLUMNS = ("id", "kind", "status", "reservation_id", "issuer_organization_id", "customer_organization_id", "issuer",
             "customer", "lines", "amount_excl_tax_cents", "tax_amount_cents", "vat_rate_bps", "currency",
-            "service_starts_at", "service_ends_at", "credited_invoice_id", "reason", "created_by_user_id")
+            "service_starts_at", "service_ends_at", "credited_invoice_id", "credited_before_cents", "reason",
+            "created_by_user_id")
 # The types of the values a SELECT list gives the INSERT (text when not cast, which the character columns take).
-_CASTS = {"issuer": "jsonb", "customer": "jsonb", "lines": "jsonb", "amount_excl_tax_cents": "integer",
-          "tax_amount_cents": "integer", "vat_rate_bps": "integer", "service_starts_at": "timestamptz",
-          "service_ends_at": "timestamptz"}
+_CASTS = {"issuer": "jsonb", "customer": "jsonb", "lines": "jsonb", "amount_excl_tax_cents": "bigint",
+          "tax_amount_cents": "bigint", "vat_rate_bps": "integer", "service_starts_at": "timestamptz",
+          "service_ends_at": "timestamptz", "credited_before_cents": "bigint"}
 _VALUES = ", ".join(f"%({name})s::{_CASTS[name]}" if name in _CASTS else f"%({name})s" for name in _COLUMNS)
 # One statement allocates the number (`numbering.NEXT_NUMBER`) and inserts the invoice with it:
 # the counter row is locked by the transaction's last statement before the commit. Prepared: it
@@ -156,5 +168,40 @@ def amounts(invoice: Invoice) -> Amounts:
     """The invoice's amounts as every reader shows them (list, summary, PDF, XML, operator):
     VAT computed at read time from the frozen rate by the one VAT function."""
     return Amounts(invoice.amount_excl_tax_cents, float(vat_rate_percent(invoice.vat_rate_bps)),
-                   vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps),
-                   amount_incl_tax_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps))
+                   vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps,
+                                    credited_before_cents=invoice.credited_before_cents),
+                   incl_tax_cents(invoice))
+
+
+def incl_tax_cents(invoice: Invoice) -> int:
+    """The invoice's amount including VAT (a credit note's: what its refund returns)."""
+    return amount_incl_tax_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps,
+                                 credited_before_cents=invoice.credited_before_cents)
+
+
+def credited_cents(invoice_id: str) -> int:
+    """What the invoice's credit notes already credit (excluding tax)."""
+    return int(Invoice.select(fn.COALESCE(fn.SUM(Invoice.amount_excl_tax_cents), 0))
+               .where(Invoice.credited_invoice == invoice_id).scalar())
+
+
+def issue_credit_note(invoice: Invoice, amount_cents: int, *, label: str, reason: str, user_id: str | None,
+                      config: Config) -> Invoice:
+    """A credit note of `amount_cents` (excluding tax) of `invoice`, locked by the caller: the
+    credit-note kind of the invoice's kind, its frozen VAT rate, what its earlier credit notes
+    credit (the VAT is the cumulative difference); the database refuses one that does not fit."""
+    return issue_invoice(InvoiceDraft(
+        kind=CREDIT_NOTE_KIND_OF[InvoiceKind(invoice.kind)],
+        lines=(Line(f"{label} de la facture {invoice.number}", amount_cents),),
+        issuer_organization_id=invoice.issuer_organization_id,
+        customer_organization_id=invoice.customer_organization_id,
+        reservation_id=invoice.reservation_id, service_starts_at=invoice.service_starts_at,
+        service_ends_at=invoice.service_ends_at, credited_invoice_id=invoice.id,
+        vat_rate_bps=invoice.vat_rate_bps, credited_before_cents=credited_cents(invoice.id), reason=reason,
+        created_by_user_id=user_id,
+    ), config=config)
+
+
+def credit_notes_incl_tax_cents(invoice_id: str) -> int:
+    """What the invoice's credit notes credit, including VAT."""
+    return sum(incl_tax_cents(note) for note in Invoice.select().where(Invoice.credited_invoice == invoice_id))

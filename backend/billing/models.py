@@ -113,11 +113,11 @@ class FinancialRecord(BaseModel):
     reservation_id = CharField(primary_key=True, max_length=36)
     billing_model = CharField(max_length=40)
     financial_status = status_field(FinancialStatus, default=FinancialStatus.DRAFT)
-    store_base_cents = IntegerField()
-    commission_cents = IntegerField()
-    total_cents = IntegerField()
+    store_base_cents = BigIntegerField()
+    commission_cents = BigIntegerField()
+    total_cents = BigIntegerField()
     commission_rate_bps = IntegerField()
-    refunded_excl_tax_cents = IntegerField(default=0)
+    refunded_excl_tax_cents = BigIntegerField(default=0)  # money given back (refunds, credit repaid)
     created_at = created_at_field()
     updated_at = created_at_field()
 
@@ -152,8 +152,8 @@ class Invoice(BaseModel):
     issuer = BinaryJSONField()
     customer = BinaryJSONField()
     lines = BinaryJSONField(default=list)
-    amount_excl_tax_cents = IntegerField()
-    tax_amount_cents = IntegerField(default=0)  # spec C: stays 0, VAT computed at read time
+    amount_excl_tax_cents = BigIntegerField()
+    tax_amount_cents = BigIntegerField(default=0)  # spec C: stays 0, VAT computed at read time
     vat_rate_bps = IntegerField()
     currency = CharField(max_length=3, default="EUR")
     issued_at = DateTimeTZField()
@@ -161,6 +161,9 @@ class Invoice(BaseModel):
     service_starts_at = DateTimeTZField(null=True)
     service_ends_at = DateTimeTZField(null=True)
     credited_invoice = ForeignKeyField("self", null=True, backref="credit_notes", on_delete="RESTRICT")
+    # Credit notes only: what the credited invoice's earlier credit notes credit (frozen at issue;
+    # the credit note's VAT is the cumulative difference, backend/billing/vat.py).
+    credited_before_cents = BigIntegerField(null=True)
     reason = TextField(null=True)
     created_by_user_id = CharField(max_length=36, null=True)
     pdf_storage_key = TextField(null=True)
@@ -208,7 +211,7 @@ class PaymentOrder(BaseModel):
     kind = status_field(PaymentKind)
     method = status_field(PaymentMethod)
     status = status_field(PaymentStatus, default=PaymentStatus.PENDING)
-    amount_cents = IntegerField()
+    amount_cents = BigIntegerField()
     currency = CharField(max_length=3, default="EUR")
     mandate_ref = CharField(max_length=35, null=True)
     failure_code = CharField(max_length=80, null=True)
@@ -369,3 +372,22 @@ class ReservationIncident(BaseModel):
 
     class Meta:
         table_name = "billing_reservation_incident"
+
+
+class SupplierDebt(BaseModel):
+    """What a distributor owes back (`debt`: a supplier credit note issued after its self-billed
+    invoice was paid out) and what a later payout deducted (`deduction`); append-only, the
+    outstanding amount per distributor never below zero (migration 130)."""
+
+    id = BigAutoField()
+    organization_id = CharField(max_length=64)
+    kind = CharField(max_length=20)  # debt | deduction
+    amount_excl_tax_cents = BigIntegerField()
+    amount_cents = BigIntegerField()  # including VAT
+    reservation_id = CharField(max_length=36, null=True)
+    invoice_id = CharField(max_length=36)
+    payment_order_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_supplier_debt"

@@ -3,14 +3,16 @@ decided in docs/billing.md): the platform pays the distributor its self-billed i
 
 `POST /api/admin/billing/reservations/{id}/payout` (`billing.manage.all`, `Idempotency-Key`), one
 transaction under the financial record's row lock: the reservation is `supplier_settlement_pending`
-with its `supplier_self_billed` invoice; what is paid is that invoice less its credit notes
-(excluding tax; 409 `nothing_to_pay` when credited in full), including VAT on the payment order.
+with its live `supplier_self_billed` invoice; what is due is that invoice less its credit notes
+(409 `nothing_to_pay` when credited in full), including VAT on the payment order, less what the
+distributor owes back (`settlement.take_debt`: supplier credit notes issued after an earlier
+payout), shown as `deductedCents`; when the debt takes all of it, no payment order is made.
 Like a collection, no payment service provider is called: the `supplier_payout` payment order
 (`bank_transfer` to the distributor) is created `pending` and moved to `paid` at once (the
-partial unique index `billing_payment_order_one_payout` admits one live payout per reservation).
-The payout is booked (debit 401 distributor, credit 512, `accounting.ledger`), the invoice
-becomes `paid`, the financial status `supplier_settlement_paid`, and an audit entry records the
-actor.
+partial unique index `billing_payment_order_one_payout` admits one live payout per self-billed
+invoice). The payout is booked (debit 401 distributor, credit 512, and the deduction 401 against
+401, `accounting.ledger`), the invoice becomes `paid`, the financial status
+`supplier_settlement_paid`, and an audit entry records the actor.
 """
 
 from __future__ import annotations
@@ -18,22 +20,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from backend import clock
-from backend.billing import idempotency, records
+from backend.billing import idempotency, records, settlement
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
-from backend.billing.corrections import credited_cents
 from backend.billing.models import (
     AuditEntry,
     FinancialStatus,
     Invoice,
-    InvoiceKind,
     InvoiceStatus,
     PaymentKind,
     PaymentMethod,
     PaymentOrder,
     PaymentStatus,
 )
-from backend.billing.vat import amount_incl_tax_cents
 from backend.context import current_request_id
 from backend.errors import Conflict, DomainError, NotFound
 from backend.logs import log_event
@@ -51,11 +50,12 @@ class PaidOut:
     """A payout's answer: the distributor paid its self-billed invoice less its credit notes."""
 
     reservation_id: str
-    payment_order_id: str
+    payment_order_id: str | None  # None when the distributor's debt takes all of it
     invoice_number: str
     organization_id: str
     amount_excl_tax_cents: int
     amount_cents: int  # the payment order, including VAT
+    deducted_cents: int  # the distributor's debt kept back, including VAT
     financial_status: str
     payment_status: str
     idempotent: bool = False
@@ -69,40 +69,47 @@ def _payout(reservation_id: str, user_id: str | None) -> PaidOut:
         raise Conflict(f"the reservation is not awaiting its supplier payout (financial status "
                        f"{record.financial_status})", reason="not_settlement_pending",
                        financialStatus=record.financial_status)
-    invoice = Invoice.get_or_none(Invoice.reservation_id == reservation_id,
-                                  Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED)
+    invoice = settlement.live_self_billed(reservation_id)
     if invoice is None:  # only self-billing moves a record to `supplier_settlement_pending`
         raise Conflict("the reservation has no self-billed invoice", reason="not_self_billed")
-    due_cents = invoice.amount_excl_tax_cents - credited_cents(invoice.id)
-    if due_cents <= 0:
+    due_excl, due_incl = settlement.due_of(invoice)
+    if due_excl <= 0:
         raise Conflict("the self-billed invoice is credited in full: nothing to pay", reason="nothing_to_pay",
                        invoiceNumber=invoice.number)
+    distributor = invoice.issuer_organization_id
+    kept = settlement.take_debt(distributor, settlement.Debt(due_excl, due_incl))
+    paid_excl, paid_incl = due_excl - kept.excl_tax_cents, due_incl - kept.cents
     now = clock.now()
-    order = PaymentOrder.create(
-        reservation_id=reservation_id, invoice=invoice.id, organization_id=invoice.issuer_organization_id,
-        kind=PaymentKind.SUPPLIER_PAYOUT, method=PaymentMethod.BANK_TRANSFER, status=PaymentStatus.PENDING,
-        amount_cents=amount_incl_tax_cents(due_cents, invoice.vat_rate_bps), created_by_user_id=user_id,
-    )
-    (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
-     .where(PaymentOrder.id == order.id).execute())
-    ledger.post_payout(invoice, amount_cents=order.amount_cents, payment_order_id=order.id, day=paris_day(now))
+    order = None
+    if paid_incl > 0:
+        order = PaymentOrder.create(
+            reservation_id=reservation_id, invoice=invoice.id, organization_id=distributor,
+            kind=PaymentKind.SUPPLIER_PAYOUT, method=PaymentMethod.BANK_TRANSFER, status=PaymentStatus.PENDING,
+            amount_cents=paid_incl, created_by_user_id=user_id,
+        )
+        (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
+         .where(PaymentOrder.id == order.id).execute())
+        ledger.post_payout(invoice, amount_cents=paid_incl, payment_order_id=order.id, day=paris_day(now))
+    settlement.record_deduction(distributor, kept, invoice=invoice, payment_order_id=order.id if order else None,
+                                day=paris_day(now))
     if invoice.status == InvoiceStatus.ISSUED:
         Invoice.update(status=InvoiceStatus.PAID, paid_at=now, updated_at=now).where(Invoice.id == invoice.id).execute()
     records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PAID)
     AuditEntry.create(action=SCOPE, actor_user_id=user_id, reason="supplier payout", reservation_id=reservation_id,
-                      invoice_id=invoice.id, payment_order_id=order.id,
-                      details={"amountCents": order.amount_cents, "amountExclTaxCents": due_cents},
+                      invoice_id=invoice.id, payment_order_id=order.id if order else None,
+                      details={"amountCents": paid_incl, "amountExclTaxCents": paid_excl, "deductedCents": kept.cents},
                       request_id=current_request_id())
-    return PaidOut(reservation_id, order.id, invoice.number, invoice.issuer_organization_id, due_cents,
-                   order.amount_cents, record.financial_status, PaymentStatus.PAID.value)
+    return PaidOut(reservation_id, order.id if order else None, invoice.number, distributor, paid_excl, paid_incl,
+                   kept.cents, record.financial_status, PaymentStatus.PAID.value)
 
 
-def pay_out(*, reservation_id: str, key: str, scope: str, user_id: str | None) -> PaidOut:
-    """The payout once per `Idempotency-Key` (scope: the admin's organization or user)."""
+def pay_out(*, reservation_id: str, key: str, user_id: str | None) -> PaidOut:
+    """The payout once per `Idempotency-Key`, scoped to the route and the reservation (API.md)."""
     fields = {"reservationId": reservation_id}
     log_event(f"{SCOPE}.requested", "supplier payout requested", "info", **fields)
     try:
-        held = idempotency.Key(scope, ROUTE, key, idempotency.fingerprint("POST", payout_path(reservation_id), {}))
+        held = idempotency.Key(f"reservation:{reservation_id}", ROUTE, key,
+                               idempotency.fingerprint("POST", payout_path(reservation_id), {}))
         with idempotency.claim(held) as claim:
             if claim.replay is not None:
                 return replace(PaidOut(**claim.replay), idempotent=True)
@@ -117,5 +124,6 @@ def pay_out(*, reservation_id: str, key: str, scope: str, user_id: str | None) -
                   errorMessage=str(exc))
         raise
     log_event(f"{SCOPE}.paid", "supplier paid out", "info", **fields, paymentOrderId=answer.payment_order_id,
-              invoiceNumber=answer.invoice_number, amountCents=answer.amount_cents)
+              invoiceNumber=answer.invoice_number, amountCents=answer.amount_cents,
+              deductedCents=answer.deducted_cents)
     return answer

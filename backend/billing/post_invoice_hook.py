@@ -99,6 +99,10 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
         return HookOutcome(number, key, skipped="einvoicing_failed")
     if transmission is None:  # an e-reporting flow: the e-invoicing area logged the skip
         return HookOutcome(number, key, skipped="e_reporting_flow")
+    if kind in SELF_BILLED_KINDS and not existed:  # spec C "self-billing gating" scope
+        log_event("billing.supplier.self_billing.transmission_created", "self-billed invoice's transmission draft",
+                  "info", invoiceNumber=number, kind=kind, organizationId=invoice.issuer_organization_id,
+                  transmissionId=str(transmission.id))
     return HookOutcome(number, key, transmission_id=str(transmission.id), idempotent=existed)
 
 

@@ -10,9 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from peewee import fn
+
 from backend.billing.errors import BillingPdfNotReady
-from backend.billing.invoices import Amounts, amounts
-from backend.billing.models import FinancialRecord, FinancialStatus, Invoice, InvoiceKind, PaymentOrder
+from backend.billing.invoices import Amounts, amounts, incl_tax_cents
+from backend.billing.models import (
+    FinancialRecord,
+    FinancialStatus,
+    Invoice,
+    InvoiceKind,
+    PaymentKind,
+    PaymentOrder,
+    PaymentStatus,
+)
 from backend.errors import Forbidden, NotFound
 from backend.identity.permissions import BILLING_MANAGE_ALL
 from backend.identity.principal import Principal
@@ -66,6 +76,7 @@ class ReservationSummary:
     payment_orders: list[PaymentOrderItem]
     invoices: list[InvoiceItem]
     refunded_cents: int
+    customer_credit_cents: int  # including VAT: credit notes that moved no money, not yet repaid
 
 
 def invoice_item(invoice: Invoice, credited_number: str | None = None) -> InvoiceItem:
@@ -143,8 +154,14 @@ def reservation_summary(*, principal: Principal, reservation_id: str) -> Reserva
     shows_mandate = admin or principal.active_organization_id == reservation.industrial_organization_id
     orders = (PaymentOrder.select().where(PaymentOrder.reservation_id == reservation.id)
               .order_by(PaymentOrder.created_at, PaymentOrder.id))
-    invoices = list(Invoice.select().where(Invoice.reservation_id == reservation.id)
-                    .order_by(Invoice.issued_at, Invoice.sequence))
+    invoices = Invoice.select().where(Invoice.reservation_id == reservation.id)
+    sale = [i for i in invoices if i.kind == InvoiceKind.PLATFORM_SALE]
+    if not admin:  # each party sees what its organization issued or received (API.md)
+        organization_id = principal.active_organization_id
+        orders = orders.where(PaymentOrder.organization_id == organization_id)
+        invoices = invoices.where((Invoice.issuer_organization_id == organization_id)
+                                  | (Invoice.customer_organization_id == organization_id))
+    invoices = list(invoices.order_by(Invoice.issued_at, Invoice.sequence))
     return ReservationSummary(
         reservation_id=reservation.id,
         billing_model=record.billing_model if record else resolve_billing_model(reservation.billing_model).value,
@@ -153,4 +170,16 @@ def reservation_summary(*, principal: Principal, reservation_id: str) -> Reserva
         payment_orders=[PaymentOrderItem(o, o.mandate_ref if shows_mandate else None) for o in orders],
         invoices=_items(invoices),
         refunded_cents=record.refunded_excl_tax_cents if record else 0,
+        customer_credit_cents=_customer_credit_cents(sale[0]) if sale else 0,
     )
+
+
+def _customer_credit_cents(sale: Invoice) -> int:
+    """What the customer is owed, including VAT: the sale's credit notes less the refunds paid on
+    them (a refund returns its credit note's total; a credit note of the rest moves no money until
+    its credit is repaid)."""
+    notes = list(Invoice.select().where(Invoice.credited_invoice == sale.id))
+    repaid = (PaymentOrder.select(fn.COALESCE(fn.SUM(PaymentOrder.amount_cents), 0))
+              .where(PaymentOrder.invoice.in_([note.id for note in notes]), PaymentOrder.kind == PaymentKind.REFUND,
+                     PaymentOrder.status == PaymentStatus.PAID).scalar()) if notes else 0
+    return sum(incl_tax_cents(note) for note in notes) - int(repaid)

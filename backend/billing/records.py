@@ -16,29 +16,45 @@ from backend.errors import Conflict
 from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel, resolve_billing_model
 
-# The nominal transitions of spec C ("States and transitions"); cancellation and write-off are
-# reachable from most statuses (no route moves to them yet).
+# The financial transition map (spec C's tree, completed by API.md "Money that always balances"):
+# every move of a financial status, and its trigger. The one table: `move` refuses any other, the
+# database refuses it too (migration 131's `billing_financial_transition`, the same rows, checked by
+# a trigger; `tests/billing/test_financial_transitions.py` compares them), docs/billing.md shows it.
+# Staying at a status is not a move. Statuses without a row out of them are terminal.
+_F = FinancialStatus
+TRANSITION_MAP: tuple[tuple[FinancialStatus, FinancialStatus, str], ...] = (
+    (_F.DRAFT, _F.DEPOSIT_DUE, "legacy deposit collection"),
+    (_F.DRAFT, _F.RESERVATION_TOTAL_DUE, "reservation total collection (direct write)"),
+    (_F.DRAFT, _F.CANCELLED, "cancellation"),
+    (_F.DEPOSIT_DUE, _F.DEPOSIT_PAID, "deposit paid"),
+    (_F.DEPOSIT_DUE, _F.CANCELLED, "cancellation"),
+    (_F.DEPOSIT_PAID, _F.BALANCE_DUE, "legacy balance collection"),
+    (_F.DEPOSIT_PAID, _F.CANCELLED, "cancellation"),
+    (_F.BALANCE_DUE, _F.BALANCE_PAID, "balance paid"),
+    (_F.BALANCE_DUE, _F.CANCELLED, "cancellation"),
+    (_F.RESERVATION_TOTAL_DUE, _F.RESERVATION_TOTAL_PAID, "collection"),
+    (_F.RESERVATION_TOTAL_DUE, _F.CANCELLED, "cancellation"),
+    (_F.RESERVATION_TOTAL_PAID, _F.PARTIALLY_REFUNDED, "partial refund"),
+    (_F.RESERVATION_TOTAL_PAID, _F.FULLY_REFUNDED, "refund of the whole sale"),
+    (_F.RESERVATION_TOTAL_PAID, _F.CANCELLED, "credit note of the whole sale"),
+    (_F.RESERVATION_TOTAL_PAID, _F.SUPPLIER_SETTLEMENT_PENDING, "self-billing"),
+    (_F.RESERVATION_TOTAL_PAID, _F.WRITTEN_OFF, "write-off"),
+    (_F.PARTIALLY_REFUNDED, _F.FULLY_REFUNDED, "refund of the rest of the sale"),
+    (_F.PARTIALLY_REFUNDED, _F.CANCELLED, "credit note of the rest of the sale"),
+    (_F.PARTIALLY_REFUNDED, _F.SUPPLIER_SETTLEMENT_PENDING, "self-billing of the store share left"),
+    (_F.PARTIALLY_REFUNDED, _F.WRITTEN_OFF, "write-off"),
+    (_F.SUPPLIER_SETTLEMENT_PENDING, _F.SUPPLIER_SETTLEMENT_PAID, "payout"),
+    (_F.SUPPLIER_SETTLEMENT_PENDING, _F.RESERVATION_TOTAL_PAID, "self-billed invoice credited in full"),
+    (_F.SUPPLIER_SETTLEMENT_PENDING, _F.PARTIALLY_REFUNDED, "self-billed invoice credited in full"),
+    (_F.SUPPLIER_SETTLEMENT_PENDING, _F.FULLY_REFUNDED, "refund of the rest of a settled sale"),
+    (_F.SUPPLIER_SETTLEMENT_PENDING, _F.CANCELLED, "credit note of the rest of a settled sale"),
+    (_F.SUPPLIER_SETTLEMENT_PAID, _F.RESERVATION_TOTAL_PAID, "self-billed invoice credited in full"),
+    (_F.SUPPLIER_SETTLEMENT_PAID, _F.PARTIALLY_REFUNDED, "self-billed invoice credited in full"),
+    (_F.SUPPLIER_SETTLEMENT_PAID, _F.FULLY_REFUNDED, "refund of the rest of a settled sale"),
+    (_F.SUPPLIER_SETTLEMENT_PAID, _F.CANCELLED, "credit note of the rest of a settled sale"),
+)
 TRANSITIONS: dict[FinancialStatus, frozenset[FinancialStatus]] = {
-    FinancialStatus.DRAFT: frozenset({FinancialStatus.DEPOSIT_DUE, FinancialStatus.RESERVATION_TOTAL_DUE,
-                                      FinancialStatus.CANCELLED}),
-    FinancialStatus.DEPOSIT_DUE: frozenset({FinancialStatus.DEPOSIT_PAID, FinancialStatus.CANCELLED}),
-    FinancialStatus.DEPOSIT_PAID: frozenset({FinancialStatus.BALANCE_DUE, FinancialStatus.CANCELLED}),
-    FinancialStatus.BALANCE_DUE: frozenset({FinancialStatus.BALANCE_PAID, FinancialStatus.CANCELLED}),
-    FinancialStatus.BALANCE_PAID: frozenset(),
-    FinancialStatus.RESERVATION_TOTAL_DUE: frozenset({FinancialStatus.RESERVATION_TOTAL_PAID,
-                                                      FinancialStatus.CANCELLED}),
-    FinancialStatus.RESERVATION_TOTAL_PAID: frozenset({
-        FinancialStatus.PARTIALLY_REFUNDED, FinancialStatus.FULLY_REFUNDED,
-        FinancialStatus.SUPPLIER_SETTLEMENT_PENDING, FinancialStatus.WRITTEN_OFF, FinancialStatus.CANCELLED}),
-    FinancialStatus.PARTIALLY_REFUNDED: frozenset({FinancialStatus.PARTIALLY_REFUNDED,
-                                                   FinancialStatus.FULLY_REFUNDED,
-                                                   FinancialStatus.SUPPLIER_SETTLEMENT_PENDING,
-                                                   FinancialStatus.WRITTEN_OFF}),
-    FinancialStatus.FULLY_REFUNDED: frozenset(),
-    FinancialStatus.SUPPLIER_SETTLEMENT_PENDING: frozenset({FinancialStatus.SUPPLIER_SETTLEMENT_PAID}),
-    FinancialStatus.SUPPLIER_SETTLEMENT_PAID: frozenset(),
-    FinancialStatus.CANCELLED: frozenset(),
-    FinancialStatus.WRITTEN_OFF: frozenset(),
+    status: frozenset(to for frm, to, _ in TRANSITION_MAP if frm is status) for status in FinancialStatus
 }
 
 
@@ -93,7 +109,7 @@ SETTLE = ("UPDATE billing_financial_record SET financial_status = %(status)s, up
 
 
 def check_transition(current: FinancialStatus, status: FinancialStatus) -> None:
-    if status not in TRANSITIONS[current]:
+    if status != current and status not in TRANSITIONS[current]:
         raise ValueError(f"{current} -> {status} is not a financial status transition")
 
 
@@ -108,9 +124,10 @@ def locked_record(reservation_id: str) -> FinancialRecord | None:
 
 
 def move(record: FinancialRecord, status: FinancialStatus, **changes) -> None:
-    """Move a locked record along the spec C tree; 409 for a move the tree does not have."""
+    """Move a locked record along the transition map (or keep its status, saving `changes`); 409
+    for a move the map does not have."""
     current = FinancialStatus(record.financial_status)
-    if status not in TRANSITIONS[current]:
+    if status != current and status not in TRANSITIONS[current]:
         raise Conflict(f"the financial status is {current}, it cannot become {status}",
                        reason="financial_status", financialStatus=current.value)
     record.financial_status = status

@@ -6,14 +6,16 @@ nothing, which the resolver reads as legacy) and a zero commission: collected as
 financial record, or one still `draft`; not `rejected` or `cancelled`) to `principal_seller`,
 their commission recomputed on the store base at the configured `PLATFORM_COMMISSION_RATE_BPS`,
 the Specification C invariant checked before each write. Reservations already collected under
-the legacy mandate keep it (their invoices exist). `dry_run` reports the same changes and
+the legacy mandate keep it (their invoices exist). Each change is in the billing audit trail
+(`billing.recover_legacy`, the before and after values). `dry_run` reports the same changes and
 writes nothing.
 """
 
 from __future__ import annotations
 
 from backend import clock
-from backend.billing.models import FinancialRecord, FinancialStatus
+from backend.billing.models import AuditEntry, FinancialRecord, FinancialStatus
+from backend.context import current_request_id
 from backend.db import transaction
 from backend.marketplace import pricing
 from backend.marketplace.models import Reservation, ReservationStatus
@@ -54,6 +56,9 @@ def recover_legacy(*, rate_bps: int, dry_run: bool) -> list[dict]:
                                     total_amount_cents=priced.total_cents, commission_rate_bps=rate_bps,
                                     updated_at=clock.now())
                  .where(Reservation.id == reservation.id).execute())
+                AuditEntry.create(action="billing.recover_legacy", reason="legacy data recovery (spec C)",
+                                  reservation_id=reservation.id, details=changes[-1],
+                                  request_id=current_request_id())
             if dry_run:
                 raise _DryRun
     except _DryRun:

@@ -1,5 +1,6 @@
 """SEPA direct-debit mandates of organizations (API.md: the onboarding's signed `sepa_mandate`
-document plus the billing profile IBAN make one, with a unique mandate reference).
+document plus the billing profile IBAN make one, its reference the one printed on the signed
+document: `backend.sepa.mandate_reference`, one RUM from the signature to the debit).
 
 `record_from_envelope` runs as a subscriber of `onboarding.envelope_signed`: once an onboarding
 envelope holding a `sepa_mandate` document is signed, the organization's active mandate is the
@@ -11,8 +12,6 @@ until a new mandate is signed.
 
 from __future__ import annotations
 
-import secrets
-
 from backend import clock
 from backend.billing.models import MandateStatus, PaymentMethod, SepaMandate
 from backend.db import transaction
@@ -22,13 +21,7 @@ from backend.logs import log_event
 from backend.onboarding.models import SignatureDocument, SignatureRequest
 from backend.onboarding.status import ESignStatus
 from backend.onboarding.verification import DocumentType
-
-_REF_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud over the phone
-
-
-def new_mandate_ref(siren: str) -> str:
-    """`VTR-<siren>-<10 random characters>`: 24 characters, within SEPA's 35 and its alphabet."""
-    return f"VTR-{siren}-" + "".join(secrets.choice(_REF_ALPHABET) for _ in range(10))
+from backend.sepa import mandate_reference
 
 
 def active_mandate(organization_id: str) -> SepaMandate | None:
@@ -64,7 +57,7 @@ def record_from_envelope(signature_request_id: str) -> SepaMandate | None:
         ended = _end(organization.id, reason="superseded by a new signed mandate", now=now)
         mandate = SepaMandate.create(
             organization_id=organization.id,
-            mandate_ref=new_mandate_ref(organization.siren),
+            mandate_ref=mandate_reference(request.id),  # the reference printed on the signed document
             iban=profile.iban,
             status=MandateStatus.ACTIVE,
             signature_request_id=request.id,

@@ -3,6 +3,12 @@
 The rate is frozen on the invoice when it is issued (`PLATFORM_VAT_RATE_PERCENT` then), stored in
 basis points (20 % = 2000), and the VAT amount is computed at read time from the stored amount
 excluding tax (spec C: `taxAmountCents` stays 0 in storage).
+
+A credit note takes the rate frozen on the invoice it credits, and its VAT is the difference of the
+cumulative VAT (API.md "Money that always balances"): `vat(credited before + this one) -
+vat(credited before)`, `credited before` being what the invoice's earlier credit notes credit
+(frozen on the credit note when it is issued). So the credit notes of an invoice never return
+more VAT than it carried, and crediting all of it returns exactly what was paid.
 """
 
 from __future__ import annotations
@@ -25,9 +31,16 @@ def vat_rate_percent(rate_bps: int) -> Decimal:
     return (Decimal(rate_bps) / 100).quantize(Decimal("0.01"))
 
 
-def vat_amount_cents(amount_excl_tax_cents: int, rate_bps: int) -> int:
-    return apply_bps(amount_excl_tax_cents, rate_bps)
+def vat_amount_cents(amount_excl_tax_cents: int, rate_bps: int, *, credited_before_cents: int | None = None) -> int:
+    """The VAT of an invoice; of a credit note when `credited_before_cents` (what the credited
+    invoice's earlier credit notes credit) is given: the cumulative difference."""
+    if credited_before_cents is None:
+        return apply_bps(amount_excl_tax_cents, rate_bps)
+    return (apply_bps(credited_before_cents + amount_excl_tax_cents, rate_bps)
+            - apply_bps(credited_before_cents, rate_bps))
 
 
-def amount_incl_tax_cents(amount_excl_tax_cents: int, rate_bps: int) -> int:
-    return amount_excl_tax_cents + vat_amount_cents(amount_excl_tax_cents, rate_bps)
+def amount_incl_tax_cents(amount_excl_tax_cents: int, rate_bps: int, *,
+                          credited_before_cents: int | None = None) -> int:
+    return amount_excl_tax_cents + vat_amount_cents(amount_excl_tax_cents, rate_bps,
+                                                    credited_before_cents=credited_before_cents)

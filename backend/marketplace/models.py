@@ -10,6 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from peewee import (
+    BigIntegerField,
     BooleanField,
     CharField,
     ForeignKeyField,
@@ -155,11 +156,11 @@ class Reservation(BaseModel):
     ends_at = DateTimeTZField()
     status = status_field(ReservationStatus, default=ReservationStatus.PENDING_REVIEW)
     billing_model = CharField(max_length=40, null=True)
-    base_amount_cents = IntegerField()
-    commission_amount_cents = IntegerField()
-    total_amount_cents = IntegerField()
+    base_amount_cents = BigIntegerField()
+    commission_amount_cents = BigIntegerField()
+    total_amount_cents = BigIntegerField()
     commission_rate_bps = IntegerField()
-    counter_price_cents = IntegerField(null=True)
+    counter_price_cents = BigIntegerField(null=True)
     review_note = TextField(null=True)
     impression_status = CharField(max_length=40, null=True)  # spec B deposit status (printing area)
     print_support_mode = CharField(max_length=20, null=True)  # print | hybrid | reuse_all (printing area)

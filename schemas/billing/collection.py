@@ -52,5 +52,8 @@ class SummaryOut(Schema):
     amounts = fields.Nested(AmountsOut, required=True)
     paymentOrders = fields.List(fields.Nested(PaymentOrderOut), attribute="payment_orders", required=True)
     invoices = fields.List(fields.Nested(InvoiceOut), required=True)
-    refundedCents = fields.Integer(attribute="refunded_cents", required=True,
-                                   metadata={"description": "refunded total, excluding tax"})
+    refundedCents = fields.Integer(attribute="refunded_cents", required=True, metadata={
+        "description": "money given back (refunds, customer credit repaid), excluding tax"})
+    customerCreditCents = fields.Integer(attribute="customer_credit_cents", required=True, metadata={
+        "description": "what the customer is owed, including VAT: credit notes that moved no money, not yet repaid "
+                       "(the refund route repays it)"})

@@ -11,10 +11,15 @@ class PayoutOut(MoneyMovedOut):
     """`backend.billing.payouts.PaidOut`."""
 
     reservationId = fields.String(attribute="reservation_id", required=True)
+    paymentOrderId = fields.String(attribute="payment_order_id", required=True, allow_none=True,
+                                   metadata={"description": "null when the distributor's debt takes all of it"})
     invoiceNumber = fields.String(attribute="invoice_number", required=True,
                                   metadata={"description": "the self-billed invoice paid"})
     amountExclTaxCents = fields.Integer(attribute="amount_excl_tax_cents", required=True)
     amountCents = fields.Integer(attribute="amount_cents", required=True,
                                  metadata={"description": "the payment order, including VAT"})
+    deductedCents = fields.Integer(attribute="deducted_cents", required=True, metadata={
+        "description": "what the distributor owed back (supplier credit notes after an earlier payout), kept back, "
+                       "including VAT"})
     organizationId = fields.String(attribute="organization_id", required=True,
                                    metadata={"description": "the distributor paid"})

@@ -157,9 +157,13 @@ def test_summary_for_both_parties_and_admin_only(client, world):
     assert summary["financialStatus"] == "reservation_total_paid"
     assert summary["amounts"] == {"storeBaseAmountCents": 100_000, "platformCommissionAmountCents": 20_000,
                                   "industrialTotalAmountCents": 120_000, "commissionRateBps": 2000}
-    assert [o["kind"] for o in summary["paymentOrders"]] == ["reservation_total"]
-    assert summary["invoices"][0]["kind"] == "platform_sale" and summary["refundedCents"] == 0
-    assert client.simulate_get(path, headers=signed_in(make_admin())).status_code == 200
+    # each party sees what its organization issued or received: not the industrial's sale
+    assert (summary["paymentOrders"], summary["invoices"], summary["refundedCents"]) == ([], [], 0)
+    mine = client.simulate_get(path, headers=industrial.headers).json["data"]
+    assert [o["kind"] for o in mine["paymentOrders"]] == ["reservation_total"]
+    assert mine["invoices"][0]["kind"] == "platform_sale" and mine["customerCreditCents"] == 0
+    admin = client.simulate_get(path, headers=signed_in(make_admin()))
+    assert admin.status_code == 200 and len(admin.json["data"]["invoices"]) == 1
     assert client.simulate_get(path, headers=Party("distributor").headers).status_code == 404
 
 

@@ -46,8 +46,8 @@ def test_payout_pays_the_self_billed_invoice_once(client, settled, log_lines):
     invoice = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "supplier_self_billed")
     assert data == {"reservationId": reservation.id, "paymentOrderId": data["paymentOrderId"],
                     "invoiceNumber": invoice.number, "organizationId": distributor.id, "amountExclTaxCents": 100_000,
-                    "amountCents": 120_000, "financialStatus": "supplier_settlement_paid", "paymentStatus": "paid",
-                    "idempotent": False}
+                    "amountCents": 120_000, "deductedCents": 0, "financialStatus": "supplier_settlement_paid",
+                    "paymentStatus": "paid", "idempotent": False}
     order = PaymentOrder.get_by_id(data["paymentOrderId"])
     assert (order.kind, order.method, order.status, order.organization_id, order.amount_cents) == (
         "supplier_payout", "bank_transfer", "paid", distributor.id, 120_000)
@@ -73,6 +73,7 @@ def test_payout_pays_the_self_billed_invoice_once(client, settled, log_lines):
 
 
 def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, settled, config):
+    """A self-billed invoice credited in full voids the settlement (API.md): nothing is pending."""
     reservation, _ = settled
     admin = admin_headers()
     early = collected(Market(), approved_org("industrial"), approved_org("distributor"))
@@ -83,6 +84,7 @@ def test_payout_before_self_billing_or_after_a_full_credit_note_is_409(client, s
     corrections.credit_in_full(invoice_number=invoice.number, reason="Prestation annulée", user_id="admin",
                                config=config)
     nothing = payout(client, reservation, admin, key="after-credit")
-    assert nothing.status_code == 409 and nothing.json["error"]["details"]["reason"] == "nothing_to_pay"
+    assert nothing.status_code == 409 and nothing.json["error"]["details"]["reason"] == "not_settlement_pending"
+    assert FinancialRecord.get_by_id(reservation.id).financial_status == "reservation_total_paid"
     assert not PaymentOrder.select().where(PaymentOrder.reservation_id == reservation.id,
                                            PaymentOrder.kind == "supplier_payout").exists()

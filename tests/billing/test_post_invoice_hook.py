@@ -60,6 +60,7 @@ def issue(kind: InvoiceKind, *, issuer: str | None, customer: str | None, config
                                    cents),),
             issuer_organization_id=issuer, customer_organization_id=customer, service_starts_at=START,
             service_ends_at=START + timedelta(days=14), credited_invoice_id=credited.id if credited else None,
+            vat_rate_bps=credited.vat_rate_bps if credited else None, credited_before_cents=0 if credited else None,
             reason="remboursement" if credited else None, paid=paid,
         ), config=config)
 
@@ -132,6 +133,8 @@ def test_self_billed_drafts_are_gated(storage, seeded, platform_config, log_line
     assert signed.transmission_id and not signed.idempotent
     (transmission,) = transmissions(invoice.number)
     assert transmission.idempotency_key == f"{invoice.number}:invoice:fr_domestic_b2b"
+    created = [line for line in log_lines() if line["scope"] == "billing.supplier.self_billing.transmission_created"]
+    assert [line["transmissionId"] for line in created] == [str(transmission.id)]
 
 
 def test_no_transmission_when_the_pdf_failed_and_reconciliation_sees_it(storage, seeded, platform_config, log_lines):

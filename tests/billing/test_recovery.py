@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from backend.billing import collection, recovery
-from backend.billing.models import PaymentMethod
+from backend.billing.models import AuditEntry, PaymentMethod
 from backend.marketplace.models import Reservation
 from ops.cli import main
 from tests.billing.helpers import Market, approved_org, booted_config
@@ -34,6 +34,8 @@ def test_dry_run_reports_and_the_real_run_recomputes_the_commission():
     recovered = Reservation.get_by_id(old.id)
     assert (recovered.billing_model, recovered.commission_amount_cents) == ("principal_seller", 2_000)
     assert Reservation.get_by_id(billed.id).billing_model == "legacy_mandate"
+    (audit,) = AuditEntry.select().where(AuditEntry.action == "billing.recover_legacy")
+    assert (audit.reservation_id, audit.details["after"]["commissionAmountCents"]) == (old.id, 2_000)
     answer = collection.collect(reservation_id=old.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None,
                                 config=booted_config())

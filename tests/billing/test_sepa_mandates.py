@@ -41,7 +41,18 @@ def test_signing_the_onboarding_envelope_records_the_active_mandate_once():
     billing_actors.record_sepa_mandate.fn(request.id)  # a second delivery changes nothing
     mandate = sepa_mandates.active_mandate(organization.id)
     assert mandate.iban == "FR7630006000011234567890189" and mandate.signature_request_id == request.id
-    assert mandate.mandate_ref.startswith(f"VTR-{organization.siren}-") and len(mandate.mandate_ref) <= 35
+    assert len(mandate.mandate_ref) <= 35
+    # one RUM: the reference the signed document prints is the one recorded (and quoted in debits)
+    from datetime import date
+
+    from backend.identity.models import BillingProfile
+    from backend.onboarding.documents import document_context
+    from tests.billing.helpers import booted_config
+
+    printed = document_context("sepa_mandate", request=request, organization=organization,
+                               profile=BillingProfile.get(BillingProfile.organization == organization.id),
+                               config=booted_config(), today=date(2026, 12, 1))["mandateReference"]
+    assert mandate.mandate_ref == printed
     assert SepaMandate.select().where(SepaMandate.organization_id == organization.id).count() == 1
 
 

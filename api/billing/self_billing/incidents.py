@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from api.access import Route, admin, roles
+from api.access import BILLING_MANAGER, Route, roles
 from api.operations import operation
 from api.requests import acting_organization
 from backend.billing.self_billing import incidents
-from backend.identity.permissions import BILLING_MANAGE_ALL
 from schemas.billing.self_billing.incidents import (
     IncidentAnswer,
     IncidentIn,
@@ -18,7 +17,6 @@ from schemas.billing.self_billing.incidents import (
 
 DECLARER = roles("industrial", kyb_required=True)
 READERS = roles("industrial", "distributor", "admin", kyb_required=True)
-BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
 WINDOW = ("The window opens at the reservation's `startsAt` and closes at 23:59:59 Europe/Paris of the third French "
           "business day (Monday to Friday, not a public holiday) after the day of its `endsAt`. ")
 
@@ -67,6 +65,6 @@ def routes(deps) -> list[Route]:
     return [
         Route("/api/billing/reservations/{reservation_id}/incident", ReservationIncident(),
               {"POST": DECLARER, "GET": READERS}),
-        Route("/api/admin/billing/incidents/{incident_id}/release", IncidentRelease(), BILLING_ADMIN),
-        Route("/api/admin/billing/incidents", Incidents(), BILLING_ADMIN),
+        Route("/api/admin/billing/incidents/{incident_id}/release", IncidentRelease(), BILLING_MANAGER),
+        Route("/api/admin/billing/incidents", Incidents(), BILLING_MANAGER),
     ]

@@ -3,13 +3,11 @@ revocation, signed PDF. The provider's webhook is the onboarding one (no route h
 
 from __future__ import annotations
 
-from api.access import Route, admin, roles
+from api.access import BILLING_MANAGER, Route, roles
 from api.operations import operation
 from backend.billing.self_billing import mandate as mandates
-from backend.identity.permissions import BILLING_MANAGE_ALL
 from schemas.billing.self_billing.mandate import MandateAnswer, MandateRequestedAnswer, MandateRevokeIn
 
-BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
 READERS = roles("distributor", "admin")
 PATH = "/api/billing/organizations/{organization_id}/self-billing-mandate"
 
@@ -71,6 +69,6 @@ class SelfBillingMandate:
 def routes(deps) -> list[Route]:
     mandate = SelfBillingMandate(deps)
     return [
-        Route(PATH, mandate, {"POST": BILLING_ADMIN, "GET": READERS, "DELETE": BILLING_ADMIN}),
+        Route(PATH, mandate, {"POST": BILLING_MANAGER, "GET": READERS, "DELETE": BILLING_MANAGER}),
         Route(f"{PATH}/document", mandate, READERS, suffix="document"),
     ]

@@ -76,12 +76,14 @@ class Piece:
 
 def piece_of(invoice: Invoice, *, vat_cents: int | None = None) -> Piece:
     """The invoice's piece; its counterparty is the organization side of it (the customer of a
-    sale, the issuer of a self-billed invoice), as frozen on the invoice. `vat_cents`: the VAT
-    when the caller computed it otherwise (a credit note's share of its invoice's VAT)."""
+    sale, the issuer of a self-billed invoice), as frozen on the invoice; its VAT the one the
+    invoice shows (a credit note's: the cumulative difference, `backend.billing.vat`).
+    `vat_cents`: the VAT when the caller computed it otherwise."""
     party = invoice.customer if invoice.customer_organization_id else invoice.issuer
     return Piece(invoice.id, invoice.number, paris_day(invoice.issued_at), party_of(party),
                  invoice.amount_excl_tax_cents,
-                 vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps) if vat_cents is None
+                 vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps,
+                                  credited_before_cents=invoice.credited_before_cents) if vat_cents is None
                  else vat_cents, invoice.reservation_id)
 
 

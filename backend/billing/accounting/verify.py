@@ -16,14 +16,27 @@ from storage import Storage
 
 PDF_CONTEXT = "billing-invoice-pdf"  # `documents.stored_pdf.STORAGE_CONTEXT` (accounting never imports documents)
 
-_VAT = "((2 * i.amount_excl_tax_cents::bigint * i.vat_rate_bps + 10000) / 20000)"
+
+def _vat_of(cents: str) -> str:
+    """`backend.money.apply_bps` (half up) in SQL, of the invoice's frozen rate."""
+    return f"((2 * ({cents})::bigint * i.vat_rate_bps + 10000) / 20000)"
+
+
+# The VAT the invoice shows (`backend.billing.vat.vat_amount_cents`): a credit note's is the
+# cumulative difference over what its invoice's earlier credit notes credited.
+_VAT = (f"(CASE WHEN i.credited_before_cents IS NULL THEN {_vat_of('i.amount_excl_tax_cents')}"
+        f" ELSE {_vat_of('i.credited_before_cents + i.amount_excl_tax_cents')}"
+        f" - {_vat_of('i.credited_before_cents')} END)")
 # The entry each kind of invoice posts, and the account of its amount excluding tax.
 _INVOICE_EVENTS = ("('platform_sale', 'sale_invoice', '706'), ('platform_credit_note', 'customer_credit_note', '706'),"
                    " ('supplier_self_billed', 'self_billed_invoice', '604'),"
                    " ('supplier_credit_note', 'supplier_credit_note', '604'),"
                    " ('platform_commission', 'commission_invoice', '706')")
-_PAYMENT_EVENTS = ("('reservation_total', 'collection'), ('refund', 'refund'), ('supplier_payout', 'payout'),"
-                   " ('deposit', 'legacy_collection'), ('balance', 'legacy_collection')")
+# A refund order is posted as a refund, or as the repayment of a customer credit (the credited
+# sale moved no money when its credit note was issued).
+_PAYMENT_EVENTS = ("('reservation_total', 'collection', NULL), ('refund', 'refund', 'credit_repayment'),"
+                   " ('supplier_payout', 'payout', NULL),"
+                   " ('deposit', 'legacy_collection', NULL), ('balance', 'legacy_collection', NULL)")
 
 
 @dataclass(frozen=True)
@@ -60,8 +73,9 @@ CHECKS = (
          GROUP BY i.id, i.number, i.kind, k.event HAVING count(e.id) <> 1 ORDER BY i.number"""),  # noqa: S608 (constants only)
     Check("payment not posted once", f"""
         SELECT p.id || ' (' || p.kind || '): ' || count(e.id) || ' ' || k.event || ' entries'
-          FROM billing_payment_order p JOIN (VALUES {_PAYMENT_EVENTS}) AS k (kind, event) ON k.kind = p.kind
-          LEFT JOIN accounting_entry e ON e.payment_order_id = p.id AND e.event = k.event
+          FROM billing_payment_order p
+          JOIN (VALUES {_PAYMENT_EVENTS}) AS k (kind, event, other_event) ON k.kind = p.kind
+          LEFT JOIN accounting_entry e ON e.payment_order_id = p.id AND e.event IN (k.event, k.other_event)
          WHERE p.status = 'paid'
          GROUP BY p.id, p.kind, k.event HAVING count(e.id) <> 1 ORDER BY p.id"""),  # noqa: S608 (constants only)
     Check("ledger differs from invoice", f"""
@@ -72,7 +86,7 @@ CHECKS = (
           FROM billing_invoice i JOIN (VALUES {_INVOICE_EVENTS}) AS k (kind, event, account) ON k.kind = i.kind
           JOIN accounting_entry e ON e.invoice_id = i.id AND e.event = k.event
           JOIN accounting_line l ON l.entry_id = e.id
-         GROUP BY i.id, i.number, i.amount_excl_tax_cents, i.vat_rate_bps
+         GROUP BY i.id, i.number, i.amount_excl_tax_cents, i.vat_rate_bps, i.credited_before_cents
         HAVING coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account = k.account), 0)
                    <> i.amount_excl_tax_cents
             OR coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN ('44571', '44566')), 0)
@@ -81,8 +95,9 @@ CHECKS = (
     Check("ledger differs from payment", f"""
         SELECT p.id || ' (' || p.kind || '): booked ' || sum(l.debit_cents + l.credit_cents) || ', paid '
                || p.amount_cents
-          FROM billing_payment_order p JOIN (VALUES {_PAYMENT_EVENTS}) AS k (kind, event) ON k.kind = p.kind
-          JOIN accounting_entry e ON e.payment_order_id = p.id AND e.event = k.event
+          FROM billing_payment_order p
+          JOIN (VALUES {_PAYMENT_EVENTS}) AS k (kind, event, other_event) ON k.kind = p.kind
+          JOIN accounting_entry e ON e.payment_order_id = p.id AND e.event IN (k.event, k.other_event)
           JOIN accounting_line l ON l.entry_id = e.id AND l.account = '512'
          GROUP BY p.id, p.kind, p.amount_cents HAVING sum(l.debit_cents + l.credit_cents) <> p.amount_cents
          ORDER BY p.id"""),  # noqa: S608 (constants only)

@@ -58,7 +58,7 @@ def snapshot_of_invoice(invoice: Invoice, config: Config) -> InvoiceSnapshot:
         period_start=_paris_date(invoice.service_starts_at), period_end=_paris_date(invoice.service_ends_at),
         reservation_reference=invoice.reservation_id, service_place=_service_place(invoice.reservation_id),
         preceding_invoice=_preceding(invoice), payment_means=_payment_means(invoice, issuer, config),
-        paid_cents=0,
+        paid_cents=0, credited_before_cents=invoice.credited_before_cents,
     )
     if invoice.paid_at is not None and not snapshot.is_credit_note:
         # Paid in the issuing transaction (a collected sale): BT-113 is the whole total.

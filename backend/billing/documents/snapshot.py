@@ -128,6 +128,9 @@ class InvoiceSnapshot:
     payment_means: PaymentMeans | None = None
     paid_cents: int = 0  # BT-113: already paid when the invoice was issued
     currency: str = "EUR"
+    # Credit notes: what the credited invoice's earlier credit notes credit (its VAT is the
+    # cumulative difference, backend/billing/vat.py).
+    credited_before_cents: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in TYPE_CODES:
@@ -155,11 +158,13 @@ class InvoiceSnapshot:
 
     @property
     def vat_amount_cents(self) -> int:
-        return vat.vat_amount_cents(self.amount_excl_tax_cents, self.vat_rate_bps)
+        return vat.vat_amount_cents(self.amount_excl_tax_cents, self.vat_rate_bps,
+                                    credited_before_cents=self.credited_before_cents)
 
     @property
     def amount_incl_tax_cents(self) -> int:
-        return vat.amount_incl_tax_cents(self.amount_excl_tax_cents, self.vat_rate_bps)
+        return vat.amount_incl_tax_cents(self.amount_excl_tax_cents, self.vat_rate_bps,
+                                         credited_before_cents=self.credited_before_cents)
 
     @property
     def due_cents(self) -> int:

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from backend import clock
-from backend.billing import records
+from backend.billing import records, settlement
 from backend.billing.accounting import ledger
 from backend.billing.errors import BillingMandateMissing
-from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.invoices import InvoiceDraft, Line, credited_cents, issue_invoice
 from backend.billing.models import AuditEntry, FinancialStatus, Invoice, InvoiceKind
 from backend.billing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.queries import InvoiceItem, invoice_item
@@ -35,12 +35,14 @@ from backend.billing.self_billing.incidents import open_incident
 from backend.config import Config
 from backend.context import current_request_id
 from backend.db import transaction
-from backend.errors import Conflict, NotFound
+from backend.errors import Conflict, NotFound, ValidationError
 from backend.logs import log_event
 from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel
 
 SCOPE = "billing.supplier.self_billing"
+# Settlement follows the sale (API.md): a collected sale, whole or partly refunded.
+SETTLEABLE = frozenset({FinancialStatus.RESERVATION_TOTAL_PAID, FinancialStatus.PARTIALLY_REFUNDED})
 
 
 class Outcome(StrEnum):
@@ -70,11 +72,6 @@ class CatchUp:
     idempotent: bool
 
 
-def self_billed_invoice(reservation_id: str) -> Invoice | None:
-    return Invoice.get_or_none(Invoice.reservation_id == reservation_id,
-                               Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED)
-
-
 def blockers(reservation: Reservation) -> tuple[str, ...]:
     """What stops self-billing the reservation, in spec C's order: `open_incident`, `no_mandate`."""
     found = []
@@ -86,22 +83,39 @@ def blockers(reservation: Reservation) -> tuple[str, ...]:
 
 
 def _locked_settleable(reservation_id: str):
-    """The reservation and its locked financial record, or the invoice already issued."""
+    """The reservation, its locked financial record and the store share to bill, or the live
+    self-billed invoice already issued. Settlement follows the sale: a collected sale, whole or
+    partly refunded, with something left of its store share (else 409 `not_settleable`)."""
     record = records.locked_record(reservation_id)
-    existing = self_billed_invoice(reservation_id)
+    existing = settlement.live_self_billed(reservation_id)
     if existing is not None:
-        return None, None, existing
+        return None, None, existing, None
+    sale = settlement.sale_of(reservation_id)
+    share = settlement.store_share_left(record, credited_cents(sale.id)) if record and sale else 0
     if (record is None or record.billing_model != BillingModel.PRINCIPAL_SELLER.value
-            or record.financial_status != FinancialStatus.RESERVATION_TOTAL_PAID):
+            or record.financial_status not in SETTLEABLE or share <= 0):
         status = record.financial_status if record else FinancialStatus.DRAFT.value
-        raise Conflict(f"only a collected principal_seller reservation is self-billed (financial status {status})",
-                       reason="not_settleable", financialStatus=status)
-    return Reservation.get_by_id(reservation_id), record, None
+        raise Conflict(f"only a collected principal_seller reservation with something left of its sale is "
+                       f"self-billed (financial status {status})", reason="not_settleable", financialStatus=status)
+    # The reservation row locked as an incident declaration locks it: a declaration racing this
+    # unit waits for it (or this unit for the declaration) and the gates read under the lock hold.
+    reservation = Reservation.select().where(Reservation.id == reservation_id).for_update().get()
+    return reservation, record, None, Settling(sale, share)
 
 
-def _issue(reservation: Reservation, record, *, config: Config, user_id: str | None) -> Invoice:
+@dataclass(frozen=True)
+class Settling:
+    """What a self-billed invoice bills: the store share left of the sale, at the sale's frozen VAT
+    rate (the same service: the distributor never receives more VAT than the customer paid)."""
+
+    sale: Invoice
+    share: int
+
+
+def _issue(reservation: Reservation, record, settling: Settling, *, config: Config, user_id: str | None) -> Invoice:
     draft = InvoiceDraft(
-        kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line(service_label(reservation), record.store_base_cents),),
+        kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line(service_label(reservation), settling.share),),
+        vat_rate_bps=settling.sale.vat_rate_bps,
         issuer_organization_id=reservation.distributor_organization_id, customer_organization_id=None,
         reservation_id=reservation.id,
         service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at, created_by_user_id=user_id,
@@ -122,7 +136,7 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
     """The scheduler's unit: skip (`not_due`, `open_incident`, `no_mandate`) or issue, in one
     transaction. A reservation no longer settleable under the lock (refunded meanwhile) is 409."""
     with transaction():
-        reservation, record, existing = _locked_settleable(reservation_id)
+        reservation, record, existing, settling = _locked_settleable(reservation_id)
         if existing is not None:
             return Result(Outcome.ALREADY, existing)
         if not self_billing_due(reservation.ends_at, clock.now()):
@@ -133,22 +147,26 @@ def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
             log_event(f"{SCOPE}.skipped_{outcome.value}", "self-billing skipped", "info", reservationId=reservation_id,
                       organizationId=reservation.distributor_organization_id)
             return Result(outcome)
-        invoice = _issue(reservation, record, config=config, user_id=None)
+        invoice = _issue(reservation, record, settling, config=config, user_id=None)
     _issued(invoice, trigger="scheduler")
     return Result(Outcome.ISSUED, invoice)
 
 
-def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
+def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False, reason: str | None = None,
              config: Config) -> CatchUp:
     """Manual self-billing: 409 `BILLING_MANDATE_MISSING` without a signed mandate, 409 `CONFLICT`
     (`incident_open`) with an open incident; `force` bypasses both, answering the `forced_*`
     warnings, logging them and auditing the issue. An already self-billed reservation answers its
-    invoice (`ALREADY`). The window is not a gate here: the admin decides."""
+    invoice (`ALREADY`). The window is not a gate here: the admin decides. `force` needs a `reason`
+    (400 without, API.md), written to the audit entry and the warnings."""
+    reason = (reason or "").strip()
+    if force and not reason:
+        raise ValidationError("forcing self-billing needs a reason", fields={"reason": ["required with force=true"]})
     with transaction():
         reservation = Reservation.get_or_none(Reservation.id == reservation_id)
         if reservation is None:
             raise NotFound("reservation not found")
-        reservation, record, existing = _locked_settleable(reservation_id)
+        reservation, record, existing, settling = _locked_settleable(reservation_id)
         if existing is not None:
             return CatchUp(reservation_id, invoice_item(existing), records.status_of(reservation_id), (), True)
         blocked = blockers(reservation)
@@ -158,14 +176,14 @@ def catch_up(*, reservation_id: str, user_id: str | None, force: bool = False,
             raise Conflict("an incident is open on this reservation", reason="incident_open")
         warnings = tuple(f"forced_{'with_open_incident' if b == Outcome.OPEN_INCIDENT else 'without_mandate'}"
                          for b in blocked)
-        invoice = _issue(reservation, record, config=config, user_id=user_id)
+        invoice = _issue(reservation, record, settling, config=config, user_id=user_id)
         AuditEntry.create(action=f"{SCOPE}.manual", actor_user_id=user_id,
-                          reason="manual self-billing" + (f" forced: {', '.join(warnings)}" if warnings else ""),
+                          reason=reason or "manual self-billing",
                           reservation_id=reservation_id, invoice_id=invoice.id,
-                          details={"forced": list(warnings), "invoiceNumber": invoice.number},
+                          details={"forced": list(warnings), "force": force, "invoiceNumber": invoice.number},
                           request_id=current_request_id())
     for warning in warnings:
         log_event(f"{SCOPE}.{warning}", "self-billing forced past a gate", "warn", reservationId=reservation_id,
-                  invoiceNumber=invoice.number, userId=user_id)
+                  invoiceNumber=invoice.number, userId=user_id, reason=reason)
     _issued(invoice, trigger="manual")
     return CatchUp(reservation_id, invoice_item(invoice), record.financial_status, warnings, False)

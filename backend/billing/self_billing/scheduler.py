@@ -26,8 +26,8 @@ from peewee import BigAutoField, CharField, IntegerField, fn
 from playhouse.postgres_ext import DateTimeTZField
 
 from backend import clock
-from backend.billing.models import FinancialRecord, FinancialStatus, Invoice, InvoiceKind
-from backend.billing.self_billing.invoice import SCOPE, Outcome, self_bill_if_due
+from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, InvoiceStatus
+from backend.billing.self_billing.invoice import SCOPE, SETTLEABLE, Outcome, self_bill_if_due
 from backend.config import Config
 from backend.db import database, transaction
 from backend.logs import log_event
@@ -82,13 +82,15 @@ def start_pass_if_due(interval_ms: int) -> SelfBillingPass | None:
 
 
 def candidates() -> list[str]:
-    """Spec C's selection, less the window (checked per unit): ended `principal_seller`
-    reservations in `reservation_total_paid` with no `supplier_self_billed` invoice."""
+    """Spec C's selection, less the window (checked per unit), as settlement follows the sale:
+    ended `principal_seller` reservations in `reservation_total_paid` or `partially_refunded` with
+    no live `supplier_self_billed` invoice (one credited in full does not count)."""
     self_billed = Invoice.select(Invoice.reservation_id).where(Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED,
+                                                                Invoice.status != InvoiceStatus.CREDITED,
                                                                 Invoice.reservation_id == Reservation.id)
     return [row.id for row in Reservation.select(Reservation.id)
             .join(FinancialRecord, on=FinancialRecord.reservation_id == Reservation.id)
-            .where(FinancialRecord.financial_status == FinancialStatus.RESERVATION_TOTAL_PAID,
+            .where(FinancialRecord.financial_status.in_(sorted(SETTLEABLE)),
                    FinancialRecord.billing_model == BillingModel.PRINCIPAL_SELLER.value,
                    Reservation.ends_at <= clock.now(), ~fn.EXISTS(self_billed))
             .order_by(Reservation.ends_at, Reservation.id)]

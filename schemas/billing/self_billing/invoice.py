@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from marshmallow import EXCLUDE, Schema, fields
+from marshmallow import EXCLUDE, Schema, fields, validate
 
 from backend.billing.models import FinancialStatus
 from schemas.billing.invoices import InvoiceOut
@@ -15,6 +15,11 @@ class CatchUpQuery(Schema):
 
     force = fields.Boolean(load_default=False, truthy={"true"}, falsy={"false"},
                            metadata={"description": "`true` bypasses the mandate and incident gates (audited)"})
+
+
+class CatchUpIn(Schema):
+    reason = fields.String(validate=validate.Length(min=1, max=2000), metadata={
+        "description": "required with `force=true` (400 without): written to the audit entry and the warning"})
 
 
 class SelfBillingOut(Schema):

@@ -131,10 +131,10 @@ def test_a_running_pass_holds_the_next_one_until_it_is_abandoned():
     assert scheduler.SelfBillingPass.get_by_id(first.id).outcome == "abandoned"
 
 
-def catch_up(client, reservation, headers, force=None):
+def catch_up(client, reservation, headers, force=None, reason="Incident levé par téléphone"):
     query = "" if force is None else f"?force={force}"
     return client.simulate_post(f"/api/billing/reservations/{reservation.id}/supplier-self-billing{query}",
-                                headers=headers)
+                                headers=headers, json={"reason": reason} if force == "true" and reason else None)
 
 
 def test_catch_up_gates_force_and_idempotent_answer(client, market, log_lines):
@@ -157,6 +157,8 @@ def test_catch_up_gates_force_and_idempotent_answer(client, market, log_lines):
     assert blocked.json["error"]["details"]["reason"] == "incident_open"
     assert not self_billed(reservation) and status_of(reservation) == "reservation_total_paid"
 
+    no_reason = catch_up(client, reservation, admin, force="true", reason=None)
+    assert no_reason.status_code == 400 and "reason" in no_reason.json["error"]["details"]["fields"]
     forced = catch_up(client, reservation, admin, force="true")
     assert forced.status_code == 201, forced.json
     data = forced.json["data"]
@@ -166,6 +168,7 @@ def test_catch_up_gates_force_and_idempotent_answer(client, market, log_lines):
     (audit,) = AuditEntry.select().where(AuditEntry.reservation_id == reservation.id,
                                          AuditEntry.action == "billing.supplier.self_billing.manual")
     assert audit.details["forced"] == ["forced_with_open_incident"] and audit.actor_user_id
+    assert audit.reason == "Incident levé par téléphone"
     forced_lines = [x for x in log_lines() if x["scope"] == "billing.supplier.self_billing.forced_with_open_incident"]
     assert [x["level"] for x in forced_lines] == ["warn"]
     replay = catch_up(client, reservation, admin, force="true")
