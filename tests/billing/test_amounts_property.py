@@ -55,10 +55,10 @@ def _check(config, price: int, rate_bps: int) -> None:
     assert invoice.amount_excl_tax_cents == shown["industrialTotalPayableCents"]
     assert sum(line["totalCents"] for line in invoice.lines) == invoice.amount_excl_tax_cents
     assert invoice.vat_rate_bps == rate
-    assert shown_amounts["vatAmountCents"] == round_half_up_div(invoice.amount_excl_tax_cents * rate, 10_000)
-    assert shown_amounts["amountInclTaxCents"] == invoice.amount_excl_tax_cents + shown_amounts["vatAmountCents"]
-    assert PaymentOrder.get_by_id(answer["paymentOrderId"]).amount_cents == shown_amounts["amountInclTaxCents"]
-    incl = shown_amounts["amountInclTaxCents"]
+    assert shown_amounts.vat_amount_cents == round_half_up_div(invoice.amount_excl_tax_cents * rate, 10_000)
+    assert shown_amounts.amount_incl_tax_cents == invoice.amount_excl_tax_cents + shown_amounts.vat_amount_cents
+    assert PaymentOrder.get_by_id(answer.payment_order_id).amount_cents == shown_amounts.amount_incl_tax_cents
+    incl = shown_amounts.amount_incl_tax_cents
     booked = {("411", "debit"): incl, ("706", "credit"): shown["industrialTotalPayableCents"],
-              ("44571", "credit"): shown_amounts["vatAmountCents"], ("512", "debit"): incl, ("411", "credit"): incl}
+              ("44571", "credit"): shown_amounts.vat_amount_cents, ("512", "debit"): incl, ("411", "credit"): incl}
     assert book_totals(invoice_id=invoice.id) == {key: cents for key, cents in booked.items() if cents}  # no zero line

@@ -40,5 +40,5 @@ def test_the_top_of_the_allowed_prices_is_collected_without_overflow():
     reservation = Market().reservation(industrial, distributor, price_cents=1_000_000_000, rate_bps=10_000)
     answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="top", user_id=None,
-                                config=booted_config()).answer
-    assert PaymentOrder.get_by_id(answer["paymentOrderId"]).amount_cents == 2_400_000_000
+                                config=booted_config())
+    assert PaymentOrder.get_by_id(answer.payment_order_id).amount_cents == 2_400_000_000

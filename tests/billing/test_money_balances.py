@@ -9,6 +9,7 @@ import pytest
 
 from backend import clock
 from backend.billing.accounting import ledger
+from backend.billing.accounting.chart import Account
 from backend.billing.models import Invoice, SupplierDebt
 from backend.billing.self_billing import scheduler
 from tests.billing.helpers import Market, booted_config
@@ -146,15 +147,14 @@ def test_settlement_follows_the_sale_and_the_debt_is_kept_back(money):
     assert money.summary(reservation_id)["financialStatus"] == "supplier_settlement_paid"
     debt = SupplierDebt.get(SupplierDebt.organization_id == money.distributor.organization.id)
     assert (debt.kind, debt.amount_excl_tax_cents, debt.amount_cents) == ("debt", 5_000, 6_000)
-    assert ledger.balance(ledger.supplier_debt(money.distributor.organization.id)) == 5_000
+    siren = money.distributor.organization.siren  # the distributor's 401, including VAT: it owes 6,000 back
+    assert ledger.balance(Account.SUPPLIERS, siren) == 6_000
 
     other, _ = money.collected()
     ok(money.self_bill(other), 201)
     kept = ok(money.pay(other, "p-2"))
     assert (kept["amountCents"], kept["deductedCents"], kept["amountExclTaxCents"]) == (114_000, 6_000, 95_000)
-    assert ledger.balance(ledger.supplier_debt(money.distributor.organization.id)) == 0
-    assert ledger.balance(ledger.supplier_invoiced(money.distributor.organization.id)) == 0
-    assert ledger.balance(ledger.supplier_payable(money.distributor.organization.id)) == 0
+    assert ledger.balance(Account.SUPPLIERS, siren) == 0  # both invoices settled, the debt deducted
 
 
 def test_a_credit_note_of_a_paid_out_sale_leaves_no_payable_in_debit(money):
@@ -167,9 +167,8 @@ def test_a_credit_note_of_a_paid_out_sale_leaves_no_payable_in_debit(money):
     summary = money.summary(reservation_id)
     assert summary["financialStatus"] == "cancelled"
     assert [i["status"] for i in summary["invoices"] if i["kind"] == "supplier_self_billed"] == ["credited"]
-    distributor = money.distributor.organization.id
-    assert ledger.balance(ledger.supplier_payable(distributor)) == 0
-    assert ledger.balance(ledger.supplier_debt(distributor)) == 100_000
+    # the distributor's 401 (including VAT) in debit: it owes back the 120,000 paid out, nothing is payable
+    assert ledger.balance(Account.SUPPLIERS, money.distributor.organization.siren) == 120_000
     assert money.self_bill(reservation_id).status_code == 409  # nothing left of the sale
 
 

@@ -112,5 +112,5 @@ def test_credit_note_credits_what_is_left_and_moves_no_money(sale):
     with pytest.raises(Conflict):
         corrections.credit_in_full(invoice_number=invoice.number, reason="encore", user_id=None, config=booted_config())
     repaid = _refund(invoice, 1, key="r-9")  # the customer's credit, repaid: no new credit note
-    assert repaid["creditNoteNumber"] == answer["creditNoteNumber"] and repaid["remainingCents"] == 99_999
+    assert repaid.credit_note_number == answer.credit_note_number and repaid.remaining_cents == 99_999
     assert AuditEntry.get(AuditEntry.action == "billing.credit_note").reason == "Erreur de prix"
