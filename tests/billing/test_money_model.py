@@ -23,7 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from backend import clock
 from backend.billing import collection, corrections, payouts, settlement
-from backend.billing.accounting import ledger
+from backend.billing.accounting import ledger, verify
 from backend.billing.accounting.chart import Account
 from backend.billing.invoices import credited_cents, incl_tax_cents
 from backend.billing.models import (
@@ -270,6 +270,11 @@ class MoneyModel(RuleBasedStateMachine):
             " WHERE account = %s AND aux_account = %s GROUP BY letter_group) AS g WHERE owed > 0",
             (Account.SUPPLIERS.value, self.distributor.siren)).fetchone()[0]
         assert owed_back == settlement.outstanding_debt(self.distributor.id).cents
+        # `vitrine accounting verify`'s checks of what was posted (the entries are validated at commit)
+        for check in verify.CHECKS:
+            if check.name in ("invoice not posted once", "payment not posted once", "ledger differs from invoice",
+                              "ledger differs from payment"):
+                assert database.execute_sql(check.sql).fetchall() == [], check.name
 
     @invariant()
     def the_customer_gets_back_at_most_what_it_paid(self) -> None:
