@@ -53,6 +53,7 @@ UNSTATABLE_RULES = {
     "file": "an upload's content is judged by its bytes (PDF, PNG, JPEG, TIFF), not its part's type",
     "faceIndex": "a multipart text field holding an integer from 0, or empty",
     "delivery": "`snapshot` required for the target `single_address`",
+    "reason": "required with the query parameter `force=true` (manual self-billing)",
 }
 NUL_REFUSED = "NUL character"  # api.middleware.RefuseNul, for every string of every request
 
