@@ -72,9 +72,12 @@ def pg_binary(name: str) -> Path:
 
 
 def books_hold(database) -> None:
-    """The checks a drill ends with, on the database it drilled (`database`, a peewee database):
-    invoice numbers unique and gapless in every series, each series' counter at its last number.
-    The accounting issue's `vitrine accounting verify` joins here, one line, once it exists."""
+    """The checks a drill ends with, on the database it drilled (`database`, the peewee database
+    `backend.db.database` points at): invoice numbers unique and gapless in every series, each
+    series' counter at its last number, and `vitrine accounting verify`'s checks of the books
+    (balanced, validated and gapless entries, each invoice and payment posted once at its amounts)."""
+    from backend.billing.accounting.verify import verify
+
     rows = database.execute_sql(
         "SELECT series, count(*), count(DISTINCT number),"
         " max(CAST(substring(number FROM '([0-9]+)$') AS integer)) FROM billing_invoice GROUP BY series").fetchall()
@@ -82,3 +85,5 @@ def books_hold(database) -> None:
     for series, count, distinct, last in rows:
         assert count == distinct == last, f"series {series}: {count} invoices, {distinct} numbers, last {last}"
         assert counters.get(series) == last, f"series {series}: counter {counters.get(series)}, last number {last}"
+    breaches = verify()
+    assert not breaches, "the books do not hold:\n" + "\n".join(breaches)
