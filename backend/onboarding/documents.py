@@ -24,6 +24,7 @@ from backend.onboarding.models import SignatureDocument, SignatureRequest
 from backend.onboarding.provider import SignatureProvider
 from backend.onboarding.status import ESignStatus
 from backend.onboarding.verification import DocumentType
+from backend.sepa import mandate_reference
 from storage import Storage
 
 log = get_logger("onboarding")
@@ -68,7 +69,7 @@ def document_context(document_type: str, *, request: SignatureRequest, organizat
         return {**company, **signer, "platformName": platform["name"],
                 "cguVersion": catalog_entry(DocumentType.CGU_ACCEPTANCE).catalog_version, "acceptanceDate": today}
     if document_type == DocumentType.SEPA_MANDATE:
-        return {**signer, "mandateReference": f"VIT-{request.id[:8].upper()}", "creditorName": platform["name"],
+        return {**signer, "mandateReference": mandate_reference(request.id), "creditorName": platform["name"],
                 "creditorIdentifier": config.platform_sepa_creditor_id or NOT_PROVIDED,
                 "creditorAddress": platform["address"], "debtorName": profile.legal_name, "debtorAddress": address,
                 "debtorIban": profile.iban, "debtorBic": None, "signatureCity": profile.city, "signatureDate": today}
