@@ -37,11 +37,10 @@ import socket
 import time
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from ops.simulators.odp_store import DEFAULT_SCOPE, FLOW_MODES, OperatorError, Settings, Store
-from ops.simulators.server import BackgroundSimulator, SimulatorServer, run_until_stopped
+from ops.simulators.server import BackgroundSimulator, SimulatorHandler, run_until_stopped
 
 MAX_BODY = 20 * 1024 * 1024
 FLOWS = "/public/einvoicing/v1/flows"
@@ -71,19 +70,7 @@ class _LostAnswer(Exception):
     """The flow was accepted; the answer is never sent (the connection is closed)."""
 
 
-class Handler(BaseHTTPRequestHandler):
-    server: SimulatorServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format, *args) -> None:  # the simulator stays quiet
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
+class Handler(SimulatorHandler):
     def _dispatch(self, method: str) -> None:
         split = urlsplit(self.path)
         path = split.path.rstrip("/") or "/"
