@@ -16,6 +16,11 @@ some events were posted already. The fiscal year follows `ACCOUNTING_FISCAL_YEAR
 import os
 
 _VAT = "((2 * i.amount_excl_tax_cents::bigint * i.vat_rate_bps + 10000) / 20000)"
+# A credit note's VAT: the difference of the cumulative VAT of its invoice's credit notes (API.md
+# "Money that always balances"; `vat.vat_amount_cents`), from what was credited before it (migration 130).
+_CREDIT_VAT = ("((2 * (coalesce(i.credited_before_cents, 0) + i.amount_excl_tax_cents)::bigint * i.vat_rate_bps"
+               " + 10000) / 20000 - (2 * coalesce(i.credited_before_cents, 0)::bigint * i.vat_rate_bps + 10000)"
+               " / 20000)")
 _DAY = "(({0}) AT TIME ZONE 'Europe/Paris')::date"
 
 # One row per entry: (rank, at, event, journal, invoice, order, reservation, piece, piece day,
@@ -50,9 +55,9 @@ UNION ALL
 SELECT 0, i.issued_at, 'customer_credit_note', 'VE', i.id, NULL, i.reservation_id, i.number, 'Avoir ' || i.number,
        jsonb_build_array(
          jsonb_build_array('706', NULL, NULL, i.amount_excl_tax_cents, 0, NULL),
-         jsonb_build_array('44571', NULL, NULL, {_VAT}, 0, NULL),
+         jsonb_build_array('44571', NULL, NULL, {_CREDIT_VAT}, 0, NULL),
          jsonb_build_array('411', i.customer->>'siren', i.customer->>'legalName',
-                           0, i.amount_excl_tax_cents + {_VAT}, i.credited_invoice_id))
+                           0, i.amount_excl_tax_cents + {_CREDIT_VAT}, i.credited_invoice_id))
   FROM billing_invoice i WHERE i.kind = 'platform_credit_note'
 UNION ALL
 SELECT 0, i.issued_at, 'self_billed_invoice', 'AC', i.id, NULL, i.reservation_id, i.number,
@@ -68,9 +73,9 @@ SELECT 0, i.issued_at, 'supplier_credit_note', 'AC', i.id, NULL, i.reservation_i
        'Avoir fournisseur ' || i.number,
        jsonb_build_array(
          jsonb_build_array('401', i.issuer->>'siren', i.issuer->>'legalName',
-                           i.amount_excl_tax_cents + {_VAT}, 0, i.credited_invoice_id),
+                           i.amount_excl_tax_cents + {_CREDIT_VAT}, 0, i.credited_invoice_id),
          jsonb_build_array('604', NULL, NULL, 0, i.amount_excl_tax_cents, NULL),
-         jsonb_build_array('44566', NULL, NULL, 0, {_VAT}, NULL))
+         jsonb_build_array('44566', NULL, NULL, 0, {_CREDIT_VAT}, NULL))
   FROM billing_invoice i WHERE i.kind = 'supplier_credit_note'
 UNION ALL
 SELECT 2, greatest(p.paid_at, i.issued_at),

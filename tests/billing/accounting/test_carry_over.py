@@ -79,6 +79,13 @@ def test_the_carry_over_posts_what_the_previous_release_issued_and_paid(previous
         bought = _invoice(db, "FAC-SUP-385347927-2026-000001", "supplier_self_billed", 60_000, "2026-04-10T10:00:00Z",
                           issuer=STORE, customer=None)
         _paid(db, bought, "supplier_payout", 72_000, "2026-04-20T10:00:00Z", STORE)
+        # A sale of 3 cents credited in two notes (1 then 2 cents): VAT 0 then 1, the cumulative
+        # difference, so the notes give back the sale's 1 cent of VAT (each alone would round to 0).
+        small = _invoice(db, "FAC-RES-2026-000002", "platform_sale", 3, "2026-05-01T10:00:00Z",
+                         issuer=None, customer=INDUSTRIAL)
+        for n, cents in ((2, 1), (3, 2)):
+            _invoice(db, f"AV-RES-2026-00000{n}", "platform_credit_note", cents, f"2026-05-0{n}T10:00:00Z",
+                     issuer=None, customer=INDUSTRIAL, credited=small)
         db.execute_sql("INSERT INTO billing_ledger_entry (journal_id, account, direction, amount_cents, description)"
                        " VALUES ('old', 'a', 'debit', 1, 'old'), ('old', 'b', 'credit', 1, 'old')")
     assert {"140_accounting_books", "141_accounting_carry_over"} <= set(router.run())
@@ -97,7 +104,13 @@ def test_the_carry_over_posts_what_the_previous_release_issued_and_paid(previous
         ("VE", 2, "customer_credit_note", "2026-04-01", "AV-RES-2026-000001"),
         ("BQ", 2, "refund", "2026-04-01", "AV-RES-2026-000001"),
         ("AC", 1, "self_billed_invoice", "2026-04-10", "FAC-SUP-385347927-2026-000001"),
-        ("BQ", 3, "payout", "2026-04-20", "FAC-SUP-385347927-2026-000001")]
+        ("BQ", 3, "payout", "2026-04-20", "FAC-SUP-385347927-2026-000001"),
+        ("VE", 3, "sale_invoice", "2026-05-01", "FAC-RES-2026-000002"),
+        ("VE", 4, "customer_credit_note", "2026-05-02", "AV-RES-2026-000002"),
+        ("VE", 5, "customer_credit_note", "2026-05-03", "AV-RES-2026-000003")]
+    credit_note_vat = {piece: debit for _j, _n, _e, _d, piece, account, debit, _c, _l in rows
+                       if account == "44571" and piece.startswith("AV-RES-2026-00000") and piece[-1] in "23"}
+    assert credit_note_vat == {"AV-RES-2026-000003": 1}  # the first note's VAT is 0: no line is written
     balances = {}
     for *_, account, debit, credit, _letter in rows:
         balances[account] = balances.get(account, 0) + debit - credit
