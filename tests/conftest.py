@@ -11,6 +11,7 @@ import io
 import json
 import logging
 import os
+import random
 import socket
 import uuid
 from pathlib import Path
@@ -290,11 +291,33 @@ def registry_sim():
     simulator.clear_faults()
 
 
+# vitrine dev listens on P and P+1..P+4 (its simulators). Ports the kernel hands out for outgoing
+# connections (32768-60999 on Linux) can take any of P+1..P+4 between the pick and the bind, so a
+# pick comes from below that range, from a slice of its own per xdist worker, with the whole span
+# free when it is picked.
+_PORT_SPAN = 5
+_PORT_SLICE = 1500
+
+
 @pytest.fixture
-def free_port():
+def free_port(worker_id):
+    worker = int(worker_id[2:]) if worker_id.startswith("gw") else 0
+    low = 20000 + worker * _PORT_SLICE
+    candidates = iter(random.Random().sample(range(low, low + _PORT_SLICE - _PORT_SPAN, _PORT_SPAN), 100))
+
+    def span_free(port: int) -> bool:
+        for each in range(port, port + _PORT_SPAN):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", each))
+                except OSError:
+                    return False
+        return True
+
     def pick() -> int:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
+        for port in candidates:
+            if span_free(port):
+                return port
+        raise RuntimeError("no free span of ports left in this worker's slice")
 
     return pick
