@@ -23,11 +23,11 @@ def last_email(to: str, template: str | None = None) -> EmailMessage:
 
 def delivered_text(message: EmailMessage) -> str:
     """The text its reader gets: the message delivered now as the actor delivers it (a queued
-    message holds no link: it is minted then) and read back from its `.eml` file."""
+    message holds no link: it is minted then) and read back from its latest `.eml` file."""
     config = current_runtime().config
     deliver_email(message.id, config=config, mint_link=mint_link)  # False when delivered before
-    (path,) = (Path(config.data_dir) / "mail").glob(f"*-{message.id}.eml")
-    return message_from_bytes(path.read_bytes(), policy=policy.default).get_content()
+    latest = max((Path(config.data_dir) / "mail").glob(f"*-{message.id}.eml"))  # names start with the time
+    return message_from_bytes(latest.read_bytes(), policy=policy.default).get_content()
 
 
 def token_in(message: EmailMessage) -> str:
