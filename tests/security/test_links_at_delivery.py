@@ -21,6 +21,7 @@ from backend.identity.models import AuthToken, Invitation
 from backend.identity.secrets import token_digest
 from tests.factories import DEFAULT_PASSWORD, add_member, make_organization, make_user, signed_in
 from tests.identity.helpers import TOKEN_IN_LINK, browser_of, cookie_header, cookie_of, delivered_text, last_email
+from tests.identity.test_email import FakeSMTP
 
 TOKEN_LIKE = re.compile(rb"[A-Za-z0-9_-]{40,}")  # a token is 43 URL-safe characters
 VERIFY = "/api/auth/magic-link/verify"
@@ -102,26 +103,10 @@ def test_a_message_sent_again_mints_a_new_token_and_only_the_last_link_works(cli
     assert client.simulate_get(VERIFY, params={"token": new}, headers=browser).status_code == 200
 
 
-class _DroppingServer:
-    """Stands in for the SMTP server (outside the process): takes the message, then the
-    connection drops before the answer, so the sender counts a failure."""
+class _DroppingServer(FakeSMTP):
+    """Takes the message, then the connection drops before the answer: the sender counts a failure."""
 
     taken: list = []
-
-    def __init__(self, host, port, timeout=None, context=None):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def ehlo(self):
-        pass
-
-    def has_extn(self, name):
-        return False
 
     def send_message(self, mime):
         _DroppingServer.taken.append(mime.get_content())
