@@ -9,9 +9,9 @@ network in clear text: `smtps://` is implicit TLS, `smtp://` requires STARTTLS (
 does not offer it is refused), except to a loopback host (a local relay).
 Links and the platform's name come from the process settings `backend.runtime.boot` applies
 (`use_links`); before boot, the configuration's defaults.
-Once delivered the body is erased: it may hold a single-use link, which must not outlive its
-purpose in the database.
-A single-use link is not even written before: queued with `LinkAtDelivery`, the message keeps a
+Once delivered the body is erased (a message queued before migration 154 may hold a single-use
+link, which must not outlive its purpose in the database).
+A single-use link is not even written before delivery: queued with `LinkAtDelivery`, the message keeps a
 placeholder and the row the token belongs to, and `deliver_email` has `mint_link` create the token
 in its transaction, sending the link and storing only its digest. A failed send rolls the digest
 back, so a message never delivered holds no usable link anywhere (row, broker, logs), and a
@@ -109,14 +109,14 @@ def queue_email(template: str, *, to: str, link_at_delivery: LinkAtDelivery | No
                 **context: str) -> EmailMessage:
     """Store the message and hand it to the `deliver_email` actor once the transaction commits;
     with `link_at_delivery`, the template's `{link}` is minted at delivery (module docstring)."""
-    message_id = new_id()
+    message_id, link_kind, link_ref = new_id(), None, None
     if link_at_delivery is not None:
         context["link"] = _link_placeholder(message_id)
+        link_kind, link_ref = link_at_delivery.kind, link_at_delivery.ref
     subject, body = render(template, platform=_links.platform_name, **context)
     with transaction():
-        message = EmailMessage.create(
-            id=message_id, template=template, to_address=to, subject=subject, body_text=body,
-            link_kind=link_at_delivery and link_at_delivery.kind, link_ref=link_at_delivery and link_at_delivery.ref)
+        message = EmailMessage.create(id=message_id, template=template, to_address=to, subject=subject,
+                                      body_text=body, link_kind=link_kind, link_ref=link_ref)
         outbox.enqueue("deliver_email", message.id)
     return message
 
