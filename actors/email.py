@@ -5,9 +5,10 @@ from __future__ import annotations
 import dramatiq
 
 from backend.email import messages
+from backend.identity.links import mint_link
 from backend.runtime import current_runtime
 
 
 @dramatiq.actor(queue_name="email", max_retries=8, time_limit=60_000, throws=())
 def deliver_email(email_id: str) -> None:
-    messages.deliver_email(email_id, config=current_runtime().config)
+    messages.deliver_email(email_id, config=current_runtime().config, mint_link=mint_link)
