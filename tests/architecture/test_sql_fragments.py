@@ -32,8 +32,8 @@ def embedded_sql_strings(root: Path = ROOT, layers: tuple[str, ...] = LAYERS) ->
     found = []
     for (module, name), owner in plain.items():
         users = [path for path, source in sources.items() if path != owner
-                 and (f"{module}.{name}" in source or (f"import {name}" in source or f" {name}," in source)
-                      and f"{module} import" in source)]
+                 and (f"{module}.{name}" in source or ((f"import {name}" in source or f" {name}," in source)
+                      and f"{module} import" in source))]
         if users:
             found.append(".".join((*owner.relative_to(root).with_suffix("").parts, name)))
     return sorted(found)
