@@ -37,4 +37,4 @@ _.store_street, _.store_postal_code, _.store_country, _.address_id
 _.post_returned_debit
 # the bank's settlement moves and end-to-end id reader the statement import (issue 30 points 4-7) calls; tested in
 # tests/billing/bank/test_files_settlement.py
-_.settle, _.mark_returned, _.order_id_of, _.end_to_end_id
+_.settle, _.mark_returned, _.order_id_of
