@@ -84,7 +84,7 @@ def sequence_types(orders: list[PaymentOrder], *, collection_on: date) -> dict[s
     return types
 
 
-def _problems(order: PaymentOrder, mandate: SepaMandate, invoice_number: str | None) -> list[dict]:
+def _problems(order: PaymentOrder, mandate: SepaMandate, invoice_number: str | None) -> list[tuple[str, str, str]]:
     found = []
     if problem := checks.mandate_reference_problem(order.mandate_ref):
         found.append(("mandateReference", problem))
@@ -94,7 +94,7 @@ def _problems(order: PaymentOrder, mandate: SepaMandate, invoice_number: str | N
         found.append(("debtorIban", problem))
     if invoice_number is None:
         found.append(("invoiceNumber", "missing"))
-    return [{"paymentOrderId": order.id, "field": field, "problem": problem} for field, problem in found]
+    return [(order.id, field, problem) for field, problem in found]
 
 
 def message(*, config: Config, today: date) -> Message:

@@ -26,8 +26,10 @@ def nothing_due(kind: BankFileKind, **details) -> Conflict:
     return Conflict(f"no payment order is due for a {kind} file", reason="nothing_due", kind=kind.value, **details)
 
 
-def refuse_problems(kind: BankFileKind, problems: list[dict]) -> None:
-    """409 `bank_details_invalid` naming each order and field failing its check."""
+def refuse_problems(kind: BankFileKind, problems: list[tuple[str, str, str]]) -> None:
+    """409 `bank_details_invalid` naming each (payment order, field, problem) failing its check."""
     if problems:
         raise Conflict(f"no {kind} file is made: {len(problems)} value(s) fail their check "
-                       "(an IBAN, a BIC or a mandate reference)", reason="bank_details_invalid", problems=problems)
+                       "(an IBAN, a BIC or a mandate reference)", reason="bank_details_invalid",
+                       problems=[{"paymentOrderId": order_id, "field": field, "problem": problem}
+                                 for order_id, field, problem in problems])

@@ -26,13 +26,13 @@ def due_orders():
     return due(PaymentOrder.kind.in_(TRANSFERS))
 
 
-def _problems(order: PaymentOrder, holder: accounts.Holder, invoice_number: str | None) -> list[dict]:
+def _problems(order: PaymentOrder, holder: accounts.Holder, invoice_number: str | None) -> list[tuple[str, str, str]]:
     found = []
     if problem := checks.iban_problem(holder.iban):
         found.append(("creditorIban", problem))
     if invoice_number is None:
         found.append(("invoiceNumber", "missing"))
-    return [{"paymentOrderId": order.id, "field": field, "problem": problem} for field, problem in found]
+    return [(order.id, field, problem) for field, problem in found]
 
 
 def message(*, config: Config, today: date) -> Message:
