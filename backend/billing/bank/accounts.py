@@ -21,6 +21,13 @@ class PlatformAccount:
     bic: str | None
     creditor_id: str | None  # direct debits only
 
+    def sepaxml_settings(self) -> dict:
+        """The `sepaxml` configuration of a message naming this account (one batch per date and type)."""
+        settings = {"name": self.name, "IBAN": self.iban, "batch": True, "currency": "EUR"}
+        if self.bic:
+            settings["BIC"] = self.bic
+        return settings
+
 
 @dataclass(frozen=True)
 class Holder:

@@ -25,7 +25,7 @@ from backend.billing.accounting.entries import paris_day
 from backend.billing.bank import accounts, calendar, checks
 from backend.billing.bank.end_to_end import end_to_end_id
 from backend.billing.bank.messages import Entry, Message, finish
-from backend.billing.bank.orders import due, invoice_numbers, nothing_due, refuse_problems
+from backend.billing.bank.orders import due, invoice_numbers, nothing_due, problems_of, refuse_problems
 from backend.billing.models import (
     BankFile,
     BankFileKind,
@@ -92,9 +92,7 @@ def _problems(order: PaymentOrder, mandate: SepaMandate, invoice_number: str | N
         found.append(("mandateReference", "not the reference printed on the mandate the customer signed"))
     if problem := checks.iban_problem(mandate.iban):
         found.append(("debtorIban", problem))
-    if invoice_number is None:
-        found.append(("invoiceNumber", "missing"))
-    return [(order.id, field, problem) for field, problem in found]
+    return problems_of(order, found, invoice_number)
 
 
 def message(*, config: Config, today: date) -> Message:
@@ -117,11 +115,8 @@ def message(*, config: Config, today: date) -> Message:
                            for problem in _problems(order, mandates[order.mandate_ref], numbers.get(order.id))])
     holders = accounts.holders({order.organization_id for order in orders})
     types = sequence_types(orders, collection_on=collection_on)
-    settings = {"name": account.name, "IBAN": account.iban, "batch": True, "creditor_id": account.creditor_id,
-                "currency": "EUR", "instrument": "CORE"}
-    if account.bic:
-        settings["BIC"] = account.bic
-    document = SepaDD(settings, schema="pain.008.001.08", clean=True)
+    document = SepaDD({**account.sepaxml_settings(), "creditor_id": account.creditor_id, "instrument": "CORE"},
+                      schema="pain.008.001.08", clean=True)
     for order in orders:
         mandate = mandates[order.mandate_ref]
         document.add_payment({

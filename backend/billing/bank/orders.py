@@ -22,6 +22,15 @@ def invoice_numbers(orders: list[PaymentOrder]) -> dict[str, str]:
     return {order.id: numbers[order.invoice_id] for order in orders if order.invoice_id in numbers}
 
 
+def problems_of(order: PaymentOrder, found: list[tuple[str, str]],
+                invoice_number: str | None) -> list[tuple[str, str, str]]:
+    """`(payment order id, field, problem)` of each `(field, problem)` found, and of an order naming
+    no invoice (its number is the remittance)."""
+    if invoice_number is None:
+        found = [*found, ("invoiceNumber", "missing")]
+    return [(order.id, field, problem) for field, problem in found]
+
+
 def nothing_due(kind: BankFileKind, **details) -> Conflict:
     return Conflict(f"no payment order is due for a {kind} file", reason="nothing_due", kind=kind.value, **details)
 

@@ -14,7 +14,7 @@ from sepaxml import SepaTransfer
 from backend.billing.bank import accounts, calendar, checks
 from backend.billing.bank.end_to_end import end_to_end_id
 from backend.billing.bank.messages import Entry, Message, finish
-from backend.billing.bank.orders import due, invoice_numbers, nothing_due, refuse_problems
+from backend.billing.bank.orders import due, invoice_numbers, nothing_due, problems_of, refuse_problems
 from backend.billing.models import BankFileKind, PaymentKind, PaymentOrder
 from backend.config import Config
 
@@ -30,9 +30,7 @@ def _problems(order: PaymentOrder, holder: accounts.Holder, invoice_number: str 
     found = []
     if problem := checks.iban_problem(holder.iban):
         found.append(("creditorIban", problem))
-    if invoice_number is None:
-        found.append(("invoiceNumber", "missing"))
-    return [(order.id, field, problem) for field, problem in found]
+    return problems_of(order, found, invoice_number)
 
 
 def message(*, config: Config, today: date) -> Message:
@@ -47,10 +45,7 @@ def message(*, config: Config, today: date) -> Message:
     numbers = invoice_numbers(orders)
     refuse_problems(KIND, [problem for order in orders
                            for problem in _problems(order, holders[order.organization_id], numbers.get(order.id))])
-    settings = {"name": account.name, "IBAN": account.iban, "batch": True, "currency": "EUR"}
-    if account.bic:
-        settings["BIC"] = account.bic
-    document = SepaTransfer(settings, schema="pain.001.001.09", clean=True)
+    document = SepaTransfer(account.sepaxml_settings(), schema="pain.001.001.09", clean=True)
     for order in orders:
         holder = holders[order.organization_id]
         document.add_payment({
