@@ -1,7 +1,9 @@
 """`vitrine bank ...`: the files for the bank from the command line (docs/bank.md).
 
 - `direct-debits [-o FILE]`: the direct debit file (pain.008.001.08) of every debit due;
-- `transfers [-o FILE]`: the credit transfer file (pain.001.001.09) of every payout and refund due.
+- `transfers [-o FILE]`: the credit transfer file (pain.001.001.09) of every payout and refund due;
+- `void FILE_ID --reason TEXT`: a live file the bank refused, voided: its payment orders go in the
+  next run (refused once the bank booked or returned one of them).
 
 Each makes, stores and records the file exactly as the admin route does (`backend.billing.bank.
 files.make_file`), audited as made from the command line by the system user running it, and
@@ -52,6 +54,24 @@ def cmd_transfers(args) -> int:
     return _make(args, "credit_transfer")
 
 
+def cmd_void(args) -> int:
+    from backend.billing.bank import files
+    from backend.db import database
+    from backend.errors import DomainError
+    from backend.runtime import boot
+
+    boot(role="cli")
+    with database.connection_context():
+        try:
+            file = files.void_file(args.file_id, reason=args.reason, user_id=None,
+                                   origin=f"command line (vitrine bank void, system user {getpass.getuser()})")
+        except DomainError as exc:
+            print(f"vitrine bank void: {exc.message}", file=sys.stderr)
+            return 1
+    print(f"file {file.id} (message {file.message_id}) voided: its {file.count} payment order(s) are due again")
+    return 0
+
+
 def add_commands(sub, common, needs: str) -> None:
     """The `bank` group; `needs`: what its commands need started (`ops.cli.NEEDS_DATABASE`)."""
     group = sub.add_parser("bank", parents=[common], help="the files for the bank",
@@ -65,3 +85,8 @@ def add_commands(sub, common, needs: str) -> None:
         parser.set_defaults(func=func, needs=needs)
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="file to write (default <schema>-<messageId>.xml; - stdout)")
+    help_text = "void a file the bank refused: its payment orders go in the next file"
+    void = commands.add_parser("void", parents=[common], help=help_text, description=help_text)
+    void.set_defaults(func=cmd_void, needs=needs)
+    void.add_argument("file_id", metavar="FILE_ID", help="the file's id (GET /api/admin/billing/bank/files)")
+    void.add_argument("--reason", required=True, metavar="TEXT", help="why the bank refused it (audited)")
