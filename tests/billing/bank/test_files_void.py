@@ -1,14 +1,17 @@
 """A file the bank refused, voided (`vitrine bank void`): its orders are due again and go in the next
-file, FRST again (a voided file never used the mandate); refused once the bank booked an order."""
+file, FRST again (a voided file never used the mandate); refused once the bank booked an order.
+Two runs at once make one file (the orders a file takes are never taken twice)."""
 
 from __future__ import annotations
 
+import threading
 from datetime import date
 
 import pytest
 
 from backend.billing.bank import files, settlement
 from backend.billing.models import AuditEntry, BankFile, BankFileKind, BankFileOrder, PaymentOrder
+from backend.db import database
 from backend.errors import Conflict, ValidationError
 from backend.runtime import current_runtime
 from ops.cli import main
@@ -64,3 +67,32 @@ def test_a_file_with_an_order_the_bank_booked_is_not_voided(debit):
     assert BankFile.get_by_id(file.id).status == "live" and PaymentOrder.get_by_id(debit).settlement == "settled"
     with pytest.raises(ValidationError):
         files.void_file(file.id, reason=" ", user_id=None, origin="test")
+
+
+@pytest.mark.committed
+def test_two_runs_at_once_make_one_file_and_one_409():
+    """Runs of one kind wait for each other (an advisory lock): the second finds nothing due."""
+
+    with database.connection_context():
+        industrial = approved_org("industrial")
+        sign_sepa_mandate(industrial)
+        collect(Market(), industrial)
+        collect(Market(), industrial)
+    outcomes, barrier = [], threading.Barrier(2)
+
+    def run() -> None:
+        with database.connection_context():
+            barrier.wait(timeout=30)
+            try:
+                outcomes.append(make().count)
+            except Conflict as refused:
+                outcomes.append(refused.details["reason"])
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(outcomes, key=str) == [2, "nothing_due"]
+    with database.connection_context():
+        assert BankFile.select().count() == 1 and BankFileOrder.select().count() == 2
