@@ -89,15 +89,6 @@ def test_the_bank_routes_need_billing_manage_all(bank_client, due_debit):
     assert bank_client.simulate_get(f"{BASE}/files", headers=admin_headers()).status_code == 200
 
 
-@pytest.fixture
-def test_runtime_after(config):
-    """The command boots the process's runtime with its own settings: the tests' again afterwards."""
-    from backend.runtime import boot
-
-    yield
-    boot(config, role="test")
-
-
 @pytest.mark.usefixtures("test_runtime_after")
 def test_vitrine_bank_direct_debits_writes_the_stored_file(due_debit, monkeypatch, tmp_path, capsys):
     for name, value in (("PLATFORM_SEPA_CREDITOR_ID", CREDITOR_ID), ("PLATFORM_LEGAL_IBAN", PLATFORM_IBAN),

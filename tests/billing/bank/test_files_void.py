@@ -31,15 +31,6 @@ def debit():
     return collect(Market(), industrial).payment_order_id
 
 
-@pytest.fixture
-def test_runtime_after(config):
-    """The command boots the process's runtime with its own settings: the tests' again afterwards."""
-    from backend.runtime import boot
-
-    yield
-    boot(config, role="test")
-
-
 @pytest.mark.usefixtures("test_runtime_after")
 def test_a_voided_files_orders_go_in_the_next_file_as_first_debits(debit, capsys):
     refused = make()
