@@ -15,7 +15,7 @@ from backend.db import database
 from backend.errors import Conflict, ValidationError
 from backend.runtime import current_runtime
 from ops.cli import main
-from tests.billing.bank.data import bank_config, collect, read_debits, sign_sepa_mandate
+from tests.billing.bank.data import bank_config, collect, command_booting, read_debits, sign_sepa_mandate
 from tests.billing.helpers import Market, approved_org
 
 
@@ -31,22 +31,22 @@ def debit():
     return collect(Market(), industrial).payment_order_id
 
 
-@pytest.mark.usefixtures("test_runtime_after")
-def test_a_voided_files_orders_go_in_the_next_file_as_first_debits(debit, capsys):
-    refused = make()
-    assert main(["bank", "void", refused.id, "--reason", "rejected by the bank: wrong creditor account"]) == 0
-    assert "its 1 payment order(s) are due again" in capsys.readouterr().out
-    voided = BankFile.get_by_id(refused.id)
-    assert (voided.status, voided.void_reason) == ("void", "rejected by the bank: wrong creditor account")
-    assert BankFileOrder.get(BankFileOrder.file_id == refused.id).file_status == "void"
-    assert PaymentOrder.get_by_id(debit).settlement == "unsent"
-    audit = AuditEntry.get(AuditEntry.action == "billing.bank.file.voided")
-    assert audit.details["fileId"] == refused.id and "vitrine bank void" in audit.details["origin"]
-    again = make()
-    (transaction,) = read_debits(current_runtime().storage.read_bytes(files.STORAGE_CONTEXT, again.storage_key))[1]
-    assert transaction.sequence_type == "FRST" and PaymentOrder.get_by_id(debit).settlement == "in_file"
-    assert main(["bank", "void", refused.id, "--reason", "twice"]) == 1
-    assert "void already" in capsys.readouterr().err
+def test_a_voided_files_orders_go_in_the_next_file_as_first_debits(debit, config, capsys):
+    with command_booting(config):
+        refused = make()
+        assert main(["bank", "void", refused.id, "--reason", "rejected by the bank: wrong creditor account"]) == 0
+        assert "its 1 payment order(s) are due again" in capsys.readouterr().out
+        voided = BankFile.get_by_id(refused.id)
+        assert (voided.status, voided.void_reason) == ("void", "rejected by the bank: wrong creditor account")
+        assert BankFileOrder.get(BankFileOrder.file_id == refused.id).file_status == "void"
+        assert PaymentOrder.get_by_id(debit).settlement == "unsent"
+        audit = AuditEntry.get(AuditEntry.action == "billing.bank.file.voided")
+        assert audit.details["fileId"] == refused.id and "vitrine bank void" in audit.details["origin"]
+        again = make()
+        (transaction,) = read_debits(current_runtime().storage.read_bytes(files.STORAGE_CONTEXT, again.storage_key))[1]
+        assert transaction.sequence_type == "FRST" and PaymentOrder.get_by_id(debit).settlement == "in_file"
+        assert main(["bank", "void", refused.id, "--reason", "twice"]) == 1
+        assert "void already" in capsys.readouterr().err
 
 
 def test_a_file_with_an_order_the_bank_booked_is_not_voided(debit):
