@@ -170,7 +170,8 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
     )
     mentions = []
     if snapshot.is_self_billed:
-        mentions.append("Autofacturation : facture émise par l'acheteur au nom et pour le compte du vendeur "
+        issued = "avoir émis" if snapshot.is_credit_note else "facture émise"
+        mentions.append(f"Autofacturation : {issued} par l'acheteur au nom et pour le compte du vendeur "
                         "(article 289, I-2 du code général des impôts).")
     if snapshot.preceding_invoice:
         mentions.append(f"Avoir sur la facture n° {snapshot.preceding_invoice.number} du "
