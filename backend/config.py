@@ -97,6 +97,8 @@ class Config:
     accounting_fiscal_year_end: str = "12-31"  # MM-DD: the books' fiscal year closes that day
     auto_collection_retry_minutes: int = 15  # a failed auto-collection is retried after this long
     platform_vat_rate_percent: Decimal = Decimal(20)  # up to two decimals, in [0, 100)
+    # The platform opted to pay VAT on debits (CGI art. 269, 2-c): its invoices say so (mention and BT-8).
+    platform_vat_on_debits: bool = False
     platform_country_code: str = "FR"
     platform_legal_company_name: str | None = None
     platform_legal_siret: str | None = None
@@ -381,6 +383,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         accounting_fiscal_year_end=_month_day(env, "ACCOUNTING_FISCAL_YEAR_END", "12-31"),
         auto_collection_retry_minutes=_int(env, "AUTO_COLLECTION_RETRY_MINUTES", 15, minimum=1),
         platform_vat_rate_percent=_vat_rate(env),
+        platform_vat_on_debits=_bool(env, "PLATFORM_VAT_ON_DEBITS", False),
         platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),
         platform_legal_company_name=_str(env, "PLATFORM_LEGAL_COMPANY_NAME"),
         platform_legal_siret=siret,

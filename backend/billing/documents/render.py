@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from backend.billing.documents.cii import build_cii
 from backend.billing.documents.facturx import embed_facturx
-from backend.billing.documents.snapshot import InvoiceSnapshot, Party
+from backend.billing.documents.snapshot import OPERATION_CATEGORY, InvoiceSnapshot, Party
 from backend.config import Config
 from backend.documents import rendering
 from backend.documents.formatting import format_date, format_euros
@@ -33,6 +33,12 @@ FAILURE_SCOPE = "billing.invoice.pdf_generation_failed"
 # convention) says otherwise: a fixed value keeps regenerated invoices byte-identical. An
 # operator's own SOURCE_DATE_EPOCH is kept.
 FONT_TIMESTAMP_EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
+# What an invoice (never a credit note) prints about late payment and early payment (the template says the same).
+LATE_PAYMENT_TERMS = (
+    "En cas de retard de paiement, des pénalités égales à trois fois le taux d'intérêt légal et une "
+    "indemnité forfaitaire de 40 € pour frais de recouvrement sont exigibles (articles L. 441-10 et "
+    "D. 441-5 du code de commerce). Pas d'escompte pour paiement anticipé."
+)
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,11 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
         "vatAmountCents": snapshot.vat_amount_cents,
         "amountInclTaxCents": snapshot.amount_incl_tax_cents,
         "amountDueCents": snapshot.due_cents,
+        "amountDueLabel": amount_due_label(snapshot),
         "selfBilled": snapshot.is_self_billed,
+        "creditNote": snapshot.is_credit_note,
+        "operationCategory": OPERATION_CATEGORY,
+        "vatOnDebits": snapshot.seller.vat_on_debits,
         "paymentTerms": payment_terms(snapshot),
     }
     optional = {
@@ -95,6 +105,14 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
         optional["precedingInvoiceDate"] = snapshot.preceding_invoice.issue_date.isoformat()
     context.update({key: value for key, value in optional.items() if value is not None})
     return context
+
+
+def amount_due_label(snapshot: InvoiceSnapshot) -> str:
+    """What the last amount is: what the buyer pays on an invoice; on a credit note (which asks
+    nothing), what is refunded (a refund's credit note, paid back with it) or to deduct."""
+    if not snapshot.is_credit_note:
+        return "Net à payer"
+    return "Montant remboursé" if snapshot.payment_means else "Montant à déduire"
 
 
 def payment_terms(snapshot: InvoiceSnapshot) -> str:
@@ -152,20 +170,22 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
     )
     mentions = []
     if snapshot.is_self_billed:
-        mentions.append("Autofacturation : facture émise par l'acheteur au nom et pour le compte du vendeur "
+        issued = "avoir émis" if snapshot.is_credit_note else "facture émise"
+        mentions.append(f"Autofacturation : {issued} par l'acheteur au nom et pour le compte du vendeur "
                         "(article 289, I-2 du code général des impôts).")
     if snapshot.preceding_invoice:
         mentions.append(f"Avoir sur la facture n° {snapshot.preceding_invoice.number} du "
                         f"{format_date(snapshot.preceding_invoice.issue_date)}.")
     period = (f" — prestation du {format_date(snapshot.period_start)} au {format_date(snapshot.period_end)}"
               if snapshot.period_start and snapshot.period_end else "")
+    due = "" if snapshot.is_credit_note else f" Échéance : {format_date(snapshot.due_date)}."
     mentions += [
-        f"Date d'émission : {format_date(snapshot.issue_date)}{period}. Échéance : {format_date(snapshot.due_date)}.",
+        f"Date d'émission : {format_date(snapshot.issue_date)}{period}.{due}",
+        " ".join(f"{mention}." for mention in snapshot.legal_mentions),
         payment_terms(snapshot),
-        "En cas de retard de paiement, des pénalités égales à trois fois le taux d'intérêt légal et une "
-        "indemnité forfaitaire de 40 € pour frais de recouvrement sont exigibles (articles L. 441-10 et "
-        "D. 441-5 du code de commerce). Pas d'escompte pour paiement anticipé.",
     ]
+    if not snapshot.is_credit_note:  # a credit note asks no payment: no penalties, no discount
+        mentions.append(LATE_PAYMENT_TERMS)
     rate = f"{snapshot.vat_rate_bps / 100:g}".replace(".", ",")
     title = f"{snapshot.document_label} n° {snapshot.invoice_number}"
     return (
@@ -180,7 +200,7 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
         f"<p>Total HT : {format_euros(snapshot.amount_excl_tax_cents)}<br>"
         f"TVA {rate} % : {format_euros(snapshot.vat_amount_cents)}<br>"
         f"<strong>Total TTC : {format_euros(snapshot.amount_incl_tax_cents)}</strong><br>"
-        f"Net à payer : {format_euros(snapshot.due_cents)}</p>"
+        f"{amount_due_label(snapshot)} : {format_euros(snapshot.due_cents)}</p>"
         + "".join(f"<p>{html.escape(text)}</p>" for text in mentions)
         + "</body></html>"
     )
