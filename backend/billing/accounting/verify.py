@@ -157,8 +157,8 @@ def stored_document_breaches(storage: Storage) -> list[str]:
     found = []
     with transaction():
         # WITH HOLD: the connection runs in autocommit mode (`backend.db`), its BEGIN sent lazily
+        # (fetched `itersize` rows at a time, 2,000 by default: small rows, the PDFs read one by one)
         rows = database.connection().cursor(name="verify_documents", withhold=True)
-        rows.itersize = 100
         rows.execute(_DOCUMENTS)
         for number, key, recorded, excl, vat, booked_excl, booked_vat in rows:
             if not key or not storage.exists(PDF_CONTEXT, key):
