@@ -155,10 +155,9 @@ def stored_document_breaches(storage: Storage) -> list[str]:
       BT-110 VAT, BT-112 including tax) differ from the invoice's, or from what its entry booked.
     """
     found = []
-    with transaction():
-        # WITH HOLD: the connection runs in autocommit mode (`backend.db`), its BEGIN sent lazily
-        # (fetched `itersize` rows at a time, 2,000 by default: small rows, the PDFs read one by one)
-        rows = database.connection().cursor(name="verify_documents", withhold=True)
+    # WITH HOLD: the connection runs in autocommit mode (`backend.db`), its BEGIN sent lazily; the
+    # rows come `itersize` (2,000) at a time: small rows, the PDFs read one by one
+    with transaction(), database.connection().cursor(name="verify_documents", withhold=True) as rows:
         rows.execute(_DOCUMENTS)
         for number, key, recorded, excl, vat, booked_excl, booked_vat in rows:
             if not key or not storage.exists(PDF_CONTEXT, key):
@@ -170,7 +169,6 @@ def stored_document_breaches(storage: Storage) -> list[str]:
                 found.append(f"stored PDF changed: {number}: sha256 {actual}, recorded {recorded}")
             if problem := _xml_problem(pdf, (excl, vat, excl + vat), booked_excl, booked_vat):
                 found.append(f"embedded XML differs: {number}: {problem}")
-        rows.close()
     return found
 
 
