@@ -62,6 +62,18 @@ CORRUPTIONS = {
 }
 
 
+def _found_after(statements: list[str], params: dict, **options) -> list[str]:
+    """What `verify(**options)` finds once `statements` ran, in a transaction then rolled back."""
+    try:
+        with transaction():
+            for statement in statements:
+                database.execute_sql(statement, params)
+            found = verify(**options)
+            raise _Undo
+    except _Undo:
+        return found
+
+
 def test_clean_books_have_no_breach(books):
     assert verify() == []
 
@@ -70,14 +82,7 @@ def test_clean_books_have_no_breach(books):
 @pytest.mark.parametrize("breach", sorted(CORRUPTIONS))
 def test_each_corruption_is_named(books, breach):
     order = PaymentOrder.get(PaymentOrder.invoice == books.id, PaymentOrder.kind == "reservation_total")
-    try:
-        with transaction():
-            for statement in CORRUPTIONS[breach]:
-                database.execute_sql(statement, {"invoice": books.id, "order": order.id})
-            found = verify()
-            raise _Undo
-    except _Undo:
-        pass
+    found = _found_after(CORRUPTIONS[breach], {"invoice": books.id, "order": order.id})
     assert any(line.startswith(f"{breach}: ") for line in found), found
 
 
@@ -125,16 +130,9 @@ def test_an_embedded_xml_at_other_totals_is_named(books, config):
         document.save(out)
     forged = out.getvalue()
     storage.put_bytes(STORAGE_CONTEXT, storage_key(books.number), forged, "application/pdf")
-    try:
-        with transaction():
-            database.execute_sql("ALTER TABLE billing_invoice DISABLE TRIGGER USER")
-            database.execute_sql("UPDATE billing_invoice SET pdf_sha256 = %s WHERE id = %s",
-                                 (hashlib.sha256(forged).hexdigest(), books.id))
-            found = verify(storage=storage)
-            raise _Undo
-    except _Undo:
-        pass
-    (breach,) = found
+    (breach,) = _found_after(["ALTER TABLE billing_invoice DISABLE TRIGGER USER",
+                              "UPDATE billing_invoice SET pdf_sha256 = %(sha)s WHERE id = %(invoice)s"],
+                             {"sha": hashlib.sha256(forged).hexdigest(), "invoice": books.id}, storage=storage)
     assert breach.startswith(f"embedded XML differs: {books.number}: XML {books.amount_excl_tax_cents - 100}/"), breach
 
 
@@ -160,13 +158,7 @@ def test_an_invoice_in_scope_without_its_transmission_is_named(books, config):
 
     with clock.frozen_at(clock.now() + reconciliation.MISSING_AFTER + timedelta(seconds=1)):
         assert verify(missing_transmissions=missing) == []
-        try:
-            with transaction():
-                database.execute_sql("ALTER TABLE einvoice_transmission DISABLE TRIGGER USER")
-                database.execute_sql("DELETE FROM einvoice_transmission WHERE invoice_number = %s", (books.number,))
-                found = verify(missing_transmissions=missing)
-                raise _Undo
-        except _Undo:
-            pass
-    (breach,) = found
+        (breach,) = _found_after(["ALTER TABLE einvoice_transmission DISABLE TRIGGER USER",
+                                  "DELETE FROM einvoice_transmission WHERE invoice_number = %(number)s"],
+                                 {"number": books.number}, missing_transmissions=missing)
     assert breach.startswith(f"no transmission: {books.number} (platform_sale, issued "), breach
