@@ -69,8 +69,9 @@ def header() -> bytes:
 
 
 def _amount(expression: str) -> str:
-    return (f"(({expression}) / 100)::text || CASE WHEN mod({expression}, 100) < 10 THEN ',0' ELSE ',' END"
-            f" || mod({expression}, 100)::text")
+    """`1200,05` (no lpad: a CASE adds the tens' zero); one side of each line is 0: `0,00` at once."""
+    return (f"CASE WHEN {expression} = 0 THEN '0,00' ELSE (({expression}) / 100)::text"
+            f" || CASE WHEN mod({expression}, 100) < 10 THEN ',0' ELSE ',' END || mod({expression}, 100)::text END")
 
 
 def _ymd(expression: str) -> str:
@@ -160,7 +161,8 @@ class _Transcoder:
     def flush(self) -> None:
         if self._pending:
             # whole records (psycopg2 writes one per call): an escape sequence is never cut in two
-            text = self._decoder.decode(_ESCAPED.sub(b" ", b"".join(self._pending)))
+            data = b"".join(self._pending)
+            text = self._decoder.decode(_ESCAPED.sub(b" ", data) if b"\\" in data else data)
             self._pending, self._size = [], 0
             if text:
                 self._emit(text.encode(ENCODING, errors="replace"))
