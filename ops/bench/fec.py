@@ -150,7 +150,7 @@ def _download(url: str, headers: dict) -> tuple[int, int, float]:
 
 def run(stack, quick: bool) -> Result:
     lines_wanted = 100_000 if quick else 1_000_000
-    rounds = 1 if quick else 2
+    rounds = 1 if quick else 3
     load_before = os.getloadavg()
     with database.connection_context():
         built = _build_year(lines_wanted // 2)

@@ -46,7 +46,7 @@ ENCODING = "iso8859_15"
 CONTENT_TYPE = "text/plain; charset=ISO-8859-15"
 OPENING_JOURNAL, OPENING_LABEL = "AN", "A nouveaux"
 RESULT_ACCOUNT, RESULT_LABEL = "120", "Résultat de l''exercice"  # as a SQL literal
-_CHUNK = 64 * 1024
+_CHUNK = 256 * 1024
 WORK_MEM = "64MB"  # per export: its hash join and sort
 
 
