@@ -197,6 +197,10 @@ class Invoice(BaseModel):
     created_by_user_id = CharField(max_length=36, null=True)
     pdf_storage_key = TextField(null=True)
     pdf_sha256 = CharField(max_length=64, null=True)  # recorded when the PDF is first stored, never changed
+    # the `invoice` template and PDF style versions (0: the built-in style) frozen at issue by the
+    # database (migration 150): its PDF is rendered with them, always
+    pdf_template_version = IntegerField(null=True)
+    pdf_style_version = IntegerField(null=True)
     paid_at = DateTimeTZField(null=True)
     created_at = created_at_field()
     updated_at = created_at_field()

@@ -1,13 +1,14 @@
 """The invoice PDF: the `invoice` template rendered as PDF/A-3, the Factur-X XML embedded.
 
-`render_invoice_pdf(snapshot)` renders the current published `invoice` template (Specification
-A's template service) with weasyprint's `pdf/a-3b` variant, then `embed_facturx` attaches the CII
-XML. When the template cannot render (no published version, a template error, a refused value),
-a minimal fallback document built here without the template carries the same XML, and
+`render_invoice_pdf(snapshot)` renders the `invoice` template (Specification A's template
+service: the template and style versions frozen on the invoice at issue, else the current published
+ones) with weasyprint's `pdf/a-3b` variant, then `embed_facturx` attaches the CII XML. When the
+template cannot render (no published version, a template error, a refused value), a minimal
+fallback document built here without the template carries the same XML, and
 `billing.invoice.pdf_generation_failed` is logged: the XML holds the legal content either way.
 
-Everything derives from the snapshot (the PDF identifier from the invoice number, dates from its
-issue time), so regenerating an invoice gives byte-identical files.
+Everything derives from the snapshot and the frozen versions (the PDF identifier from the
+invoice number, dates from its issue time), so regenerating an invoice gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -131,15 +132,17 @@ def payment_terms(snapshot: InvoiceSnapshot) -> str:
     return "Règlement par virement."
 
 
-def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage,
-                       config: Config | None = None) -> InvoicePdf:
-    """The Factur-X PDF of `snapshot`: the template rendering, or the fallback when it fails."""
+def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage, config: Config | None = None,
+                       template_version: int | None = None, style_version: int | None = None) -> InvoicePdf:
+    """The Factur-X PDF of `snapshot`: the template rendering, or the fallback when it fails. The
+    template and style versions frozen on an issued invoice are given (None: the current ones)."""
     os.environ.setdefault("SOURCE_DATE_EPOCH", FONT_TIMESTAMP_EPOCH)
     xml = build_cii(snapshot)
     fallback = False
     try:
         pdf = rendering.render_document(TEMPLATE_KEY, template_context(snapshot), storage=storage, config=config,
-                                        pdf_options=pdf_options(snapshot))
+                                        pdf_options=pdf_options(snapshot), template_version=template_version,
+                                        style_version=style_version)
     except Exception as exc:
         log_event(FAILURE_SCOPE, "invoice template failed, fallback document used", "error",
                   invoiceNumber=snapshot.invoice_number, kind=snapshot.kind, fallback=True,
