@@ -143,7 +143,7 @@ def delete_draft(*, template_key: str, kind: Kind, actor_user_id: str | None, st
         if draft is None:
             raise NotFound(f"{template_key} has no draft")
         draft.delete_instance()
-        _journal("document_template.draft_deleted", actor_user_id, template_key, kind, None, reason)
+        journal("document_template.draft_deleted", actor_user_id, template_key, kind, None, reason)
         on_commit(lambda: storage.delete(CONTENT_CONTEXT, draft.content_key))
     return draft
 
@@ -168,7 +168,7 @@ def publish(*, template_key: str, kind: Kind, actor_user_id: str | None) -> Temp
             status=Status.PUBLISHED, version=number, published_at=now, updated_at=now,
             updated_by_user_id=actor_user_id, **snap,
         ).where(TemplateVersion.id == draft.id).execute()
-        _journal("document_template.version_published", actor_user_id, template_key, kind, number, None)
+        journal("document_template.version_published", actor_user_id, template_key, kind, number, None)
     return TemplateVersion.get_by_id(draft.id)
 
 
@@ -205,7 +205,7 @@ def delete_version(*, template_key: str, kind: Kind, version: int, reason: str |
                 templateKey=template_key, version=version,
             )
         target.delete_instance()
-        _journal("document_template.version_deleted", actor_user_id, template_key, kind, version, reason)
+        journal("document_template.version_deleted", actor_user_id, template_key, kind, version, reason)
     return target
 
 
@@ -255,7 +255,7 @@ def summaries() -> dict[tuple[str, str], dict]:
     }
 
 
-def _journal(event: str, actor_user_id: str | None, template_key: str, kind: Kind, version: int | None,
+def journal(event: str, actor_user_id: str | None, template_key: str, kind: Kind, version: int | None,
              reason: str | None) -> None:
     record_security_event(
         event, actor_user_id=actor_user_id, target_type="document_template", target_id=template_key,
