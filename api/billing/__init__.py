@@ -6,10 +6,10 @@ from __future__ import annotations
 from api.access import Route
 from api.billing import collection, invoices, payouts
 from api.billing.accounting import books
-from api.billing.self_billing import incidents, invoice, mandate
+from api.billing.self_billing import acceptance, incidents, invoice, mandate
 
 
 def routes(deps) -> list[Route]:
     return [*collection.routes(deps), *invoices.routes(deps), *mandate.routes(deps),
             *incidents.routes(deps), *invoice.routes(deps),
-            *payouts.routes(deps), *books.routes(deps)]
+            *acceptance.routes(deps), *payouts.routes(deps), *books.routes(deps)]

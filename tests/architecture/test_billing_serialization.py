@@ -17,7 +17,9 @@ OTHER_FORMATS = {
     # JSON) are keyed like the API
     "log line fields, a validation error's fields": {
         ("collection.py", "collect"), ("collection.py", "auto_collect"), ("legacy.py", "collect_step"),
-        ("corrections.py", "refund"), ("payouts.py", "pay_out")},
+        ("corrections.py", "refund"), ("payouts.py", "pay_out"), ("self_billing/resolution.py", "resolve")},
+    # the `sortBy` values a server-paginated list accepts (API.md "Lists"), mapped to their columns
+    "a list's sort whitelist": {("self_billing/resolution.py", "contested")},
     "the request body fingerprinted": {("collection.py", "collection_key"), ("corrections.py", "refund_once")},
     # JSON documents stored in a row as written there (read back by the documents and the API)
     "a JSON document stored on its row (party snapshot, invoice lines, mandate signer)": {
