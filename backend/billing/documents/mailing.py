@@ -67,6 +67,8 @@ def _context(invoice: Invoice) -> dict[str, str]:
         payment = f"Cet avoir se rapporte à la facture {credited.number} : son montant vient en déduction."
     elif invoice.status == InvoiceStatus.PAID:
         payment = "Réglée."
+    elif invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED:  # paid out once accepted (docs/billing.md)
+        payment = "Paiement par virement une fois la facture acceptée, expressément ou tacitement."
     else:
         payment = f"Date d'échéance : {_paris_day(invoice.due_at)}."
     amount = amount_incl_tax_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps,

@@ -24,7 +24,7 @@ from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import acceptance, resolution, scheduler
 from backend.documents.formatting import format_euros
 from backend.einvoicing.models import DecisionReport, LifecycleEvent
-from backend.email.messages import EmailMessage, deliver_email
+from backend.email.messages import EmailMessage, EmailNotSent, deliver_email
 from backend.identity.models import BillingProfile
 from backend.outbox import OutboxMessage
 from tests.billing.documents.facturx_check import check_pdf, extract_xml
@@ -265,3 +265,17 @@ def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage
     assert paid.status_code == 200, paid.json
     assert (paid.json["data"]["invoiceNumber"], paid.json["data"]["amountExclTaxCents"],
             paid.json["data"]["amountCents"]) == (corrected.number, 85_714, 102_857)
+
+
+def test_a_missing_pdf_fails_the_delivery_which_is_retried(settled, storage, platform_config):  # noqa: F811
+    """The attachment is a reference read when the e-mail is sent: never sent without its file."""
+    invoice = settled.invoice
+    mailing.mail_document(invoice.id, storage=storage)
+    (email_id,) = DocumentMailing.get_by_id(invoice.id).email_message_ids
+    pdf = storage.read_bytes(STORAGE_CONTEXT, invoice.pdf_storage_key)
+    storage.delete(STORAGE_CONTEXT, invoice.pdf_storage_key)
+    with pytest.raises(EmailNotSent):
+        deliver_email(email_id, config=platform_config, storage=storage)
+    assert EmailMessage.get_by_id(email_id).status == "queued"  # the actor retries it
+    storage.put_bytes(STORAGE_CONTEXT, invoice.pdf_storage_key, pdf, "application/pdf")
+    assert deliver_email(email_id, config=platform_config, storage=storage) is True
