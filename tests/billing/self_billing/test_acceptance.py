@@ -23,7 +23,9 @@ from backend.billing.models import AuditEntry, DocumentMailing, Invoice, SelfBil
 from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import acceptance, resolution, scheduler
 from backend.documents.formatting import format_euros
-from backend.einvoicing.models import DecisionReport, LifecycleEvent
+from backend.einvoicing import decision_reports, lifecycle
+from backend.einvoicing.models import DecisionReport, LifecycleEvent, Transmission
+from backend.einvoicing.operator_client import StubOperatorClient
 from backend.email.messages import EmailMessage, EmailNotSent, deliver_email
 from backend.identity.models import BillingProfile
 from backend.outbox import OutboxMessage
@@ -235,6 +237,11 @@ def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage
     (refused,) = DecisionReport.select().where(DecisionReport.invoice_number == invoice.number)
     assert (refused.code, refused.reason, refused.status) == (210, "Deux jours de fermeture", "pending")
     assert LifecycleEvent.select().where(LifecycleEvent.code == 210).count() == 1
+    assert decision_reports.send_due(client=StubOperatorClient()) == {"sent": 0, "failed": 0}  # not acknowledged
+    transmission = Transmission.get(Transmission.invoice_number == invoice.number)
+    assert lifecycle.dispatch(transmission.id, client=StubOperatorClient(), storage=storage).status == "acknowledged"
+    assert decision_reports.send_due(client=StubOperatorClient()) == {"sent": 1, "failed": 0}
+    assert DecisionReport.get_by_id(refused.id).status == "sent"
 
     # The service the route calls, with the platform's legal identity the documents print.
     resolved = resolution.resolve(invoice_number=invoice.number, decision="adjust", note="Deux jours déduits",
