@@ -68,6 +68,46 @@ def migrate(migrator, database, fake=False, **kwargs):
     )
     migrator.sql("CREATE INDEX billing_self_billed_acceptance_open ON billing_self_billed_acceptance (status)"
                  " WHERE status IN ('pending', 'contested')")
+    # What the distributor and the admin decided never changes: a decision only leaves `pending`, a
+    # contest's reason stays, a resolution is written once; the e-mails of a mailing are set once.
+    migrator.sql(
+        """
+        CREATE FUNCTION billing_self_billed_acceptance_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.invoice_id <> OLD.invoice_id OR NEW.organization_id <> OLD.organization_id
+               OR (OLD.status <> 'pending' AND NEW.status <> OLD.status)
+               OR (OLD.decided_at IS NOT NULL AND NEW.decided_at IS DISTINCT FROM OLD.decided_at)
+               OR (OLD.contested_at IS NOT NULL AND (NEW.contested_at IS DISTINCT FROM OLD.contested_at
+                   OR NEW.contest_reason IS DISTINCT FROM OLD.contest_reason))
+               OR (OLD.resolution IS NOT NULL AND (NEW.resolution IS DISTINCT FROM OLD.resolution
+                   OR NEW.resolution_note IS DISTINCT FROM OLD.resolution_note
+                   OR NEW.resolved_at IS DISTINCT FROM OLD.resolved_at
+                   OR NEW.corrected_invoice_id IS DISTINCT FROM OLD.corrected_invoice_id)) THEN
+                RAISE EXCEPTION 'billing_self_billed_acceptance %%: a decision or a resolution never changes',
+                    OLD.invoice_id USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            RETURN NEW;
+        END
+        $$
+        """
+    )
+    migrator.sql("CREATE TRIGGER billing_self_billed_acceptance_guard BEFORE UPDATE ON billing_self_billed_acceptance"
+                 " FOR EACH ROW EXECUTE FUNCTION billing_self_billed_acceptance_guard()")
+    migrator.sql(
+        """
+        CREATE FUNCTION billing_document_mailing_once() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.invoice_id <> OLD.invoice_id OR cardinality(OLD.email_message_ids) > 0 THEN
+                RAISE EXCEPTION 'billing_document_mailing %%: a document is e-mailed once', OLD.invoice_id
+                    USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            RETURN NEW;
+        END
+        $$
+        """
+    )
+    migrator.sql("CREATE TRIGGER billing_document_mailing_once BEFORE UPDATE ON billing_document_mailing"
+                 " FOR EACH ROW EXECUTE FUNCTION billing_document_mailing_once()")
     migrator.sql(
         """
         INSERT INTO billing_self_billed_acceptance (invoice_id, organization_id)
@@ -79,6 +119,8 @@ def migrate(migrator, database, fake=False, **kwargs):
 
 def rollback(migrator, database, fake=False, **kwargs):
     migrator.sql("DROP TABLE billing_self_billed_acceptance")
+    migrator.sql("DROP FUNCTION billing_self_billed_acceptance_guard()")
     migrator.sql("DROP TABLE billing_document_mailing")
+    migrator.sql("DROP FUNCTION billing_document_mailing_once()")
     migrator.sql("ALTER TABLE billing_profile DROP COLUMN billing_email")
     migrator.sql("DROP TABLE email_attachment")

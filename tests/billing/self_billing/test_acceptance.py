@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 import time_machine
+from peewee import IntegrityError
 
 from backend import clock
 from backend.billing.documents import mailing
@@ -22,6 +23,7 @@ from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
 from backend.billing.models import AuditEntry, DocumentMailing, Invoice, SelfBilledAcceptance
 from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import acceptance, resolution, scheduler
+from backend.db import database
 from backend.documents.formatting import format_euros
 from backend.einvoicing import decision_reports, lifecycle
 from backend.einvoicing.models import DecisionReport, LifecycleEvent, Transmission
@@ -164,6 +166,8 @@ def test_the_contest_closes_at_the_deadline_and_an_acceptance_is_final(
     assert accepted.json["data"]["decidedByUserId"] == settled.distributor.user.id
     again = client.simulate_post(acceptance_path(invoice, "accept"), headers=headers)
     assert again.status_code == 409 and again.json["error"]["details"]["reason"] == "already_accepted"
+    with pytest.raises(IntegrityError), database.atomic():  # the database keeps a decision as it was made
+        SelfBilledAcceptance.update(status="pending").where(SelfBilledAcceptance.invoice_id == invoice.id).execute()
     assert payout(client, settled.reservation, "accepted").status_code == 200
 
 
