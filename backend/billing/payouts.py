@@ -76,7 +76,9 @@ def _check_acceptance(invoice: Invoice, early_reason: str | None) -> bool:
     """Whether the distributor accepted the invoice (or its contest was rejected); an open contest
     is 409 `self_billing_contested`, a pending invoice 409 `self_billing_not_accepted` without an
     `early_reason`. False: paid early."""
-    row = SelfBilledAcceptance.get_or_none(SelfBilledAcceptance.invoice_id == invoice.id)
+    # FOR SHARE: a contest being recorded now is waited for (it locks the row to write it).
+    row = (SelfBilledAcceptance.select().where(SelfBilledAcceptance.invoice_id == invoice.id)
+           .for_update("FOR SHARE").first())
     status = AcceptanceStatus(row.status) if row else AcceptanceStatus.PENDING
     if status == AcceptanceStatus.CONTESTED and row.resolution is None:
         raise Conflict("the distributor contests this self-billed invoice: the payout waits for an admin's "

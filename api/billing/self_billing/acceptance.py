@@ -36,7 +36,8 @@ class Acceptance:
 
     @operation("Accept a self-billed invoice",
                description=DELAY + "The distributor's managers and billing members. 409 `CONFLICT` unless `pending` "
-               "(`details.reason` `already_accepted`, `already_contested`, `already_tacitly_accepted`). Audited; "
+               "(`details.reason` `already_accepted`, `already_contested`, `already_tacitly_accepted`; "
+               "`invoice_credited` once credited in full). Audited; "
                "logs `billing.supplier.self_billing.accepted`; under the reform, the platform sends 205 Approuvée "
                "for the invoice's flow. The payout may then go.",
                tags=("billing",), answer=AcceptanceOut, errors={404: "NOT_FOUND", 409: "CONFLICT"})

@@ -27,6 +27,7 @@ from backend.billing.models import (
     AuditEntry,
     Invoice,
     InvoiceKind,
+    InvoiceStatus,
     SelfBilledAcceptance,
 )
 from backend.context import current_request_id
@@ -133,6 +134,9 @@ def _decide(invoice_number: str, organization_id: str, user_id: str | None,
     now = clock.now()
     with transaction():
         row = _row(invoice, lock=True)
+        if Invoice.get_by_id(invoice.id).status == InvoiceStatus.CREDITED:
+            raise Conflict("the self-billed invoice is credited in full: there is nothing to accept or contest",
+                           reason="invoice_credited")
         if row.status != AcceptanceStatus.PENDING:
             raise Conflict(f"the self-billed invoice is already {row.status}", reason=f"already_{row.status}",
                            status=row.status)

@@ -74,15 +74,18 @@ def contested(params: ListParams) -> Page:
                  for row in page.items], page.total, page.page, page.page_size)
 
 
-def _locked_open_contest(invoice_number: str) -> tuple[Invoice, SelfBilledAcceptance]:
+def _locked_open_contest(invoice_number: str):
+    """The invoice, its reservation's financial record and its acceptance, locked in the payout's
+    order (the record, then the acceptance): a payout racing a resolution waits for it."""
     invoice = Invoice.get_or_none(Invoice.number == invoice_number, Invoice.kind == "supplier_self_billed")
     if invoice is None:
         raise NotFound("self-billed invoice not found")
+    record = records.locked_record(invoice.reservation_id)
     row = SelfBilledAcceptance.select().where(SelfBilledAcceptance.invoice_id == invoice.id).for_update().first()
     if row is None or row.status != AcceptanceStatus.CONTESTED or row.resolution is not None:
         raise Conflict("this self-billed invoice has no open contest", reason="no_open_contest",
                        status=row.status if row else None)
-    return invoice, row
+    return invoice, record, row
 
 
 def resolve(*, invoice_number: str, decision: str, note: str, amount_cents: int | None, user_id: str | None,
@@ -97,9 +100,8 @@ def resolve(*, invoice_number: str, decision: str, note: str, amount_cents: int 
     now = clock.now()
     note_number = corrected_number = None
     with transaction():
-        invoice, row = _locked_open_contest(invoice_number)
+        invoice, record, row = _locked_open_contest(invoice_number)
         if decision == "adjust":
-            record = records.locked_record(invoice.reservation_id)
             left, _ = settlement.due_of(invoice)
             credit = settlement.credit_self_billed(invoice, left, record, reason=note, user_id=user_id, config=config,
                                                    label="Annulation après contestation")
