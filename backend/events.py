@@ -42,7 +42,7 @@ def publish(event: str, *args: object) -> None:
 
 
 def part_names(event: str) -> tuple[str, ...]:
-    """The names of `parts(event, ...)`, for the statement that inserts them (`outbox.part_sql`)."""
+    """The names of `parts(event, ...)`, for the statement that inserts them (`outbox.part_fragment`)."""
     return tuple(f"{event.replace('.', '_')}_{n}" for n in range(len(SUBSCRIBERS[event])))
 
 

@@ -33,6 +33,7 @@ The life of a row:
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import threading
@@ -45,7 +46,7 @@ from datetime import timedelta
 from peewee import BigAutoField, CharField, IntegerField, TextField
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
-from backend import clock
+from backend import clock, prepared
 from backend.context import current_request_id
 from backend.db import (
     block_batch,
@@ -138,7 +139,7 @@ def enqueue(actor_name: str, *args: object) -> OutboxMessage:
 @dataclass(frozen=True)
 class Part:
     """A row for a service that inserts it as a part of one of its own statements (a `WITH` part
-    `<name> AS (part_sql(name))`, whose `RETURNING id` the statement hands back): one round trip
+    `<name> AS (part_fragment(name))`, whose `RETURNING id` the statement hands back): one round trip
     less than `enqueue`. Once the statement ran, `written(id)` hands the row over after the
     enclosing transaction commits, as `enqueue`'s rows are."""
 
@@ -151,19 +152,22 @@ class Part:
         on_commit(lambda: handoff.submit((self.row,)))
 
 
-def part_sql(name: str) -> str:
+@functools.lru_cache(maxsize=64)
+def part_fragment(name: str) -> prepared.Fragment:
     """The `INSERT ... RETURNING id` of a `Part` called `name` (its values are named `<name>_*`)."""
     if not name.isidentifier():
         raise ValueError(f"an outbox part's name is an SQL identifier: {name!r}")
-    return (f"INSERT INTO outbox_message (actor_name, args, request_id, created_at, attempts) VALUES"  # noqa: S608
-            f" (%({name}_actor)s, %({name}_args)s, %({name}_request)s, %({name}_created)s, 0) RETURNING id")
+    return prepared.Fragment(
+        f"INSERT INTO outbox_message (actor_name, args, request_id, created_at, attempts) VALUES"  # noqa: S608
+        f" (%({name}_actor)s, %({name}_args)s, %({name}_request)s, %({name}_created)s, 0) RETURNING id")
 
 
 def part(actor_name: str, *args: object, name: str) -> Part:
     """`actor_name(*args)` as a `Part` of the caller's statement (inside its `transaction()`)."""
     row = _new_row("part", actor_name, args)
-    return Part(name, row, {f"{name}_actor": actor_name, f"{name}_args": json.dumps(row.args),
-                            f"{name}_request": row.request_id, f"{name}_created": row.created_at})
+    return Part(name, row, part_fragment(name).values(**{
+        f"{name}_actor": actor_name, f"{name}_args": json.dumps(row.args), f"{name}_request": row.request_id,
+        f"{name}_created": row.created_at}))
 
 
 def _new_row(caller: str, actor_name: str, args: tuple) -> OutboxMessage:

@@ -21,11 +21,46 @@ are shared and this module must not be used.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from backend.db import commit_with, database
 
 _PARAMETER = re.compile(r"%\((\w+)\)s")
+
+
+class Fragment:
+    """A piece of SQL another statement embeds (a `WITH` part, a select list, a join), the one
+    convention for it: the module that owns the tables writes the text, with named values
+    (`%(name)s`), and the function giving those values, which returns through `values` (every
+    name the text uses, no other: a mistake fails at the call, not as a wrong row). The statement
+    that embeds it puts it in its own text (`f"... {records.SETTLE} ..."`) and its values in its
+    own (`{**records.settle_values(...), ...}`). A fragment whose text depends on an argument
+    (how many rows, a part's name) comes from a function of its module (`outbox.part_fragment`)."""
+
+    __slots__ = ("names", "sql")
+
+    def __init__(self, sql: str) -> None:
+        self.sql = sql
+        self.names = frozenset(_PARAMETER.findall(sql))
+
+    def __str__(self) -> str:
+        return self.sql
+
+    def __repr__(self) -> str:
+        return f"Fragment({self.sql[:60]!r}...)"
+
+    def values(self, **values: object) -> dict:
+        """`values`, checked against the names the text uses."""
+        return bind((self,), values)
+
+
+def bind(fragments: Iterable[Fragment], values: dict) -> dict:
+    """`values` for fragments sent together (their names, no other); ValueError otherwise."""
+    expected = frozenset().union(*(fragment.names for fragment in fragments))
+    if values.keys() != expected:
+        missing, unexpected = sorted(expected - values.keys()), sorted(values.keys() - expected)
+        raise ValueError(f"SQL fragment values: missing {missing}, unexpected {unexpected}")
+    return values
 
 
 class Statement:
@@ -45,7 +80,7 @@ class Statement:
         self.execute_sql = f"EXECUTE {name}({', '.join(f'%({p})s' for p in self.parameters)})" if self.parameters \
             else f"EXECUTE {name}"
 
-    def execute(self, params: Mapping[str, object], *, before: str | None = None):
+    def execute(self, params: Mapping[str, object], *, before: Fragment | None = None):
         """Run the statement on this thread's connection; its cursor (as `database.execute_sql`).
         `before`: SQL sent first in the same round trip (its values named in `params` too), whose
         result is not returned: an error there stops the string before the statement."""

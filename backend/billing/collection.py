@@ -120,7 +120,7 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
                   "financial_status": FinancialStatus.RESERVATION_TOTAL_PAID.value,
                   "payment_status": PaymentStatus.PAID.value}  # stored before the invoice's number exists
         if not _write(reservation_id, industrial_organization_id, method, mandate_ref, order_id, amount,  # round trip 2
-                      user_id, journal, sale.invoice_id, held.store_params(answer)):
+                      user_id, journal, sale.invoice_id, held.store_values(answer)):
             _not_due(reservation_id)  # 5. moved by a concurrent change since the read: nothing written
         number = issue_invoice(sale, config=config, commit=True, published=True).number  # 6., round trip 3
     return answer, number
@@ -185,9 +185,9 @@ def collected(stored: dict, fields: dict, *, number: str | None) -> Collected:
 def _collection_row(reservation_id: str, industrial_organization_id: str, held: idempotency.Key) -> dict | None:
     """The key held (`idempotency.HOLD`, the transaction's first statement) and everything read, in
     one round trip (`collection_sql.READ`)."""
-    cursor = collection_sql.READ.execute({**records.open_collectable_params(
+    cursor = collection_sql.READ.execute({**records.open_collectable_values(
         reservation_id, industrial_organization_id, PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,
-        COLLECTABLE), **held.read_params()}, before=idempotency.HOLD)
+        COLLECTABLE), **held.read_values()}, before=idempotency.HOLD)
     values = cursor.fetchone()
     return dict(zip((column.name for column in cursor.description), values, strict=True)) if values else None
 
@@ -222,7 +222,7 @@ def _journal(row: dict, reservation_id: str, sale: InvoiceDraft, order_id: str, 
     """Step 7's entries: the sale (411 against 706 and 44571) and its payment (512 against 411),
     including VAT, naming the invoice issued next (its number is filled in on validation)."""
     total = row["total_cents"]
-    return ledger.collection_params(
+    return ledger.collection_values(
         invoice_id=sale.invoice_id, customer=sale.customer_party, excl_cents=total,
         vat_cents=vat_amount_cents(total, vat_rate_bps(config.platform_vat_rate_percent)), payment_order_id=order_id,
         day=paris_day(clock.now()), reservation_id=reservation_id)
@@ -233,11 +233,13 @@ def _write(reservation_id: str, industrial_organization_id: str, method: Payment
            stored: dict) -> bool:
     """`collection_sql.WRITE`: steps 5, 4 and 7, the stored answer and the outbox rows of step 6's
     `invoice.issued`; False when the record was no longer due (nothing written)."""
-    records.check_transition(FinancialStatus.RESERVATION_TOTAL_DUE, FinancialStatus.RESERVATION_TOTAL_PAID)
+    now = clock.now()
     event_parts = events.parts(events.INVOICE_ISSUED, invoice_id)
     written, *outbox_ids = collection_sql.WRITE.execute({
-        "status": FinancialStatus.RESERVATION_TOTAL_PAID.value, "current": FinancialStatus.RESERVATION_TOTAL_DUE.value,
-        "now": clock.now(), "id": reservation_id, "org": industrial_organization_id, "order": order_id,
+        # `id` and `now`, the record's move's, are the payment order's too.
+        **records.settle_values(reservation_id, FinancialStatus.RESERVATION_TOTAL_DUE,
+                                FinancialStatus.RESERVATION_TOTAL_PAID, now),
+        "org": industrial_organization_id, "order": order_id,
         "invoice": invoice_id, "kind": PaymentKind.RESERVATION_TOTAL.value, "method": method.value,
         "paid": PaymentStatus.PAID.value, "user": user_id, "mandate": mandate_ref, "amount": amount_cents,
         **journal, **stored, **{name: value for part in event_parts for name, value in part.params.items()},

@@ -4,8 +4,9 @@ statement; the third is the invoice's (`invoices.issue_invoice`, sent with the C
 The pieces another module owns are embedded as that module writes them elsewhere: the key's hold,
 read and stored answer (`idempotency`), the financial record's opening and move (`records`), the
 journal (`ledger`), the outbox rows of `invoice.issued` (`outbox`, `events`), the billing-profile
-columns of a party (`parties`). Each is a SQL text with named `%(...)s` values, given by the
-module's own params function.
+columns of a party (`parties`). Each is a `prepared.Fragment` (the one convention for a piece of
+SQL another statement embeds): a text with named `%(...)s` values, which the owning module's
+`..._values` function gives, checked against the text.
 """
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ WRITE = prepared.Statement("billing_collection_writes", (
     " %(mandate)s, %(user)s, %(now)s::timestamptz, %(now)s, %(now)s FROM settled RETURNING id),"
     # Step 7: the sale's and the payment's entries, naming the invoice issued next (validated,
     # balanced and numbered at the commit).
-    f" {ledger.collection_sql(when='EXISTS (SELECT FROM paid)')},"
+    f" {ledger.collection_fragment(when='EXISTS (SELECT FROM paid)')},"
     # The key's answer, stored with the effects.
     f" stored AS ({idempotency.STORE})"
     # Step 6's `invoice.issued`: one outbox row per subscriber.
-    + "".join(f", {name} AS ({outbox.part_sql(name)})" for name in _EVENT_PARTS)
+    + "".join(f", {name} AS ({outbox.part_fragment(name)})" for name in _EVENT_PARTS)
     + " SELECT (SELECT count(*) FROM paid)" + "".join(f", (SELECT id FROM {name})" for name in _EVENT_PARTS)  # noqa: S608
 ))

@@ -20,7 +20,7 @@ is released by that commit (or the rollback): a crash never leaves an effect wit
 answer, nor a claim to wait for, and a request that fails stores nothing (the same key may be
 retried: nothing was done). A caller may hold and read the key with its own first statement, in
 one round trip (`claim(key, read=...)`: the collection), and store the answer in a statement of
-its own (`STORE` with `Key.store_params`).
+its own (`STORE` with `Key.store_values`).
 """
 
 from __future__ import annotations
@@ -71,18 +71,19 @@ class Key:
     key: str
     request_hash: str
 
-    def store_params(self, answer: dict) -> dict:
+    def store_values(self, answer: dict) -> dict:
         """The values of `STORE` that store `answer` as the key's completed one (names start
         `idem_`), for `Claim.store` or a statement of the caller's own."""
         now = clock.now()
-        return {**self.read_params(), "idem_hash": self.request_hash, "idem_body": Json(answer), "idem_now": now,
-                "idem_expires": now + TTL}
+        return STORE.values(idem_scope=self.scope, idem_route=self.route, idem_key=self.key,
+                            idem_hash=self.request_hash, idem_body=Json(answer), idem_now=now, idem_expires=now + TTL)
 
-    def read_params(self) -> dict:
+    def read_values(self) -> dict:
         """The values of `HOLD` and `READ_JOIN` (a flow holding and reading the key itself,
         `claim(..., read=)`)."""
-        return {"idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key,
-                "idem_lock": lock_id(self.scope, self.route, self.key)}
+        return prepared.bind((HOLD, READ_JOIN), {
+            "idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key,
+            "idem_lock": lock_id(self.scope, self.route, self.key)})
 
 
 def lock_id(scope: str, route: str, key: str) -> int:
@@ -95,7 +96,7 @@ def lock_id(scope: str, route: str, key: str) -> int:
 class Claim:
     """A key held for the request's transaction. `replay`: the answer stored for it (the request
     was done: answer that again, `idempotent: true`); None: do the work and store its answer
-    (`store`, or `STORE` in a statement of the caller's own with `Key.store_params`). `row`: the
+    (`store`, or `STORE` in a statement of the caller's own with `Key.store_values`). `row`: the
     row of the caller's first statement, when it read the key (`claim(..., read=)`)."""
 
     key: Key
@@ -103,7 +104,7 @@ class Claim:
     row: Mapping[str, object] | None = None
 
     def store(self, answer: dict) -> None:
-        database.execute_sql(STORE, self.key.store_params(answer))
+        database.execute_sql(STORE.sql, self.key.store_values(answer))
 
 
 @contextmanager
@@ -133,14 +134,15 @@ def claim(key: Key, *, read: Callable[[], Mapping[str, object] | None] | None = 
 
 _LOCK = prepared.Statement("billing_idempotency_lock", "SELECT pg_try_advisory_xact_lock(%(lock)s)")
 # The key held by a statement that fails (lock_not_available) when another request holds it
-# (migration 102), for a caller sending it before its own read (`claim(..., read=)`, `Key.read_params`).
-HOLD = "SELECT billing_hold_idempotency_key(%(idem_lock)s)"
+# (migration 102), for a caller sending it before its own read (`claim(..., read=)`, `Key.read_values`).
+HOLD = prepared.Fragment("SELECT billing_hold_idempotency_key(%(idem_lock)s)")
 _HELD_ELSEWHERE = "55P03"
 _READ_NAMES = ("key_hash", "key_body", "key_expires_at")
-# What a statement reading the key itself selects and joins (`claim(..., read=)`, `Key.read_params`).
-READ_COLUMNS = "k.request_hash AS key_hash, k.response_body AS key_body, k.expires_at AS key_expires_at"
-READ_JOIN = ("LEFT JOIN billing_idempotency_record k ON k.scope = %(idem_scope)s AND k.route = %(idem_route)s"
-             " AND k.key = %(idem_key)s")
+# What a statement reading the key itself selects and joins (`claim(..., read=)`, `Key.read_values`).
+READ_COLUMNS = prepared.Fragment("k.request_hash AS key_hash, k.response_body AS key_body,"
+                                  " k.expires_at AS key_expires_at")
+READ_JOIN = prepared.Fragment("LEFT JOIN billing_idempotency_record k ON k.scope = %(idem_scope)s"
+                               " AND k.route = %(idem_route)s AND k.key = %(idem_key)s")
 _READ = prepared.Statement("billing_idempotency_read", (
     "SELECT request_hash, response_body, expires_at, id FROM billing_idempotency_record"
     " WHERE scope = %(scope)s AND route = %(route)s AND key = %(key)s"))
@@ -179,7 +181,7 @@ def _stored_answer(request_hash: str, row: tuple | None, now: datetime) -> dict 
 
 
 # The key's answer stored (`completed`), over the record of an expired key if any.
-STORE = (
+STORE = prepared.Fragment(
     "INSERT INTO billing_idempotency_record AS r (scope, route, key, request_hash, state, response_status,"
     " response_body, created_at, expires_at) VALUES (%(idem_scope)s, %(idem_route)s, %(idem_key)s, %(idem_hash)s,"
     " 'completed', 200, %(idem_body)s, %(idem_now)s, %(idem_expires)s)"

@@ -115,7 +115,7 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False, 
     write_block_batches()
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
     params = {**{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
-              "series": series, "now": now, "due_in_days": draft.due_in_days, "paid": draft.paid}
+              **numbering.next_number_values(series, now), "due_in_days": draft.due_in_days, "paid": draft.paid}
     if commit:
         # Its RETURNING is not sent back (the COMMIT's would be): read after the COMMIT, in the same round trip.
         number, sequence, issued_at = _INSERT_NUMBERED.execute_and_commit(params, then=_NUMBERED).fetchone()
@@ -147,7 +147,7 @@ _INSERT_NUMBERED = prepared.Statement("billing_issue_invoice", (
     f"WITH n AS ({numbering.NEXT_NUMBER})"  # noqa: S608 (constants only)
     f" INSERT INTO billing_invoice ({', '.join(_COLUMNS)}, number, series, sequence, issued_at, due_at, paid_at,"
     " created_at, updated_at)"
-    f" SELECT {_VALUES}, {numbering.NUMBER_SQL}, %(series)s, n.sequence,"
+    f" SELECT {_VALUES}, {numbering.NUMBER}, %(series)s, n.sequence,"
     " n.issued_at, n.issued_at + make_interval(days => %(due_in_days)s),"
     " CASE WHEN %(paid)s THEN n.issued_at END, n.issued_at, n.issued_at FROM n"
     " RETURNING number, sequence, issued_at"

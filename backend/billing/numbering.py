@@ -29,7 +29,7 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from backend import clock
+from backend import clock, prepared
 from backend.billing.models import InvoiceKind
 from backend.db import in_transaction
 
@@ -60,17 +60,22 @@ def series_name(kind: InvoiceKind, *, year: int, issuer_siren: str | None = None
     return f"{prefix}-{year}"
 
 
-# Parameters: series, now. Returns the sequence and the issue time; the counter row stays locked
-# until the enclosing transaction ends.
-NEXT_NUMBER = (
+# The series' next sequence and the issue time (values: `next_number_values`); the counter row
+# stays locked until the enclosing transaction ends.
+NEXT_NUMBER = prepared.Fragment(
     "INSERT INTO billing_number_counter AS c (series, last_value, updated_at) VALUES (%(series)s, 1, %(now)s)"
     " ON CONFLICT (series) DO UPDATE SET last_value = c.last_value + 1,"
     " updated_at = GREATEST(EXCLUDED.updated_at, c.updated_at)"
     " RETURNING last_value AS sequence, updated_at AS issued_at"
 )
 # The number: the series, a dash, the sequence zero-padded to 6 digits (more once past 999999), on
-# the columns NEXT_NUMBER returns.
-NUMBER_SQL = "%(series)s || '-' || lpad(n.sequence::text, greatest(6, length(n.sequence::text)), '0')"
+# the columns NEXT_NUMBER returns (as `n`).
+NUMBER = prepared.Fragment("%(series)s || '-' || lpad(n.sequence::text, greatest(6, length(n.sequence::text)), '0')")
+
+
+def next_number_values(series: str, now: datetime) -> dict:
+    """The values of `NEXT_NUMBER` and `NUMBER` (`series_now` gives both)."""
+    return prepared.bind((NEXT_NUMBER, NUMBER), {"series": series, "now": now})
 
 
 def series_now(kind: InvoiceKind, *, issuer_siren: str | None = None) -> tuple[str, datetime]:

@@ -9,7 +9,9 @@ the manual collect route is the retry.
 
 from __future__ import annotations
 
-from backend import clock
+from datetime import datetime
+
+from backend import clock, prepared
 from backend.billing.models import FinancialRecord, FinancialStatus
 from backend.db import database, transaction
 from backend.errors import Conflict
@@ -75,7 +77,7 @@ def open_record(reservation: Reservation, status: FinancialStatus) -> FinancialR
 
 
 # `open_record` in one statement: an INSERT ... SELECT from the reservation, conditions included.
-OPEN_COLLECTABLE = (
+OPEN_COLLECTABLE = prepared.Fragment(
     "INSERT INTO billing_financial_record (reservation_id, billing_model, financial_status, store_base_cents,"
     " commission_cents, total_cents, commission_rate_bps)"
     " SELECT id, %(model)s, %(status)s, base_amount_cents, commission_amount_cents, total_amount_cents,"
@@ -85,11 +87,12 @@ OPEN_COLLECTABLE = (
 )
 
 
-def open_collectable_params(reservation_id: str, industrial_organization_id: str, model: BillingModel,
+def open_collectable_values(reservation_id: str, industrial_organization_id: str, model: BillingModel,
                             status: FinancialStatus, collectable: frozenset[str]) -> dict:
-    """The parameters of `OPEN_COLLECTABLE` (`id` and `org` name the reservation and its organization)."""
-    return {"model": model.value, "status": status.value, "id": reservation_id, "org": industrial_organization_id,
-            "collectable": sorted(collectable), "principal": model is BillingModel.PRINCIPAL_SELLER}
+    """The values of `OPEN_COLLECTABLE` (`id` and `org` name the reservation and its organization)."""
+    return OPEN_COLLECTABLE.values(model=model.value, status=status.value, id=reservation_id,
+                                   org=industrial_organization_id, collectable=sorted(collectable),
+                                   principal=model is BillingModel.PRINCIPAL_SELLER)
 
 
 def open_collectable(reservation_id: str, industrial_organization_id: str, model: BillingModel,
@@ -97,15 +100,20 @@ def open_collectable(reservation_id: str, industrial_organization_id: str, model
     """`open_record` in one statement, for the organization's reservation only when its status is
     in `collectable` and it is billed under `model` (else nothing: the caller's checks say why).
     The collection sends the same statement as part of its read (`OPEN_COLLECTABLE`)."""
-    database.execute_sql(OPEN_COLLECTABLE, open_collectable_params(
+    database.execute_sql(OPEN_COLLECTABLE.sql, open_collectable_values(
         reservation_id, industrial_organization_id, model, status, collectable))
 
 
-# Parameters: status, now, reservation id, current status. Moves the record (and locks it) when it
-# is at `current`; returns its frozen amounts.
-SETTLE = ("UPDATE billing_financial_record SET financial_status = %(status)s, updated_at = %(now)s"
-          " WHERE reservation_id = %(id)s AND financial_status = %(current)s"
-          " RETURNING store_base_cents, commission_cents, total_cents")
+# Moves the reservation's record (and locks it) when it is at `current`; returns its frozen amounts.
+SETTLE = prepared.Fragment("UPDATE billing_financial_record SET financial_status = %(status)s, updated_at = %(now)s"
+                           " WHERE reservation_id = %(id)s AND financial_status = %(current)s"
+                           " RETURNING store_base_cents, commission_cents, total_cents")
+
+
+def settle_values(reservation_id: str, current: FinancialStatus, status: FinancialStatus, now: datetime) -> dict:
+    """The values of `SETTLE`: the move `current -> status` (a transition of the map)."""
+    check_transition(current, status)
+    return SETTLE.values(id=reservation_id, current=current.value, status=status.value, now=now)
 
 
 def check_transition(current: FinancialStatus, status: FinancialStatus) -> None:

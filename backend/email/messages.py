@@ -9,8 +9,13 @@ network in clear text: `smtps://` is implicit TLS, `smtp://` requires STARTTLS (
 does not offer it is refused), except to a loopback host (a local relay).
 Links and the platform's name come from the process settings `backend.runtime.boot` applies
 (`use_links`); before boot, the configuration's defaults.
-Once delivered the body is erased: it may hold a single-use link, which must not outlive its
-purpose in the database.
+Once delivered the body is erased (a message queued before migration 154 may hold a single-use
+link, which must not outlive its purpose in the database).
+A single-use link is not even written before delivery: queued with `LinkAtDelivery`, the message keeps a
+placeholder and the row the token belongs to, and `deliver_email` has `mint_link` create the token
+in its transaction, sending the link and storing only its digest. A failed send rolls the digest
+back, so a message never delivered holds no usable link anywhere (row, broker, logs), and a
+message sent again mints again (only its last link works).
 A message may carry files (`Attachment`): each is a reference to a stored object (storage context
 and key, `email_attachment`), never its bytes in the outbox row; it is read from storage when the
 message is sent, at most `MAX_ATTACHMENT_BYTES`, and a missing or changed file fails the delivery
@@ -22,6 +27,7 @@ from __future__ import annotations
 import ipaddress
 import smtplib
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage as MimeMessage
 from email.utils import formatdate, make_msgid
@@ -59,6 +65,8 @@ class EmailMessage(BaseModel):
     last_error = TextField(null=True)
     created_at = created_at_field()
     sent_at = DateTimeTZField(null=True)
+    link_kind = CharField(max_length=20, null=True)
+    link_ref = CharField(max_length=36, null=True)
 
     class Meta:
         table_name = "email_message"
@@ -95,6 +103,24 @@ class AttachmentUnavailable(OSError):
 
 
 @dataclass(frozen=True)
+class LinkAtDelivery:
+    """A single-use link created when the message is delivered: `kind` says which rows `ref` names
+    (the one that will hold the token's digest)."""
+
+    kind: str
+    ref: str
+
+
+# (kind, ref) -> the link to send, or None when it may no longer be (used, burned or expired).
+LinkMinter = Callable[[str, str], "str | None"]
+
+
+def _link_placeholder(message_id: str) -> str:
+    """Where the link goes in a stored body; the random message id keeps a user's text from faking it."""
+    return f"[lien {message_id}]"
+
+
+@dataclass(frozen=True)
 class _Links:
     public_base_url: str = Config.public_base_url
     platform_name: str = Config.platform_name
@@ -115,15 +141,22 @@ def public_link(path: str, **query: str) -> str:
     return f"{url}?{urlencode(query)}" if query else url
 
 
-def queue_email(template: str, *, to: str, attachments: tuple[Attachment, ...] = (), **context: str) -> EmailMessage:
+def queue_email(template: str, *, to: str, link_at_delivery: LinkAtDelivery | None = None,
+                attachments: tuple[Attachment, ...] = (), **context: str) -> EmailMessage:
     """Store the message (and the references of its `attachments`) and hand it to the
-    `deliver_email` actor once the transaction commits."""
+    `deliver_email` actor once the transaction commits; with `link_at_delivery`, the template's
+    `{link}` is minted at delivery (module docstring)."""
+    message_id, link_kind, link_ref = new_id(), None, None
+    if link_at_delivery is not None:
+        context["link"] = _link_placeholder(message_id)
+        link_kind, link_ref = link_at_delivery.kind, link_at_delivery.ref
     subject, body = render(template, platform=_links.platform_name, **context)
     for attachment in attachments:
         if not 0 < attachment.size_bytes <= MAX_ATTACHMENT_BYTES:
             raise ValueError(f"an attachment is 1 byte to {MAX_ATTACHMENT_BYTES} bytes ({attachment.size_bytes})")
     with transaction():
-        message = EmailMessage.create(template=template, to_address=to, subject=subject, body_text=body)
+        message = EmailMessage.create(id=message_id, template=template, to_address=to, subject=subject,
+                                      body_text=body, link_kind=link_kind, link_ref=link_ref)
         for attachment in attachments:
             EmailAttachment.create(email_message_id=message.id, storage_context=attachment.storage_context,
                                    storage_key=attachment.storage_key, filename=attachment.filename,
@@ -132,8 +165,11 @@ def queue_email(template: str, *, to: str, attachments: tuple[Attachment, ...] =
     return message
 
 
-def deliver_email(email_id: str, *, config: Config, storage: Storage | None = None) -> bool:
-    """Send a queued message once per row; False when it was already sent.
+def deliver_email(email_id: str, *, config: Config, mint_link: LinkMinter | None = None,
+                  storage: Storage | None = None) -> bool:
+    """Send a queued message once per row; False when it was already sent, or withdrawn (its
+    single-use link, which `mint_link` creates, may no longer be: nothing is sent). Its
+    attachments are read from `storage`.
 
     The claim is the row's lock, held while sending: a second copy of the message (a re-send
     after Redis lost data, a redelivery) waits for the first one's outcome instead of skipping
@@ -150,26 +186,46 @@ def deliver_email(email_id: str, *, config: Config, storage: Storage | None = No
         if message is None:
             return False
         try:
-            mime = _mime(message, config)
-            _attach(mime, message.id, storage)
-            _send(mime, message, config)
+            with transaction():  # a savepoint: a failed send rolls the minted token's digest back
+                body = _body_with_link(message, mint_link)
+                if body is not None:
+                    mime = _mime(message, config, body)
+                    _attach(mime, message.id, storage)
+                    _send(mime, message, config)
         except (OSError, smtplib.SMTPException) as exc:
             failure = exc
             message.attempts += 1
             message.last_error = f"{type(exc).__name__}: {exc}"[:2000]
         else:
-            message.attempts += 1
-            message.status, message.sent_at, message.body_text = "sent", clock.now(), None
+            if body is None:
+                message.status, message.body_text = "withdrawn", None
+            else:
+                message.attempts += 1
+                message.status, message.sent_at, message.body_text = "sent", clock.now(), None
         message.save()
     if failure is not None:
         log.warning("e-mail not sent; it will be retried",
                     extra={"fields": {"emailId": email_id, "template": message.template, "error": str(failure)}})
         raise EmailNotSent(str(failure)) from failure
+    if body is None:
+        log.info("e-mail withdrawn: its link was used or expired before delivery",
+                 extra={"fields": {"emailId": email_id, "template": message.template}})
+        return False
     log.info("e-mail sent", extra={"fields": {"emailId": email_id, "template": message.template}})
     return True
 
 
-def _mime(message: EmailMessage, config: Config) -> MimeMessage:
+def _body_with_link(message: EmailMessage, mint_link: LinkMinter | None) -> str | None:
+    """The body to send: a link minted now in place of its placeholder; None when it may not be."""
+    if message.link_kind is None:
+        return message.body_text or ""
+    if mint_link is None:
+        raise RuntimeError(f"e-mail {message.id} carries a {message.link_kind} link and no minter was given")
+    link = mint_link(message.link_kind, message.link_ref)
+    return None if link is None else (message.body_text or "").replace(_link_placeholder(message.id), link)
+
+
+def _mime(message: EmailMessage, config: Config, body: str) -> MimeMessage:
     mime = MimeMessage()
     mime["From"] = config.mail_from
     mime["To"] = message.to_address
@@ -178,7 +234,7 @@ def _mime(message: EmailMessage, config: Config) -> MimeMessage:
     mime["Message-ID"] = make_msgid(idstring=message.id)
     # An .eml file is read by a developer: 8-bit UTF-8 keeps its links whole and copyable, where
     # quoted-printable would cut them (`=` soft breaks, `=3D`). SMTP keeps the safe default.
-    mime.set_content(message.body_text or "", **({} if config.smtp_url else {"cte": "8bit"}))
+    mime.set_content(body, **({} if config.smtp_url else {"cte": "8bit"}))
     return mime
 
 

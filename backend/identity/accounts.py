@@ -21,7 +21,7 @@ from peewee import IntegrityError
 from backend import clock
 from backend.audit import record_security_event
 from backend.db import transaction
-from backend.email.messages import public_link, queue_email
+from backend.email.messages import queue_email
 from backend.errors import Conflict, DomainError, InvalidCredentials, ValidationError
 from backend.identity import sessions
 from backend.identity.models import TokenPurpose, User
@@ -59,9 +59,8 @@ def _open_session(user: User, client: Client) -> str:
 
 
 def send_email_verification(user: User) -> None:
-    token = issue_token(user.id, TokenPurpose.EMAIL_VERIFICATION)
     queue_email("email_verification", to=user.email, name=user.name,
-                link=public_link("/verify-email", token=token))
+                link_at_delivery=issue_token(user.id, TokenPurpose.EMAIL_VERIFICATION))
     record_security_event("auth.email_verification.requested", actor_user_id=user.id,
                           target_type="user", target_id=user.id)
 
@@ -116,9 +115,8 @@ def request_magic_link(*, email: str, browser: str) -> None:
     user = _active_user(email)
     with transaction():
         if user is not None:
-            token = issue_token(user.id, TokenPurpose.MAGIC_LINK, browser=browser)
             queue_email("magic_link", to=user.email, name=user.name,
-                        link=public_link("/api/auth/magic-link/verify", token=token))
+                        link_at_delivery=issue_token(user.id, TokenPurpose.MAGIC_LINK, browser=browser))
         record_security_event("auth.magic_link.requested", actor_user_id=user.id if user else None,
                               target_type="user", target_id=user.id if user else None,
                               details={"email": normalize_email(email), "sent": user is not None})
@@ -140,9 +138,8 @@ def request_password_reset(*, email: str) -> None:
     user = _active_user(email)
     with transaction():
         if user is not None:
-            token = issue_token(user.id, TokenPurpose.PASSWORD_RESET)
             queue_email("password_reset", to=user.email, name=user.name,
-                        link=public_link("/reset-password", token=token))
+                        link_at_delivery=issue_token(user.id, TokenPurpose.PASSWORD_RESET))
         record_security_event("auth.password_reset.requested", actor_user_id=user.id if user else None,
                               target_type="user", target_id=user.id if user else None,
                               details={"email": normalize_email(email), "sent": user is not None})

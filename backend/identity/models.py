@@ -112,7 +112,7 @@ class AuthToken(BaseModel):
     id = BigAutoField()
     user = ForeignKeyField(User, on_delete="CASCADE")
     purpose = status_field(TokenPurpose)
-    token_hash = CharField(max_length=64)
+    token_hash = CharField(max_length=64, null=True)  # None until its e-mail is delivered
     # A magic link's: the digest of the cookie of the browser that asked (only that one may use it).
     browser_hash = CharField(max_length=64, null=True)
     created_at = created_at_field()
@@ -150,7 +150,7 @@ class Invitation(BaseModel):
     organization = ForeignKeyField(Organization, backref="invitations", on_delete="CASCADE")
     email = CharField(max_length=320)
     role = status_field(MembershipRole)
-    token_hash = CharField(max_length=64)
+    token_hash = CharField(max_length=64, null=True)  # None until its e-mail is delivered
     invited_by = ForeignKeyField(User, null=True, on_delete="SET NULL", column_name="invited_by_id")
     created_at = created_at_field()
     expires_at = DateTimeTZField()

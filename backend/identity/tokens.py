@@ -2,6 +2,8 @@
 
 Consuming is one UPDATE ... WHERE used_at IS NULL AND expires_at > now: of two concurrent uses
 of the same token exactly one wins, and a used or expired token can never be replayed.
+A token exists only once its e-mail is delivered: `issue_token` creates the row without a digest,
+and the deliver actor has `mint_token` create the token and store its digest (backend.email.messages).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from backend import clock
+from backend.email.messages import LinkAtDelivery
 from backend.identity.models import AuthToken, TokenPurpose, User
 from backend.identity.secrets import new_token, token_digest
 
@@ -19,18 +22,33 @@ TOKEN_TTL = {
 }
 
 
-def issue_token(user_id: str, purpose: TokenPurpose, *, browser: str | None = None) -> str:
-    """A new token for `user_id`; the caller e-mails it. Only its digest is stored; with `browser`
-    (the asking browser's cookie), only a request bearing that cookie may consume it."""
-    token = new_token()
-    AuthToken.create(
+AUTH_TOKEN_LINK = "auth_token"  # noqa: S105 (the `LinkAtDelivery` kind of these rows, not a secret)
+
+
+def issue_token(user_id: str, purpose: TokenPurpose, *, browser: str | None = None) -> LinkAtDelivery:
+    """A token for `user_id`, valid from now, for the caller to e-mail (`queue_email`'s
+    `link_at_delivery`): the token itself is minted at delivery. With `browser` (the asking
+    browser's cookie), only a request bearing that cookie may consume it."""
+    row = AuthToken.create(
         user=user_id,
         purpose=purpose,
-        token_hash=token_digest(token),
         browser_hash=token_digest(browser) if browser else None,
         expires_at=clock.now() + TOKEN_TTL[purpose],
     )
-    return token
+    return LinkAtDelivery(AUTH_TOKEN_LINK, str(row.id))
+
+
+def mint_token(token_id: int) -> tuple[TokenPurpose, str] | None:
+    """A new token for the row `token_id`, whose e-mail is being delivered: its digest replaces any
+    earlier one (only the last link sent works). None when the row was used, burned or expired."""
+    token = new_token()
+    rows = list(
+        AuthToken.update(token_hash=token_digest(token))
+        .where(AuthToken.id == token_id, AuthToken.used_at.is_null(), AuthToken.expires_at > clock.now())
+        .returning(AuthToken.purpose)
+        .execute()
+    )
+    return (TokenPurpose(rows[0].purpose), token) if rows else None
 
 
 def consume_token(token: str, purpose: TokenPurpose, *, browser: str | None = None) -> User | None:

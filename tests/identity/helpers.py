@@ -1,10 +1,15 @@
-"""Identity test helpers: the e-mails a request queued, the tokens they carry, session cookies."""
+"""Identity test helpers: the e-mails a request queued, the tokens they carry once delivered,
+session cookies."""
 
 from __future__ import annotations
 
 import re
+from email import message_from_bytes, policy
+from pathlib import Path
 
-from backend.email.messages import EmailMessage
+from backend.email.messages import EmailMessage, deliver_email
+from backend.identity.links import mint_link
+from backend.runtime import current_runtime
 
 TOKEN_IN_LINK = re.compile(r"(?:token=|/invitations/)([A-Za-z0-9_-]{40,})")
 
@@ -16,8 +21,18 @@ def last_email(to: str, template: str | None = None) -> EmailMessage:
     return query.order_by(EmailMessage.created_at.desc(), EmailMessage.id).first()
 
 
+def delivered_text(message: EmailMessage) -> str:
+    """The text its reader gets: the message delivered now as the actor delivers it (a queued
+    message holds no link: it is minted then) and read back from its latest `.eml` file."""
+    config = current_runtime().config
+    deliver_email(message.id, config=config, mint_link=mint_link)  # False when delivered before
+    latest = max((Path(config.data_dir) / "mail").glob(f"*-{message.id}.eml"))  # names start with the time
+    return message_from_bytes(latest.read_bytes(), policy=policy.default).get_content()
+
+
 def token_in(message: EmailMessage) -> str:
-    return TOKEN_IN_LINK.search(message.body_text).group(1)
+    """The token of the link `message` carries, as delivered."""
+    return TOKEN_IN_LINK.search(delivered_text(message)).group(1)
 
 
 def cookie_of(answer) -> str:

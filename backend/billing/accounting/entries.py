@@ -2,8 +2,8 @@
 
 An `Entry` is what a posting knows: its journal, the event, its date (the event's day in
 Europe/Paris), its piece (the invoice or payment order, with their ids), its label and its
-lines. `post` writes entries and their lines in one statement; `entries_sql` and
-`entries_params` give that statement's SQL and values to a caller sending it as a part of its own
+lines. `post` writes entries and their lines in one statement; `entries_fragment` and
+`entries_values` give that statement's SQL and values to a caller sending it as a part of its own
 statement (the collection, migration 140's docstring says why the piece may be unknown then).
 
 What the statement decides, so that every writer gets it the same way:
@@ -17,11 +17,13 @@ numbered in its journal and fiscal year, piece filled in, third-party lines lett
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
+from backend import prepared
 from backend.billing.accounting.chart import THIRD_PARTY_ACCOUNTS, Account, Journal
 from backend.db import database, in_transaction
 from backend.model import new_id
@@ -107,10 +109,12 @@ _LINE_COLUMNS = ("entry_id", "line_no", "account", "aux_account", "aux_label", "
                  "letter_group")
 
 
-def entries_sql(line_counts: Sequence[int], *, when: str | None = None, prefix: str = "books") -> str:
+@functools.lru_cache(maxsize=64)
+def entries_fragment(line_counts: tuple[int, ...], *, when: str | None = None,
+                     prefix: str = "books") -> prepared.Fragment:
     """The `WITH` parts (`<prefix>_entries`, `<prefix>_lines`) writing entries of `line_counts`
-    lines each (values: `entries_params`), for a caller's own statement; written only `when` that
-    SQL condition holds."""
+    lines each (values: `entries_values`), for a caller's own statement; written only `when` that
+    SQL condition (with no values of its own) holds."""
     entry_rows = ", ".join(
         "(" + ", ".join(f"%({prefix}_{n}_{column})s" for column in _ENTRY_COLUMNS) + ")"
         for n in range(len(line_counts)))
@@ -119,7 +123,7 @@ def entries_sql(line_counts: Sequence[int], *, when: str | None = None, prefix: 
         for n, count in enumerate(line_counts) for k in range(count))
     condition = f" AND ({when})" if when else ""
     # constants and placeholders only
-    return (
+    return prepared.Fragment(
         f"{prefix}_entries AS (INSERT INTO accounting_entry (id, journal_code, fiscal_year, entry_date, piece_ref,"  # noqa: S608
         " piece_date, label, event, reservation_id, invoice_id, payment_order_id)"
         " SELECT v.id, v.journal_code, accounting_fiscal_year(d.day, %(books_fy_month)s, %(books_fy_day)s), d.day,"
@@ -136,7 +140,8 @@ def entries_sql(line_counts: Sequence[int], *, when: str | None = None, prefix: 
     )
 
 
-def entries_params(entries: Sequence[Entry], *, prefix: str = "books") -> dict:
+def entries_values(entries: Sequence[Entry], *, prefix: str = "books") -> dict:
+    """The values of `entries_fragment` for `entries` (of as many lines each)."""
     month, day = _fiscal_year_end
     params: dict = {"books_fy_month": month, "books_fy_day": day}
     for n, entry in enumerate(entries):
@@ -158,7 +163,7 @@ def entries_params(entries: Sequence[Entry], *, prefix: str = "books") -> dict:
                 f"{prefix}_{n}_{k}_credit_cents": line.credit_cents,
                 f"{prefix}_{n}_{k}_letter_group": line.letter_group,
             })
-    return params
+    return entries_fragment(tuple(len(entry.lines) for entry in entries), prefix=prefix).values(**params)
 
 
 def post(*entries: Entry) -> list[str]:
@@ -168,8 +173,9 @@ def post(*entries: Entry) -> list[str]:
         raise RuntimeError("entries are posted inside the transaction of the event they book")
     if not entries:
         return []
-    sql = "WITH " + entries_sql([len(entry.lines) for entry in entries]) + " SELECT id FROM books_entries"  # noqa: S608
-    return [row[0] for row in database.execute_sql(sql, entries_params(entries)).fetchall()]
+    fragment = entries_fragment(tuple(len(entry.lines) for entry in entries))
+    sql = f"WITH {fragment} SELECT id FROM books_entries"  # noqa: S608
+    return [row[0] for row in database.execute_sql(sql, entries_values(entries)).fetchall()]
 
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 
+from backend import prepared
 from backend.billing.accounting import entries
 from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party, paris_day
@@ -275,17 +276,17 @@ def post_legacy_collection(store_invoice: Invoice, *, amount_cents: int, payment
 COLLECTION_SHAPE = (3, 2)
 
 
-def collection_sql(*, when: str) -> str:
+def collection_fragment(*, when: str) -> prepared.Fragment:
     """The `WITH` parts writing a collection's two entries, for the collection's write statement."""
-    return entries.entries_sql(COLLECTION_SHAPE, when=when)
+    return entries.entries_fragment(COLLECTION_SHAPE, when=when)
 
 
-def collection_params(*, invoice_id: str, customer: dict, excl_cents: int, vat_cents: int, payment_order_id: str,
+def collection_values(*, invoice_id: str, customer: dict, excl_cents: int, vat_cents: int, payment_order_id: str,
                       day: date, reservation_id: str) -> dict:
-    """The values of `collection_sql`: the sale invoice `invoice_id` (issued later in the same
+    """The values of `collection_fragment`: the sale invoice `invoice_id` (issued later in the same
     transaction: its number is filled in on validation) and its payment, including VAT."""
     piece = Piece(invoice_id, None, day, party_of(customer), excl_cents, vat_cents, reservation_id)
-    return entries.entries_params([sale_invoice_entry(piece), collection_entry(
+    return entries.entries_values([sale_invoice_entry(piece), collection_entry(
         piece, amount_cents=piece.incl_cents, payment_order_id=payment_order_id, day=day)])
 
 
