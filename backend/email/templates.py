@@ -62,7 +62,7 @@ TEMPLATES: dict[str, Template] = {
         "votre espace {platform} :\n\n{link}",
     ),
     "self_billed_document": Template(
-        "Autofacturation : {document} {number} émise en votre nom sur {platform}",
+        "Autofacturation : {document} {number} {issued} en votre nom sur {platform}",
         "Bonjour,\n\nAu titre du mandat d'autofacturation que vous avez signé, {platform} a émis en votre nom "
         "{document_phrase} {number} du {issued_on}, d'un montant de {amount} TTC.\n{payment}\n\n{acceptance}\n\n"
         "Le PDF joint est au format Factur-X : les données structurées du document (factur-x.xml) y sont incluses."

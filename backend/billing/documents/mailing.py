@@ -75,7 +75,7 @@ def _context(invoice: Invoice) -> dict[str, str]:
                                    credited_before_cents=invoice.credited_before_cents)
     context = {
         "document": "Avoir" if credit_note else "Facture",
-        "document_phrase": "l'avoir" if credit_note else "la facture",
+        "document_phrase": "l'avoir" if credit_note else "la facture", "issued": "émis" if credit_note else "émise",
         "number": invoice.number, "issued_on": _paris_day(invoice.issued_at), "issuer": invoice.issuer["legalName"],
         "amount": format_euros(amount), "payment": payment,
     }
