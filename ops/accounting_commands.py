@@ -1,10 +1,11 @@
 """`vitrine accounting ...`: the books from the command line (docs/accounting.md).
 
-- `fec --year YYYY [-o FILE]`: the FEC of a fiscal year (default file `<SIREN>FEC<closing date>.txt`;
-  `-o -` writes to stdout), as the admin route streams it;
+- `fec --year YYYY [-o FILE]`: the FEC of a fiscal year (default file `<SIREN>FEC<closing date>.txt`,
+  refused without `PLATFORM_LEGAL_SIRET`; `-o -` writes to stdout), as the admin route streams it;
 - `trial-balance [--from YYYY-MM-DD] [--to YYYY-MM-DD]`: the table the admin route answers;
 - `close --until YYYY-MM-DD`: close the books up to that day included;
-- `verify`: every breach of the books and invoice series, one line each; exit status 1 on any.
+- `verify`: every breach of the books, invoice series, stored PDFs and their XML, and e-invoicing
+  transmissions, one line each; exit status 1 on any.
 """
 
 from __future__ import annotations
@@ -27,12 +28,16 @@ def _euros(cents: int) -> str:
 
 
 def cmd_fec(args) -> int:
-    from api.billing.accounting.books import platform_siren
     from backend.billing.accounting import fec
     from backend.db import database
+    from backend.errors import Conflict
 
     runtime = _boot()
-    name = args.output or fec.file_name(platform_siren(runtime.config), args.year)
+    try:  # `-o` names the file: its records hold no SIREN
+        name = args.output or fec.file_name(fec.platform_siren(runtime.config), args.year)
+    except Conflict as exc:
+        print(f"vitrine accounting fec: {exc.message}, or name the file with -o", file=sys.stderr)
+        return 1
     with database.connection_context():
         if name == "-":
             fec.write_fec(args.year, sys.stdout.buffer)
@@ -83,10 +88,11 @@ def cmd_close(args) -> int:
 def cmd_verify(args) -> int:
     from backend.billing.accounting.verify import verify
     from backend.db import database
+    from backend.einvoicing.reconciliation import missing_transmissions
 
     runtime = _boot()
     with database.connection_context():
-        breaches = verify(storage=runtime.storage)
+        breaches = verify(storage=runtime.storage, missing_transmissions=lambda: missing_transmissions(runtime.config))
     for breach in breaches:
         print(breach)
     if breaches:
@@ -94,7 +100,8 @@ def cmd_verify(args) -> int:
         return 1
     print("the books are clean: entries balanced and validated, journals and invoice series without gap, "
           "every issued invoice and paid payment posted once, at the amounts invoiced and paid, "
-          "every stored invoice PDF as first stored")
+          "every stored invoice PDF as first stored and its embedded XML at the same totals, "
+          "every invoice in e-invoicing scope transmitted")
     return 0
 
 

@@ -11,7 +11,7 @@ from stdnum.luhn import calc_check_digit
 
 from backend import clock
 from backend.identity.memberships import grant_role
-from backend.identity.models import Membership, Organization, User
+from backend.identity.models import BillingProfile, Membership, Organization, User
 from backend.identity.permissions import ROLE_BY_ACTOR_TYPE
 from backend.identity.secrets import hash_password
 from backend.identity.sessions import open_session
@@ -62,6 +62,20 @@ def make_organization(actor_type: str = "industrial", kyb_status: str | None = N
     }
     values.update(overrides)
     return Organization.create(**values)
+
+
+def add_billing_profile(organization: Organization, **overrides) -> BillingProfile:
+    """A complete billing profile (legal name, SIRET of its SIREN, postal address, signer on the
+    registry extract): what an onboarded organization has, and what invoicing it needs."""
+    values = {
+        "organization": organization.id, "legal_name": f"{organization.legal_name} SAS",
+        "siret": siret_for(organization.siren), "vat_number": None, "street": "12 rue des Lilas",
+        "postal_code": "74000", "city": "Annecy", "country": "FR", "iban": None, "signer_first_name": "Alice",
+        "signer_last_name": "Martin", "signer_email": "alice@example.com", "signer_phone": "+33612345678",
+        "signer_on_registry_extract": True,
+    }
+    values.update(overrides)
+    return BillingProfile.create(**values)
 
 
 def add_member(user: User, organization: Organization, role: str = "manager") -> Membership:

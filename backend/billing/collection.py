@@ -40,6 +40,7 @@ from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rat
 from backend.config import Config
 from backend.db import transaction
 from backend.errors import Conflict, DomainError, NotFound, ValidationError
+from backend.identity import billing_identity
 from backend.identity.models import KybStatus
 from backend.logs import log_event
 from backend.marketplace.kyb import require_kyb_approved
@@ -109,6 +110,8 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
         row = _found(claim.row, industrial_organization_id)
         # 1. the reservation is approved or completed; 2. its billing model is principal_seller
         check_collectable(row["status"], row["billing_model"], PRINCIPAL_SELLER)
+        billing_identity.require_complete(billing_identity.identity_gaps(  # the invoice prints no placeholder
+            _profile(row), organization_legal_name=row["organization_legal_name"]))
         mandate_ref = require_mandate(method, row["mandate_ref"])  # 3. sepa_dd: the industrial's active SEPA mandate
         if row["financial_status"] != FinancialStatus.RESERVATION_TOTAL_DUE:  # 5. from reservation_total_due only
             _not_due(reservation_id)
@@ -201,12 +204,16 @@ def _found(row: dict | None, industrial_organization_id: str) -> dict:
     return row
 
 
+def _profile(row: dict) -> dict | None:
+    """The industrial's billing profile columns read with the reservation (None without a profile)."""
+    return {column: row[column] for column in PROFILE_COLUMNS} if row["has_profile"] else None
+
+
 def _sale_invoice(row: dict, reservation_id: str, industrial_organization_id: str,
                   user_id: str | None) -> InvoiceDraft:
     """Step 6's invoice: the store base and the commission, excluding tax, to the industrial."""
     customer = party_of(organization_id=industrial_organization_id, legal_name=row["organization_legal_name"],
-                        siren=row["siren"],
-                        profile={column: row[column] for column in PROFILE_COLUMNS} if row["has_profile"] else None)
+                        siren=row["siren"], profile=_profile(row))
     return InvoiceDraft(
         kind=InvoiceKind.PLATFORM_SALE,
         lines=(Line(label_of(row["space_name"], row["store_name"], row["starts_at"], row["ends_at"]),

@@ -30,6 +30,7 @@ from backend.billing.sepa_mandates import mandate_ref_for
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
 from backend.errors import Conflict
+from backend.identity import billing_identity
 from backend.marketplace.kyb import require_kyb_approved
 from backend.marketplace.pricing import BillingModel, commission_cents
 from backend.money import apply_bps
@@ -65,6 +66,7 @@ def collect_step(step: str, *, reservation_id: str, industrial_organization_id: 
 def _collect(step: str, reservation_id: str, industrial_organization_id: str, method: PaymentMethod,
              user_id: str | None, config: Config) -> dict:
     require_kyb_approved(industrial_organization_id)
+    billing_identity.require_complete(billing_identity.organization_identity_gaps(industrial_organization_id))
     reservation = eligible_reservation(reservation_id, industrial_organization_id, BillingModel.LEGACY_MANDATE,
                                        lock=True)
     mandate_ref = mandate_ref_for(industrial_organization_id, method)

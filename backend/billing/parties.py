@@ -33,7 +33,9 @@ def platform_party(config: Config) -> dict:
         "email": config.platform_legal_email,
         "iban": config.platform_legal_iban,
     }
-    return _with_fallbacks(values, name_fallback=config.platform_legal_company_name or PLATFORM_FALLBACK_NAME)
+    party = _with_fallbacks(values, name_fallback=config.platform_legal_company_name or PLATFORM_FALLBACK_NAME)
+    # The platform's option for VAT on debits, frozen with its identity: its invoices print it.
+    return {**party, "vatOnDebits": config.platform_vat_on_debits}
 
 
 # The billing profile's columns a party is made of (`party_of`), for a caller reading them itself.

@@ -151,7 +151,7 @@ def reservation_summary(*, principal: Principal, reservation_id: str) -> Reserva
     source = record or reservation
     base = record.store_base_cents if record else reservation.base_amount_cents
     commission = record.commission_cents if record else reservation.commission_amount_cents
-    shows_mandate = admin or principal.active_organization_id == reservation.industrial_organization_id
+    customer_side = admin or principal.active_organization_id == reservation.industrial_organization_id
     orders = (PaymentOrder.select().where(PaymentOrder.reservation_id == reservation.id)
               .order_by(PaymentOrder.created_at, PaymentOrder.id))
     invoices = Invoice.select().where(Invoice.reservation_id == reservation.id)
@@ -167,10 +167,11 @@ def reservation_summary(*, principal: Principal, reservation_id: str) -> Reserva
         billing_model=record.billing_model if record else resolve_billing_model(reservation.billing_model).value,
         financial_status=record.financial_status if record else FinancialStatus.DRAFT.value,
         amounts=SummaryAmounts(base, commission, base + commission, source.commission_rate_bps),
-        payment_orders=[PaymentOrderItem(o, o.mandate_ref if shows_mandate else None) for o in orders],
+        payment_orders=[PaymentOrderItem(o, o.mandate_ref if customer_side else None) for o in orders],
         invoices=_items(invoices),
         refunded_cents=record.refunded_excl_tax_cents if record else 0,
-        customer_credit_cents=_customer_credit_cents(sale[0]) if sale else 0,
+        # the industrial's credit is the industrial's (and the admin's) to see, not the distributor's
+        customer_credit_cents=_customer_credit_cents(sale[0]) if sale and customer_side else 0,
     )
 
 

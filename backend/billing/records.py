@@ -30,6 +30,7 @@ TRANSITION_MAP: tuple[tuple[FinancialStatus, FinancialStatus, str], ...] = (
     (_F.DRAFT, _F.CANCELLED, "cancellation"),
     (_F.DEPOSIT_DUE, _F.DEPOSIT_PAID, "deposit paid"),
     (_F.DEPOSIT_DUE, _F.CANCELLED, "cancellation"),
+    (_F.DEPOSIT_DUE, _F.RESERVATION_TOTAL_DUE, "legacy data recovery of a failed deposit collection"),
     (_F.DEPOSIT_PAID, _F.BALANCE_DUE, "legacy balance collection"),
     (_F.DEPOSIT_PAID, _F.CANCELLED, "cancellation"),
     (_F.BALANCE_DUE, _F.BALANCE_PAID, "balance paid"),

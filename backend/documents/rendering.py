@@ -170,12 +170,18 @@ def render_pdf(entry: CatalogEntry, content: str, style_css: str, context: dict,
 
 
 def render_document(template_key: str, context: dict, *, storage: Storage, config: Config | None,
-                    pdf_options: dict | None = None) -> bytes:
-    """The PDF of the current published version of `template_key`, with the published style."""
+                    pdf_options: dict | None = None, template_version: int | None = None,
+                    style_version: int | None = None) -> bytes:
+    """The PDF of the current published version of `template_key`, with the published style; or
+    of the published versions given (`style_version` 0: the built-in default style), as a document
+    frozen on them renders again (NotFound when one of them no longer exists)."""
     entry = catalog_entry(template_key)
-    current = versions.require_current_version(template_key, versions.Kind.MARKDOWN)
-    return render_pdf(entry, versions.read_content(storage, current), _style_css(storage, draft=False), context,
-                      config, version=current.version, title=current.title_snapshot, pdf_options=pdf_options)
+    kind = versions.Kind.MARKDOWN
+    row = (versions.require_current_version(template_key, kind) if template_version is None
+           else versions.get_version(template_key, kind, template_version))
+    style = _style_css(storage, draft=False) if style_version is None else _style_version_css(storage, style_version)
+    return render_pdf(entry, versions.read_content(storage, row), style, context, config, version=row.version,
+                      title=row.title_snapshot, pdf_options=pdf_options)
 
 
 def render_preview(template_key: str, *, context: dict, version: int | None = None, style_draft: bool = False,
@@ -191,6 +197,13 @@ def render_preview(template_key: str, *, context: dict, version: int | None = No
     pdf = render_pdf(entry, versions.read_content(storage, row), _style_css(storage, draft=style_draft),
                      {**entry.sample_context(), **context}, config, version=row.version, title=row.title_snapshot)
     return pdf, f"v{row.version}" if row.version else "draft"
+
+
+def _style_version_css(storage: Storage, version: int) -> str:
+    """Published version `version` of the PDF style; 0 is the built-in default."""
+    if version == 0:
+        return default_style()
+    return versions.read_content(storage, versions.get_version(PDF_STYLE_KEY, versions.Kind.PDF_CSS, version))
 
 
 def _style_css(storage: Storage, *, draft: bool) -> str:

@@ -115,21 +115,30 @@ def _action_counts(kinds: tuple[str, ...]) -> tuple[int, int, int]:
     return row[0], row[1], row[2]
 
 
+# An invoice `i` in scope missing its transmission, issued before %(before)s.
+_MISSING = """i.issued_at <= %(before)s
+              AND NOT EXISTS (SELECT 1 FROM einvoice_transmission t WHERE t.invoice_number = i.number)
+              AND NOT EXISTS (SELECT 1 FROM einvoice_transmission_skip s WHERE s.invoice_number = i.number)"""
+
+
 def _invoice_counts(kinds: tuple[str, ...], now) -> tuple[int, int]:
     """(invoices in scope, of which missing their transmission)."""
     row = database.execute_sql(
-        f"""
-        SELECT count(*),
-               count(*) FILTER (
-                   WHERE i.issued_at <= %s
-                     AND NOT EXISTS (SELECT 1 FROM einvoice_transmission t WHERE t.invoice_number = i.number)
-                     AND NOT EXISTS (SELECT 1 FROM einvoice_transmission_skip s WHERE s.invoice_number = i.number))
-        FROM {INVOICE_TABLE} i
-        WHERE i.kind = ANY(%s)
-        """,  # noqa: S608 (constants only)
-        (now - MISSING_AFTER, list(kinds)),
+        f"SELECT count(*), count(*) FILTER (WHERE {_MISSING}) FROM {INVOICE_TABLE} i WHERE i.kind = ANY(%(kinds)s)",  # noqa: S608 (constants only)
+        {"before": now - MISSING_AFTER, "kinds": list(kinds)},
     ).fetchone()
     return row[0], row[1]
+
+
+def missing_transmissions(config: Config) -> list[str]:
+    """`<number> (<kind>, issued <time>)` of each invoice in scope issued more than `MISSING_AFTER`
+    ago with no transmission (`vitrine accounting verify`), in number order."""
+    return [row[0] for row in database.execute_sql(
+        f"SELECT i.number || ' (' || i.kind || ', issued ' || to_char(i.issued_at AT TIME ZONE 'UTC',"  # noqa: S608
+        f" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') || ')' FROM {INVOICE_TABLE} i"
+        f" WHERE i.kind = ANY(%(kinds)s) AND {_MISSING} ORDER BY i.number",
+        {"before": clock.now() - MISSING_AFTER, "kinds": list(kinds_in_scope(config))},
+    ).fetchall()]
 
 
 def snapshot(config: Config) -> dict:

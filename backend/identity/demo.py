@@ -1,11 +1,13 @@
 """Demo accounts of `vitrine seed-demo` (listed in the README): an admin, an industrial manager, a
 distributor manager and a printer user, with their organizations (KYB approved, so the demo
-workspaces are open). Idempotent: existing rows are left as they are."""
+workspaces are open). The industrial and the distributor, whom the demo invoices name, have a
+complete billing profile (legal name, SIRET, VAT number, postal address): an invoice never prints
+a placeholder (API.md). Idempotent: existing rows are left as they are."""
 
 from __future__ import annotations
 
 from backend import clock
-from backend.identity.models import Membership, Organization, User
+from backend.identity.models import BillingProfile, Membership, Organization, User
 from backend.identity.permissions import Role
 from backend.identity.secrets import hash_password
 
@@ -15,6 +17,20 @@ DEMO_ORGANIZATIONS = (
     ("distributor:385347927", "distributor", "385347927", "Hyper Démo SAS", "approved"),
     ("printer:414217190", "printer", "414217190", "Imprimerie Démo SARL", None),
 )
+# organization id -> billing profile (SIRET and VAT number of its SIREN, Luhn- and key-valid)
+DEMO_BILLING_PROFILES = {
+    "industrial:552100554": {
+        "legal_name": "Laiterie Démo SA", "siret": "55210055400013", "vat_number": "FR96552100554",
+        "street": "12 rue des Lilas", "postal_code": "74000", "city": "Annecy", "country": "FR", "iban": None,
+        "signer_first_name": "Inès", "signer_last_name": "Industrielle", "signer_email": "industriel@vitrine.example",
+    },
+    "distributor:385347927": {
+        "legal_name": "Hyper Démo SAS", "siret": "38534792700019", "vat_number": "FR24385347927",
+        "street": "1 avenue de la République", "postal_code": "69001", "city": "Lyon", "country": "FR",
+        "iban": "FR7630006000011234567890189", "signer_first_name": "Denis", "signer_last_name": "Distributeur",
+        "signer_email": "distributeur@vitrine.example",
+    },
+}
 # (e-mail, name, role, organization id, membership role)
 DEMO_USERS = (
     ("admin@vitrine.example", "Admin Démo", Role.ADMIN, None, None),
@@ -32,6 +48,9 @@ def seed_demo_identity() -> str:
         .on_conflict_ignore().as_rowcount().execute()
         for id_, actor_type, siren, name, kyb in DEMO_ORGANIZATIONS
     )
+    for organization_id, profile in DEMO_BILLING_PROFILES.items():
+        BillingProfile.insert(organization=organization_id, signer_phone="+33612345678",
+                              signer_on_registry_extract=True, updated_at=now, **profile).on_conflict_ignore().execute()
     password_hash = hash_password(DEMO_PASSWORD)
     users = 0
     for email, name, role, organization_id, membership_role in DEMO_USERS:

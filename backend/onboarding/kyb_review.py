@@ -3,8 +3,10 @@
 Approval gate (Specification A, point 5): the organization's latest envelope must be `signed`;
 when its signer is not on the registry extract (as the company registry said, or could not say),
 the three delegation documents must be present; a company the registry lists as ceased is never
-approved. Otherwise 409 `CONFLICT` with `details.reason` `onboarding_not_signed`,
-`company_ceased` or `delegation_documents_missing` (with `details.missing`). A rejection is always possible.
+approved; nor one whose billing identity (legal name, postal address) an invoice could not print
+(`identity.billing_identity`). Otherwise 409 `CONFLICT` with `details.reason` `onboarding_not_signed`,
+`company_ceased`, `delegation_documents_missing` or `billing_identity_incomplete` (both with
+`details.missing`). A rejection is always possible.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from backend import clock
 from backend.audit import record_security_event
 from backend.db import transaction
 from backend.errors import Conflict, NotFound
+from backend.identity import billing_identity
 from backend.identity.models import KybStatus, Organization
 from backend.listing import ListParams, Page, paginate
 from backend.onboarding.models import KybDocument, KybDocumentType, SignatureRequest
@@ -36,12 +39,14 @@ def approval_blocker(organization_id: str) -> dict | None:
         return {"reason": "onboarding_not_signed", "onboardingStatus": envelope.status if envelope else None}
     if (envelope.registry_check or {}).get("state") == CompanyState.CEASED:  # an admin refresh found it ceased
         return {"reason": "company_ceased"}
-    if envelope.signer_on_registry_extract:
-        return None
-    present = {d.document_type for d in KybDocument.select(KybDocument.document_type)
-               .where(KybDocument.organization == organization_id)}
-    missing = [t.value for t in KybDocumentType if t not in present]
-    return {"reason": "delegation_documents_missing", "missing": missing} if missing else None
+    if not envelope.signer_on_registry_extract:
+        present = {d.document_type for d in KybDocument.select(KybDocument.document_type)
+                   .where(KybDocument.organization == organization_id)}
+        missing = [t.value for t in KybDocumentType if t not in present]
+        if missing:
+            return {"reason": "delegation_documents_missing", "missing": missing}
+    gaps = billing_identity.organization_identity_gaps(organization_id)
+    return {"reason": billing_identity.REASON, "missing": gaps} if gaps else None
 
 
 def review_organization(*, organization_id: str, status: str, note: str | None, actor_user_id: str) -> Organization:

@@ -90,6 +90,10 @@ GOALS: dict[str, dict[str, tuple[Goal, ...]]] = {
         "embedding alone p50 (ms) vs goal": (value("<=", 3, "ms"),),
     },
     "einvoicing": {"operator calls per transmission": (value("<=", 2),)},
+    "fec": {
+        "throughput (lines/s)": (ratio(">=", 0.5),),
+        "web peak RSS growth in the download (MB)": (value("<=", 20, "MB"),),
+    },
 }
 
 

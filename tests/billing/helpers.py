@@ -7,12 +7,12 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from backend.config import Config
-from backend.identity.models import BillingProfile, Organization
+from backend.identity.models import Organization
 from backend.marketplace import campaigns, cart, catalog, furniture, reservations, store_zones
 from backend.marketplace.furniture import ZoneSpec
 from backend.marketplace.models import Reservation
 from backend.marketplace.reservations import Review
-from tests.factories import make_organization, siret_for
+from tests.factories import add_billing_profile, make_organization
 
 RATE_BPS = 2000
 START = datetime(2026, 12, 1, tzinfo=UTC)
@@ -27,12 +27,7 @@ def booted_config() -> Config:
 
 def approved_org(actor_type: str, *, iban: str | None = "FR7630006000011234567890189") -> Organization:
     organization = make_organization(actor_type, kyb_status="approved")
-    BillingProfile.create(
-        organization=organization.id, legal_name=f"{organization.legal_name} SAS", siret=siret_for(organization.siren),
-        vat_number=None, street="12 rue des Lilas", postal_code="74000", city="Annecy", country="FR", iban=iban,
-        signer_first_name="Alice", signer_last_name="Martin", signer_email="alice@example.com",
-        signer_phone="+33612345678", signer_on_registry_extract=True,
-    )
+    add_billing_profile(organization, iban=iban)
     return organization
 
 

@@ -14,6 +14,9 @@ def test_the_demo_has_invoices_entries_in_the_books_and_a_refund_and_seeding_twi
     assert kinds.count("platform_sale") >= 2 and kinds.count("platform_credit_note") == 1
     assert AccountingLine.select().count() >= 9
     assert PaymentOrder.select().where(PaymentOrder.kind == "refund").count() == 1
+    for invoice in Invoice.select().where(Invoice.customer_organization_id == INDUSTRIAL):  # no placeholder printed
+        assert invoice.customer["complete"] and invoice.customer["legalName"] == "Laiterie Démo SA"
+        assert (invoice.customer["street"], invoice.customer["postalCode"]) == ("12 rue des Lilas", "74000")
     counts = (Invoice.select().count(), AccountingLine.select().count(), PaymentOrder.select().count())
     seed_demo(current_runtime())
     assert (Invoice.select().count(), AccountingLine.select().count(), PaymentOrder.select().count()) == counts
@@ -45,3 +48,5 @@ def test_the_demo_distributor_has_an_ended_collected_reservation_due_for_self_bi
         counters = scheduler.self_bill_due_reservations(config=current_runtime().config)
     assert counters["issued"] == 1 and counters["failed"] == 0
     assert FinancialRecord.get_by_id(due[0].id).financial_status == "supplier_settlement_pending"
+    self_billed = Invoice.get(Invoice.reservation_id == due[0].id, Invoice.kind == "supplier_self_billed")
+    assert self_billed.issuer["complete"] and self_billed.issuer["city"] == "Lyon"  # the distributor, the seller

@@ -11,8 +11,9 @@ import pytest
 from backend.billing import idempotency
 from backend.billing.collection import COLLECT_ROUTE
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT as INVOICE_PDF_CONTEXT
-from backend.billing.models import Invoice
+from backend.billing.models import FinancialRecord, Invoice
 from backend.db import database, transaction
+from backend.identity.models import BillingProfile
 from backend.marketplace.models import Reservation
 from backend.runtime import current_runtime
 from tests.billing.helpers import Market, approved_org
@@ -77,6 +78,24 @@ def test_collect_refusals(client, world):
     billing = make_user()
     add_member(billing, industrial.organization, "billing")
     assert collect(client, reservation.id, signed_in(billing, industrial.organization)).status_code == 200
+
+
+def test_collection_refuses_an_incomplete_billing_identity_and_leaves_it_due(client, world):
+    industrial, _, reservation = world
+    BillingProfile.update(postal_code="", city=" ").where(
+        BillingProfile.organization == industrial.organization.id).execute()
+    refused = collect(client, reservation.id, industrial.headers)
+    assert refused.status_code == 409 and refused.json["error"]["code"] == "CONFLICT"
+    assert refused.json["error"]["details"] == {"reason": "billing_identity_incomplete",
+                                                "missing": ["address.postalCode", "address.city"]}
+    path = f"/api/billing/reservations/{reservation.id}"
+    Reservation.update(billing_model="legacy_mandate", commission_amount_cents=0, total_amount_cents=100_000).where(
+        Reservation.id == reservation.id).execute()
+    legacy = client.simulate_post(f"{path}/deposit/collect", json={"paymentMethod": "bank_transfer"},
+                                  headers={**industrial.headers, "Idempotency-Key": "legacy-1"})
+    assert legacy.status_code == 409 and legacy.json["error"]["details"]["reason"] == "billing_identity_incomplete"
+    assert not Invoice.select().where(Invoice.reservation_id == reservation.id).exists()
+    assert FinancialRecord.get_by_id(reservation.id).financial_status == "reservation_total_due"
 
 
 def test_legacy_routes_refuse_a_principal_seller_reservation_and_collect_a_legacy_one(client, world):
@@ -160,7 +179,8 @@ def test_summary_for_both_parties_and_admin_only(client, world):
     # each party sees what its organization issued or received: not the industrial's sale
     assert (summary["paymentOrders"], summary["invoices"], summary["refundedCents"]) == ([], [], 0)
     mine = client.simulate_get(path, headers=industrial.headers).json["data"]
-    assert [o["kind"] for o in mine["paymentOrders"]] == ["reservation_total"]
+    assert [(o["kind"], o["status"], o["settlement"]) for o in mine["paymentOrders"]] == [
+        ("reservation_total", "paid", "unsent")]  # spec C's status, and the bank's view (no file yet)
     assert mine["invoices"][0]["kind"] == "platform_sale" and mine["customerCreditCents"] == 0
     admin = client.simulate_get(path, headers=signed_in(make_admin()))
     assert admin.status_code == 200 and len(admin.json["data"]["invoices"]) == 1

@@ -128,6 +128,29 @@ def test_a_credited_sale_is_never_self_billed_and_its_credit_is_repaid(money):
     assert Invoice.select().where(Invoice.reservation_id == reservation_id).count() == 2  # the sale, its note
 
 
+def test_the_customer_credit_of_a_cancelled_sale_stays_right_through_odd_repayments(money):
+    """Point 4 (MONEY28B): a refund, then a credit note of the rest, then repayments whose VAT
+    rounds: the summary's `customerCreditCents` is at each step the notes' totals less what was
+    repaid, and the money returned ends exactly at what was paid."""
+    reservation_id, number = money.collected(price_cents=83_336)  # + 20 % commission: 100,003 HT
+    sale = money.invoice(number)
+    assert (sale["amountExclTaxCents"], sale["amountInclTaxCents"]) == (100_003, 120_004)
+    ok(money.refund(number, 1, "r-1"))  # 1 HT, no VAT yet (vat(1) = 0): 1 returned
+    ok(money.credit(number), 201)  # the rest, 100,002 HT + 20,001 VAT (vat(100,003) - vat(1))
+    summary = money.summary(reservation_id)
+    assert (summary["financialStatus"], summary["customerCreditCents"]) == ("cancelled", 120_003)
+    assert money.summary(reservation_id, money.distributor.headers)["customerCreditCents"] == 0  # not its credit
+    first = ok(money.refund(number, 33_333, "repay-1"))
+    assert first["amountInclTaxCents"] == 40_000  # 33,333 + 20,001 x 33,333 / 100,002 = 6,666.67 -> 6,667
+    assert money.summary(reservation_id)["customerCreditCents"] == 80_003
+    second = ok(money.refund(number, 66_669, "repay-2"))
+    assert second["amountInclTaxCents"] == 80_003
+    summary = money.summary(reservation_id)
+    assert (summary["financialStatus"], summary["customerCreditCents"], summary["refundedCents"]) == (
+        "cancelled", 0, 100_003)
+    assert sum(o["amountCents"] for o in summary["paymentOrders"] if o["kind"] == "refund") == 120_004
+
+
 def test_settlement_follows_the_sale_and_the_debt_is_kept_back(money):
     """Point 4: a partly refunded sale is self-billed for the store share left; a refund after
     self-billing credits the self-billed invoice; after the payout it is the distributor's debt,

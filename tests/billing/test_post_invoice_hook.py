@@ -5,6 +5,7 @@ raising into the issuing flow."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from datetime import UTC, datetime, timedelta
 
@@ -272,8 +273,6 @@ def test_download_answers_the_stored_pdf_after_the_hook_ran(client, storage, see
 
 def test_a_stored_pdf_is_recorded_by_its_sha256_and_never_replaced_by_other_bytes(storage, seeded, platform_config,
                                                                                    monkeypatch):
-    import hashlib
-
     from backend.billing.documents import stored_pdf
     from backend.billing.documents.render import InvoicePdf
     from backend.errors import Conflict
@@ -294,3 +293,35 @@ def test_a_stored_pdf_is_recorded_by_its_sha256_and_never_replaced_by_other_byte
     assert storage.read_bytes(STORAGE_CONTEXT, key) == pdf
     with pytest.raises(DatabaseError, match="never changes"), transaction():
         database.execute_sql("UPDATE billing_invoice SET pdf_sha256 = %s WHERE id = %s", ("0" * 64, invoice.id))
+
+
+def test_a_regeneration_after_a_template_and_style_change_renders_the_frozen_versions(storage, seeded,
+                                                                                     platform_config):
+    from backend.billing.documents import stored_pdf
+    from backend.billing.documents.invoice_snapshot import snapshot_of_invoice
+    from backend.billing.documents.render import render_invoice_pdf
+    from backend.documents import versions
+    from backend.documents.catalog import PDF_STYLE_KEY, default_style
+    from backend.documents.models import Kind
+
+    industrial = approved_org("industrial")
+    invoice = issue(InvoiceKind.PLATFORM_SALE, issuer=None, customer=industrial.id, config=platform_config, paid=True)
+    assert stored_pdf.frozen_versions(invoice) == (1, 1)  # the published versions at issue, set by the database
+    key = stored_pdf.ensure_invoice_pdf(invoice, storage=storage, config=platform_config)
+    first = storage.read_bytes(STORAGE_CONTEXT, key)
+    # a new style (another colour) and a new invoice template are published after the issue
+    template = versions.read_content(storage, versions.require_current_version("invoice", Kind.MARKDOWN))
+    for template_key, kind, content in ((PDF_STYLE_KEY, Kind.PDF_CSS, default_style() + "\nh1 { color: #c0392b; }"),
+                                        ("invoice", Kind.MARKDOWN, template + "\n\nMerci de votre confiance.")):
+        versions.save_draft(template_key=template_key, kind=kind, content=content, actor_user_id=None, storage=storage)
+        versions.publish(template_key=template_key, kind=kind, actor_user_id=None)
+    current = render_invoice_pdf(snapshot_of_invoice(invoice, platform_config), storage=storage, config=platform_config)
+    assert current.content != first  # the current versions would give other bytes
+    assert stored_pdf.ensure_invoice_pdf(invoice, storage=storage, config=platform_config, force=True) == key
+    assert storage.read_bytes(STORAGE_CONTEXT, key) == first  # byte-identical: rendered with versions 1 and 1
+    assert Invoice.get_by_id(invoice.id).pdf_sha256 == hashlib.sha256(first).hexdigest()
+    later = issue(InvoiceKind.PLATFORM_SALE, issuer=None, customer=industrial.id, config=platform_config, paid=True)
+    assert stored_pdf.frozen_versions(later) == (2, 2)  # the next invoice gets the new ones
+    # the runtime role may not update them; the owner is refused by the trigger
+    with pytest.raises(DatabaseError, match=r"permission denied|never change"), transaction():
+        database.execute_sql("UPDATE billing_invoice SET pdf_style_version = 2 WHERE id = %s", (invoice.id,))

@@ -11,7 +11,7 @@ from backend import clock
 from backend.audit import SecurityEvent
 from backend.identity.models import Organization
 from backend.onboarding.models import KybDocument, SignatureRequest
-from tests.factories import add_member, make_admin, make_organization, make_user, signed_in
+from tests.factories import add_billing_profile, add_member, make_admin, make_organization, make_user, signed_in
 from tests.onboarding.conftest import live_request
 
 
@@ -36,6 +36,7 @@ def _review(client, headers, organization_id: str, status: str, note: str = "vu"
 def test_approval_is_refused_until_the_envelope_is_signed(client, reviewer):
     admin, headers = reviewer
     organization = make_organization(kyb_status="submitted")
+    add_billing_profile(organization)
     refused = _review(client, headers, organization.id, "approved")
     assert refused.status_code == 409 and refused.json["error"]["code"] == "CONFLICT"
     assert refused.json["error"]["details"] == {"reason": "onboarding_not_signed", "onboardingStatus": None}
@@ -54,6 +55,7 @@ def test_approval_is_refused_until_the_envelope_is_signed(client, reviewer):
 def test_a_delegated_signer_needs_the_three_delegation_documents(client, reviewer):
     _, headers = reviewer
     organization = make_organization(kyb_status="in_review")
+    add_billing_profile(organization, signer_on_registry_extract=False)
     _envelope(organization.id, "signed", on_registry=False)
     refused = _review(client, headers, organization.id, "approved")
     assert refused.json["error"]["details"] == {"reason": "delegation_documents_missing", "missing": [
@@ -61,6 +63,23 @@ def test_a_delegated_signer_needs_the_three_delegation_documents(client, reviewe
     for document_type in ("delegation_letter", "delegator_id_document", "delegate_id_document"):
         KybDocument.create(organization=organization.id, document_type=document_type,
                            storage_key=f"k/{document_type}.pdf", content_type="application/pdf", size_bytes=10)
+    assert _review(client, headers, organization.id, "approved").status_code == 200
+
+
+def test_approval_needs_the_legal_name_and_postal_address_an_invoice_prints(client, reviewer):
+    _, headers = reviewer
+    organization = make_organization(kyb_status="in_review", legal_name="")
+    _envelope(organization.id, "signed")
+    refused = _review(client, headers, organization.id, "approved")  # no billing profile at all
+    assert refused.status_code == 409 and refused.json["error"]["code"] == "CONFLICT"
+    assert refused.json["error"]["details"] == {"reason": "billing_identity_incomplete", "missing": [
+        "legalName", "address.street", "address.postalCode", "address.city"]}
+    profile = add_billing_profile(organization, legal_name="Fromagerie des Alpes SAS", street="  ")
+    refused = _review(client, headers, organization.id, "approved")
+    assert refused.json["error"]["details"] == {"reason": "billing_identity_incomplete", "missing": ["address.street"]}
+    assert Organization.get_by_id(organization.id).kyb_status == "in_review"
+    profile.street = "12 rue des Lilas"
+    profile.save()
     assert _review(client, headers, organization.id, "approved").status_code == 200
 
 

@@ -12,11 +12,6 @@ from schemas.billing.accounting.books import FecQuery, LedgerOut, LedgerQuery, P
 BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
 
 
-def platform_siren(config) -> str:
-    """The SIREN naming the FEC: the platform's SIRET's first nine digits."""
-    return (config.platform_legal_siret or "")[:9] or "000000000"
-
-
 class Fec:
     def __init__(self, config) -> None:
         self.config = config
@@ -25,12 +20,15 @@ class Fec:
                description="`billing.manage.all`. The Fichier des Écritures Comptables (article A47 A-1 of the "
                "Livre des procédures fiscales), streamed: `<SIREN>FEC<closing date YYYYMMDD>.txt`, ISO 8859-15, "
                "tab-separated, the 18 fields in their legal order, entries in validation order, the opening "
-               "balances first from the second fiscal year on (docs/accounting.md).",
+               "balances first from the second fiscal year on (docs/accounting.md). 409 `CONFLICT` "
+               "(`details.reason = platform_siren_missing`) when `PLATFORM_LEGAL_SIRET` is not set: the file is named "
+               "after the company's SIREN.",
                tags=("accounting",), query=FecQuery, produces=fec.CONTENT_TYPE)
     def on_get(self, req, resp, query: dict) -> None:
         year = query["fiscalYear"]
+        name = fec.file_name(fec.platform_siren(self.config), year)  # refused before any byte is sent
         resp.content_type = fec.CONTENT_TYPE
-        resp.downloadable_as = fec.file_name(platform_siren(self.config), year)
+        resp.downloadable_as = name
         resp.stream = fec.stream_fec(year)
 
 

@@ -9,9 +9,15 @@ assume nothing the application guarantees: they are meant to find what someone b
 from __future__ import annotations
 
 import hashlib
+import io
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 
-from backend.db import database
+import pikepdf
+from lxml import etree
+
+from backend.db import database, transaction
 from storage import Storage
 
 PDF_CONTEXT = "billing-invoice-pdf"  # `documents.stored_pdf.STORAGE_CONTEXT` (accounting never imports documents)
@@ -104,28 +110,105 @@ CHECKS = (
 )
 
 
-def verify(*, storage: Storage | None = None) -> list[str]:
+def verify(*, storage: Storage | None = None, missing_transmissions: Callable[[], Iterable[str]] | None = None,
+           ) -> list[str]:
     """Every breach found, one line each (`<check>: <what>`); empty when the books are clean.
-    With `storage`, each stored invoice PDF is also read back against its recorded sha256."""
+    With `storage`, each stored invoice PDF is also read back (its sha256, its embedded XML's
+    totals); `missing_transmissions` lists the invoices in e-invoicing scope without a
+    transmission (`einvoicing.reconciliation.missing_transmissions`: accounting does not decide
+    the scope)."""
     breaches = []
     for check in CHECKS:
         breaches += [f"{check.name}: {row[0]}" for row in database.execute_sql(check.sql).fetchall()]
     if storage is not None:
-        breaches += stored_pdf_breaches(storage)
+        breaches += stored_document_breaches(storage)
+    if missing_transmissions is not None:
+        breaches += [f"no transmission: {what}" for what in missing_transmissions()]
     return breaches
 
 
-def stored_pdf_breaches(storage: Storage) -> list[str]:
-    """`stored PDF changed`: a stored invoice PDF missing, or whose sha256 is not the one recorded
-    when it was first stored (migration 142)."""
+# Each invoice with a stored PDF, its totals and the totals its entry booked (NULL when none).
+_DOCUMENTS = f"""
+SELECT i.number, i.pdf_storage_key, i.pdf_sha256, i.amount_excl_tax_cents, {_VAT},
+       booked.excl_cents, booked.vat_cents
+  FROM billing_invoice i
+  LEFT JOIN (VALUES {_INVOICE_EVENTS}) AS k (kind, event, account) ON k.kind = i.kind
+  LEFT JOIN LATERAL (
+      SELECT sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account = k.account) AS excl_cents,
+             coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN ('44571', '44566')), 0)
+                 AS vat_cents
+        FROM accounting_entry e JOIN accounting_line l ON l.entry_id = e.id
+       WHERE e.invoice_id = i.id AND e.event = k.event
+      HAVING count(*) > 0) AS booked ON true
+ WHERE i.pdf_storage_key IS NOT NULL OR i.pdf_sha256 IS NOT NULL
+ ORDER BY i.number
+"""  # noqa: S608 (constants only)
+
+
+def stored_document_breaches(storage: Storage) -> list[str]:
+    """Each stored invoice PDF read back, one at a time (the rows come through a server-side
+    cursor: memory stays bounded whatever the number of invoices):
+
+    - `stored PDF changed`: missing, or its sha256 is not the one recorded when it was first
+      stored (migration 142);
+    - `embedded XML differs`: its `factur-x.xml` is missing, or its totals (BT-109 excluding tax,
+      BT-110 VAT, BT-112 including tax) differ from the invoice's, or from what its entry booked.
+    """
     found = []
-    rows = database.execute_sql("SELECT number, pdf_storage_key, pdf_sha256 FROM billing_invoice"
-                                " WHERE pdf_sha256 IS NOT NULL ORDER BY number").fetchall()
-    for number, key, recorded in rows:
-        if not key or not storage.exists(PDF_CONTEXT, key):
-            found.append(f"stored PDF changed: {number}: no PDF at {key}")
-            continue
-        actual = hashlib.sha256(storage.read_bytes(PDF_CONTEXT, key)).hexdigest()
-        if actual != recorded:
-            found.append(f"stored PDF changed: {number}: sha256 {actual}, recorded {recorded}")
+    # WITH HOLD: the connection runs in autocommit mode (`backend.db`), its BEGIN sent lazily; the
+    # rows come `itersize` (2,000) at a time: small rows, the PDFs read one by one
+    with transaction(), database.connection().cursor(name="verify_documents", withhold=True) as rows:
+        rows.execute(_DOCUMENTS)
+        for number, key, recorded, excl, vat, booked_excl, booked_vat in rows:
+            if not key or not storage.exists(PDF_CONTEXT, key):
+                found.append(f"stored PDF changed: {number}: no PDF at {key}")
+                continue
+            pdf = storage.read_bytes(PDF_CONTEXT, key)
+            actual = hashlib.sha256(pdf).hexdigest()
+            if recorded is not None and actual != recorded:
+                found.append(f"stored PDF changed: {number}: sha256 {actual}, recorded {recorded}")
+            if problem := _xml_problem(pdf, (excl, vat, excl + vat), booked_excl, booked_vat):
+                found.append(f"embedded XML differs: {number}: {problem}")
     return found
+
+
+def _xml_problem(pdf: bytes, invoiced: tuple[int, int, int], booked_excl: int | None,
+                 booked_vat: int | None) -> str | None:
+    """What is wrong with the PDF's embedded XML totals, or None."""
+    try:
+        totals = embedded_totals(pdf)
+    except (pikepdf.PdfError, KeyError, ValueError, ArithmeticError, etree.XMLSyntaxError) as exc:
+        return f"no readable factur-x.xml ({type(exc).__name__}: {exc})"
+    booked = (booked_excl, booked_vat, None if booked_excl is None else booked_excl + booked_vat)
+    if totals == invoiced and (booked_excl is None or totals == booked):  # not booked: `invoice not posted once`
+        return None
+    return f"XML {_cents(totals)}, invoiced {_cents(invoiced)}, booked {_cents(booked)} (excl./VAT/incl. cents)"
+
+
+def _cents(values: tuple[int | None, ...]) -> str:
+    return "/".join("none" if value is None else str(value) for value in values)
+
+
+_RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+_TOTALS = ("TaxBasisTotalAmount", "TaxTotalAmount", "GrandTotalAmount")  # BT-109, BT-110, BT-112
+# No DTD, no entity, no network: the XML comes from a stored file anyone with storage access could change.
+_PARSER = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+
+
+def embedded_totals(pdf: bytes) -> tuple[int, int, int]:
+    """(excl. tax, VAT, incl. tax) in cents of the PDF's `factur-x.xml` (its header summation)."""
+    with pikepdf.open(io.BytesIO(pdf)) as document:
+        xml = document.attachments["factur-x.xml"].get_file().read_bytes()
+    summation = etree.fromstring(xml, _PARSER).find(f".//{{{_RAM}}}SpecifiedTradeSettlementHeaderMonetarySummation")
+    if summation is None:
+        raise ValueError("no header monetary summation")
+    amounts = []
+    for name in _TOTALS:
+        element = summation.find(f"{{{_RAM}}}{name}")
+        if element is None or element.text is None:
+            raise ValueError(f"no {name}")
+        cents = Decimal(element.text.strip()) * 100
+        if cents != cents.to_integral_value():
+            raise ValueError(f"{name} {element.text} is not in cents")
+        amounts.append(int(cents))
+    return amounts[0], amounts[1], amounts[2]

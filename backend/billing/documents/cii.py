@@ -38,7 +38,19 @@ RECOVERY_INDEMNITY = (
     "(articles L. 441-10 et D. 441-5 du code de commerce).",
 )
 NO_DISCOUNT = ("AAB", "Pas d'escompte pour paiement anticipé.")
+# A credit note asks the buyer for nothing: BR-FR-05 still wants the three notes on every type
+# code (381 and 261 included), so they say the mention does not apply (the PDF prints none).
+CREDIT_NOTE_TERMS = (
+    ("PMD", "Sans objet : un avoir n'appelle aucun paiement, aucune pénalité de retard ne s'applique."),
+    ("PMT", "Sans objet : un avoir n'appelle aucun paiement, aucune indemnité forfaitaire pour frais de "
+            "recouvrement ne s'applique."),
+    ("AAB", "Sans objet : un avoir n'appelle aucun paiement, aucun escompte ne s'applique."),
+)
 SELF_BILLING = ("ABL", "Autofacturation")
+# The legal mentions of the operation (its category, the option for VAT on debits): one
+# "regulatory information" note (UNTDID 4451 REG; TXD is the French rules' single-taxable-person note).
+REGULATORY = "REG"
+VAT_ON_DEBITS_DUE_DATE_CODE = "5"  # BT-8 (UNTDID 2475 in CII): VAT due at the invoice date, on debits
 
 _PAYMENT_MEANS_CODES = {PaymentMethod.SEPA_DIRECT_DEBIT: "59", PaymentMethod.CREDIT_TRANSFER: "58"}
 
@@ -60,10 +72,13 @@ def processing_note(snapshot: InvoiceSnapshot) -> tuple[str, str]:
 
 
 def notes(snapshot: InvoiceSnapshot) -> list[tuple[str, str]]:
-    """(subject code, text) of the BG-1 notes: ABL on self-billed kinds, the three legal mentions
-    the reform asks (BR-FR-05), the processing indicator."""
+    """(subject code, text) of the BG-1 notes: ABL on self-billed kinds, the three payment mentions
+    the reform asks (BR-FR-05; "not applicable" on a credit note), the mentions of the operation,
+    the processing indicator."""
     result = [SELF_BILLING] if snapshot.is_self_billed else []
-    return [*result, LATE_PAYMENT_PENALTIES, RECOVERY_INDEMNITY, NO_DISCOUNT, processing_note(snapshot)]
+    terms = CREDIT_NOTE_TERMS if snapshot.is_credit_note else (LATE_PAYMENT_PENALTIES, RECOVERY_INDEMNITY, NO_DISCOUNT)
+    operation = (REGULATORY, " ".join(f"{mention}." for mention in snapshot.legal_mentions))
+    return [*result, *terms, operation, processing_note(snapshot)]
 
 
 def build_cii(snapshot: InvoiceSnapshot) -> bytes:
@@ -123,6 +138,8 @@ def build_cii(snapshot: InvoiceSnapshot) -> bytes:
     _ram(tax, "TypeCode", "VAT")
     _ram(tax, "BasisAmount", _amount(snapshot.amount_excl_tax_cents))  # BT-116
     _ram(tax, "CategoryCode", "S")  # BT-118
+    if snapshot.seller.vat_on_debits:
+        _ram(tax, "DueDateTypeCode", VAT_ON_DEBITS_DUE_DATE_CODE)  # BT-8 (French rules: the option on debits)
     _ram(tax, "RateApplicablePercent", rate)  # BT-119
     if snapshot.period_start and snapshot.period_end:
         _period(_ram(settlement, "BillingSpecifiedPeriod"), snapshot.period_start, snapshot.period_end)  # BG-14

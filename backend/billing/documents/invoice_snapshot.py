@@ -8,6 +8,8 @@ mandate of the payment order (debited IBAN), the credited invoice (BT-25/26), th
 store (the place of service). Electronic addresses and the SEPA creditor identifier come from
 the settings: the platform's access point `ODP_SELLER_AP` (scheme `ODP_SELLER_AP_SCHEME`), every
 organization's SIREN with scheme 0225 (the French directory), `PLATFORM_SEPA_CREDITOR_ID`.
+The platform's option for VAT on debits is the one frozen in its party snapshot
+(`PLATFORM_VAT_ON_DEBITS` when the invoice was issued).
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def _party(data: dict, *, platform: bool, config: Config) -> Party:
         address=PostalAddress(_value(data, "street"), _value(data, "postalCode"), _value(data, "city"),
                               (_value(data, "country") or "FR").upper()),
         siren=siren, siret=_value(data, "siret"), vat_number=vat_number, electronic_address=endpoint,
-        iban=_value(data, "iban"),
+        iban=_value(data, "iban"), vat_on_debits=bool(data.get("vatOnDebits")),
     )
 
 
@@ -97,6 +99,8 @@ def _payment_means(invoice: Invoice, issuer: Party, config: Config) -> PaymentMe
         return PaymentMeans(PaymentMethod.SEPA_DIRECT_DEBIT, debtor_iban=mandate.iban if mandate else None,
                             mandate_reference=order.mandate_ref,
                             creditor_identifier=config.platform_sepa_creditor_id)
+    if invoice.credited_invoice_id is not None and order is None:
+        return None  # a credit note no refund paid: its amount is to deduct, nothing is transferred
     if issuer.iban:
         return PaymentMeans(PaymentMethod.CREDIT_TRANSFER, creditor_iban=issuer.iban)
     return None

@@ -1,13 +1,14 @@
 """The invoice PDF: the `invoice` template rendered as PDF/A-3, the Factur-X XML embedded.
 
-`render_invoice_pdf(snapshot)` renders the current published `invoice` template (Specification
-A's template service) with weasyprint's `pdf/a-3b` variant, then `embed_facturx` attaches the CII
-XML. When the template cannot render (no published version, a template error, a refused value),
-a minimal fallback document built here without the template carries the same XML, and
+`render_invoice_pdf(snapshot)` renders the `invoice` template (Specification A's template
+service: the template and style versions frozen on the invoice at issue, else the current published
+ones) with weasyprint's `pdf/a-3b` variant, then `embed_facturx` attaches the CII XML. When the
+template cannot render (no published version, a template error, a refused value), a minimal
+fallback document built here without the template carries the same XML, and
 `billing.invoice.pdf_generation_failed` is logged: the XML holds the legal content either way.
 
-Everything derives from the snapshot (the PDF identifier from the invoice number, dates from its
-issue time), so regenerating an invoice gives byte-identical files.
+Everything derives from the snapshot and the frozen versions (the PDF identifier from the
+invoice number, dates from its issue time), so regenerating an invoice gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from backend.billing.documents.cii import build_cii
 from backend.billing.documents.facturx import embed_facturx
-from backend.billing.documents.snapshot import InvoiceSnapshot, Party
+from backend.billing.documents.snapshot import OPERATION_CATEGORY, InvoiceSnapshot, Party
 from backend.config import Config
 from backend.documents import rendering
 from backend.documents.formatting import format_date, format_euros
@@ -33,6 +34,12 @@ FAILURE_SCOPE = "billing.invoice.pdf_generation_failed"
 # convention) says otherwise: a fixed value keeps regenerated invoices byte-identical. An
 # operator's own SOURCE_DATE_EPOCH is kept.
 FONT_TIMESTAMP_EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
+# What an invoice (never a credit note) prints about late payment and early payment (the template says the same).
+LATE_PAYMENT_TERMS = (
+    "En cas de retard de paiement, des pénalités égales à trois fois le taux d'intérêt légal et une "
+    "indemnité forfaitaire de 40 € pour frais de recouvrement sont exigibles (articles L. 441-10 et "
+    "D. 441-5 du code de commerce). Pas d'escompte pour paiement anticipé."
+)
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,11 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
         "vatAmountCents": snapshot.vat_amount_cents,
         "amountInclTaxCents": snapshot.amount_incl_tax_cents,
         "amountDueCents": snapshot.due_cents,
+        "amountDueLabel": amount_due_label(snapshot),
         "selfBilled": snapshot.is_self_billed,
+        "creditNote": snapshot.is_credit_note,
+        "operationCategory": OPERATION_CATEGORY,
+        "vatOnDebits": snapshot.seller.vat_on_debits,
         "paymentTerms": payment_terms(snapshot),
     }
     optional = {
@@ -97,6 +108,14 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
     return context
 
 
+def amount_due_label(snapshot: InvoiceSnapshot) -> str:
+    """What the last amount is: what the buyer pays on an invoice; on a credit note (which asks
+    nothing), what is refunded (a refund's credit note, paid back with it) or to deduct."""
+    if not snapshot.is_credit_note:
+        return "Net à payer"
+    return "Montant remboursé" if snapshot.payment_means else "Montant à déduire"
+
+
 def payment_terms(snapshot: InvoiceSnapshot) -> str:
     """The payment sentence both the template and the fallback print."""
     means = snapshot.payment_means
@@ -113,15 +132,17 @@ def payment_terms(snapshot: InvoiceSnapshot) -> str:
     return "Règlement par virement."
 
 
-def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage,
-                       config: Config | None = None) -> InvoicePdf:
-    """The Factur-X PDF of `snapshot`: the template rendering, or the fallback when it fails."""
+def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage, config: Config | None = None,
+                       template_version: int | None = None, style_version: int | None = None) -> InvoicePdf:
+    """The Factur-X PDF of `snapshot`: the template rendering, or the fallback when it fails. The
+    template and style versions frozen on an issued invoice are given (None: the current ones)."""
     os.environ.setdefault("SOURCE_DATE_EPOCH", FONT_TIMESTAMP_EPOCH)
     xml = build_cii(snapshot)
     fallback = False
     try:
         pdf = rendering.render_document(TEMPLATE_KEY, template_context(snapshot), storage=storage, config=config,
-                                        pdf_options=pdf_options(snapshot))
+                                        pdf_options=pdf_options(snapshot), template_version=template_version,
+                                        style_version=style_version)
     except Exception as exc:
         log_event(FAILURE_SCOPE, "invoice template failed, fallback document used", "error",
                   invoiceNumber=snapshot.invoice_number, kind=snapshot.kind, fallback=True,
@@ -152,20 +173,22 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
     )
     mentions = []
     if snapshot.is_self_billed:
-        mentions.append("Autofacturation : facture émise par l'acheteur au nom et pour le compte du vendeur "
+        issued = "avoir émis" if snapshot.is_credit_note else "facture émise"
+        mentions.append(f"Autofacturation : {issued} par l'acheteur au nom et pour le compte du vendeur "
                         "(article 289, I-2 du code général des impôts).")
     if snapshot.preceding_invoice:
         mentions.append(f"Avoir sur la facture n° {snapshot.preceding_invoice.number} du "
                         f"{format_date(snapshot.preceding_invoice.issue_date)}.")
     period = (f" — prestation du {format_date(snapshot.period_start)} au {format_date(snapshot.period_end)}"
               if snapshot.period_start and snapshot.period_end else "")
+    due = "" if snapshot.is_credit_note else f" Échéance : {format_date(snapshot.due_date)}."
     mentions += [
-        f"Date d'émission : {format_date(snapshot.issue_date)}{period}. Échéance : {format_date(snapshot.due_date)}.",
+        f"Date d'émission : {format_date(snapshot.issue_date)}{period}.{due}",
+        " ".join(f"{mention}." for mention in snapshot.legal_mentions),
         payment_terms(snapshot),
-        "En cas de retard de paiement, des pénalités égales à trois fois le taux d'intérêt légal et une "
-        "indemnité forfaitaire de 40 € pour frais de recouvrement sont exigibles (articles L. 441-10 et "
-        "D. 441-5 du code de commerce). Pas d'escompte pour paiement anticipé.",
     ]
+    if not snapshot.is_credit_note:  # a credit note asks no payment: no penalties, no discount
+        mentions.append(LATE_PAYMENT_TERMS)
     rate = f"{snapshot.vat_rate_bps / 100:g}".replace(".", ",")
     title = f"{snapshot.document_label} n° {snapshot.invoice_number}"
     return (
@@ -180,7 +203,7 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
         f"<p>Total HT : {format_euros(snapshot.amount_excl_tax_cents)}<br>"
         f"TVA {rate} % : {format_euros(snapshot.vat_amount_cents)}<br>"
         f"<strong>Total TTC : {format_euros(snapshot.amount_incl_tax_cents)}</strong><br>"
-        f"Net à payer : {format_euros(snapshot.due_cents)}</p>"
+        f"{amount_due_label(snapshot)} : {format_euros(snapshot.due_cents)}</p>"
         + "".join(f"<p>{html.escape(text)}</p>" for text in mentions)
         + "</body></html>"
     )

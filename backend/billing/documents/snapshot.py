@@ -31,6 +31,10 @@ TYPE_CODES: dict[str, str] = {
     "platform_commission": "380",
 }
 SELF_BILLED_TYPE_CODES = frozenset({"389", "261"})
+# The category of the operation every invoice states (a mention the French reform adds): the
+# platform sells, and distributors self-bill, ad space in stores, a service (BT-23 `S...`).
+OPERATION_CATEGORY = "Prestation de services"
+VAT_ON_DEBITS = "Option pour le paiement de la taxe d'après les débits"
 CREDIT_NOTE_TYPE_CODES = frozenset({"381", "261"})
 
 
@@ -66,6 +70,7 @@ class Party:
     vat_number: str | None = None  # BT-31 / BT-48
     electronic_address: ElectronicAddress | None = None
     iban: str | None = None
+    vat_on_debits: bool = False  # the party opted to pay VAT on debits (as a seller, its invoices say so)
 
 
 @dataclass(frozen=True)
@@ -169,6 +174,12 @@ class InvoiceSnapshot:
     @property
     def due_cents(self) -> int:
         return self.amount_incl_tax_cents - self.paid_cents
+
+    @property
+    def legal_mentions(self) -> tuple[str, ...]:
+        """The mentions of the operation every document states: its category and, when the seller
+        opted for it, the payment of VAT on debits."""
+        return (OPERATION_CATEGORY, *((VAT_ON_DEBITS,) if self.seller.vat_on_debits else ()))
 
     @property
     def document_label(self) -> str:

@@ -2,11 +2,14 @@
 
 `ensure_invoice_pdf` is what the post-invoice hook runs (step 1) and what the download and the
 `vitrine billing invoice-pdf` command fall back on when the PDF is missing: render the Factur-X
-PDF from the invoice's snapshot, store it at `billing/invoices/<number>.pdf` in the private
+PDF from the invoice's snapshot with the template and PDF style versions frozen on the invoice
+when it was issued (migration 150), store it at `billing/invoices/<number>.pdf` in the private
 context `billing-invoice-pdf`, then set `pdfStorageKey` and record the PDF's sha256 (once: the
 database refuses to change it, migration 142). An issued invoice's document never changes: a
-regeneration that gives other bytes (the template or the PDF style changed since) is refused
-(409 `pdf_frozen`) and the stored PDF kept; one that gives the same bytes rewrites them.
+template or style published after the issue does not reach it, and a regeneration that gives
+other bytes all the same (a frozen version deleted since, an invoice of an earlier release issued
+before any version was frozen) is refused (409 `pdf_frozen`) and the stored PDF kept; one that
+gives the same bytes rewrites them.
 """
 
 from __future__ import annotations
@@ -49,14 +52,17 @@ def ensure_invoice_pdf(invoice: Invoice, *, storage: Storage, config: Config,
     stored = invoice.pdf_storage_key == key and storage.exists(STORAGE_CONTEXT, key)
     if not force and stored:
         return key
-    document = render_invoice_pdf(snapshot or snapshot_of_invoice(invoice, config), storage=storage, config=config)
+    template_version, style_version = frozen_versions(invoice)
+    document = render_invoice_pdf(snapshot or snapshot_of_invoice(invoice, config), storage=storage, config=config,
+                                  template_version=template_version, style_version=style_version)
     recorded = invoice.pdf_sha256 or (
         hashlib.sha256(storage.read_bytes(STORAGE_CONTEXT, key)).hexdigest() if stored else None)
     if recorded is not None and document.sha256 != recorded:
         log_event("billing.invoice.pdf_frozen", "a regenerated invoice PDF differs from the stored one: kept",
                   "warn", invoiceNumber=invoice.number, storedSha256=recorded, renderedSha256=document.sha256)
         raise Conflict(f"the PDF of issued invoice {invoice.number} never changes: rendering it again gives other "
-                       "bytes (the template or the PDF style changed); the stored PDF is kept",
+                       "bytes (a frozen template or style version deleted since, or an invoice issued before "
+                       "versions were frozen); the stored PDF is kept",
                        reason="pdf_frozen", invoiceNumber=invoice.number)
     store_invoice_pdf(storage, invoice.number, document.content)
     if invoice.pdf_storage_key != key or invoice.pdf_sha256 is None:
@@ -64,6 +70,13 @@ def ensure_invoice_pdf(invoice: Invoice, *, storage: Storage, config: Config,
             Invoice.update(pdf_storage_key=key, pdf_sha256=document.sha256).where(Invoice.id == invoice.id).execute()
         invoice.pdf_storage_key, invoice.pdf_sha256 = key, document.sha256
     return key
+
+
+def frozen_versions(invoice: Invoice) -> tuple[int | None, int | None]:
+    """(template, style) versions the database froze on the invoice at issue (migration 150), read
+    from its row: an invoice object built before its insert does not hold them."""
+    return (Invoice.select(Invoice.pdf_template_version, Invoice.pdf_style_version)
+            .where(Invoice.id == invoice.id).tuples().get())
 
 
 def invoice_pdf(invoice_number: str, *, storage: Storage, config: Config, regenerate: bool = False) -> bytes:

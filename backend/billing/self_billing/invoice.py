@@ -52,6 +52,12 @@ class Outcome(StrEnum):
     NOT_DUE = "not_due"
     OPEN_INCIDENT = "open_incident"
     NO_MANDATE = "no_mandate"
+    NOTHING_TO_SETTLE = "nothing_to_settle"  # refunds left no store share (an extreme commission)
+
+
+class NothingToSettle(Conflict):
+    """A settleable sale whose refunds left nothing of the store share: the catch-up's 409
+    `not_settleable`, a skip for the scheduler (never a failure at every pass)."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +102,9 @@ def _locked_settleable(reservation_id: str):
     if (record is None or record.billing_model != BillingModel.PRINCIPAL_SELLER.value
             or record.financial_status not in SETTLEABLE or share <= 0):
         status = record.financial_status if record else FinancialStatus.DRAFT.value
-        raise Conflict(f"only a collected principal_seller reservation with something left of its sale is "
-                       f"self-billed (financial status {status})", reason="not_settleable", financialStatus=status)
+        refused = NothingToSettle if record is not None and record.financial_status in SETTLEABLE else Conflict
+        raise refused(f"only a collected principal_seller reservation with something left of its sale is "
+                      f"self-billed (financial status {status})", reason="not_settleable", financialStatus=status)
     # The reservation row locked as an incident declaration locks it: a declaration racing this
     # unit waits for it (or this unit for the declaration) and the gates read under the lock hold.
     reservation = Reservation.select().where(Reservation.id == reservation_id).for_update().get()
@@ -151,9 +158,14 @@ def _issued(invoice: Invoice, **fields: object) -> None:
 
 def self_bill_if_due(reservation_id: str, *, config: Config) -> Result:
     """The scheduler's unit: skip (`not_due`, `open_incident`, `no_mandate`) or issue, in one
-    transaction. A reservation no longer settleable under the lock (refunded meanwhile) is 409."""
+    transaction. A sale refunded so that nothing is left of its store share is skipped
+    (`nothing_to_settle`); a reservation no longer settleable under the lock (refunded in full
+    meanwhile) is 409."""
     with transaction():
-        reservation, record, existing, settling = _locked_settleable(reservation_id)
+        try:
+            reservation, record, existing, settling = _locked_settleable(reservation_id)
+        except NothingToSettle:
+            return Result(Outcome.NOTHING_TO_SETTLE)
         if existing is not None:
             return Result(Outcome.ALREADY, existing)
         if not self_billing_due(reservation.ends_at, clock.now()):

@@ -14,7 +14,8 @@ A pass selects the `principal_seller` reservations in `reservation_total_paid` w
 `endsAt` (`skippedNotDue`), an open incident (`skippedOpenIncident`), no signed mandate
 (`skippedNoMandate`), else `issued`. A unit that raises is `failed` (logged
 `billing.supplier.self_billing.trigger_failed`), rolled back alone, and the pass goes on. One that
-another pass or a catch-up self-billed meanwhile is `alreadySelfBilled`.
+another pass or a catch-up self-billed meanwhile is `alreadySelfBilled`; a partly refunded sale
+with nothing left of its store share is `skippedNothingToSettle` (never a failure at every pass).
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ _COUNTER_OF = {
     Outcome.OPEN_INCIDENT: "skippedOpenIncident",
     Outcome.NOT_DUE: "skippedNotDue",
     Outcome.ALREADY: "alreadySelfBilled",
+    Outcome.NOTHING_TO_SETTLE: "skippedNothingToSettle",
 }
+# Logged with the pass's counters, not columns of its row.
+EXTRA_COUNTERS = ("alreadySelfBilled", "skippedNothingToSettle")
 
 
 class SelfBillingPass(BaseModel):
@@ -109,7 +113,7 @@ def self_bill_due_reservations(*, config: Config) -> dict[str, int]:
                       reservationId=reservation_id, error=f"{type(exc).__name__}: {exc}"[:500])
             continue
         counters[_COUNTER_OF[result.outcome]] += 1
-    return {name: counters[name] for name in (*COUNTERS, "alreadySelfBilled")}
+    return {name: counters[name] for name in (*COUNTERS, *EXTRA_COUNTERS)}
 
 
 def run_if_due(*, interval_ms: int, config: Config) -> dict[str, int] | None:

@@ -1,5 +1,6 @@
 """Migration 141 on a database made by the previous release (migrations up to 102): what was
-issued and paid then is posted, balanced, numbered in chronological order and lettered."""
+issued and paid then is posted, balanced, numbered in chronological order and lettered; and
+migration 150 freezes on those invoices the template and style versions current at their issue."""
 
 from __future__ import annotations
 
@@ -88,7 +89,19 @@ def test_the_carry_over_posts_what_the_previous_release_issued_and_paid(previous
                      issuer=None, customer=INDUSTRIAL, credited=small)
         db.execute_sql("INSERT INTO billing_ledger_entry (journal_id, account, direction, amount_cents, description)"
                        " VALUES ('old', 'a', 'debit', 1, 'old'), ('old', 'b', 'credit', 1, 'old')")
-    assert {"140_accounting_books", "141_accounting_carry_over"} <= set(router.run())
+        for key, kind, version, published in (("invoice", "markdown", 1, "2026-03-10"),
+                                              ("invoice", "markdown", 2, "2026-04-05"),
+                                              ("pdf_style", "pdf_css", 1, "2026-04-15")):
+            db.execute_sql("INSERT INTO document_template_version (id, template_key, kind, status, version,"
+                           " content_key, content_sha256, published_at) VALUES (%s, %s, %s, 'published', %s,"
+                           " 'k', repeat('0', 64), %s)", (str(uuid.uuid4()), key, kind, version, published))
+    assert {"140_accounting_books", "141_accounting_carry_over", "150_invoice_document_versions"} <= set(router.run())
+    # migration 150: each earlier invoice frozen on the versions current at its issue (none before the first)
+    assert db.execute_sql("SELECT number, pdf_template_version, pdf_style_version FROM billing_invoice"
+                          " ORDER BY issued_at").fetchall() == [
+        ("FAC-RES-2026-000001", None, None), ("AV-RES-2026-000001", 1, 0),
+        ("FAC-SUP-385347927-2026-000001", 2, 0), ("FAC-RES-2026-000002", 2, 1), ("AV-RES-2026-000002", 2, 1),
+        ("AV-RES-2026-000003", 2, 1)]
     rows = db.execute_sql(
         "SELECT e.journal_code, e.number, e.event, e.entry_date::text, e.piece_ref, l.account, l.debit_cents,"
         " l.credit_cents, lt.code FROM accounting_entry e JOIN accounting_line l ON l.entry_id = e.id"

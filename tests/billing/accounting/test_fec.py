@@ -8,6 +8,8 @@ import re
 from collections import defaultdict
 from datetime import date
 
+import falcon.testing
+
 from backend.billing import corrections
 from backend.billing.accounting import entries, fec, reports
 from backend.billing.accounting.chart import Account, Journal
@@ -26,7 +28,8 @@ PREVIOUS_YEAR = Party("552100554", "Clïent d'hier & Cie €")
 
 def _books_over_two_years() -> Invoice:
     """A sale of 2025 left unpaid (carried over), then a 2026 collection refunded in part."""
-    entries.post(Entry(journal=Journal.SALES, event="test", day=date(2025, 6, 2), label="Vente\tancienne",
+    entries.post(Entry(journal=Journal.SALES, event="test", day=date(2025, 6, 2),
+                       label="Vente\tancienne\r\nC:\\dossier",
                        piece_ref="OLD-1", piece_date=date(2025, 6, 2), lines=(
                            Line(Account.CUSTOMERS, debit_cents=1_200, party=PREVIOUS_YEAR, letter_group="old"),
                            Line(Account.SERVICES_SOLD, credit_cents=1_000),
@@ -89,7 +92,8 @@ def test_the_fec_follows_every_rule_of_article_a47_a_1():
     # the 2026 sale and its collection are lettered together; the partial refund's pair too
     receivable = [line for line in lines if line["CompteNum"] == "411" and line["PieceRef"] == invoice.number]
     assert receivable and all(line["EcritureLet"] for line in receivable)
-    assert "Vente ancienne" in _parse(2025)[1][0]["EcritureLib"]  # a tab in a label became a space
+    # a tab, CR, LF or backslash in a label became a space
+    assert _parse(2025)[1][0]["EcritureLib"].startswith("Vente ancienne  C: dossier")
     assert not [line for line in _parse(2025)[1] if line["JournalCode"] == "AN"]  # the first year has none
 
 
@@ -111,13 +115,14 @@ def test_the_trial_balance_totals_are_equal_and_the_ledger_lists_an_account():
     assert {line.piece_ref for line in lines} >= {invoice.number} and all(line.aux_account for line in lines)
 
 
-def test_the_routes_are_for_billing_admins_and_stream_the_fec(client):
+def test_the_routes_are_for_billing_admins_and_stream_the_fec(make_app):
+    client = falcon.testing.TestClient(make_app(platform_legal_siret="73282932000074"))
     assert client.simulate_get("/api/admin/accounting/fec", params={"fiscalYear": "2026"},
                                headers=Caller("industrial").headers).status_code == 403
     admin = admin_headers()
     answer = client.simulate_get("/api/admin/accounting/fec", params={"fiscalYear": "2026"}, headers=admin)
     assert answer.status_code == 200 and answer.headers["content-type"] == fec.CONTENT_TYPE
-    assert "FEC20261231.txt" in answer.headers["content-disposition"]
+    assert 'filename="732829320FEC20261231.txt"' in answer.headers["content-disposition"]
     assert answer.content.split(b"\n")[0].decode().split("\t") == list(fec.FIELDS)
     assert client.simulate_get("/api/admin/accounting/fec", headers=admin).status_code == 400
     balance = client.simulate_get("/api/admin/accounting/trial-balance", params={"from": "2026-01-01"}, headers=admin)
@@ -126,3 +131,22 @@ def test_the_routes_are_for_billing_admins_and_stream_the_fec(client):
     assert ledger.status_code == 200 and ledger.json["data"]["label"] == "Clients"
     assert client.simulate_get("/api/admin/accounting/ledger", params={"account": "999"},
                                headers=admin).status_code == 400
+
+
+def test_without_the_platform_siret_there_is_no_fec_to_name(make_app, config, monkeypatch, capsys):
+    """The administration reads the SIREN from the file's name: no placeholder SIREN, a clear refusal."""
+    client = falcon.testing.TestClient(make_app(platform_legal_siret=None))
+    answer = client.simulate_get("/api/admin/accounting/fec", params={"fiscalYear": "2026"}, headers=admin_headers())
+    assert answer.status_code == 409 and answer.json["error"]["code"] == "CONFLICT"
+    assert answer.json["error"]["details"]["reason"] == "platform_siren_missing"
+    assert "PLATFORM_LEGAL_SIRET" in answer.json["error"]["message"]
+    # the command too, unless -o names the file (the records hold no SIREN)
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from ops import accounting_commands
+
+    unnamed = SimpleNamespace(config=replace(config, platform_legal_siret=None))
+    monkeypatch.setattr(accounting_commands, "_boot", lambda: unnamed)
+    assert accounting_commands.cmd_fec(SimpleNamespace(year=2026, output=None)) == 1
+    assert re.search(r"set PLATFORM_LEGAL_SIRET .*, or name the file with -o", capsys.readouterr().err)

@@ -62,6 +62,18 @@ CORRUPTIONS = {
 }
 
 
+def _found_after(statements: list[str], params: dict, **options) -> list[str]:
+    """What `verify(**options)` finds once `statements` ran, in a transaction then rolled back."""
+    try:
+        with transaction():
+            for statement in statements:
+                database.execute_sql(statement, params)
+            found = verify(**options)
+            raise _Undo
+    except _Undo:
+        return found
+
+
 def test_clean_books_have_no_breach(books):
     assert verify() == []
 
@@ -70,14 +82,7 @@ def test_clean_books_have_no_breach(books):
 @pytest.mark.parametrize("breach", sorted(CORRUPTIONS))
 def test_each_corruption_is_named(books, breach):
     order = PaymentOrder.get(PaymentOrder.invoice == books.id, PaymentOrder.kind == "reservation_total")
-    try:
-        with transaction():
-            for statement in CORRUPTIONS[breach]:
-                database.execute_sql(statement, {"invoice": books.id, "order": order.id})
-            found = verify()
-            raise _Undo
-    except _Undo:
-        pass
+    found = _found_after(CORRUPTIONS[breach], {"invoice": books.id, "order": order.id})
     assert any(line.startswith(f"{breach}: ") for line in found), found
 
 
@@ -94,3 +99,66 @@ def test_a_stored_pdf_changed_since_it_was_recorded_is_named(books, config):
     storage.put_bytes(STORAGE_CONTEXT, storage_key(books.number), pdf + b"\n%tampered", "application/pdf")
     (breach,) = verify(storage=storage)
     assert breach.startswith(f"stored PDF changed: {books.number}: sha256 ")
+
+
+@pytest.mark.owner  # the sha256 recorded again past the trigger, as only the owner could
+def test_an_embedded_xml_at_other_totals_is_named(books, config):
+    import hashlib
+    import io
+
+    import pikepdf
+
+    from backend.billing.accounting.verify import embedded_totals
+    from backend.billing.documents.stored_pdf import STORAGE_CONTEXT, ensure_invoice_pdf, storage_key
+    from backend.billing.vat import vat_amount_cents
+    from storage import build_storage
+
+    storage = build_storage(config)
+    ensure_invoice_pdf(books, storage=storage, config=config)
+    pdf = storage.read_bytes(STORAGE_CONTEXT, storage_key(books.number))
+    vat = vat_amount_cents(books.amount_excl_tax_cents, books.vat_rate_bps)
+    assert embedded_totals(pdf) == (books.amount_excl_tax_cents, vat, books.amount_excl_tax_cents + vat)
+    assert verify(storage=storage) == []
+    with pikepdf.open(io.BytesIO(pdf)) as document:  # BT-109 one euro less in the XML, the PDF otherwise alike
+        stream = document.attachments["factur-x.xml"].obj.EF.F
+        xml = stream.read_bytes()
+        shown = f"<ram:TaxBasisTotalAmount>{books.amount_excl_tax_cents // 100}.00<".encode()
+        assert shown in xml
+        stream.write(xml.replace(shown, f"<ram:TaxBasisTotalAmount>{books.amount_excl_tax_cents // 100 - 1}.00<"
+                                 .encode()))
+        out = io.BytesIO()
+        document.save(out)
+    forged = out.getvalue()
+    storage.put_bytes(STORAGE_CONTEXT, storage_key(books.number), forged, "application/pdf")
+    (breach,) = _found_after(["ALTER TABLE billing_invoice DISABLE TRIGGER USER",
+                              "UPDATE billing_invoice SET pdf_sha256 = %(sha)s WHERE id = %(invoice)s"],
+                             {"sha": hashlib.sha256(forged).hexdigest(), "invoice": books.id}, storage=storage)
+    assert breach.startswith(f"embedded XML differs: {books.number}: XML {books.amount_excl_tax_cents - 100}/"), breach
+
+
+@pytest.mark.owner  # the transmission deleted past the application, as only the owner could
+def test_an_invoice_in_scope_without_its_transmission_is_named(books, config):
+    from datetime import timedelta
+
+    from backend import clock
+    from backend.einvoicing import reconciliation
+    from backend.einvoicing.drafts import create_transmission_draft
+    from backend.einvoicing.flow_types import document_kind_for
+
+    in_scope = list(Invoice.select().where(Invoice.kind.in_(reconciliation.kinds_in_scope(config))))
+    assert {str(i.kind) for i in in_scope} == {"platform_sale", "platform_credit_note"}
+    with transaction():
+        for invoice in in_scope:
+            create_transmission_draft(invoice_number=invoice.number, document_kind=document_kind_for(invoice.kind),
+                                      flow_type="fr_domestic_b2b", document_pdf_key=None,
+                                      amount_incl_tax_cents=invoice.amount_excl_tax_cents, invoice_kind=invoice.kind)
+
+    def missing():
+        return reconciliation.missing_transmissions(config)
+
+    with clock.frozen_at(clock.now() + reconciliation.MISSING_AFTER + timedelta(seconds=1)):
+        assert verify(missing_transmissions=missing) == []
+        (breach,) = _found_after(["ALTER TABLE einvoice_transmission DISABLE TRIGGER USER",
+                                  "DELETE FROM einvoice_transmission WHERE invoice_number = %(number)s"],
+                                 {"number": books.number}, missing_transmissions=missing)
+    assert breach.startswith(f"no transmission: {books.number} (platform_sale, issued "), breach

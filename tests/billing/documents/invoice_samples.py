@@ -94,11 +94,13 @@ def self_billed(**changes) -> InvoiceSnapshot:
 
 
 def self_billed_credit_note(**changes) -> InvoiceSnapshot:
-    """A `supplier_credit_note` (261) crediting the self-billed invoice in full."""
+    """A `supplier_credit_note` (261) crediting the self-billed invoice in full: nothing is
+    transferred (no payment means), its amount is deducted from what the platform owes."""
     snapshot = self_billed(
         invoice_number="AV-SUP-443061841-2026-000001", kind="supplier_credit_note",
         issue_date=dt.date(2026, 12, 20), due_date=dt.date(2026, 12, 20),
         preceding_invoice=PrecedingInvoice("FAC-SUP-443061841-2026-000004", dt.date(2026, 12, 18)),
+        payment_means=None,
     )
     return dataclasses.replace(snapshot, **changes)
 

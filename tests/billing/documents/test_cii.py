@@ -38,13 +38,13 @@ def test_every_kind_passes_the_xsd_the_facturx_schematron_and_br_fr(type_code):
 
 
 @pytest.mark.parametrize(("type_code", "notes", "framework", "seller", "buyer", "totals"), [
-    ("380", ["PMD", "PMT", "AAB", "BAR"], "S2", "Vitrine SAS", "Fromagerie des Alpes SAS",
+    ("380", ["PMD", "PMT", "AAB", "REG", "BAR"], "S2", "Vitrine SAS", "Fromagerie des Alpes SAS",
      ("1200.00", "240.00", "1440.00", "1440.00", "0.00")),
-    ("381", ["PMD", "PMT", "AAB", "BAR"], "S1", "Vitrine SAS", "Fromagerie des Alpes SAS",
+    ("381", ["PMD", "PMT", "AAB", "REG", "BAR"], "S1", "Vitrine SAS", "Fromagerie des Alpes SAS",
      ("300.00", "60.00", "360.00", None, "360.00")),
-    ("389", ["ABL", "PMD", "PMT", "AAB", "BAR"], "S1", "Supermarché du Lac", "Vitrine SAS",
+    ("389", ["ABL", "PMD", "PMT", "AAB", "REG", "BAR"], "S1", "Supermarché du Lac", "Vitrine SAS",
      ("1000.00", "200.00", "1200.00", None, "1200.00")),
-    ("261", ["ABL", "PMD", "PMT", "AAB", "BAR"], "S1", "Supermarché du Lac", "Vitrine SAS",
+    ("261", ["ABL", "PMD", "PMT", "AAB", "REG", "BAR"], "S1", "Supermarché du Lac", "Vitrine SAS",
      ("1000.00", "200.00", "1200.00", None, "1200.00")),
 ])
 def test_xml_snapshot_per_kind(type_code, notes, framework, seller, buyer, totals):
@@ -60,7 +60,17 @@ def test_xml_snapshot_per_kind(type_code, notes, framework, seller, buyer, total
     if "ABL" in notes:
         assert value(root, "rsm:ExchangedDocument/ram:IncludedNote[ram:SubjectCode='ABL']/ram:Content") \
             == "Autofacturation"
-    assert "40 €" in value(root, "rsm:ExchangedDocument/ram:IncludedNote[ram:SubjectCode='PMT']/ram:Content")
+    recovery = value(root, "rsm:ExchangedDocument/ram:IncludedNote[ram:SubjectCode='PMT']/ram:Content")
+    if type_code in ("381", "261"):  # a credit note asks no payment: BR-FR-05's notes say so
+        for code in ("PMD", "PMT", "AAB"):
+            assert value(root, f"rsm:ExchangedDocument/ram:IncludedNote[ram:SubjectCode='{code}']/ram:Content") \
+                .startswith("Sans objet : un avoir n'appelle aucun paiement")
+        assert "40 €" not in recovery
+    else:
+        assert "40 €" in recovery
+    assert value(root, "rsm:ExchangedDocument/ram:IncludedNote[ram:SubjectCode='REG']/ram:Content") \
+        == "Prestation de services."
+    assert values(root, HEADER + "ram:ApplicableTradeTax/ram:DueDateTypeCode") == []  # BT-8: no option on debits
     assert value(root, AGREEMENT + "ram:SellerTradeParty/ram:Name") == seller
     assert value(root, AGREEMENT + "ram:BuyerTradeParty/ram:Name") == buyer
     for party, data in (("Seller", snapshot.seller), ("Buyer", snapshot.buyer)):
@@ -79,6 +89,24 @@ def test_xml_snapshot_per_kind(type_code, notes, framework, seller, buyer, total
     assert value(root, HEADER + "ram:ApplicableTradeTax/ram:RateApplicablePercent") == "20.00"
     preceding = values(root, HEADER + "ram:InvoiceReferencedDocument/ram:IssuerAssignedID")
     assert preceding == ([snapshot.preceding_invoice.number] if type_code in ("381", "261") else [])
+
+
+@pytest.mark.parametrize("type_code", sorted(samples.ALL_KINDS))
+def test_the_sellers_option_for_vat_on_debits_is_a_mention_and_bt_8(type_code):
+    platform = dataclasses.replace(samples.PLATFORM, vat_on_debits=True)
+    snapshot = samples.ALL_KINDS[type_code]()
+    platform_sells = snapshot.seller.name == platform.name
+    changed = dataclasses.replace(snapshot, **({"seller": platform} if platform_sells else {"buyer": platform}))
+    xml = build_cii(changed)
+    check_xml(xml)
+    root = etree.fromstring(xml)
+    mentions = value(root, "rsm:ExchangedDocument/ram:IncludedNote[ram:SubjectCode='REG']/ram:Content")
+    tax_due = values(root, HEADER + "ram:ApplicableTradeTax/ram:DueDateTypeCode")
+    if platform_sells:  # the platform's option is on its own invoices and credit notes
+        assert mentions == "Prestation de services. Option pour le paiement de la taxe d'après les débits."
+        assert tax_due == ["5"]
+    else:  # a self-billed document's seller is the distributor, whose option the platform does not know
+        assert (mentions, tax_due) == ("Prestation de services.", [])
 
 
 def test_vat_figures_are_the_shared_function():

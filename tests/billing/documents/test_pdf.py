@@ -4,6 +4,7 @@ storage rules."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 
@@ -76,13 +77,47 @@ def test_the_pdf_reads_in_french_with_the_legal_mentions(storage, seeded):
                     "SIRET 55210055400013", "FR44732829320", "FR03552100554", "22 novembre 2026",
                     "1er décembre 2026", "14 décembre 2026", "1 200,00 €", "TVA 20 %", "240,00 €", "1 440,00 €",
                     "Net à payer", "0,00 €", "prélèvement SEPA", "40 €", "trois fois le taux d'intérêt légal",
-                    "Pas d'escompte"):
+                    "Pas d'escompte", "Catégorie de l'opération : Prestation de services."):
         assert mention in text, mention
-    assert "Autofacturation" not in text
+    assert "Autofacturation" not in text and "débits" not in text
     self_billed = " ".join(pdf_pages(render_invoice_pdf(samples.self_billed(), storage=storage).content))
     assert "Autofacturation" in self_billed and "Facture d'autofacturation" in self_billed
-    credit = " ".join(pdf_pages(render_invoice_pdf(samples.credit_note(), storage=storage).content))
-    assert "Avoir n° AV-RES-2026-000007" in credit and "Avoir sur la facture n° FAC-RES-2026-000123" in credit
+    assert "Prestation de services" in self_billed
+
+
+@pytest.mark.parametrize(("sample", "amount_label"), [
+    (samples.credit_note, "Montant remboursé 360,00 €"),
+    (samples.self_billed_credit_note, "Montant à déduire 1 200,00 €"),
+])
+@pytest.mark.parametrize("template", [True, False], ids=["template", "fallback"])
+def test_a_credit_note_reads_as_one(storage, sample, amount_label, template):
+    if template:
+        from backend.documents.seeding import seed_default_versions
+
+        seed_default_versions(storage)
+    snapshot = sample()
+    document = render_invoice_pdf(snapshot, storage=storage)
+    assert document.fallback is not template
+    text = " ".join(" ".join(pdf_pages(document.content)).split())
+    corrected = f"Avoirsurlafacturen°{snapshot.preceding_invoice.number}"
+    assert text.startswith("Avoir") and corrected in "".join(text.split())
+    assert amount_label in text.replace(" : ", " ")
+    for absent in ("Net à payer", "pénalités", "40 €", "escompte", "Échéance"):
+        assert absent not in text, absent
+    assert "Prestation de services" in text and "facture émise" not in text
+
+
+@pytest.mark.parametrize("template", [True, False], ids=["template", "fallback"])
+def test_the_option_for_vat_on_debits_is_printed_when_the_seller_took_it(storage, template):
+    if template:
+        from backend.documents.seeding import seed_default_versions
+
+        seed_default_versions(storage)
+    snapshot = samples.sale(seller=dataclasses.replace(samples.PLATFORM, vat_on_debits=True))
+    document = render_invoice_pdf(snapshot, storage=storage)
+    assert document.fallback is not template and check_pdf(document.content) == build_cii(snapshot)
+    text = " ".join(" ".join(pdf_pages(document.content)).split())
+    assert "Option pour le paiement de la taxe d'après les débits" in text
 
 
 def test_regeneration_is_byte_identical(storage, seeded):
@@ -100,7 +135,8 @@ def test_a_template_failure_gives_a_fallback_that_still_passes(storage, log_line
     assert document.fallback
     assert check_pdf(document.content) == build_cii(snapshot)
     text = " ".join(pdf_pages(document.content))
-    assert snapshot.invoice_number in "".join(text.split()) and "40 €" in text and "<strong>" not in text
+    assert snapshot.invoice_number in "".join(text.split()) and "<strong>" not in text
+    assert ("40 €" in text) is not snapshot.is_credit_note  # a credit note lists no late-payment terms
     assert ("Autofacturation" in text) == snapshot.is_self_billed
     (failure,) = [line for line in log_lines() if line["scope"] == "billing.invoice.pdf_generation_failed"]
     assert failure["level"] == "error" and failure["invoiceNumber"] == snapshot.invoice_number

@@ -11,24 +11,28 @@ from datetime import timedelta
 import pytest
 
 from backend import clock
-from backend.billing import corrections
+from backend.billing import collection, corrections, settlement
 from backend.billing.accounting import ledger
 from backend.billing.accounting.chart import Account
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
+from backend.billing.invoices import credited_cents
 from backend.billing.models import (
     AuditEntry,
     FinancialRecord,
     IncidentStatus,
     Invoice,
+    PaymentMethod,
     ReservationIncident,
 )
 from backend.billing.post_invoice_hook import run_post_invoice_hook
+from backend.billing.self_billing import invoice as self_billing
 from backend.billing.self_billing import scheduler
 from backend.db import database
+from backend.errors import Conflict
 from backend.outbox import OutboxMessage
 from tests.billing.accounting.books import book_lines, book_totals
 from tests.billing.documents.facturx_check import check_pdf
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, booted_config
 from tests.billing.self_billing.data import AFTER, DURING, Party, admin_headers, collected, sign_mandate
 from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 
@@ -81,7 +85,7 @@ def test_a_pass_counts_each_outcome_and_a_failing_unit_never_stops_it(market, st
     with clock.frozen_at(AFTER):
         counters = scheduler.run_if_due(interval_ms=HOUR_MS, config=platform_config)
     assert counters == {"eligible": 5, "issued": 1, "skippedNoMandate": 1, "skippedOpenIncident": 1,
-                        "skippedNotDue": 1, "failed": 1, "alreadySelfBilled": 0}
+                        "skippedNotDue": 1, "failed": 1, "alreadySelfBilled": 0, "skippedNothingToSettle": 0}
     (line,) = [x for x in log_lines() if x["scope"] == "billing.supplier.self_billing.pass"]
     assert {k: line[k] for k in scheduler.COUNTERS} == {k: counters[k] for k in scheduler.COUNTERS}
     (failure,) = [x for x in log_lines() if x["scope"] == "billing.supplier.self_billing.trigger_failed"]
@@ -235,3 +239,26 @@ def test_the_minute_job_honours_the_enabled_flag_and_the_interval(config):
         finally:
             boot(config, role="test")
     assert [p.outcome for p in scheduler.SelfBillingPass.select()] == ["completed", "completed"]
+
+
+def test_a_partly_refunded_sale_with_no_store_share_left_is_skipped_not_failed(market, platform_config):  # noqa: F811
+    industrial, distributor = approved_org("industrial"), approved_org("distributor")
+    sign_mandate(distributor)
+    reservation = market.reservation(industrial, distributor, price_cents=1, rate_bps=10_000)  # 1 + 1 cent
+    collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+                       method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None, config=booted_config())
+    sale = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "platform_sale")
+    corrections.refund(invoice_number=sale.number, amount_cents=1, reason="geste", method=PaymentMethod.BANK_TRANSFER,
+                       user_id=None, config=booted_config())
+    record = FinancialRecord.get_by_id(reservation.id)
+    assert record.financial_status == "partially_refunded"
+    assert settlement.store_share_left(record, credited_cents(sale.id)) == 0  # the refunded cent was the store's
+    with clock.frozen_at(AFTER):
+        first = scheduler.self_bill_due_reservations(config=platform_config)
+        second = scheduler.self_bill_due_reservations(config=platform_config)
+    assert first == second
+    assert (first["eligible"], first["skippedNothingToSettle"], first["failed"], first["issued"]) == (1, 1, 0, 0)
+    assert status_of(reservation) == "partially_refunded" and not self_billed(reservation)
+    with pytest.raises(Conflict) as refused:  # the catch-up still says why
+        self_billing.catch_up(reservation_id=reservation.id, user_id=None, config=platform_config)
+    assert refused.value.details["reason"] == "not_settleable"

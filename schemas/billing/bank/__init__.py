@@ -1,0 +1,1 @@
+"""Shapes of the bank's routes (API.md "The bank")."""
