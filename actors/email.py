@@ -11,4 +11,5 @@ from backend.runtime import current_runtime
 
 @dramatiq.actor(queue_name="email", max_retries=8, time_limit=60_000, throws=())
 def deliver_email(email_id: str) -> None:
-    messages.deliver_email(email_id, config=current_runtime().config, mint_link=mint_link)
+    runtime = current_runtime()
+    messages.deliver_email(email_id, config=runtime.config, mint_link=mint_link, storage=runtime.storage)

@@ -8,6 +8,7 @@ from periodiq import cron
 
 from backend.billing import collection, collection_admin, idempotency, sepa_mandates
 from backend.billing import post_invoice_hook as post_invoice
+from backend.billing.documents import mailing
 from backend.runtime import current_runtime
 
 
@@ -51,6 +52,13 @@ def run_post_invoice_hook(invoice_id: str) -> None:
     it runs on the `documents` queue so PDF rendering never holds collections back."""
     runtime = current_runtime()
     post_invoice.run_post_invoice_hook(invoice_id, storage=runtime.storage, config=runtime.config)
+
+
+@dramatiq.actor(queue_name="email", max_retries=8, time_limit=60_000, throws=())
+def mail_invoice_document(invoice_id: str) -> None:
+    """Queued by the post-invoice hook once the PDF is stored: e-mail the document with its
+    Factur-X PDF attached to the billing contact, once per document (a redelivery sends nothing)."""
+    mailing.mail_document(invoice_id, storage=current_runtime().storage)
 
 
 from actors.billing import self_billing  # noqa: E402, F401  (declare the self-billing actors)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dramatiq
 from periodiq import cron
 
-from backend.billing.self_billing import mandate_events, scheduler
+from backend.billing.self_billing import acceptance, mandate_events, scheduler
 from backend.runtime import current_runtime
 
 
@@ -42,3 +42,10 @@ def self_billing_scheduler() -> None:
     if not config.self_billing_scheduler_enabled:
         return
     scheduler.run_if_due(interval_ms=config.self_billing_scheduler_interval_ms, config=config)
+
+
+@dramatiq.actor(queue_name="billing", max_retries=0, time_limit=600_000, throws=(), periodic=cron("30 2 * * *"))
+def record_tacit_acceptances() -> None:
+    """Daily: the self-billed invoices still pending 30 days after they were e-mailed are tacitly
+    accepted (a missed day is caught up by the next: the pass takes every one past its deadline)."""
+    acceptance.record_tacit_acceptances()

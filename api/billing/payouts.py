@@ -5,7 +5,7 @@ from __future__ import annotations
 from api.access import BILLING_MANAGER, Route
 from api.operations import IDEMPOTENCY_KEY, operation
 from backend.billing import idempotency, payouts
-from schemas.billing.payouts import PayoutOut
+from schemas.billing.payouts import PayoutIn, PayoutOut
 
 
 class Payout:
@@ -14,11 +14,16 @@ class Payout:
                "`idempotent: true`; in flight 409). The reservation must be `supplier_settlement_pending` (else 409 "
                "`not_settlement_pending`): a `supplier_payout` payment order (`bank_transfer`, the self-billed invoice "
                "less its credit notes, including VAT) paid at once and booked (BQ: 401 distributor against 512), the "
-               "invoice `paid`, the financial status `supplier_settlement_paid`; audited.",
-               tags=("billing",), answer=PayoutOut, headers=IDEMPOTENCY_KEY)
-    def on_post(self, req, resp, reservation_id: str) -> payouts.PaidOut:
+               "invoice `paid`, the financial status `supplier_settlement_paid`; audited. Payout timing: the "
+               "distributor must have accepted the self-billed invoice, expressly or tacitly (30 days after it was "
+               "e-mailed), else 409 `self_billing_not_accepted`, unless the body gives a `reason` to pay earlier "
+               "(audited, logged `billing.supplier.payout.early`); an open contest is 409 `self_billing_contested` "
+               "until an admin resolves it.",
+               tags=("billing",), body=PayoutIn, body_required=False, answer=PayoutOut, headers=IDEMPOTENCY_KEY)
+    def on_post(self, req, resp, reservation_id: str, body: dict | None) -> payouts.PaidOut:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))
-        return payouts.pay_out(reservation_id=reservation_id, key=key, user_id=req.context.principal.user_id)
+        return payouts.pay_out(reservation_id=reservation_id, key=key, user_id=req.context.principal.user_id,
+                               reason=(body or {}).get("reason"))
 
 
 def routes(deps) -> list[Route]:

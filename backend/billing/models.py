@@ -19,7 +19,7 @@ from peewee import (
     IntegerField,
     TextField,
 )
-from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
+from playhouse.postgres_ext import ArrayField, BinaryJSONField, DateTimeTZField
 
 from backend.model import BaseModel, created_at_field, id_field, status_field
 
@@ -466,3 +466,53 @@ class SupplierDebt(BaseModel):
 
     class Meta:
         table_name = "billing_supplier_debt"
+
+
+class DocumentMailing(BaseModel):
+    """An invoice or credit note e-mailed to its recipient (once: the document is the key) and the
+    e-mails it made (migration 152)."""
+
+    invoice_id = CharField(max_length=36, primary_key=True)
+    email_message_ids = ArrayField(CharField)
+    recipients = ArrayField(CharField)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_document_mailing"
+
+
+class AcceptanceStatus(StrEnum):
+    """What the distributor made of a self-billed invoice (issue 32)."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    CONTESTED = "contested"
+    TACITLY_ACCEPTED = "tacitly_accepted"
+
+
+class ContestResolution(StrEnum):
+    REJECTED = "rejected"
+    ADJUSTED = "adjusted"
+
+
+class SelfBilledAcceptance(BaseModel):
+    """The distributor's acceptance or contest of one self-billed invoice, and the admin's
+    resolution of a contest (migration 152)."""
+
+    invoice_id = CharField(max_length=36, primary_key=True)
+    organization_id = CharField(max_length=64)
+    status = status_field(AcceptanceStatus, default=AcceptanceStatus.PENDING)
+    decided_at = DateTimeTZField(null=True)
+    decided_by_user_id = CharField(max_length=36, null=True)
+    contest_reason = TextField(null=True)
+    contested_at = DateTimeTZField(null=True)
+    contested_by_user_id = CharField(max_length=36, null=True)
+    resolution = CharField(max_length=10, null=True)
+    resolution_note = TextField(null=True)
+    resolved_at = DateTimeTZField(null=True)
+    resolved_by_user_id = CharField(max_length=36, null=True)
+    corrected_invoice_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_self_billed_acceptance"

@@ -13,6 +13,12 @@ partial unique index `billing_payment_order_one_payout` admits one live payout p
 invoice). The payout is booked (debit 401 distributor, credit 512, and the deduction 401 against
 401, `accounting.ledger`), the invoice becomes `paid`, the financial status
 `supplier_settlement_paid`, and an audit entry records the actor.
+
+Payout timing (issue 32, docs/billing.md "Payout timing"): the self-billed invoice must be accepted
+by the distributor, expressly or tacitly (30 days after it was e-mailed), or its contest rejected
+by an admin; else 409 `self_billing_not_accepted`, unless the admin pays earlier with a `reason`
+(audited, `billing.supplier.payout.early` logged). An open contest blocks it whatever the reason:
+409 `self_billing_contested` until an admin resolves it.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from backend.billing import idempotency, records, settlement
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
 from backend.billing.models import (
+    AcceptanceStatus,
     AuditEntry,
     FinancialStatus,
     Invoice,
@@ -32,6 +39,7 @@ from backend.billing.models import (
     PaymentMethod,
     PaymentOrder,
     PaymentStatus,
+    SelfBilledAcceptance,
 )
 from backend.context import current_request_id
 from backend.errors import Conflict, DomainError, NotFound
@@ -61,7 +69,30 @@ class PaidOut:
     idempotent: bool = False
 
 
-def _payout(reservation_id: str, user_id: str | None) -> PaidOut:
+ACCEPTED = frozenset({AcceptanceStatus.ACCEPTED, AcceptanceStatus.TACITLY_ACCEPTED})
+
+
+def _check_acceptance(invoice: Invoice, early_reason: str | None) -> bool:
+    """Whether the distributor accepted the invoice (or its contest was rejected); an open contest
+    is 409 `self_billing_contested`, a pending invoice 409 `self_billing_not_accepted` without an
+    `early_reason`. False: paid early."""
+    # FOR SHARE: a contest being recorded now is waited for (it locks the row to write it).
+    row = (SelfBilledAcceptance.select().where(SelfBilledAcceptance.invoice_id == invoice.id)
+           .for_update("FOR SHARE").first())
+    status = AcceptanceStatus(row.status) if row else AcceptanceStatus.PENDING
+    if status == AcceptanceStatus.CONTESTED and row.resolution is None:
+        raise Conflict("the distributor contests this self-billed invoice: the payout waits for an admin's "
+                       "resolution", reason="self_billing_contested", invoiceNumber=invoice.number)
+    if status in ACCEPTED or status == AcceptanceStatus.CONTESTED:  # accepted, or its contest rejected
+        return True
+    if not early_reason:
+        raise Conflict("the distributor has not accepted this self-billed invoice yet (30 days after it was "
+                       "e-mailed at the latest); an admin may pay earlier with a reason",
+                       reason="self_billing_not_accepted", invoiceNumber=invoice.number)
+    return False
+
+
+def _payout(reservation_id: str, user_id: str | None, early_reason: str | None = None) -> PaidOut:
     record = records.locked_record(reservation_id)
     if record is None:
         raise NotFound("reservation not found")
@@ -76,6 +107,7 @@ def _payout(reservation_id: str, user_id: str | None) -> PaidOut:
     if due_excl <= 0:
         raise Conflict("the self-billed invoice is credited in full: nothing to pay", reason="nothing_to_pay",
                        invoiceNumber=invoice.number)
+    accepted = _check_acceptance(invoice, early_reason)
     distributor = invoice.issuer_organization_id
     kept = settlement.take_debt(distributor, settlement.Debt(due_excl, due_incl))
     paid_excl, paid_incl = due_excl - kept.excl_tax_cents, due_incl - kept.cents
@@ -95,25 +127,32 @@ def _payout(reservation_id: str, user_id: str | None) -> PaidOut:
     if invoice.status == InvoiceStatus.ISSUED:
         Invoice.update(status=InvoiceStatus.PAID, paid_at=now, updated_at=now).where(Invoice.id == invoice.id).execute()
     records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PAID)
-    AuditEntry.create(action=SCOPE, actor_user_id=user_id, reason="supplier payout", reservation_id=reservation_id,
-                      invoice_id=invoice.id, payment_order_id=order.id if order else None,
-                      details={"amountCents": paid_incl, "amountExclTaxCents": paid_excl, "deductedCents": kept.cents},
-                      request_id=current_request_id())
+    AuditEntry.create(action=SCOPE, actor_user_id=user_id, reason="supplier payout" if accepted else early_reason,
+                      reservation_id=reservation_id, invoice_id=invoice.id,
+                      payment_order_id=order.id if order else None,
+                      details={"amountCents": paid_incl, "amountExclTaxCents": paid_excl, "deductedCents": kept.cents,
+                               "beforeAcceptance": not accepted}, request_id=current_request_id())
+    if not accepted:
+        log_event(f"{SCOPE}.early", "supplier paid before accepting its self-billed invoice", "warn",
+                  reservationId=reservation_id, invoiceNumber=invoice.number, userId=user_id, reason=early_reason)
     return PaidOut(reservation_id, order.id if order else None, invoice.number, distributor, paid_excl, paid_incl,
                    kept.cents, record.financial_status, PaymentStatus.PAID.value)
 
 
-def pay_out(*, reservation_id: str, key: str, user_id: str | None) -> PaidOut:
-    """The payout once per `Idempotency-Key`, scoped to the route and the reservation (API.md)."""
+def pay_out(*, reservation_id: str, key: str, user_id: str | None, reason: str | None = None) -> PaidOut:
+    """The payout once per `Idempotency-Key`, scoped to the route and the reservation (API.md);
+    `reason` pays before the distributor's acceptance (see `_check_acceptance`)."""
     fields = {"reservationId": reservation_id}
+    reason = (reason or "").strip() or None
     log_event(f"{SCOPE}.requested", "supplier payout requested", "info", **fields)
     try:
         held = idempotency.Key(f"reservation:{reservation_id}", ROUTE, key,
-                               idempotency.fingerprint("POST", payout_path(reservation_id), {}))
+                               idempotency.fingerprint("POST", payout_path(reservation_id),
+                                                       {"reason": reason} if reason else {}))
         with idempotency.claim(held) as claim:
             if claim.replay is not None:
                 return replace(PaidOut(**claim.replay), idempotent=True)
-            answer = _payout(reservation_id, user_id)
+            answer = _payout(reservation_id, user_id, reason)
             claim.store(asdict(answer))
     except DomainError as exc:
         log_event(f"{SCOPE}.failed", "supplier payout refused", "warn", **fields, code=exc.code,

@@ -16,6 +16,8 @@ flow fail: `run_post_invoice_hook` catches everything, logs it and returns.
    Self-billed kinds get a draft only when `EINVOICING_SELF_BILLING_ENABLED` is true and the
    distributor has a signed self-billing mandate; otherwise the draft is skipped with telemetry.
    Legacy kinds get a PDF and no transmission.
+   Once the PDF is stored, the document is also queued to be e-mailed with it
+   (`mail_invoice_document`, `documents/mailing.py`: once per document, retried on failure).
 5. A second invocation finds the stored PDF and the existing transmission (`idempotent: true`):
    the transmission's idempotency key `<invoiceNumber>:<documentKind>:<flowType>` and its unique
    index make concurrent hooks end with one transmission.
@@ -26,11 +28,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from backend import outbox
 from backend.billing.documents.invoice_snapshot import snapshot_of_invoice
+from backend.billing.documents.mailing import MAILED_KINDS
 from backend.billing.documents.render import FAILURE_SCOPE
 from backend.billing.documents.stored_pdf import ensure_invoice_pdf
-from backend.billing.models import Invoice, SelfBillingMandate, SelfBillingMandateStatus
+from backend.billing.models import DocumentMailing, Invoice, SelfBillingMandate, SelfBillingMandateStatus
 from backend.config import Config
+from backend.db import transaction
 from backend.einvoicing.drafts import create_transmission_draft
 from backend.einvoicing.flow_types import SELF_BILLED_KINDS, document_kind_for, flow_type_for, resolve_buyer_country
 from backend.identity.models import BillingProfile
@@ -77,6 +82,9 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
         log_event(FAILURE_SCOPE, "invoice PDF not generated or not stored", "error", invoiceNumber=number,
                   kind=kind, error=f"{type(exc).__name__}: {exc}")
         return _skipped(number, None, "pdf_failed", kind)
+    if kind in MAILED_KINDS and not DocumentMailing.select().where(DocumentMailing.invoice_id == invoice.id).exists():
+        with transaction():  # the job claims the document: a second one sends nothing
+            outbox.enqueue("mail_invoice_document", invoice.id)
 
     document_kind = document_kind_for(kind)
     if document_kind is None:  # legacy kinds: a PDF, no transmission

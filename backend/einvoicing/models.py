@@ -164,3 +164,24 @@ class PollingPass(BaseModel):
 
     class Meta:
         table_name = "einvoicing_polling_pass"
+
+
+class DecisionReport(BaseModel):
+    """A 205 Approuvée or 210 Refusée the platform sends for a self-billed invoice, in the name of
+    the distributor who decided (migration 153)."""
+
+    id = id_field()
+    idempotency_key = CharField(max_length=200)  # <invoiceNumber>:<code>
+    invoice_number = CharField(max_length=80)
+    code = SmallIntegerField()
+    reason = TextField(null=True)
+    decided_at = DateTimeTZField()
+    status = CharField(max_length=10, default="pending")
+    provider_flow_id = CharField(max_length=120, null=True)
+    attempts = IntegerField(default=0)
+    last_error_message = TextField(null=True)
+    created_at = created_at_field()
+    sent_at = DateTimeTZField(null=True)
+
+    class Meta:
+        table_name = "einvoice_decision_report"

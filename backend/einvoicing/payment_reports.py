@@ -13,31 +13,26 @@ operator has acknowledged (a status names an invoice the recipient holds). The d
 order's `paid_at` (Europe/Paris): the bank settlement (the bank issue) does not exist yet; once it
 does, its settlement date is the one to report.
 
-The flow: `POST /flows` with `flowInfo.flowType = CustomerInvoiceLC` (XP Z12-013's lifecycle flow
-type), `flowSyntax = CDAR`, and as file the status as JSON (`{invoiceNumber, code: 212, label, at,
-paymentOrderId, amountCents, amounts: [{vatRateBps, amountInclTaxCents, vatCents}]}`): the JSON
-body is the operator's own; it builds the CDAR message the standard carries.
+The flow (`status_flows`, shared with the 205/210 of self-billed invoices): `POST /flows` with
+`flowInfo.flowType = CustomerInvoiceLC` (XP Z12-013's lifecycle flow type), `flowSyntax = CDAR`,
+and as file the status as JSON (`{invoiceNumber, code: 212, label, at, paymentOrderId, amountCents,
+amounts: [{vatRateBps, amountInclTaxCents, vatCents}]}`): the JSON body is the operator's own; it
+builds the CDAR message the standard carries.
 """
 
 from __future__ import annotations
 
-import json
 from zoneinfo import ZoneInfo
 
 from backend import clock
 from backend.db import database, transaction
+from backend.einvoicing import status_flows
 from backend.einvoicing.models import PaymentReport, Transmission
-from backend.einvoicing.operator_client import OperatorClient, OperatorError
+from backend.einvoicing.operator_client import OperatorClient
 from backend.einvoicing.reform_statuses import ENCAISSEE, LABELS
-from backend.einvoicing.status import TransmissionStatus
-from backend.logs import log_event
 from backend.money import round_half_up_div
 
 PARIS = ZoneInfo("Europe/Paris")
-STATUS_FLOW_TYPE = "CustomerInvoiceLC"
-STATUS_SYNTAX = "CDAR"
-SEND_BATCH = 100
-MAX_ATTEMPTS = 5  # then `failed`, for an admin
 
 # Paid collections and refunds of platform sales without a report yet (billing's tables).
 _UNREPORTED = """
@@ -84,40 +79,16 @@ def sweep(limit: int = 500) -> int:
 
 def send_due(*, client: OperatorClient) -> dict[str, int]:
     """Post the pending reports whose invoice is acknowledged; returns `{sent, failed}`."""
-    acknowledged = Transmission.select(Transmission.invoice_number).where(
-        Transmission.status == TransmissionStatus.ACKNOWLEDGED, Transmission.document_kind == "invoice")
-    due = list(PaymentReport.select().where(PaymentReport.status == "pending",
-                                            PaymentReport.invoice_number.in_(acknowledged))
-               .order_by(PaymentReport.created_at, PaymentReport.id).limit(SEND_BATCH))
+    reports = status_flows.due(PaymentReport)
     rules = {t.invoice_number: t.processing_rule for t in Transmission.select(
         Transmission.invoice_number, Transmission.processing_rule)
-        .where(Transmission.invoice_number.in_([r.invoice_number for r in due]))} if due else {}
+        .where(Transmission.invoice_number.in_([r.invoice_number for r in reports]))} if reports else {}
     counts = {"sent": 0, "failed": 0}
-    for report in due:
-        counts["sent" if _send(report, client, rules.get(report.invoice_number, "B2B")) else "failed"] += 1
+    for report in reports:
+        document = {"invoiceNumber": report.invoice_number, "code": ENCAISSEE, "label": LABELS[ENCAISSEE],
+                    "at": report.paid_on.isoformat(), "paymentOrderId": report.payment_order_id,
+                    "amountCents": report.amount_cents, "amounts": report.amounts}
+        sent = status_flows.send(report, document, client=client, scope="einvoicing.payment_report",
+                                 processing_rule=rules.get(report.invoice_number, "B2B"))
+        counts["sent" if sent else "failed"] += 1
     return counts
-
-
-def _send(report: PaymentReport, client: OperatorClient, processing_rule: str) -> bool:
-    document = {"invoiceNumber": report.invoice_number, "code": ENCAISSEE, "label": LABELS[ENCAISSEE],
-                "at": report.paid_on.isoformat(), "paymentOrderId": report.payment_order_id,
-                "amountCents": report.amount_cents, "amounts": report.amounts}
-    content = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
-    try:
-        flow = client.submit_flow(tracking_id=report.idempotency_key, name=f"{report.idempotency_key}.json",
-                                  content=content, processing_rule=processing_rule, flow_syntax=STATUS_SYNTAX,
-                                  content_type="application/json", flow_type=STATUS_FLOW_TYPE)
-    except OperatorError as exc:
-        attempts = report.attempts + 1
-        status = "failed" if attempts >= MAX_ATTEMPTS else "pending"
-        PaymentReport.update(attempts=attempts, status=status, last_error_message=exc.message[:2000]).where(
-            PaymentReport.id == report.id, PaymentReport.status == "pending").execute()
-        log_event("einvoicing.payment_report.failed", "212 not sent", level="warn", key=report.idempotency_key,
-                  attempts=attempts, error=exc.message[:500])
-        return False
-    PaymentReport.update(status="sent", provider_flow_id=flow.flow_id, sent_at=clock.now(),
-                         attempts=report.attempts + 1).where(
-        PaymentReport.id == report.id, PaymentReport.status == "pending").execute()
-    log_event("einvoicing.payment_report.sent", "212 sent", key=report.idempotency_key, flowId=flow.flow_id,
-              amountCents=report.amount_cents)
-    return True

@@ -10,7 +10,8 @@ and every lifecycle status reported is stored once (`reform_statuses.record`). P
 any number of open transmissions in ceil(changed flows / 100) searches. When no transmission is
 open (`sent` or `acknowledged`), the pass makes no call.
 
-A pass also records and sends the platform's 212s (`payment_reports`). Besides, it dispatches
+A pass also records and sends the platform's 212s (`payment_reports`) and the 205s and 210s of
+self-billed invoices (`decision_reports`). Besides, it dispatches
 again up to `PASS_SIZE` transmissions whose automatic retry is due (`failed` with
 `next_dispatch_at` passed: a throttled or unavailable operator) and up to `PASS_SIZE`
 `dispatching` ones whose claim expired (their worker died; the dispatch searches the operator
@@ -35,7 +36,7 @@ from peewee import fn
 
 from backend import clock
 from backend.db import database, transaction
-from backend.einvoicing import lifecycle, payment_reports, reform_statuses
+from backend.einvoicing import decision_reports, lifecycle, payment_reports, reform_statuses
 from backend.einvoicing.models import PollingPass, Transmission
 from backend.einvoicing.operator_client import SEARCH_PAGE_SIZE, Flow, OperatorClient
 from backend.einvoicing.status import OperatorStatus, TransmissionStatus
@@ -78,12 +79,14 @@ def run_pass(polling_pass: PollingPass, *, client: OperatorClient, storage: Stor
     _dispatch_again(counters, client=client, storage=storage, test_mode=test_mode)
     updated_after = _search_changes(polling_pass, counters, client=client)
     reports = _payment_reports(client)
+    decisions = _decision_reports(client)
     finished = {key: counters[key] for key in COUNTERS}
     with transaction():
         PollingPass.update(outcome="completed", finished_at=clock.now(), updated_after=updated_after,
                            **finished).where(PollingPass.id == polling_pass.id).execute()
     log_event("einvoicing.polling.pass", "polling pass finished", passId=polling_pass.id,
-              updatedAfter=clock.iso(updated_after) if updated_after else None, paymentReports=reports, **finished)
+              updatedAfter=clock.iso(updated_after) if updated_after else None, paymentReports=reports,
+              decisionReports=decisions, **finished)
     return finished
 
 
@@ -96,6 +99,16 @@ def _payment_reports(client: OperatorClient) -> dict[str, int]:
         log_event("einvoicing.polling.error", "payment reports failed", level="warn",
                   error=f"{type(exc).__name__}: {exc}"[:500])
         return {"recorded": 0, "sent": 0, "failed": 0}
+
+
+def _decision_reports(client: OperatorClient) -> dict[str, int]:
+    """The 205s and 210s of self-billed invoices (`decision_reports`), sent (their errors logged)."""
+    try:
+        return decision_reports.send_due(client=client)
+    except Exception as exc:
+        log_event("einvoicing.polling.error", "decision reports failed", level="warn",
+                  error=f"{type(exc).__name__}: {exc}"[:500])
+        return {"sent": 0, "failed": 0}
 
 
 def _dispatch_again(counters: Counter[str], *, client: OperatorClient, storage: Storage, test_mode: bool) -> None:

@@ -16,6 +16,10 @@ placeholder and the row the token belongs to, and `deliver_email` has `mint_link
 in its transaction, sending the link and storing only its digest. A failed send rolls the digest
 back, so a message never delivered holds no usable link anywhere (row, broker, logs), and a
 message sent again mints again (only its last link works).
+A message may carry files (`Attachment`): each is a reference to a stored object (storage context
+and key, `email_attachment`), never its bytes in the outbox row; it is read from storage when the
+message is sent, at most `MAX_ATTACHMENT_BYTES`, and a missing or changed file fails the delivery
+(retried) rather than sending a message without it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from email.utils import formatdate, make_msgid
 from pathlib import Path
 from urllib.parse import unquote, urlencode, urlsplit
 
-from peewee import CharField, IntegerField, TextField
+from peewee import BigIntegerField, CharField, IntegerField, TextField
 from playhouse.postgres_ext import DateTimeTZField
 
 from backend import clock, outbox
@@ -39,9 +43,11 @@ from backend.db import transaction
 from backend.email.templates import render
 from backend.logs import get_logger
 from backend.model import BaseModel, created_at_field, new_id
+from storage import Storage
 
 log = get_logger("email")
 SMTP_TIMEOUT_SECONDS = 20
+MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024  # also the table's CHECK (migration 152)
 
 
 class EmailNotSent(Exception):
@@ -64,6 +70,36 @@ class EmailMessage(BaseModel):
 
     class Meta:
         table_name = "email_message"
+
+
+class EmailAttachment(BaseModel):
+    """A stored file a message carries, by reference (read from storage when it is sent)."""
+
+    id = CharField(primary_key=True, max_length=36, default=new_id)
+    email_message_id = CharField(max_length=36)
+    storage_context = CharField(max_length=80)
+    storage_key = CharField(max_length=300)
+    filename = CharField(max_length=200)
+    content_type = CharField(max_length=100)
+    size_bytes = BigIntegerField()
+
+    class Meta:
+        table_name = "email_attachment"
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A stored object to attach: where it is, the name and type the recipient sees, its size."""
+
+    storage_context: str
+    storage_key: str
+    filename: str
+    content_type: str
+    size_bytes: int
+
+
+class AttachmentUnavailable(OSError):
+    """An attachment is missing from storage or is not the size recorded: the delivery is retried."""
 
 
 @dataclass(frozen=True)
@@ -106,24 +142,34 @@ def public_link(path: str, **query: str) -> str:
 
 
 def queue_email(template: str, *, to: str, link_at_delivery: LinkAtDelivery | None = None,
-                **context: str) -> EmailMessage:
-    """Store the message and hand it to the `deliver_email` actor once the transaction commits;
-    with `link_at_delivery`, the template's `{link}` is minted at delivery (module docstring)."""
+                attachments: tuple[Attachment, ...] = (), **context: str) -> EmailMessage:
+    """Store the message (and the references of its `attachments`) and hand it to the
+    `deliver_email` actor once the transaction commits; with `link_at_delivery`, the template's
+    `{link}` is minted at delivery (module docstring)."""
     message_id, link_kind, link_ref = new_id(), None, None
     if link_at_delivery is not None:
         context["link"] = _link_placeholder(message_id)
         link_kind, link_ref = link_at_delivery.kind, link_at_delivery.ref
     subject, body = render(template, platform=_links.platform_name, **context)
+    for attachment in attachments:
+        if not 0 < attachment.size_bytes <= MAX_ATTACHMENT_BYTES:
+            raise ValueError(f"an attachment is 1 byte to {MAX_ATTACHMENT_BYTES} bytes ({attachment.size_bytes})")
     with transaction():
         message = EmailMessage.create(id=message_id, template=template, to_address=to, subject=subject,
                                       body_text=body, link_kind=link_kind, link_ref=link_ref)
+        for attachment in attachments:
+            EmailAttachment.create(email_message_id=message.id, storage_context=attachment.storage_context,
+                                   storage_key=attachment.storage_key, filename=attachment.filename,
+                                   content_type=attachment.content_type, size_bytes=attachment.size_bytes)
         outbox.enqueue("deliver_email", message.id)
     return message
 
 
-def deliver_email(email_id: str, *, config: Config, mint_link: LinkMinter | None = None) -> bool:
+def deliver_email(email_id: str, *, config: Config, mint_link: LinkMinter | None = None,
+                  storage: Storage | None = None) -> bool:
     """Send a queued message once per row; False when it was already sent, or withdrawn (its
-    single-use link, which `mint_link` creates, may no longer be: nothing is sent).
+    single-use link, which `mint_link` creates, may no longer be: nothing is sent). Its
+    attachments are read from `storage`.
 
     The claim is the row's lock, held while sending: a second copy of the message (a re-send
     after Redis lost data, a redelivery) waits for the first one's outcome instead of skipping
@@ -143,7 +189,9 @@ def deliver_email(email_id: str, *, config: Config, mint_link: LinkMinter | None
             with transaction():  # a savepoint: a failed send rolls the minted token's digest back
                 body = _body_with_link(message, mint_link)
                 if body is not None:
-                    _send(_mime(message, config, body), message, config)
+                    mime = _mime(message, config, body)
+                    _attach(mime, message.id, storage)
+                    _send(mime, message, config)
         except (OSError, smtplib.SMTPException) as exc:
             failure = exc
             message.attempts += 1
@@ -188,6 +236,25 @@ def _mime(message: EmailMessage, config: Config, body: str) -> MimeMessage:
     # quoted-printable would cut them (`=` soft breaks, `=3D`). SMTP keeps the safe default.
     mime.set_content(body, **({} if config.smtp_url else {"cte": "8bit"}))
     return mime
+
+
+def _attach(mime: MimeMessage, email_id: str, storage: Storage | None) -> None:
+    """Add the message's attachments, read from storage now (each bounded and checked)."""
+    for attachment in EmailAttachment.select().where(EmailAttachment.email_message_id == email_id).order_by(
+            EmailAttachment.id):
+        if storage is None:
+            raise AttachmentUnavailable("this process has no storage to read the attachments from")
+        where = (attachment.storage_context, attachment.storage_key)
+        try:  # the size first: nothing over the bound is read into memory
+            data = storage.read_bytes(*where) if storage.size(*where) == attachment.size_bytes else b""
+        except Exception as exc:  # a storage back end's own "not found" or outage
+            raise AttachmentUnavailable(f"attachment {attachment.filename} unreadable: {exc}") from exc
+        if len(data) != attachment.size_bytes or len(data) > MAX_ATTACHMENT_BYTES:
+            raise AttachmentUnavailable(f"attachment {attachment.filename} is {len(data)} bytes, "
+                                        f"{attachment.size_bytes} were recorded")
+        maintype, _, subtype = attachment.content_type.partition("/")
+        mime.add_attachment(data, maintype=maintype, subtype=subtype or "octet-stream",
+                            filename=attachment.filename)
 
 
 def is_loopback(host: str) -> bool:

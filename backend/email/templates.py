@@ -52,6 +52,28 @@ TEMPLATES: dict[str, Template] = {
         "Livraison : {address}\nTransporteur : {carrier}\nNuméro de suivi : {tracking_number}\n"
         "Suivi en ligne : {tracking_url}\n\nLe détail de la commande est dans votre espace :\n\n{link}",
     ),
+    # Documents (backend/billing/documents/mailing.py): the Factur-X PDF is attached; no link
+    # carries a session or a token, the link opens the signed-in space.
+    "billing_document": Template(
+        "{document} {number} : {platform}",
+        "Bonjour,\n\nVeuillez trouver ci-joint {document_phrase} {number} du {issued_on} ({issuer}), d'un montant "
+        "de {amount} TTC.\n{payment}\n\nLe PDF joint est au format Factur-X : les données structurées du document "
+        "(factur-x.xml) y sont incluses, lisibles par votre logiciel comptable.\n\nVos documents sont aussi dans "
+        "votre espace {platform} :\n\n{link}",
+    ),
+    "self_billed_document": Template(
+        "Autofacturation : {document} {number} {issued} en votre nom sur {platform}",
+        "Bonjour,\n\nAu titre du mandat d'autofacturation que vous avez signé, {platform} a émis en votre nom "
+        "{document_phrase} {number} du {issued_on}, d'un montant de {amount} TTC.\n{payment}\n\n{acceptance}\n\n"
+        "Le PDF joint est au format Factur-X : les données structurées du document (factur-x.xml) y sont incluses."
+        "\n\nVos autofactures sont dans votre espace {platform} :\n\n{link}",
+    ),
+    "self_billing_contest_rejected": Template(
+        "Votre contestation de la facture {number} : {platform}",
+        "Bonjour,\n\nVotre contestation de la facture {number}, émise en votre nom par autofacturation, a été "
+        "examinée et n'a pas été retenue.\n\nMotif : {note}\n\nLa facture est maintenue telle qu'émise et son "
+        "paiement suit son cours. Pour en discuter, répondez à ce message.\n\n{link}",
+    ),
     "smoke_test": Template(
         "Test d'envoi d'e-mail {platform}",
         "Bonjour,\n\nCeci est un e-mail de test envoyé depuis {platform} à la demande de {requester}. "

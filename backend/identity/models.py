@@ -138,6 +138,7 @@ class BillingProfile(BaseModel):
     signer_email = CharField(max_length=320)
     signer_phone = CharField(max_length=20)  # E.164
     signer_on_registry_extract = BooleanField()
+    billing_email = CharField(max_length=320, null=True)  # where invoices go (else the managers)
     updated_at = created_at_field()
 
     class Meta:

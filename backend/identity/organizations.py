@@ -138,6 +138,7 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
         "signer_email": signer["email"].strip().lower(),
         "signer_phone": to_e164(signer["phone"], field="signer.phone"),
         "signer_on_registry_extract": signer_on_registry_extract,
+        "billing_email": profile["billingEmail"].strip().lower() if profile.get("billingEmail") else None,
         "updated_at": clock.now(),
     }
     with transaction():

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from marshmallow import fields
+from marshmallow import Schema, fields, validate
 
 from schemas.billing.invoices import MoneyMovedOut
+
+
+class PayoutIn(Schema):
+    reason = fields.String(validate=validate.Length(min=1, max=2000), metadata={
+        "description": "pays before the distributor accepted its self-billed invoice: why (audited)"})
 
 
 class PayoutOut(MoneyMovedOut):

@@ -53,6 +53,8 @@ class BillingProfileIn(Schema):
     address = fields.Nested(AddressIn, required=True)
     iban = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=42))
     signer = fields.Nested(SignerIn, required=True)
+    billingEmail = fields.Email(load_default=None, allow_none=True, validate=validate.Length(max=320), metadata={
+        "description": "where the organization's invoices and credit notes are e-mailed; null: to its managers"})
 
 
 class InvitationIn(Schema):
@@ -78,6 +80,7 @@ class BillingProfileOut(Schema):
     address = fields.Function(_address, required=True)
     iban = fields.String(allow_none=True)
     signer = fields.Function(_signer, required=True)
+    billingEmail = fields.String(attribute="billing_email", allow_none=True)
     updatedAt = fields.Function(lambda p: clock.iso(p.updated_at))
 
 

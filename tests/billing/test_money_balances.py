@@ -51,7 +51,8 @@ class Money:
 
     def pay(self, reservation_id: str, key: str):
         return self.client.simulate_post(f"/api/admin/billing/reservations/{reservation_id}/payout",
-                                         headers={**admin_headers(), "Idempotency-Key": key})
+                                         headers={**admin_headers(), "Idempotency-Key": key},
+                                         json={"reason": "paid before the distributor's acceptance"})
 
     def summary(self, reservation_id: str, headers=None) -> dict:
         answer = self.client.simulate_get(f"/api/billing/reservations/{reservation_id}/summary",

@@ -229,7 +229,8 @@ class MoneyModel(RuleBasedStateMachine):
         sale = data.draw(st.sampled_from(self.sales))
         status = FinancialRecord.get_by_id(sale.reservation_id).financial_status
         try:
-            payouts.pay_out(reservation_id=sale.reservation_id, key=self._key(), user_id=None)
+            payouts.pay_out(reservation_id=sale.reservation_id, key=self._key(), user_id=None,
+                            reason="paid before the distributor's acceptance")
         except DomainError as refused:
             assert status != "supplier_settlement_pending", refused.details  # a due payout is always paid
             return

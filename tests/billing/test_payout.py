@@ -12,7 +12,7 @@ from backend.billing import corrections
 from backend.billing.accounting import ledger
 from backend.billing.accounting.chart import Account
 from backend.billing.models import AuditEntry, FinancialRecord, Invoice, PaymentOrder
-from backend.billing.self_billing import scheduler
+from backend.billing.self_billing import acceptance, scheduler
 from tests.billing.accounting.books import book_lines, book_totals
 from tests.billing.helpers import Market, approved_org
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
@@ -26,6 +26,8 @@ def settled(config):
     reservation = collected(Market(), industrial, distributor)
     with clock.frozen_at(AFTER):
         assert scheduler.self_bill_due_reservations(config=config)["issued"] == 1
+    invoice = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "supplier_self_billed")
+    acceptance.accept(invoice_number=invoice.number, organization_id=distributor.id, user_id=None)
     return reservation, distributor
 
 

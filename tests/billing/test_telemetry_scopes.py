@@ -13,7 +13,7 @@ from backend.billing import collection, corrections, payouts
 from backend.billing.documents.render import render_invoice_pdf
 from backend.billing.models import Invoice, InvoiceKind, PaymentMethod, SelfBillingMandate
 from backend.billing.post_invoice_hook import run_post_invoice_hook
-from backend.billing.self_billing import incidents, scheduler
+from backend.billing.self_billing import acceptance, incidents, scheduler
 from backend.billing.self_billing import invoice as self_billing
 from backend.billing.self_billing.mandate_events import apply_provider_event
 from backend.errors import DomainError
@@ -100,8 +100,12 @@ def adjusts(run: Run) -> None:  # a refund after self-billing credits the store 
     refund(run, run.sale_of(run.self_billed()), 10_000)
 
 
-def pays_out(run: Run) -> None:
-    payouts.pay_out(reservation_id=run.self_billed().id, key="telemetry", user_id=make_admin().id)
+def pays_out(run: Run) -> None:  # once the distributor accepted its self-billed invoice (issue 32)
+    reservation = run.self_billed()
+    number = Invoice.get(Invoice.reservation_id == reservation.id,
+                         Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED).number
+    acceptance.accept(invoice_number=number, organization_id=run.distributor.id, user_id=None)
+    payouts.pay_out(reservation_id=reservation.id, key="telemetry", user_id=make_admin().id)
 
 
 def payout_fails(run: Run) -> None:  # collected, not self-billed: nothing to pay

@@ -109,6 +109,20 @@ def test_billing_profile_is_checked_and_normalized(client):
     assert detail["organization"]["billingProfile"]["siret"] == siret_for(organization.siren)
 
 
+def test_billing_profile_names_where_invoices_go(client):
+    """`billingEmail` (issue 32): where the organization's invoices are e-mailed; none: its managers."""
+    user, organization = manager_of()
+    path = f"/api/organizations/{organization.id}/billing-profile"
+    answer = client.simulate_put(path, json=billing_body(organization.siren), headers=signed_in(user))
+    assert answer.json["data"]["billingProfile"]["billingEmail"] is None
+    answer = client.simulate_put(path, json=billing_body(organization.siren, billingEmail="Compta@Example.com"),
+                                 headers=signed_in(user))
+    assert answer.status_code == 200 and answer.json["data"]["billingProfile"]["billingEmail"] == "compta@example.com"
+    refused = client.simulate_put(path, json=billing_body(organization.siren, billingEmail="pas une adresse"),
+                                  headers=signed_in(user))
+    assert refused.status_code == 400 and "billingEmail" in refused.json["error"]["details"]["fields"]
+
+
 def _vat_key(siren: str) -> str:
     return f"{(12 + 3 * (int(siren) % 97)) % 97:02d}"
 

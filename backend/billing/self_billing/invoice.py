@@ -30,6 +30,7 @@ from backend.billing.models import AuditEntry, FinancialStatus, Invoice, Invoice
 from backend.billing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.queries import InvoiceItem, invoice_item
 from backend.billing.reservations import service_label
+from backend.billing.self_billing.acceptance import open_acceptance
 from backend.billing.self_billing.business_days import self_billing_due
 from backend.billing.self_billing.incidents import open_incident
 from backend.config import Config
@@ -130,7 +131,23 @@ def _issue(reservation: Reservation, record, settling: Settling, *, config: Conf
     records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PENDING)
     invoice = issue_invoice(draft, config=config)
     ledger.post_invoice(invoice)  # AC: the purchase of the store's share
+    open_acceptance(invoice)  # the distributor's 30 days start once it is e-mailed
     return invoice
+
+
+def issue_corrected(reservation_id: str, amount_cents: int, *, config: Config, user_id: str | None) -> Invoice:
+    """The corrected self-billed invoice after a contest (`resolution.py`, in its transaction, the
+    contested one credited in full): `amount_cents` excluding tax, never above the store share left
+    of the sale (409 `amount_above_store_share` with `maximumCents`)."""
+    reservation, record, existing, settling = _locked_settleable(reservation_id)
+    if existing is not None:
+        raise Conflict("the reservation still has a live self-billed invoice", reason="self_billed_live",
+                       invoiceNumber=existing.number)
+    if amount_cents > settling.share:
+        raise Conflict(f"a self-billed invoice of this reservation is at most {settling.share} cents excluding tax "
+                       "(the store share of what the customer paid)", reason="amount_above_store_share",
+                       maximumCents=settling.share, amountCents=amount_cents)
+    return _issue(reservation, record, Settling(settling.sale, amount_cents), config=config, user_id=user_id)
 
 
 def _issued(invoice: Invoice, **fields: object) -> None:

@@ -46,7 +46,8 @@ def paid_out(config):
     refunded = refund(sale.number, 10_000)
     with clock.frozen_at(AFTER):
         assert scheduler.self_bill_due_reservations(config=config)["issued"] == 1
-    payout = payouts.pay_out(reservation_id=reservation.id, key="payout-1", user_id=None)
+    payout = payouts.pay_out(reservation_id=reservation.id, key="payout-1", user_id=None,
+                             reason="paid before the distributor's acceptance")
     return refunded, payout
 
 
