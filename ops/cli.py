@@ -254,7 +254,14 @@ def _accounting_commands(sub, common) -> None:
     add_commands(sub, common, NEEDS_DATABASE)
 
 
-COMMAND_GROUPS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = [_accounting_commands]
+def _bank_commands(sub, common) -> None:
+    from ops.bank_commands import add_commands
+
+    add_commands(sub, common, NEEDS_DATABASE)
+
+
+COMMAND_GROUPS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = [
+    _accounting_commands, _bank_commands]
 
 
 def build_parser() -> argparse.ArgumentParser:

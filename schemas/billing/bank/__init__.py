@@ -1,0 +1,1 @@
+"""Shapes of the bank routes (API.md "The bank")."""
