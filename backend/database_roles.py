@@ -32,6 +32,9 @@ RESTRICTED: dict[str, str] = {
     "accounting_lettered_line": "SELECT, INSERT",
     "accounting_period_close": "SELECT, INSERT",
     "billing_audit_entry": "SELECT, INSERT",
+    # a bank file never changes: a live one may only be voided; its orders are only added (migration 144)
+    "billing_bank_file": "SELECT, INSERT, UPDATE (status, voided_at, void_reason)",
+    "billing_bank_file_order": "SELECT, INSERT",
     # what distributors owe back and what payouts kept back of it: only added to (migration 130)
     "billing_supplier_debt": "SELECT, INSERT",
     # the financial status transition map, reference data written by migration 131

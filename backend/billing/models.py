@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from peewee import BigAutoField, BigIntegerField, CharField, DateField, ForeignKeyField, IntegerField, TextField
+from peewee import (
+    BigAutoField,
+    BigIntegerField,
+    CharField,
+    CompositeKey,
+    DateField,
+    ForeignKeyField,
+    IntegerField,
+    TextField,
+)
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
 from backend.model import BaseModel, created_at_field, id_field, status_field
@@ -82,6 +91,26 @@ class PaymentStatus(StrEnum):
     PAID = "paid"
     FAILED = "failed"
     CANCELLED = "cancelled"
+
+
+class Settlement(StrEnum):
+    """The bank's view of a payment order (API.md "The bank"), beside spec C's status; the moves
+    allowed are migration 144's (`backend/billing/bank/settlement.py` makes them)."""
+
+    UNSENT = "unsent"
+    IN_FILE = "in_file"
+    SETTLED = "settled"
+    RETURNED = "returned"
+
+
+class BankFileKind(StrEnum):
+    DIRECT_DEBIT = "direct_debit"  # pain.008.001.08
+    CREDIT_TRANSFER = "credit_transfer"  # pain.001.001.09
+
+
+class BankFileStatus(StrEnum):
+    LIVE = "live"
+    VOID = "void"
 
 
 class MandateStatus(StrEnum):
@@ -221,9 +250,51 @@ class PaymentOrder(BaseModel):
     created_at = created_at_field()
     updated_at = created_at_field()
     paid_at = DateTimeTZField(null=True)
+    settlement = status_field(Settlement, default=Settlement.UNSENT)
+    settled_on = DateField(null=True)  # the statement's booking date
+    returned_on = DateField(null=True)  # the booking date of the return
+    return_code = CharField(max_length=4, null=True)  # ISO 20022 reason of the return (AM04, MD06...)
 
     class Meta:
         table_name = "billing_payment_order"
+
+
+class BankFile(BaseModel):
+    """A message for the bank (migration `144_bank_files`): its XML is stored privately
+    (`storage_key`, `sha256`) and never changes; a `live` file may only be voided."""
+
+    id = id_field()
+    kind = status_field(BankFileKind)
+    message_id = CharField(max_length=35)
+    count = IntegerField()
+    control_sum_cents = BigIntegerField()
+    requested_on = DateField()  # requested collection date (debits) or execution date (transfers)
+    storage_key = TextField()
+    sha256 = CharField(max_length=64)
+    status = status_field(BankFileStatus, default=BankFileStatus.LIVE)
+    voided_at = DateTimeTZField(null=True)
+    void_reason = TextField(null=True)
+    created_by_user_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_bank_file"
+
+
+class BankFileOrder(BaseModel):
+    """A payment order in a bank file; `file_kind`/`file_status` follow the file (composite foreign
+    key, `ON UPDATE CASCADE`) so the database keeps each order in at most one live file."""
+
+    file_id = CharField(max_length=36)
+    file_kind = status_field(BankFileKind)
+    file_status = status_field(BankFileStatus, default=BankFileStatus.LIVE)
+    payment_order = ForeignKeyField(PaymentOrder, backref="bank_file_links", on_delete="RESTRICT")
+    amount_cents = BigIntegerField()
+    sequence_type = CharField(max_length=4, null=True)  # FRST | RCUR, direct debits only
+
+    class Meta:
+        table_name = "billing_bank_file_order"
+        primary_key = CompositeKey("file_id", "payment_order")
 
 
 class LedgerEntry(BaseModel):

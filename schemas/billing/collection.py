@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
-from backend.billing.models import FinancialStatus, PaymentKind, PaymentMethod, PaymentStatus
+from backend.billing.models import FinancialStatus, PaymentKind, PaymentMethod, PaymentStatus, Settlement
 from schemas.billing.invoices import METHOD, InvoiceOut, MoneyMovedOut
 from schemas.common import UtcDateTime, enum_of
 
@@ -40,6 +40,9 @@ class PaymentOrderOut(Schema):
                                metadata={"description": "shown to the industrial and admins"})
     createdAt = UtcDateTime(attribute="order.created_at", required=True)
     paidAt = UtcDateTime(attribute="order.paid_at", allow_none=True)
+    settlement = fields.String(attribute="order.settlement", required=True, metadata={
+        **enum_of(Settlement), "description": "the bank's view beside spec C's status: in no bank file yet, in a live "
+                                              "file, booked on a statement, or returned by the bank"})
 
 
 class SummaryOut(Schema):

@@ -160,7 +160,8 @@ def test_summary_for_both_parties_and_admin_only(client, world):
     # each party sees what its organization issued or received: not the industrial's sale
     assert (summary["paymentOrders"], summary["invoices"], summary["refundedCents"]) == ([], [], 0)
     mine = client.simulate_get(path, headers=industrial.headers).json["data"]
-    assert [o["kind"] for o in mine["paymentOrders"]] == ["reservation_total"]
+    assert [(o["kind"], o["status"], o["settlement"]) for o in mine["paymentOrders"]] == [
+        ("reservation_total", "paid", "unsent")]  # spec C's status, and the bank's view (no file yet)
     assert mine["invoices"][0]["kind"] == "platform_sale" and mine["customerCreditCents"] == 0
     admin = client.simulate_get(path, headers=signed_in(make_admin()))
     assert admin.status_code == 200 and len(admin.json["data"]["invoices"]) == 1

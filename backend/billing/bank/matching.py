@@ -58,28 +58,30 @@ def decide(lines: list[Line]) -> list[Decision]:
     by_invoice: dict[str, list[PaymentOrder]] = {}
     for order in _transfers_of(numbers):
         by_invoice.setdefault(order.invoice_number, []).append(order)
-    taken: set[str] = set()
+    taken: dict[str, set[str]] = {MATCHED: set(), RETURNED: set()}
     decisions = []
     for line in lines:
         decision = _decide(line, by_id, by_invoice, taken)
         if decision.payment_order_id:
-            taken.add(decision.payment_order_id)
+            taken[decision.state].add(decision.payment_order_id)
         decisions.append(decision)
     return decisions
 
 
 def _decide(line: Line, by_id: dict[str, PaymentOrder], by_invoice: dict[str, list[PaymentOrder]],
-            taken: set[str]) -> Decision:
+            taken: dict[str, set[str]]) -> Decision:
+    """A debit settled by an earlier line of the same statement may still be returned by a later one."""
     named = by_id.get(line.end_to_end_id or "")
-    if named is not None and named.id not in taken:
+    if named is not None and named.id not in taken[RETURNED]:
         if returns(line, named):
             return Decision(RETURNED, named.id)
-        if settles(line, named):
+        if named.id not in taken[MATCHED] and settles(line, named):
             return Decision(MATCHED, named.id)
     if line.credit and line.return_code is None and line.remittance:
         for number in dict.fromkeys(n.upper() for n in INVOICE_NUMBER.findall(line.remittance)):
             candidates = [order for order in by_invoice.get(number, ())
-                          if order.id not in taken and settles(line, order)]
+                          if order.id not in taken[MATCHED] and order.id not in taken[RETURNED]
+                          and settles(line, order)]
             if len(candidates) == 1:
                 return Decision(MATCHED, candidates[0].id)
     return Decision(UNMATCHED)

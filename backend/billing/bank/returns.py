@@ -23,6 +23,7 @@ from datetime import date, timedelta
 from backend import clock
 from backend.billing import records
 from backend.billing.accounting import ledger
+from backend.billing.bank import settlement
 from backend.billing.models import (
     AuditEntry,
     FinancialStatus,
@@ -81,13 +82,10 @@ def apply(order: PaymentOrder, *, code: str, day: date, line_id: str, user_id: s
     """Return the direct debit `order` (locked by the caller's transaction) with the reason `code`,
     booked on `day` by the statement line `line_id`."""
     label = REASONS.get(code, "Returned by the bank")
-    moved = (PaymentOrder.update(status=PaymentStatus.FAILED, failure_code=code, failure_message=label,
-                                 settlement=Settlement.RETURNED, returned_on=day, return_code=code,
-                                 updated_at=clock.now())
-             .where(PaymentOrder.id == order.id, PaymentOrder.status == PaymentStatus.PAID,
-                    PaymentOrder.settlement.in_([Settlement.IN_FILE, Settlement.SETTLED])).execute())
-    if not moved:
-        raise Conflict("the payment order is not a direct debit the bank can return", reason="not_returnable")
+    if not settlement.mark_returned(order.id, reason_code=code, returned_on=day):
+        raise Conflict("the bank returned this payment order already", reason="payment_order_returned")
+    (PaymentOrder.update(status=PaymentStatus.FAILED, failure_code=code, failure_message=label, updated_at=clock.now())
+     .where(PaymentOrder.id == order.id).execute())
     invoice = Invoice.get_by_id(order.invoice_id)
     ledger.post_returned_debit(invoice, amount_cents=order.amount_cents, payment_order_id=order.id, day=day)
     record = records.locked_record(order.reservation_id) if order.reservation_id else None

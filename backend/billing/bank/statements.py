@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from backend import clock
-from backend.billing.bank import camt, matching, returns
+from backend.billing.bank import camt, matching, returns, settlement
 from backend.billing.bank.camt import Line
 from backend.billing.models import BankLine, BankStatement, PaymentOrder, Settlement
 from backend.config import Config
@@ -172,7 +172,7 @@ def match_line(line_id: str, *, payment_order_id: str, user_id: str | None) -> B
             _return(order, line, row.id, user_id)
         elif matching.settles(line, order):
             state = matching.MATCHED
-            _settle([(order.id, line.booking_date)])
+            settlement.settle(order.id, booked_on=line.booking_date)
         else:
             raise Conflict("this line cannot settle this payment order (amount, direction or settlement differ)",
                            reason="line_mismatch", amountCents=row.amount_cents, orderAmountCents=order.amount_cents,
