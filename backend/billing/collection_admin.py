@@ -25,7 +25,14 @@ from peewee import JOIN
 
 from backend import clock
 from backend.billing import collection, records
-from backend.billing.models import FinancialRecord, FinancialStatus, PaymentMethod, PaymentOrder, SepaMandate, Settlement
+from backend.billing.models import (
+    FinancialRecord,
+    FinancialStatus,
+    PaymentMethod,
+    PaymentOrder,
+    SepaMandate,
+    Settlement,
+)
 from backend.billing.reservations import COLLECTABLE
 from backend.config import Config
 from backend.db import transaction

@@ -107,10 +107,10 @@ def _stop_retries(order: PaymentOrder, code: str, day: date) -> bool:
     `RETRY_WINDOW` (or at once for a `NO_RETRY` reason); whether they are stopped now."""
     if not order.mandate_ref:
         return False
-    earlier = (PaymentOrder.select().where(PaymentOrder.mandate_ref == order.mandate_ref,
-                                           PaymentOrder.id != order.id,
-                                           PaymentOrder.settlement == Settlement.RETURNED,
-                                           PaymentOrder.returned_on.between(day - RETRY_WINDOW, day + RETRY_WINDOW)).exists())
+    earlier = PaymentOrder.select().where(
+        PaymentOrder.mandate_ref == order.mandate_ref, PaymentOrder.id != order.id,
+        PaymentOrder.settlement == Settlement.RETURNED,
+        PaymentOrder.returned_on.between(day - RETRY_WINDOW, day + RETRY_WINDOW)).exists()
     if not earlier and code not in NO_RETRY:
         return False
     (SepaMandate.update(retries_stopped_at=clock.now())
