@@ -1,7 +1,7 @@
 """Which payment order a statement line settles or returns (docs/bank.md "Matching").
 
-- A credit names a collection (money in): by its end-to-end id (the payment order's id, which the
-  platform's debits carry), else by an invoice number in its remittance with the exact amount of
+- A credit names a collection (money in): by its end-to-end id (the payment order's id without
+  its dashes, which the platform's debits carry: `end_to_end`), else by an invoice number in its remittance with the exact amount of
   the one `bank_transfer` collection of that invoice still waiting for the bank.
 - A debit with a return reason (an R-transaction) returns the `sepa_dd` collection its end-to-end
   id names, in a file or settled, of the same amount.
@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from backend.billing.bank.camt import Line
+from backend.billing.bank.end_to_end import order_id_of
 from backend.billing.models import Invoice, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus, Settlement
 
 MATCHED, RETURNED, UNMATCHED = "matched", "returned", "unmatched"
@@ -52,7 +53,7 @@ def returns(line: Line, order: PaymentOrder) -> bool:
 
 def decide(lines: list[Line]) -> list[Decision]:
     """One decision per line, in order; an order is taken by the first line that matches it."""
-    by_id = _orders(PaymentOrder.id, {line.end_to_end_id for line in lines if line.end_to_end_id})
+    by_id = _orders(PaymentOrder.id, {_order_id(line) for line in lines} - {None})
     numbers = {number.upper() for line in lines if line.credit and line.remittance
                for number in INVOICE_NUMBER.findall(line.remittance)}
     by_invoice: dict[str, list[PaymentOrder]] = {}
@@ -71,7 +72,7 @@ def decide(lines: list[Line]) -> list[Decision]:
 def _decide(line: Line, by_id: dict[str, PaymentOrder], by_invoice: dict[str, list[PaymentOrder]],
             taken: dict[str, set[str]]) -> Decision:
     """A debit settled by an earlier line of the same statement may still be returned by a later one."""
-    named = by_id.get(line.end_to_end_id or "")
+    named = by_id.get(_order_id(line) or "")
     if named is not None and named.id not in taken[RETURNED]:
         if returns(line, named):
             return Decision(RETURNED, named.id)
@@ -87,8 +88,12 @@ def _decide(line: Line, by_id: dict[str, PaymentOrder], by_invoice: dict[str, li
     return Decision(UNMATCHED)
 
 
+def _order_id(line: Line) -> str | None:
+    return order_id_of(line.end_to_end_id) if line.end_to_end_id else None
+
+
 def _orders(column, values: Iterable[str]) -> dict[str, PaymentOrder]:
-    values = sorted(value for value in values if len(value) <= 36)
+    values = sorted(values)
     found: dict[str, PaymentOrder] = {}
     for start in range(0, len(values), _CHUNK):
         for order in PaymentOrder.select().where(column.in_(values[start:start + _CHUNK])):

@@ -13,6 +13,7 @@ from peewee import IntegrityError
 from backend import clock
 from backend.billing import collection
 from backend.billing.bank import settlement
+from backend.billing.bank.end_to_end import end_to_end_id, order_id_of
 from backend.billing.models import BankFile, BankFileOrder, PaymentMethod, PaymentOrder
 from backend.db import database, transaction
 from backend.errors import Conflict, ValidationError
@@ -108,3 +109,9 @@ def test_the_database_refuses_a_settlement_move_outside_the_map():
             PaymentOrder.id == order.id).execute()
     with pytest.raises(IntegrityError, match="billing_payment_order_settled"), database.atomic():
         PaymentOrder.update(settlement="settled").where(PaymentOrder.id == order.id).execute()
+
+
+def test_an_end_to_end_id_is_the_order_id_without_dashes_and_reads_back():
+    order_id = str(uuid.uuid4())
+    assert len(end_to_end_id(order_id)) == 32 and order_id_of(end_to_end_id(order_id)) == order_id
+    assert [order_id_of(text) for text in ("NOTPROVIDED", "z" * 32, order_id)] == [None, None, None]
