@@ -172,7 +172,7 @@ def camt053(iban: str, statement_id: str, message_id: str, opening_cents: int, e
 def _sums(entries: list[str]) -> tuple[int, int]:
     credits = debits = 0
     for entry in entries:
-        amount = entry.split("<Amt Ccy=\"EUR\">", 1)[1].split("<", 1)[0]
+        amount = entry.split("<Amt Ccy=", 1)[1].split(">", 1)[1].split("<", 1)[0]
         units, cents = amount.split(".")
         value = int(units) * 100 + int(cents)
         if "<CdtDbtInd>CRDT" in entry:
