@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from xml.sax.saxutils import escape
 
@@ -151,7 +151,7 @@ def camt053(iban: str, statement_id: str, message_id: str, opening_cents: int, e
     count_credit = sum("<CdtDbtInd>CRDT" in entry for entry in entries)
     count_debit = len(entries) - count_credit
     closing = opening_cents + credits_cents - debits_cents
-    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    now = datetime.now(UTC).replace(microsecond=0).isoformat()
 
     def balance(code: str, cents: int) -> str:
         return (f"<Bal><Tp><CdOrPrtry><Cd>{code}</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{_amount(abs(cents))}</Amt>"

@@ -1,8 +1,9 @@
 """Which payment order a statement line settles or returns (docs/bank.md "Matching").
 
 - A credit names a collection (money in): by its end-to-end id (the payment order's id without
-  its dashes, which the platform's debits carry: `end_to_end`), else by an invoice number in its remittance with the exact amount of
-  the one `bank_transfer` collection of that invoice still waiting for the bank.
+  its dashes, which the platform's debits carry: `end_to_end`), else by an invoice number in its
+  remittance with the exact amount of the one `bank_transfer` collection of that invoice still
+  waiting for the bank.
 - A debit with a return reason (an R-transaction) returns the `sepa_dd` collection its end-to-end
   id names, in a file or settled, of the same amount.
 - Any other debit names a payout or a refund (money out) by its end-to-end id.
@@ -77,6 +78,7 @@ def _decide(line: Line, by_id: dict[str, PaymentOrder], by_invoice: dict[str, li
         if returns(line, named):
             return Decision(RETURNED, named.id)
         if named.id not in taken[MATCHED] and settles(line, named):
+            named.settlement = Settlement.SETTLED.value  # as the import leaves it, for a return further down
             return Decision(MATCHED, named.id)
     if line.credit and line.return_code is None and line.remittance:
         for number in dict.fromkeys(n.upper() for n in INVOICE_NUMBER.findall(line.remittance)):

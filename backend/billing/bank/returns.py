@@ -84,7 +84,8 @@ def apply(order: PaymentOrder, *, code: str, day: date, line_id: str, user_id: s
     label = REASONS.get(code, "Returned by the bank")
     if not settlement.mark_returned(order.id, reason_code=code, returned_on=day):
         raise Conflict("the bank returned this payment order already", reason="payment_order_returned")
-    (PaymentOrder.update(status=PaymentStatus.FAILED, failure_code=code, failure_message=label, updated_at=clock.now())
+    (PaymentOrder.update(status=PaymentStatus.FAILED, failure_code=code, failure_message=label, paid_at=None,
+                         updated_at=clock.now())
      .where(PaymentOrder.id == order.id).execute())
     invoice = Invoice.get_by_id(order.invoice_id)
     ledger.post_returned_debit(invoice, amount_cents=order.amount_cents, payment_order_id=order.id, day=day)

@@ -8,9 +8,9 @@ from datetime import date
 
 from backend import clock
 from backend.billing import collection
+from backend.billing.accounting.verify import verify
 from backend.billing.bank.end_to_end import end_to_end_id
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder, SepaMandate
-from backend.billing.accounting.verify import verify
 from ops.simulators.bank_store import camt053, entry_xml
 from tests.billing.accounting.books import validate_now
 from tests.billing.helpers import Market, approved_org, booted_config
