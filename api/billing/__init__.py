@@ -6,11 +6,12 @@ from __future__ import annotations
 from api.access import Route
 from api.billing import collection, invoices, payouts
 from api.billing.accounting import books
-from api.billing.bank import statements
+from api.billing.bank import overdue, statements
 from api.billing.self_billing import incidents, invoice, mandate
 
 
 def routes(deps) -> list[Route]:
     return [*collection.routes(deps), *invoices.routes(deps), *mandate.routes(deps),
             *incidents.routes(deps), *invoice.routes(deps),
-            *payouts.routes(deps), *books.routes(deps), *statements.routes(deps)]
+            *payouts.routes(deps), *books.routes(deps), *statements.routes(deps),
+            *overdue.routes(deps)]

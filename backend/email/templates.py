@@ -52,6 +52,13 @@ TEMPLATES: dict[str, Template] = {
         "Livraison : {address}\nTransporteur : {carrier}\nNuméro de suivi : {tracking_number}\n"
         "Suivi en ligne : {tracking_url}\n\nLe détail de la commande est dans votre espace :\n\n{link}",
     ),
+    "bank_transfer_overdue": Template(
+        "Facture {invoice_number} : virement non reçu",
+        "Bonjour,\n\nSauf erreur de notre part, nous n'avons pas reçu le virement de {amount} TTC réglant la "
+        "facture {invoice_number} de {organization}, échue le {due_date}.\n\nMerci d'effectuer le virement sur le "
+        "compte de {platform} :\nIBAN : {iban}\nen indiquant la référence {invoice_number}.\n\n"
+        "Si vous avez déjà payé, merci de ne pas tenir compte de ce message.",
+    ),
     "smoke_test": Template(
         "Test d'envoi d'e-mail {platform}",
         "Bonjour,\n\nCeci est un e-mail de test envoyé depuis {platform} à la demande de {requester}. "
