@@ -6,7 +6,7 @@ from api.access import BILLING_MANAGER, Route
 from api.operations import operation
 from backend.billing.bank import overdue
 from schemas.billing.bank.overdue import OverduePage
-from schemas.common import ListQuery
+from schemas.billing.bank.statements import BankPageQuery
 
 
 class Overdue:
@@ -17,7 +17,7 @@ class Overdue:
                description="`billing.manage.all`. `bank_transfer` collections no statement settled "
                "`BANK_TRANSFER_DUE_DAYS` (default 30) after their invoice's due date, oldest first, with when the one "
                "reminder e-mail went to the customer's billing contact.",
-               tags=("bank",), query=ListQuery, answer=OverduePage)
+               tags=("bank",), query=BankPageQuery, answer=OverduePage)
     def on_get(self, req, resp, query: dict):
         return overdue.overdue(config=self._config, page=query["page"], page_size=query["pageSize"])
 

@@ -7,8 +7,7 @@ import sys
 from api.access import BILLING_MANAGER, Route
 from api.operations import Answer, operation
 from backend.billing.bank import camt, statements
-from schemas.billing.bank.statements import MatchAnswer, MatchIn, StatementAnswer, UnmatchedOut
-from schemas.common import ListQuery
+from schemas.billing.bank.statements import BankPageQuery, MatchAnswer, MatchIn, StatementAnswer, UnmatchedOut
 
 XML = "application/xml"
 
@@ -44,7 +43,7 @@ class Statements:
 class Unmatched:
     @operation("List the statement lines waiting to be matched",
                description="`billing.manage.all`. Oldest booking first.",
-               tags=("bank",), query=ListQuery, answer=UnmatchedOut)
+               tags=("bank",), query=BankPageQuery, answer=UnmatchedOut)
     def on_get(self, req, resp, query: dict):
         return statements.unmatched(page=query["page"], page_size=query["pageSize"])
 

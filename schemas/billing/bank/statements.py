@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from marshmallow import EXCLUDE, Schema, fields
 
-from schemas.common import UtcDateTime, enum_of, page_of
+from schemas.common import PageQuery, UtcDateTime, enum_of, page_of
+
+
+class BankPageQuery(PageQuery):
+    """`page` and `pageSize` of the bank's lists, in their one order (no search, no sort)."""
+
+    class Meta:
+        exclude = ("search", "sortBy", "sortDir")
+        unknown = EXCLUDE
 
 
 class StatementOut(Schema):
