@@ -24,6 +24,7 @@ change nothing. A debit carrying a return reason (`RtrInf/Rsn/Cd`) is a returned
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -160,7 +161,9 @@ class _Reader:
     def __init__(self, namespace: str) -> None:
         self.ns = {"c": namespace}
 
-    def _path(self, path: str) -> str:
+    @staticmethod
+    @functools.lru_cache(maxsize=128)
+    def _path(path: str) -> str:
         return "/".join(f"c:{part}" for part in path.split("/"))
 
     def all(self, node, path: str) -> list:

@@ -30,6 +30,9 @@ WAITING = frozenset({Settlement.UNSENT.value, Settlement.IN_FILE.value})
 RETURNABLE = frozenset({Settlement.IN_FILE.value, Settlement.SETTLED.value})
 INVOICE_NUMBER = re.compile(r"\bFAC-RES-\d{4}-\d{6,}\b", re.IGNORECASE)
 _CHUNK = 5000
+# What the rules read of a payment order (rows as named tuples: thousands of lines, no model instances).
+_FIELDS = PaymentOrder.select(PaymentOrder.id, PaymentOrder.kind, PaymentOrder.method, PaymentOrder.status,
+                              PaymentOrder.settlement, PaymentOrder.amount_cents)
 
 
 @dataclass(frozen=True)
@@ -45,10 +48,11 @@ def settles(line: Line, order: PaymentOrder) -> bool:
             and order.status == PaymentStatus.PAID and order.amount_cents == line.amount_cents)
 
 
-def returns(line: Line, order: PaymentOrder) -> bool:
-    """Whether the returned debit `line` returns the direct debit `order`."""
+def returns(line: Line, order: PaymentOrder, *, settled_here: bool = False) -> bool:
+    """Whether the returned debit `line` returns the direct debit `order` (`settled_here`: settled by
+    an earlier line of the same statement)."""
     return (line.return_code is not None and not line.credit and order.kind == PaymentKind.RESERVATION_TOTAL
-            and order.method == PaymentMethod.SEPA_DD and order.settlement in RETURNABLE
+            and order.method == PaymentMethod.SEPA_DD and (settled_here or order.settlement in RETURNABLE)
             and order.status == PaymentStatus.PAID and order.amount_cents == line.amount_cents)
 
 
@@ -75,10 +79,9 @@ def _decide(line: Line, by_id: dict[str, PaymentOrder], by_invoice: dict[str, li
     """A debit settled by an earlier line of the same statement may still be returned by a later one."""
     named = by_id.get(_order_id(line) or "")
     if named is not None and named.id not in taken[RETURNED]:
-        if returns(line, named):
+        if returns(line, named, settled_here=named.id in taken[MATCHED]):
             return Decision(RETURNED, named.id)
         if named.id not in taken[MATCHED] and settles(line, named):
-            named.settlement = Settlement.SETTLED.value  # as the import leaves it, for a return further down
             return Decision(MATCHED, named.id)
     if line.credit and line.return_code is None and line.remittance:
         for number in dict.fromkeys(n.upper() for n in INVOICE_NUMBER.findall(line.remittance)):
@@ -98,7 +101,7 @@ def _orders(column, values: Iterable[str]) -> dict[str, PaymentOrder]:
     values = sorted(values)
     found: dict[str, PaymentOrder] = {}
     for start in range(0, len(values), _CHUNK):
-        for order in PaymentOrder.select().where(column.in_(values[start:start + _CHUNK])):
+        for order in _FIELDS.where(column.in_(values[start:start + _CHUNK])).namedtuples():
             found[order.id] = order
     return found
 
@@ -109,10 +112,10 @@ def _transfers_of(numbers: set[str]) -> list[PaymentOrder]:
     ordered = sorted(numbers)
     orders = []
     for start in range(0, len(ordered), _CHUNK):
-        orders += list(PaymentOrder.select(PaymentOrder, Invoice.number.alias("invoice_number"))
+        orders += list(_FIELDS.select_extend(Invoice.number.alias("invoice_number"))
                        .join(Invoice, on=PaymentOrder.invoice == Invoice.id)
                        .where(Invoice.number.in_(ordered[start:start + _CHUNK]),
                               PaymentOrder.method == PaymentMethod.BANK_TRANSFER,
                               PaymentOrder.settlement.in_(sorted(WAITING)))
-                       .objects())
+                       .namedtuples())
     return orders

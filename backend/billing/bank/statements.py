@@ -27,7 +27,7 @@ from backend.billing.bank import camt, matching, returns, settlement
 from backend.billing.bank.camt import Line
 from backend.billing.models import BankLine, BankStatement, PaymentOrder, Settlement
 from backend.config import Config
-from backend.db import database, on_commit, transaction
+from backend.db import copy_rows, database, on_commit, transaction
 from backend.errors import Conflict, NotFound
 from backend.listing import Page
 from backend.logs import log_event
@@ -105,19 +105,20 @@ def _known_states(iban: str, keys: list[str]) -> dict[str, str]:
     return known
 
 
+_LINE_COLUMNS = ("id", "statement_id", "account_iban", "entry_key", "direction", "amount_cents", "booking_date",
+                 "end_to_end_id", "remittance", "counterparty_name", "counterparty_iban", "return_code", "state",
+                 "payment_order_id", "matched_at", "created_at")
+
+
 def _store_lines(statement_id: str, iban: str, lines: list[Line], decisions: list[matching.Decision]) -> list[str]:
     now = clock.now()
-    rows = [{"id": new_id(), "statement_id": statement_id, "account_iban": iban, "entry_key": line.key,
-             "direction": "credit" if line.credit else "debit", "amount_cents": line.amount_cents,
-             "booking_date": line.booking_date, "end_to_end_id": line.end_to_end_id, "remittance": line.remittance,
-             "counterparty_name": line.counterparty_name, "counterparty_iban": line.counterparty_iban,
-             "return_code": line.return_code, "state": decision.state,
-             "payment_order_id": decision.payment_order_id,
-             "matched_at": now if decision.payment_order_id else None, "created_at": now}
+    rows = [(new_id(), statement_id, iban, line.key, "credit" if line.credit else "debit", line.amount_cents,
+             line.booking_date, line.end_to_end_id, line.remittance, line.counterparty_name, line.counterparty_iban,
+             line.return_code, decision.state, decision.payment_order_id,
+             now if decision.payment_order_id else None, now)
             for line, decision in zip(lines, decisions, strict=True)]
-    for start in range(0, len(rows), _CHUNK):
-        BankLine.insert_many(rows[start:start + _CHUNK]).execute()
-    return [row["id"] for row in rows]
+    copy_rows("billing_bank_line", _LINE_COLUMNS, rows)
+    return [row[0] for row in rows]
 
 
 def _settle(settled: list[tuple[str, date]]) -> None:
