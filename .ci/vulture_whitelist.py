@@ -32,6 +32,3 @@ _.default_policy, _.esign_contract_threshold_cents
 # printing: the columns of a SELECT row named in its NamedTuple, and the delivery address id the
 # batch deposit accepts but does not read yet (left to that area)
 _.store_street, _.store_postal_code, _.store_country, _.address_id
-# the end-to-end id writer of the bank files (issue 30 points 1-3) until they call it; tested in
-# tests/billing/bank/test_files_settlement.py
-_.end_to_end_id

@@ -14,6 +14,9 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from stdnum import bic, iban
+from stdnum.eu import at_02
+
 from backend.logs import url_without_password
 
 
@@ -105,6 +108,7 @@ class Config:
     platform_legal_country: str = "FR"
     platform_legal_email: str | None = None
     platform_legal_iban: str | None = None
+    platform_legal_bic: str | None = None  # the platform's bank, named in the files for the bank
 
     odp_client_id: str | None = None
     odp_client_secret: str | None = None
@@ -241,6 +245,23 @@ def _bps(env: _Env, name: str, default: int) -> int:
     return value
 
 
+# The platform's bank identifiers, checked when set: the files for the bank carry them
+# (docs/bank.md); a value failing its check would make the bank refuse every file.
+_BANK_IDENTIFIERS = (
+    ("PLATFORM_SEPA_CREDITOR_ID", at_02, "a SEPA creditor identifier (ICS) with valid ISO 7064 check digits"),
+    ("PLATFORM_LEGAL_IBAN", iban, "an IBAN with valid check digits"),
+    ("PLATFORM_LEGAL_BIC", bic, "a BIC (ISO 9362: 8 or 11 characters)"),
+)
+
+
+def _check_bank_identifiers(env: _Env) -> None:
+    for name, number, what in _BANK_IDENTIFIERS:
+        value = _str(env, name)
+        if value is not None and not number.is_valid(value):
+            shown = "" if "IBAN" in name else f", got {value!r}"  # an IBAN is never logged (backend.logs)
+            env.problem(f"{name} must be {what}{shown}")
+
+
 _PLATFORM_IDENTITY = (
     "PLATFORM_LEGAL_COMPANY_NAME",
     "PLATFORM_LEGAL_SIRET",
@@ -291,6 +312,8 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     siret = _str(env, "PLATFORM_LEGAL_SIRET")
     if siret is not None and not (len(siret) == 14 and siret.isdigit()):
         env.problem(f"PLATFORM_LEGAL_SIRET must be 14 digits, got {siret!r}")
+
+    _check_bank_identifiers(env)
 
     smtp_url = _str(env, "SMTP_URL")
     if smtp_url is not None and not smtp_url.lower().startswith(("smtp://", "smtps://")):
@@ -370,6 +393,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         platform_legal_country=(_str(env, "PLATFORM_LEGAL_COUNTRY", "FR") or "FR").upper(),
         platform_legal_email=_str(env, "PLATFORM_LEGAL_EMAIL"),
         platform_legal_iban=_str(env, "PLATFORM_LEGAL_IBAN"),
+        platform_legal_bic=_str(env, "PLATFORM_LEGAL_BIC"),
         odp_client_id=_str(env, "ODP_CLIENT_ID"),
         odp_client_secret=_str(env, "ODP_CLIENT_SECRET"),
         odp_token_url=_str(env, "ODP_TOKEN_URL", Config.odp_token_url),

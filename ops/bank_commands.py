@@ -1,13 +1,57 @@
-"""`vitrine bank ...`: the bank from the command line (docs/bank.md).
+"""`vitrine bank ...`: the files for the bank from the command line (docs/bank.md).
 
+- `direct-debits [-o FILE]`: the direct debit file (pain.008.001.08) of every debit due;
+- `transfers [-o FILE]`: the credit transfer file (pain.001.001.09) of every payout and refund due;
 - `import FILE`: import a camt.053 or camt.054 statement, as `POST /api/admin/billing/bank/statements`
   does; prints the counts, exit 1 when the statement is refused (its reason on stderr).
+
+Each makes, stores and records the file exactly as the admin route does (`backend.billing.bank.
+files.make_file`), audited as made from the command line by the system user running it, and
+writes its XML to FILE (default `<schema>-<messageId>.xml`; `-o -` writes to stdout). Nothing due,
+or a setting or bank detail failing its check: the reason on stderr, exit status 1, no file.
 """
 
 from __future__ import annotations
 
+import getpass
 import sys
 from pathlib import Path
+
+
+def _make(args, kind_name: str) -> int:
+    from backend.billing.bank import files
+    from backend.billing.models import BankFileKind
+    from backend.db import database
+    from backend.errors import Conflict
+    from backend.runtime import boot
+
+    runtime = boot(role="cli")
+    command = f"vitrine bank {args.bank_command}"
+    with database.connection_context():
+        try:
+            file = files.make_file(BankFileKind(kind_name), storage=runtime.storage, config=runtime.config,
+                                   user_id=None, origin=f"command line ({command}, system user {getpass.getuser()})")
+        except Conflict as exc:
+            print(f"{command}: {exc.message}", file=sys.stderr)
+            return 1
+    xml = runtime.storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
+    target = args.output or files.file_name(file)
+    if target == "-":
+        sys.stdout.buffer.write(xml)
+        sys.stdout.buffer.flush()
+        return 0
+    Path(target).write_bytes(xml)
+    print(f"{target}: {file.count} transaction(s), {file.control_sum_cents // 100}.{file.control_sum_cents % 100:02d} "
+          f"EUR, requested for {file.requested_on}, message {file.message_id}, file {file.id}, sha256 {file.sha256}")
+    return 0
+
+
+def cmd_direct_debits(args) -> int:
+    return _make(args, "direct_debit")
+
+
+def cmd_transfers(args) -> int:
+    return _make(args, "credit_transfer")
 
 
 def cmd_import(args) -> int:
@@ -36,10 +80,18 @@ def cmd_import(args) -> int:
 
 def add_commands(sub, common, needs: str) -> None:
     """The `bank` group; `needs`: what its commands need started (`ops.cli.NEEDS_DATABASE`)."""
-    group = sub.add_parser("bank", parents=[common], help="the bank: statements in",
-                           description="the bank: statements in")
+    group = sub.add_parser("bank", parents=[common], help="the bank: files out, statements in",
+                           description="the bank: files out, statements in (docs/bank.md)")
     commands = group.add_subparsers(dest="bank_command", required=True, metavar="COMMAND", help="a bank command")
-    parser = commands.add_parser("import", parents=[common], help="import a camt.053 or camt.054 bank statement",
-                                 description="import a camt.053 or camt.054 bank statement")
-    parser.set_defaults(func=cmd_import, needs=needs)
-    parser.add_argument("file", metavar="FILE", help="the statement's XML file")
+    for name, func, help_text in (
+        ("direct-debits", cmd_direct_debits, "make the direct debit file (pain.008.001.08) of every debit due"),
+        ("transfers", cmd_transfers, "make the credit transfer file (pain.001.001.09) of every payout and refund due"),
+    ):
+        parser = commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+        parser.set_defaults(func=func, needs=needs)
+        parser.add_argument("-o", "--output", metavar="FILE",
+                            help="file to write (default <schema>-<messageId>.xml; - stdout)")
+    statement = commands.add_parser("import", parents=[common], help="import a camt.053 or camt.054 bank statement",
+                                    description="import a camt.053 or camt.054 bank statement")
+    statement.set_defaults(func=cmd_import, needs=needs)
+    statement.add_argument("file", metavar="FILE", help="the statement's XML file")

@@ -18,6 +18,8 @@ OTHER_FORMATS = {
     "log line fields, a validation error's fields": {
         ("collection.py", "collect"), ("collection.py", "auto_collect"), ("legacy.py", "collect_step"),
         ("corrections.py", "refund"), ("payouts.py", "pay_out")},
+    "an error's details (the bank file run's refusal)": {("bank/orders.py", "refuse_problems")},
+    "a list's `sortBy` values (the query's, API.md Lists)": {("bank/files.py", "<module>")},
     "the request body fingerprinted": {("collection.py", "collection_key"), ("corrections.py", "refund_once")},
     # JSON documents stored in a row as written there (read back by the documents and the API)
     "a JSON document stored on its row (party snapshot, invoice lines, mandate signer)": {

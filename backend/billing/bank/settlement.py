@@ -25,6 +25,15 @@ def _current(order_id: str) -> PaymentOrder:
     return order
 
 
+def put_in_file(order_ids: list[str]) -> None:
+    """`unsent` -> `in_file` for the orders a new bank file takes (locked by the caller, so each moves)."""
+    moved = (PaymentOrder.update(settlement=Settlement.IN_FILE, updated_at=clock.now())
+             .where(PaymentOrder.id.in_(order_ids), PaymentOrder.settlement == Settlement.UNSENT)
+             .execute())
+    if moved != len(order_ids):
+        raise Conflict("a payment order of the file moved meanwhile: no file is made", reason="order_moved")
+
+
 def settle(order_id: str, *, booked_on: date) -> bool:
     """Booked on a statement: `in_file` or `unsent` (a transfer the payer made) becomes `settled` on
     `booked_on`. False when it was settled already (the same line seen twice); 409 when returned."""

@@ -1,1 +1,1 @@
-"""Shapes of the bank routes (API.md "The bank")."""
+"""Shapes of the bank's routes (API.md "The bank")."""
