@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from backend.billing.demo import ENDED_CAMPAIGN, seed_demo_billing
-from backend.billing.models import SelfBillingMandate
+from backend.billing.demo import ENDED_CAMPAIGN, seed_demo_billing, seed_demo_sepa_mandate
+from backend.billing.models import SelfBillingMandate, SepaMandate
 from backend.billing.self_billing.mandate_demo import seed_demo_self_billing_mandate
 from backend.db import transaction
 from backend.identity.demo import DEMO_USERS, seed_demo_identity
@@ -55,6 +55,8 @@ SEEDERS: list[Seeder] = [
     Seeder("self-billing mandate",
            lambda runtime: seed_demo_self_billing_mandate(storage=runtime.storage, config=runtime.config),
            lambda: SelfBillingMandate.select().where(SelfBillingMandate.organization_id == DISTRIBUTOR).exists()),
+    Seeder("SEPA mandate", lambda runtime: seed_demo_sepa_mandate(),
+           lambda: SepaMandate.select().where(SepaMandate.organization_id == INDUSTRIAL).exists()),
 ]
 
 ALREADY_SEEDED = "demo data: already seeded, nothing done (`vitrine seed-demo` without --if-empty tops it up)"

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from backend import clock
 from backend.billing import collection, corrections
-from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, PaymentMethod
+from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, PaymentMethod, SepaMandate
 from backend.billing.reservations import COLLECTABLE
 from backend.config import Config
 from backend.marketplace import campaigns, cart, reservations
@@ -46,6 +47,22 @@ def seed_demo_billing(*, config: Config) -> str:
         refunded = 1
     invoices = Invoice.select().where(Invoice.customer_organization_id == INDUSTRIAL).count()
     return f"{collected} reservations collected, {refunded} refund, {invoices} invoices of the demo industrial"
+
+
+DEMO_MANDATE_REF = "VIT-DEMO0001"
+DEMO_DEBTOR_IBAN = "FR7630001007941234567890185"
+
+
+def seed_demo_sepa_mandate() -> str:
+    """The demo industrial's active SEPA direct-debit mandate (docs/bank.md), recorded directly as
+    `seed-demo` runs without the e-signature provider (no envelope: its reference is its own), so the
+    reservations it books in `vitrine dev` are collected by direct debit and go in the bank's files.
+    The demo's own collections above stay bank transfers. Idempotent."""
+    if SepaMandate.select().where(SepaMandate.organization_id == INDUSTRIAL).exists():
+        return "the demo industrial already has a SEPA mandate"
+    SepaMandate.create(organization_id=INDUSTRIAL, mandate_ref=DEMO_MANDATE_REF, iban=DEMO_DEBTOR_IBAN,
+                       signed_at=clock.now())
+    return f"SEPA mandate {DEMO_MANDATE_REF} of the demo industrial recorded"
 
 
 ENDED_CAMPAIGN = "Automne des fromages"

@@ -78,3 +78,64 @@ def test_the_simulator_refuses_what_is_not_a_pain_file_and_bad_switches(bank):
                          timeout=5).status_code == 400
     assert requests.post(f"{bank.url}/_control/incoming", json={"amountCents": 0}, timeout=5).status_code == 400
     assert requests.get(f"{bank.url}/statements/9", timeout=5).status_code == 404
+
+
+def test_the_walk_two_debits_and_a_refund_in_files_one_returned_md06_collected_again_and_settled(bank, make_app):
+    """Issue 30's "done when": the platform's own files (schema-valid) to the simulator over HTTP,
+    its statement back through the admin route, one debit settled and one returned (MD06), the
+    reservation due again, collected again, and settled; the customer's 411 and the bank's 512
+    after each step."""
+    import falcon.testing
+
+    from backend.billing.accounting.chart import Account
+    from backend.billing.accounting.ledger import balance
+    from backend.identity.models import Organization
+    from tests.billing.bank.data import bank_config, refund, sign_sepa_mandate, valid_against_schema
+    from tests.billing.helpers import Market, approved_org
+
+    settings = bank_config()
+    client = falcon.testing.TestClient(make_app(**{name: getattr(settings, name) for name in (
+        "platform_sepa_creditor_id", "platform_legal_iban", "platform_legal_bic", "platform_legal_company_name")}))
+    admin = admin_headers()
+    industrial = approved_org("industrial")
+    sign_sepa_mandate(industrial)
+    market = Market()
+    kept, disputed = (collected(market=market, industrial=industrial) for _ in range(2))
+    refunded = refund(number_of(kept), 10_000)
+    siren = Organization.get_by_id(industrial.id).siren
+    owed, bank_before = balance(Account.CUSTOMERS, siren), balance(Account.BANK)
+
+    def to_the_bank(route: str, schema: str) -> None:
+        made = client.simulate_post(f"/api/admin/billing/bank/{route}", headers=admin)
+        assert made.status_code == 201, made.json
+        xml = client.simulate_get(f"/api/admin/billing/bank/files/{made.json['data']['file']['id']}",
+                                  headers=admin).content
+        valid_against_schema(xml, schema)
+        assert requests.post(f"{bank.url}/files", data=xml, timeout=5).status_code == 201
+
+    def statement_in() -> dict:
+        document = requests.post(f"{bank.url}/statements", timeout=5).content
+        answer = _import(client, document)
+        assert answer.status_code == 201, answer.json
+        return answer.json["data"]["statement"]
+
+    to_the_bank("direct-debits", "pain.008.001.08")
+    to_the_bank("transfers", "pain.001.001.09")
+    requests.post(f"{bank.url}/_control/returns", json={"endToEndId": end_to_end_id(disputed.id), "reason": "MD06"},
+                  timeout=5)
+    assert statement_in() | {"id": None} == {"id": None, "lines": 4, "matched": 3, "returned": 1, "unmatched": 0}
+    assert [PaymentOrder.get_by_id(o).settlement for o in (kept.id, disputed.id, refunded.payment_order_id)] == [
+        "settled", "returned", "settled"]
+    assert FinancialRecord.get_by_id(disputed.reservation_id).financial_status == "reservation_total_due"
+    assert balance(Account.CUSTOMERS, siren) == owed + disputed.amount_cents  # owed again
+    assert balance(Account.BANK) == bank_before - disputed.amount_cents
+    assert books_breaches() == []
+
+    again = client.simulate_post(f"/api/admin/billing/reservations/{disputed.reservation_id}/collect",
+                                 json={"paymentMethod": "sepa_dd"}, headers={**admin, "Idempotency-Key": "again"})
+    assert again.status_code == 200 and again.json["data"]["financialStatus"] == "reservation_total_paid"
+    to_the_bank("direct-debits", "pain.008.001.08")
+    assert statement_in()["matched"] == 1
+    assert PaymentOrder.get_by_id(again.json["data"]["paymentOrderId"]).settlement == "settled"
+    assert balance(Account.CUSTOMERS, siren) == owed and balance(Account.BANK) == bank_before
+    assert books_breaches() == []
