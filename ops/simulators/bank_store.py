@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -45,6 +46,9 @@ class BankState:
     returns: dict[str, str] = field(default_factory=dict)  # end-to-end id -> reason code
     files: list[dict] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # This run's prefix of statement ids and bank references: a restarted simulator never repeats
+    # the ids of a statement the platform imported (it would take it for the same one).
+    run: str = field(default_factory=lambda: uuid.uuid4().hex[:8].upper())
     _refs: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def receive(self, document: bytes) -> dict:
@@ -103,14 +107,14 @@ class BankState:
             number = len(self.statements) + 1
             opening = self.balance_cents
             self.balance_cents += sum(e[1] if e[0] else -e[1] for e in entries)
-            document = camt053(self.iban, f"STMT-{number:06d}", f"MSG-{number:06d}", opening,
+            document = camt053(self.iban, f"STMT-{self.run}-{number:06d}", f"MSG-{self.run}-{number:06d}", opening,
                                [e[2] for e in entries], booked_on)
             self.statements.append(document)
             return document
 
     def _entry(self, movement: Movement, booked_on: date) -> tuple[bool, int, str]:
         return movement.credit, movement.amount_cents, entry_xml(
-            f"SIMREF{next(self._refs):010d}", movement.credit, movement.amount_cents, booked_on,
+            f"SIM{self.run}{next(self._refs):010d}", movement.credit, movement.amount_cents, booked_on,
             end_to_end_id=movement.end_to_end_id, remittance=movement.remittance, name=movement.name,
             iban=movement.iban, return_code=movement.return_code)
 
