@@ -49,14 +49,14 @@ SEEDERS: list[Seeder] = [
            lambda runtime: seed_demo_printing(storage=runtime.storage,
                                               rate=runtime.config.platform_commission_rate_bps),
            lambda: PrintOrder.select().where(PrintOrder.printer_organization_id == DEMO_PRINTER).exists()),
+    Seeder("SEPA mandate", lambda runtime: seed_demo_sepa_mandate(),
+           lambda: SepaMandate.select().where(SepaMandate.organization_id == INDUSTRIAL).exists()),
     Seeder("billing", lambda runtime: seed_demo_billing(config=runtime.config),
            lambda: Campaign.select().where(Campaign.organization_id == INDUSTRIAL,
                                            Campaign.name == ENDED_CAMPAIGN).exists()),
     Seeder("self-billing mandate",
            lambda runtime: seed_demo_self_billing_mandate(storage=runtime.storage, config=runtime.config),
            lambda: SelfBillingMandate.select().where(SelfBillingMandate.organization_id == DISTRIBUTOR).exists()),
-    Seeder("SEPA mandate", lambda runtime: seed_demo_sepa_mandate(),
-           lambda: SepaMandate.select().where(SepaMandate.organization_id == INDUSTRIAL).exists()),
 ]
 
 ALREADY_SEEDED = "demo data: already seeded, nothing done (`vitrine seed-demo` without --if-empty tops it up)"

@@ -263,6 +263,12 @@ def _not_due(reservation_id: str) -> None:
                    reason="not_due", financialStatus=status)
 
 
+def auto_method(organization_id: str) -> PaymentMethod:
+    """How auto-collection collects: by direct debit under the organization's active mandate, else
+    by bank transfer."""
+    return PaymentMethod.SEPA_DD if sepa_mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
+
+
 def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
     """The `reservation.approved` subscriber: collect asynchronously, never touching the approval.
     A domain refusal is logged (`auto_failed`) and leaves `reservation_total_due` for the manual
@@ -275,7 +281,7 @@ def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
                   "info", reservationId=reservation_id, billingModel=BillingModel.LEGACY_MANDATE.value)
         return None
     organization_id = reservation.industrial_organization_id
-    method = PaymentMethod.SEPA_DD if sepa_mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
+    method = auto_method(organization_id)
     fields = {"reservationId": reservation_id, "paymentMethod": method.value}
     log_event("billing.reservation.collect.auto_triggered", "auto-collection triggered", "info", **fields)
     try:
