@@ -60,11 +60,10 @@ class Handler(SimulatorHandler):
             self._send(exc.status, json.dumps({"error": exc.message}).encode(), "application/json")
 
     def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_FILE:
-            self.close_connection = True
+        body = self._body_within(MAX_FILE)
+        if body is None:
             raise ControlError(413, "body too large")
-        return self.rfile.read(length) if length else b""
+        return body
 
     def _send(self, status: int, payload: bytes, content_type: str) -> None:
         self.send_response(status)
