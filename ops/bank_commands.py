@@ -9,6 +9,9 @@ Each makes, stores and records the file exactly as the admin route does (`backen
 files.make_file`), audited as made from the command line by the system user running it, and
 writes its XML to FILE (default `<schema>-<messageId>.xml`; `-o -` writes to stdout). Nothing due,
 or a setting or bank detail failing its check: the reason on stderr, exit status 1, no file.
+
+`void FILE_ID --reason TEXT` voids a live file the bank refused: its payment orders go in the next
+run (refused once the bank booked or returned one of them; `backend.billing.bank.files.void_file`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,24 @@ def _make(args, kind_name: str) -> int:
     Path(target).write_bytes(xml)
     print(f"{target}: {file.count} transaction(s), {file.control_sum_cents // 100}.{file.control_sum_cents % 100:02d} "
           f"EUR, requested for {file.requested_on}, message {file.message_id}, file {file.id}, sha256 {file.sha256}")
+    return 0
+
+
+def cmd_void(args) -> int:
+    from backend.billing.bank import files
+    from backend.db import database
+    from backend.errors import DomainError
+    from backend.runtime import boot
+
+    boot(role="cli")
+    with database.connection_context():
+        try:
+            file = files.void_file(args.file_id, reason=args.reason, user_id=None,
+                                   origin=f"command line (vitrine bank void, system user {getpass.getuser()})")
+        except DomainError as exc:
+            print(f"vitrine bank void: {exc.message}", file=sys.stderr)
+            return 1
+    print(f"file {file.id} (message {file.message_id}) voided: its {file.count} payment order(s) are due again")
     return 0
 
 
@@ -83,6 +104,12 @@ def add_commands(sub, common, needs: str) -> None:
     group = sub.add_parser("bank", parents=[common], help="the bank: files out, statements in",
                            description="the bank: files out, statements in (docs/bank.md)")
     commands = group.add_subparsers(dest="bank_command", required=True, metavar="COMMAND", help="a bank command")
+
+    help_text = "void a file the bank refused: its payment orders go in the next file"
+    void = commands.add_parser("void", parents=[common], help=help_text, description=help_text)
+    void.set_defaults(func=cmd_void, needs=needs)
+    void.add_argument("file_id", metavar="FILE_ID", help="the file's id (GET /api/admin/billing/bank/files)")
+    void.add_argument("--reason", required=True, metavar="TEXT", help="why the bank refused it (audited)")
     for name, func, help_text in (
         ("direct-debits", cmd_direct_debits, "make the direct debit file (pain.008.001.08) of every debit due"),
         ("transfers", cmd_transfers, "make the credit transfer file (pain.001.001.09) of every payout and refund due"),

@@ -11,6 +11,7 @@ SUB_AREAS = {
     "self_billing": ("self_bill", "mandate_", "incident", "business_day", "scheduler"),
     "documents": ("snapshot", "cii", "facturx", "pdf", "render"),
     "accounting": ("ledger", "journal", "accounting", "books"),
+    "bank": ("bank", "direct_debit", "statement", "camt", "pain"),
 }
 LAYERS = ("backend/billing", "api/billing", "schemas/billing", "tests/billing")
 

@@ -7,6 +7,9 @@ id>.xml` in the context `billing-bank-files`), the file and its orders recorded 
 most one live file: the database's `billing_bank_file_order_one_live`), the orders moved to
 `in_file`, and an audit entry naming who made it (`billing.bank.file`). When anything fails,
 nothing is recorded and the stored XML is deleted.
+
+`void_file` voids a live file the bank refused (`vitrine bank void`): its orders become `unsent`
+and go in the next run; the file and its XML are kept, `void`.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ from backend import clock
 from backend.billing.accounting.entries import paris_day
 from backend.billing.bank import direct_debits, settlement, transfers
 from backend.billing.bank.messages import SCHEMAS, Message
-from backend.billing.models import AuditEntry, BankFile, BankFileKind, BankFileOrder
+from backend.billing.models import AuditEntry, BankFile, BankFileKind, BankFileOrder, BankFileStatus
 from backend.config import Config
 from backend.context import current_request_id
 from backend.db import database, transaction
-from backend.errors import NotFound
+from backend.errors import Conflict, NotFound, ValidationError
 from backend.listing import ListParams, Page, paginate
 from backend.logs import log_event
 from backend.model import new_id
@@ -30,6 +33,7 @@ from storage import Storage
 STORAGE_CONTEXT = "billing-bank-files"
 CONTENT_TYPE = "application/xml"
 AUDIT_ACTION = "billing.bank.file"
+VOID_ACTION = "billing.bank.file.voided"
 _MESSAGES = {BankFileKind.DIRECT_DEBIT: direct_debits.message, BankFileKind.CREDIT_TRANSFER: transfers.message}
 SORTS = {"createdAt": BankFile.created_at, "kind": BankFile.kind, "requestedOn": BankFile.requested_on,
          "count": BankFile.count, "controlSumCents": BankFile.control_sum_cents}
@@ -80,6 +84,31 @@ def _record(message: Message, *, key: str, sha256: str, user_id: str | None, ori
                                "requestedOn": message.requested_on.isoformat(), "sha256": sha256},
                       request_id=current_request_id())
     return file
+
+
+def void_file(file_id: str, *, reason: str, user_id: str | None, origin: str) -> BankFile:
+    """A live file the bank refused, voided: its orders are `unsent` again (due for the next run);
+    409 when it is void already or the bank booked or returned one of its orders. Audited."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError("a reason is required", fields={"reason": ["required"]})
+    with transaction():
+        file = BankFile.select().where(BankFile.id == file_id).for_update().first()
+        if file is None:
+            raise NotFound("bank file not found", fileId=file_id)
+        if file.status != BankFileStatus.LIVE:
+            raise Conflict("the file is void already", reason="file_void", fileId=file_id)
+        order_ids = [link.payment_order_id for link in BankFileOrder.select().where(BankFileOrder.file_id == file.id)]
+        settlement.take_out_of_file(order_ids)
+        now = clock.now()
+        BankFile.update(status=BankFileStatus.VOID, voided_at=now, void_reason=reason).where(
+            BankFile.id == file.id).execute()  # its order links follow (ON UPDATE CASCADE)
+        AuditEntry.create(action=VOID_ACTION, actor_user_id=user_id, reason=reason,
+                          details={"fileId": file.id, "messageId": file.message_id, "count": file.count,
+                                   "origin": origin}, request_id=current_request_id())
+    log_event("billing.bank.file.voided", "bank file voided: its orders are due again", "warn", fileId=file.id,
+              messageId=file.message_id, count=file.count, origin=origin)
+    return get_file(file_id)
 
 
 def list_files(params: ListParams, *, kind: str | None = None) -> Page:

@@ -1,7 +1,7 @@
 """Moving a payment order's `settlement` (migration 144 allows the moves; this module makes them).
 
 `unsent` -> `in_file` when a bank file takes the order (`files.py`), back to `unsent` when that file
-is voided; `settled` when a statement books it (`settle`); `returned` when the bank returns it
+is voided (`files.void_file`); `settled` when a statement books it (`settle`); `returned` when the bank returns it
 (`mark_returned`). Each move is one conditional UPDATE, so two statements racing for the same order
 move it once; run it inside the caller's transaction.
 """
@@ -32,6 +32,17 @@ def put_in_file(order_ids: list[str]) -> None:
              .execute())
     if moved != len(order_ids):
         raise Conflict("a payment order of the file moved meanwhile: no file is made", reason="order_moved")
+
+
+def take_out_of_file(order_ids: list[str]) -> None:
+    """`in_file` -> `unsent` for the orders of a voided file; 409 when one has moved on (the bank
+    booked or returned it: the file was not refused)."""
+    moved = (PaymentOrder.update(settlement=Settlement.UNSENT, updated_at=clock.now())
+             .where(PaymentOrder.id.in_(order_ids), PaymentOrder.settlement == Settlement.IN_FILE)
+             .execute())
+    if moved != len(order_ids):
+        raise Conflict("a payment order of the file was settled or returned by the bank: the file is not voided",
+                       reason="file_has_bank_outcomes")
 
 
 def settle(order_id: str, *, booked_on: date) -> bool:

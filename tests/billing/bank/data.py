@@ -5,6 +5,8 @@ onboarding's envelope flow has its own tests), debits and transfers due, and the
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +33,18 @@ def bank_config(config: Config | None = None, **overrides) -> Config:
     settings = {"platform_sepa_creditor_id": CREDITOR_ID, "platform_legal_iban": PLATFORM_IBAN,
                 "platform_legal_bic": PLATFORM_BIC, "platform_legal_company_name": "Vitrine SAS"}
     return replace(config or booted_config(), **{**settings, **overrides})
+
+
+@contextmanager
+def command_booting(config: Config) -> Iterator[None]:
+    """Around a `vitrine` command run in the test process: the command boots the process's runtime
+    with its own settings, the tests' is booted again afterwards."""
+    from backend.runtime import boot
+
+    try:
+        yield
+    finally:
+        boot(config, role="test")
 
 
 def sign_sepa_mandate(organization: Organization, *, signed_at: datetime | None = None, iban: str = DEBTOR_IBAN,

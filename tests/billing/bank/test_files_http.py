@@ -20,6 +20,7 @@ from tests.billing.bank.data import (
     PLATFORM_IBAN,
     bank_config,
     collect,
+    command_booting,
     read_debits,
     sign_sepa_mandate,
 )
@@ -89,27 +90,18 @@ def test_the_bank_routes_need_billing_manage_all(bank_client, due_debit):
     assert bank_client.simulate_get(f"{BASE}/files", headers=admin_headers()).status_code == 200
 
 
-@pytest.fixture
-def test_runtime_after(config):
-    """The command boots the process's runtime with its own settings: the tests' again afterwards."""
-    from backend.runtime import boot
-
-    yield
-    boot(config, role="test")
-
-
-@pytest.mark.usefixtures("test_runtime_after")
-def test_vitrine_bank_direct_debits_writes_the_stored_file(due_debit, monkeypatch, tmp_path, capsys):
-    for name, value in (("PLATFORM_SEPA_CREDITOR_ID", CREDITOR_ID), ("PLATFORM_LEGAL_IBAN", PLATFORM_IBAN),
-                        ("PLATFORM_LEGAL_BIC", PLATFORM_BIC)):
-        monkeypatch.setenv(name, value)
-    target = tmp_path / "debits.xml"
-    assert main(["bank", "direct-debits", "-o", str(target)]) == 0
-    file = BankFile.get()
-    assert target.read_bytes() == current_runtime().storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
-    assert f"{target}: 1 transaction(s), 1440.00 EUR" in capsys.readouterr().out
-    assert read_debits(target.read_bytes())[0]["controlSumCents"] == 144_000
-    audit = AuditEntry.get(AuditEntry.action == "billing.bank.file")
-    assert audit.actor_user_id is None and "command line (vitrine bank direct-debits" in audit.reason
-    assert main(["bank", "direct-debits", "-o", str(tmp_path / "again.xml")]) == 1
-    assert "no payment order is due" in capsys.readouterr().err and not (tmp_path / "again.xml").exists()
+def test_vitrine_bank_direct_debits_writes_the_stored_file(due_debit, config, monkeypatch, tmp_path, capsys):
+    with command_booting(config):
+        for name, value in (("PLATFORM_SEPA_CREDITOR_ID", CREDITOR_ID), ("PLATFORM_LEGAL_IBAN", PLATFORM_IBAN),
+                            ("PLATFORM_LEGAL_BIC", PLATFORM_BIC)):
+            monkeypatch.setenv(name, value)
+        target = tmp_path / "debits.xml"
+        assert main(["bank", "direct-debits", "-o", str(target)]) == 0
+        file = BankFile.get()
+        assert target.read_bytes() == current_runtime().storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
+        assert f"{target}: 1 transaction(s), 1440.00 EUR" in capsys.readouterr().out
+        assert read_debits(target.read_bytes())[0]["controlSumCents"] == 144_000
+        audit = AuditEntry.get(AuditEntry.action == "billing.bank.file")
+        assert audit.actor_user_id is None and "command line (vitrine bank direct-debits" in audit.reason
+        assert main(["bank", "direct-debits", "-o", str(tmp_path / "again.xml")]) == 1
+        assert "no payment order is due" in capsys.readouterr().err and not (tmp_path / "again.xml").exists()
