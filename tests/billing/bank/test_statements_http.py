@@ -3,8 +3,6 @@ with its reason (too large included, before the body is read), the overdue list.
 
 from __future__ import annotations
 
-import pytest
-
 from tests.billing.bank.statements_data import IBAN, collected, credit, statement
 from tests.billing.self_billing.data import Party, admin_headers
 
@@ -40,27 +38,19 @@ def test_the_overdue_list_and_the_unmatched_queue_answer_pages(bank_client):
         assert bank_client.simulate_get(path, headers=industrial_headers()).status_code == 403
 
 
-@pytest.fixture
-def runtime_after(config):
-    """The command boots the process's runtime with its own settings: the tests' again afterwards."""
-    from backend.runtime import boot
-
-    yield
-    boot(config, role="test")
-
-
-@pytest.mark.usefixtures("runtime_after")
-def test_vitrine_bank_import_prints_the_counts_or_the_refusal(monkeypatch, tmp_path, capsys):
+def test_vitrine_bank_import_prints_the_counts_or_the_refusal(config, monkeypatch, tmp_path, capsys):
     from ops.cli import main
+    from tests.billing.bank.data import command_booting
 
     monkeypatch.setenv("PLATFORM_LEGAL_IBAN", IBAN)
     order = collected()
     document = tmp_path / "camt053.xml"
     document.write_bytes(statement(credit(order)))
-    assert main(["bank", "import", str(document)]) == 0
-    assert ": 1 lines, 1 matched, 0 returned, 0 unmatched" in capsys.readouterr().out
-    assert main(["bank", "import", str(document)]) == 0
-    assert "already imported: nothing changed" in capsys.readouterr().out
-    document.write_bytes(b"<x/>")
-    assert main(["bank", "import", str(document)]) == 1
+    with command_booting(config):
+        assert main(["bank", "import", str(document)]) == 0
+        assert ": 1 lines, 1 matched, 0 returned, 0 unmatched" in capsys.readouterr().out
+        assert main(["bank", "import", str(document)]) == 0
+        assert "already imported: nothing changed" in capsys.readouterr().out
+        document.write_bytes(b"<x/>")
+        assert main(["bank", "import", str(document)]) == 1
     assert "(not_camt)" in capsys.readouterr().err
