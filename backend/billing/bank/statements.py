@@ -27,7 +27,7 @@ from backend.billing.bank import camt, matching, returns, settlement
 from backend.billing.bank.camt import Line
 from backend.billing.models import BankLine, BankStatement, PaymentOrder, Settlement
 from backend.config import Config
-from backend.db import copy_rows, database, on_commit, transaction
+from backend.db import copy_rows, database, transaction
 from backend.errors import Conflict, NotFound
 from backend.listing import Page
 from backend.logs import log_event
@@ -82,9 +82,10 @@ def import_statement(document: bytes, *, config: Config, user_id: str | None) ->
         line_ids = _store_lines(row.id, statement.iban, new, decisions)
         _settle([(decision.payment_order_id, line.booking_date) for line, decision in zip(new, decisions, strict=True)
                  if decision.state == matching.MATCHED])
-        for line, decision, line_id in zip(new, decisions, line_ids, strict=True):
-            if decision.state == matching.RETURNED:
-                _return(PaymentOrder.get_by_id(decision.payment_order_id), line, line_id, user_id)
+        returned = [_return(decision.payment_order_id, line, line_id, user_id)
+                    for line, decision, line_id in zip(new, decisions, line_ids, strict=True)
+                    if decision.state == matching.RETURNED]
+    _logged(returned)
     answer = _answer(row, created=True)
     log_event("billing.bank.statement.imported", "bank statement imported", "info", statementId=answer.id,
               kind=statement.kind, lines=answer.lines, matched=answer.matched, returned=answer.returned,
@@ -138,13 +139,17 @@ def _settle(settled: list[tuple[str, date]]) -> None:
                            reason="concurrent_change")
 
 
-def _return(order: PaymentOrder, line: Line, line_id: str, user_id: str | None) -> None:
-    returned = returns.apply(order, code=line.return_code or "", day=line.booking_date, line_id=line_id,
-                             user_id=user_id)
-    on_commit(lambda: log_event(
-        "billing.reservation.collect.failed", "direct debit returned by the bank", "warn",
-        reservationId=returned.reservation_id, paymentOrderId=returned.payment_order_id, code=returned.code,
-        reason="returned_debit", dueAgain=returned.due_again, retriesStopped=returned.retries_stopped))
+def _logged(returned: list[returns.Returned]) -> None:
+    """`billing.reservation.collect.failed` for each returned debit, once its transaction is over."""
+    for item in returned:
+        log_event("billing.reservation.collect.failed", "direct debit returned by the bank", "warn",
+                  reservationId=item.reservation_id, paymentOrderId=item.payment_order_id, code=item.code,
+                  reason="returned_debit", dueAgain=item.due_again, retriesStopped=item.retries_stopped)
+
+
+def _return(order_id: str, line: Line, line_id: str, user_id: str | None) -> returns.Returned:
+    return returns.apply(PaymentOrder.get_by_id(order_id), code=line.return_code or "", day=line.booking_date,
+                         line_id=line_id, user_id=user_id)
 
 
 def unmatched(*, page: int, page_size: int) -> Page:
@@ -168,9 +173,10 @@ def match_line(line_id: str, *, payment_order_id: str, user_id: str | None) -> B
         if order is None:
             raise NotFound("payment order not found")
         line = _line_of(row)
+        returned = []
         if matching.returns(line, order):
             state = matching.RETURNED
-            _return(order, line, row.id, user_id)
+            returned.append(_return(order.id, line, row.id, user_id))
         elif matching.settles(line, order):
             state = matching.MATCHED
             settlement.settle(order.id, booked_on=line.booking_date)
@@ -181,6 +187,7 @@ def match_line(line_id: str, *, payment_order_id: str, user_id: str | None) -> B
         (BankLine.update(state=state, payment_order_id=order.id, matched_by_user_id=user_id, matched_at=clock.now())
          .where(BankLine.id == row.id).execute())
         _recount(row.statement_id, state)
+    _logged(returned)
     return BankLine.get_by_id(line_id)
 
 

@@ -62,3 +62,13 @@ def books_breaches() -> list[str]:
     """What `vitrine accounting verify` finds, the test's entries validated as at a commit."""
     validate_now()
     return verify()
+
+
+def notification(*entries: str, notification_id: str | None = None, iban: str = IBAN) -> bytes:
+    """A camt.054.001.08 (debit and credit notification) of `entries` (no balances: a camt.054 has none)."""
+    return ('<?xml version="1.0" encoding="UTF-8"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.054.001.08">'
+            f"<BkToCstmrDbtCdtNtfctn><GrpHdr><MsgId>N-{uuid.uuid4().hex[:12]}</MsgId>"
+            "<CreDtTm>2026-12-03T10:00:00+01:00</CreDtTm></GrpHdr>"
+            f"<Ntfctn><Id>{notification_id or uuid.uuid4().hex[:12]}</Id><CreDtTm>2026-12-03T10:00:00+01:00</CreDtTm>"
+            f"<Acct><Id><IBAN>{iban}</IBAN></Id></Acct>{''.join(entries)}</Ntfctn></BkToCstmrDbtCdtNtfctn>"
+            "</Document>").encode()

@@ -47,6 +47,8 @@ def test_a_returned_debit_fails_its_order_reverses_the_books_and_the_sale_is_col
     assert balance(Account.BANK) == bank_before - order.amount_cents
     audit = AuditEntry.get(AuditEntry.payment_order_id == order.id)
     assert audit.details["code"] == "MD06" and audit.details["dueAgain"] is True
+    [failed] = [line for line in log_lines() if line["scope"] == "billing.reservation.collect.failed"]
+    assert (failed["paymentOrderId"], failed["code"], failed["reason"]) == (order.id, "MD06", "returned_debit")
     assert books_breaches() == []
     # The admin collects it again: a new order on the same invoice, no second sale.
     invoices = Invoice.select().where(Invoice.reservation_id == order.reservation_id).count()

@@ -8,7 +8,15 @@ import pytest
 from backend.billing.bank import statements
 from backend.billing.models import BankLine, BankStatement, PaymentMethod, PaymentOrder
 from backend.errors import ValidationError
-from tests.billing.bank.statements_data import DAY, books_breaches, collected, config, credit, statement
+from tests.billing.bank.statements_data import (
+    DAY,
+    books_breaches,
+    collected,
+    config,
+    credit,
+    notification,
+    statement,
+)
 
 
 def _import(document: bytes):
@@ -83,3 +91,15 @@ def test_the_unmatched_queue_and_the_manual_match():
     assert (line.state, line.payment_order_id) == ("matched", order.id)
     assert PaymentOrder.get_by_id(order.id).settlement == "settled"
     assert BankStatement.get_by_id(answer.id).unmatched == answer.unmatched - 1
+
+
+def test_a_camt054_notification_then_the_camt053_repeating_its_line_settle_once():
+    order, other = collected(), collected()
+    line = credit(order, ref="BANKREF-0001")
+    first = _import(notification(line))
+    assert (first.lines, first.matched) == (1, 1)
+    day_end = _import(statement(line, credit(other)))  # the end of day statement repeats the notified line
+    assert (day_end.lines, day_end.matched, day_end.unmatched) == (2, 2, 0)
+    assert BankLine.select().where(BankLine.entry_key == "BANKREF-0001").count() == 1
+    assert BankLine.select().where(BankLine.statement_id == day_end.id).count() == 1  # only the new line
+    assert {PaymentOrder.get_by_id(o.id).settlement for o in (order, other)} == {"settled"}
