@@ -32,9 +32,3 @@ _.default_policy, _.esign_contract_threshold_cents
 # printing: the columns of a SELECT row named in its NamedTuple, and the delivery address id the
 # batch deposit accepts but does not read yet (left to that area)
 _.store_street, _.store_postal_code, _.store_country, _.address_id
-# the books' posting of a returned debit: the bank issue's statement import calls it (its entry is
-# tested with every other event's in tests/billing/accounting/test_postings.py)
-_.post_returned_debit
-# the bank's settlement moves and end-to-end id reader the statement import (issue 30 points 4-7) calls; tested in
-# tests/billing/bank/test_files_settlement.py
-_.settle, _.mark_returned, _.order_id_of

@@ -59,6 +59,8 @@ def declared_operation(declared: Operation, path: str, plugin: MarshmallowPlugin
     content = {}
     if declared.body is not None:
         content["application/json"] = {"schema": declared.body}
+    for media_type in declared.consumes:
+        content[media_type] = {"schema": {"type": "string"}}
     if declared.upload is not None:
         form = plugin.converter.schema2jsonschema(declared.upload)
         form.pop("additionalProperties", None)  # the responder streams its parts and skips the others

@@ -17,7 +17,9 @@ declares its form with `upload=` (documented; the responder streams the parts it
 responder declares both `body` and `upload`, the JSON body is loaded only for a JSON request and
 `body` is None for a multipart one. `raw_body=True` documents `body` but leaves the bytes to the
 responder (a signed webhook verifies the signature over the raw body before parsing it);
-`body_required=False` when an empty body is valid. `path=` validates and converts the URI
+`body_required=False` when an empty body is valid. `consumes=` names the media type of a raw body
+that is not JSON (an XML document), documented as such and read by the responder itself. `path=`
+validates and converts the URI
 template's fields (e.g. a version number), which the responder then receives converted.
 """
 
@@ -50,6 +52,7 @@ class Operation:
     body: type[Schema] | None = None
     body_required: bool = True
     raw_body: bool = False
+    consumes: tuple[str, ...] = ()
     upload: type[Schema] | None = None
     query: type[Schema] | None = None
     path: type[Schema] | None = None
@@ -116,6 +119,7 @@ def operation(
     body: type[Schema] | None = None,
     body_required: bool = True,
     raw_body: bool = False,
+    consumes: tuple[str, ...] = (),
     upload: type[Schema] | None = None,
     query: type[Schema] | None = None,
     path: type[Schema] | None = None,
@@ -141,7 +145,7 @@ def operation(
     )
     declared = Operation(
         summary=summary, description=description, tags=tuple(tags), body=body, body_required=body_required,
-        raw_body=raw_body, upload=upload, query=query, path=path,
+        raw_body=raw_body, consumes=tuple(consumes), upload=upload, query=query, path=path,
         answer=answer, status=status, other_answers=others,
         produces=(produces,) if isinstance(produces, str) else tuple(produces),
         answer_description=answer_description, errors=tuple((errors or {}).items()),

@@ -96,6 +96,7 @@ class Config:
     legacy_deposit_rate_bps: int = 3000  # legacy_mandate: the deposit's share of the store base
     accounting_fiscal_year_end: str = "12-31"  # MM-DD: the books' fiscal year closes that day
     auto_collection_retry_minutes: int = 15  # a failed auto-collection is retried after this long
+    bank_transfer_due_days: int = 30  # a bank transfer not on a statement this long after its due date is overdue
     platform_vat_rate_percent: Decimal = Decimal(20)  # up to two decimals, in [0, 100)
     # The platform opted to pay VAT on debits (CGI art. 269, 2-c): its invoices say so (mention and BT-8).
     platform_vat_on_debits: bool = False
@@ -382,6 +383,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         legacy_deposit_rate_bps=_bps(env, "LEGACY_DEPOSIT_RATE_BPS", 3000),
         accounting_fiscal_year_end=_month_day(env, "ACCOUNTING_FISCAL_YEAR_END", "12-31"),
         auto_collection_retry_minutes=_int(env, "AUTO_COLLECTION_RETRY_MINUTES", 15, minimum=1),
+        bank_transfer_due_days=_int(env, "BANK_TRANSFER_DUE_DAYS", 30, minimum=0),
         platform_vat_rate_percent=_vat_rate(env),
         platform_vat_on_debits=_bool(env, "PLATFORM_VAT_ON_DEBITS", False),
         platform_country_code=(_str(env, "PLATFORM_COUNTRY_CODE", "FR") or "FR").upper(),

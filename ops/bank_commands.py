@@ -1,7 +1,9 @@
 """`vitrine bank ...`: the files for the bank from the command line (docs/bank.md).
 
 - `direct-debits [-o FILE]`: the direct debit file (pain.008.001.08) of every debit due;
-- `transfers [-o FILE]`: the credit transfer file (pain.001.001.09) of every payout and refund due.
+- `transfers [-o FILE]`: the credit transfer file (pain.001.001.09) of every payout and refund due;
+- `import FILE`: import a camt.053 or camt.054 statement, as `POST /api/admin/billing/bank/statements`
+  does; prints the counts, exit 1 when the statement is refused (its reason on stderr).
 
 Each makes, stores and records the file exactly as the admin route does (`backend.billing.bank.
 files.make_file`), audited as made from the command line by the system user running it, and
@@ -73,10 +75,34 @@ def cmd_transfers(args) -> int:
     return _make(args, "credit_transfer")
 
 
+def cmd_import(args) -> int:
+    from backend.billing.bank import camt, statements
+    from backend.db import database
+    from backend.errors import DomainError
+    from backend.runtime import boot
+
+    runtime = boot(role="cli")
+    path = Path(args.file)
+    if path.stat().st_size > camt.MAX_DOCUMENT_BYTES:
+        print(f"vitrine bank import: {path}: larger than {camt.MAX_DOCUMENT_BYTES} bytes (too_large)", file=sys.stderr)
+        return 1
+    with database.connection_context():
+        try:
+            imported = statements.import_statement(path.read_bytes(), config=runtime.config, user_id=None)
+        except DomainError as exc:
+            print(f"vitrine bank import: {path}: {exc.message} ({exc.details.get('reason', exc.code)})",
+                  file=sys.stderr)
+            return 1
+    print(f"statement {imported.id}: {imported.lines} lines, {imported.matched} matched, "
+          f"{imported.returned} returned, {imported.unmatched} unmatched"
+          + ("" if imported.created else " (already imported: nothing changed)"))
+    return 0
+
+
 def add_commands(sub, common, needs: str) -> None:
     """The `bank` group; `needs`: what its commands need started (`ops.cli.NEEDS_DATABASE`)."""
-    group = sub.add_parser("bank", parents=[common], help="the files for the bank",
-                           description="the files for the bank (docs/bank.md)")
+    group = sub.add_parser("bank", parents=[common], help="the bank: files out, statements in",
+                           description="the bank: files out, statements in (docs/bank.md)")
     commands = group.add_subparsers(dest="bank_command", required=True, metavar="COMMAND", help="a bank command")
 
     help_text = "void a file the bank refused: its payment orders go in the next file"
@@ -92,3 +118,7 @@ def add_commands(sub, common, needs: str) -> None:
         parser.set_defaults(func=func, needs=needs)
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="file to write (default <schema>-<messageId>.xml; - stdout)")
+    statement = commands.add_parser("import", parents=[common], help="import a camt.053 or camt.054 bank statement",
+                                    description="import a camt.053 or camt.054 bank statement")
+    statement.set_defaults(func=cmd_import, needs=needs)
+    statement.add_argument("file", metavar="FILE", help="the statement's XML file")

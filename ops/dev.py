@@ -89,7 +89,14 @@ SIMULATORS: list[Simulator] = [
                               "ODP_ENTITY_ID": "ent-dev-platform", "EINVOICING_POLLING_ENABLED": "true",
                               "EINVOICING_POLLING_INTERVAL_MS": "60000"},
     ),
-    # P+3 is kept for the bank simulator (API.md, "Company registry (wave 3): decisions").
+    # The bank (API.md, "Company registry (wave 3): decisions": P+3): the finance team's files go to
+    # it and its statements come back (docs/bank.md); the platform itself never calls it.
+    Simulator(
+        name="bank",
+        module="ops.simulators.bank",
+        offset=3,
+        label="bank simulator (POST /files a pain file, POST /statements the next camt.053)",
+    ),
     Simulator(
         name="registry",
         module="ops.simulators.registry",

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from backend.billing.demo import ENDED_CAMPAIGN, seed_demo_billing
-from backend.billing.models import SelfBillingMandate
+from backend.billing.demo import ENDED_CAMPAIGN, seed_demo_billing, seed_demo_sepa_mandate
+from backend.billing.models import SelfBillingMandate, SepaMandate
 from backend.billing.self_billing.mandate_demo import seed_demo_self_billing_mandate
 from backend.db import transaction
 from backend.identity.demo import DEMO_USERS, seed_demo_identity
@@ -49,6 +49,8 @@ SEEDERS: list[Seeder] = [
            lambda runtime: seed_demo_printing(storage=runtime.storage,
                                               rate=runtime.config.platform_commission_rate_bps),
            lambda: PrintOrder.select().where(PrintOrder.printer_organization_id == DEMO_PRINTER).exists()),
+    Seeder("SEPA mandate", lambda runtime: seed_demo_sepa_mandate(),
+           lambda: SepaMandate.select().where(SepaMandate.organization_id == INDUSTRIAL).exists()),
     Seeder("billing", lambda runtime: seed_demo_billing(config=runtime.config),
            lambda: Campaign.select().where(Campaign.organization_id == INDUSTRIAL,
                                            Campaign.name == ENDED_CAMPAIGN).exists()),

@@ -8,6 +8,7 @@ from periodiq import cron
 
 from backend.billing import collection, collection_admin, idempotency, sepa_mandates
 from backend.billing import post_invoice_hook as post_invoice
+from backend.billing.bank import overdue
 from backend.billing.documents import mailing
 from backend.runtime import current_runtime
 
@@ -24,6 +25,13 @@ def retry_auto_collections() -> None:
     """Every minute: collect again the reservations whose auto-collection failed at least
     `AUTO_COLLECTION_RETRY_MINUTES` ago (API.md)."""
     collection_admin.retry_due_collections(config=current_runtime().config)
+
+
+@dramatiq.actor(queue_name="billing", max_retries=0, time_limit=300_000, throws=(), periodic=cron("7 * * * *"))
+def remind_overdue_bank_transfers() -> None:
+    """Every hour: one reminder e-mail per bank transfer overdue `BANK_TRANSFER_DUE_DAYS` after its
+    invoice's due date (docs/bank.md)."""
+    overdue.remind_overdue(config=current_runtime().config)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=60_000, throws=())

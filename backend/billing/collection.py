@@ -1,7 +1,8 @@
 """Collection of a `principal_seller` reservation (spec C "Collection flow"), manual or automatic.
 
 `collect` reads as the spec's seven steps, in one transaction (one commit per collection) and
-three round trips to PostgreSQL, the session's lookup aside (their SQL: `collection_sql`):
+three round trips to PostgreSQL, the session's lookup and the search of a collection the bank
+returned aside (their SQL: `collection_sql`; a returned one is `collection_again`'s):
 
 1. the `BEGIN`, the `Idempotency-Key` held and one read of everything the steps need (the key's
    stored answer, the financial record opened `reservation_total_due` when absent, the
@@ -28,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from backend import clock, events
-from backend.billing import collection_sql, idempotency, records, sepa_mandates
+from backend.billing import collection_again, collection_sql, idempotency, records, sepa_mandates
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
 from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
@@ -59,8 +60,9 @@ def collect_path(reservation_id: str) -> str:
 AUTO_COLLECT_PREFIX = "auto-collect-"
 
 
-def auto_collect_key(reservation_id: str) -> str:
-    return f"{AUTO_COLLECT_PREFIX}{reservation_id}"
+def auto_collect_key(reservation_id: str, returned: int = 0) -> str:
+    """The retry pass's key: a new one after each debit the bank returned (docs/bank.md)."""
+    return f"{AUTO_COLLECT_PREFIX}{reservation_id}" + (f"-{returned}" if returned else "")
 
 
 def check_client_key(key: str) -> str:
@@ -96,7 +98,14 @@ def collect(*, reservation_id: str, industrial_organization_id: str, method: Pay
     with logged(fields), left_due_on_failure(lambda: records.open_collectable(
             reservation_id, industrial_organization_id, PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,
             COLLECTABLE)):
-        stored, number = _reservation_total(reservation_id, industrial_organization_id, method, user_id, config, held)
+        returned = collection_again.returned_sale(reservation_id)
+        if returned is not None:  # the sale's debit came back: the same invoice collected again
+            stored, number = collection_again.collect_again(
+                returned, industrial_organization_id=industrial_organization_id, method=method, held=held,
+                user_id=user_id)
+        else:
+            stored, number = _reservation_total(reservation_id, industrial_organization_id, method, user_id, config,
+                                                held)
     return collected(stored, fields, number=number)
 
 
@@ -263,6 +272,12 @@ def _not_due(reservation_id: str) -> None:
                    reason="not_due", financialStatus=status)
 
 
+def auto_method(organization_id: str) -> PaymentMethod:
+    """How auto-collection collects: by direct debit under the organization's active mandate, else
+    by bank transfer."""
+    return PaymentMethod.SEPA_DD if sepa_mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
+
+
 def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
     """The `reservation.approved` subscriber: collect asynchronously, never touching the approval.
     A domain refusal is logged (`auto_failed`) and leaves `reservation_total_due` for the manual
@@ -275,13 +290,13 @@ def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
                   "info", reservationId=reservation_id, billingModel=BillingModel.LEGACY_MANDATE.value)
         return None
     organization_id = reservation.industrial_organization_id
-    method = PaymentMethod.SEPA_DD if sepa_mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
+    method = auto_method(organization_id)
     fields = {"reservationId": reservation_id, "paymentMethod": method.value}
     log_event("billing.reservation.collect.auto_triggered", "auto-collection triggered", "info", **fields)
     try:
         result = collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
-                         method=method, key=auto_collect_key(reservation_id), user_id=None, config=config,
-                         auto=True)
+                         method=method, user_id=None, config=config, auto=True,
+                         key=auto_collect_key(reservation_id, collection_again.returned_orders(reservation_id)))
     except DomainError as exc:
         log_event("billing.reservation.collect.auto_failed", "auto-collection failed", "warn", **fields,
                   code=exc.code, errorMessage=exc.message)

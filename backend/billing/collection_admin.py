@@ -11,7 +11,9 @@ the retry pass of auto-collection.
   financial record yet, or `reservation_total_due`) and was last tried at least
   `AUTO_COLLECTION_RETRY_MINUTES` ago is collected again with the key
   `auto-collect-<reservationId>` (a failed flow stores nothing for the key); one still due is
-  marked tried (its record's `updated_at`) so the next try waits the interval again.
+  marked tried (its record's `updated_at`) so the next try waits the interval again. A reservation
+  whose direct debit the bank returned is left to an admin once its mandate's retries are stopped
+  (`billing_sepa_mandate.retries_stopped_at`, docs/bank.md).
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ from peewee import JOIN
 
 from backend import clock
 from backend.billing import collection, records
-from backend.billing.models import FinancialRecord, FinancialStatus, PaymentMethod
+from backend.billing.models import (
+    FinancialRecord,
+    FinancialStatus,
+    PaymentMethod,
+    PaymentOrder,
+    SepaMandate,
+    Settlement,
+)
 from backend.billing.reservations import COLLECTABLE
 from backend.config import Config
 from backend.db import transaction
@@ -54,13 +63,17 @@ def due_collections(retry_after: timedelta) -> list[str]:
     approved) at least `retry_after` ago."""
     before = clock.now() - retry_after
     tried = FinancialRecord.updated_at
+    stopped = (PaymentOrder.select(PaymentOrder.reservation_id)
+               .join(SepaMandate, on=SepaMandate.mandate_ref == PaymentOrder.mandate_ref)
+               .where(PaymentOrder.settlement == Settlement.RETURNED, SepaMandate.retries_stopped_at.is_null(False)))
     return [row.id for row in Reservation.select(Reservation.id)
             .join(FinancialRecord, JOIN.LEFT_OUTER, on=FinancialRecord.reservation_id == Reservation.id)
             .where(Reservation.status.in_(sorted(COLLECTABLE)),
                    Reservation.billing_model == BillingModel.PRINCIPAL_SELLER.value,
                    (FinancialRecord.reservation_id.is_null()
                     & (Reservation.approved_at.is_null() | (Reservation.approved_at <= before)))
-                   | ((FinancialRecord.financial_status == FinancialStatus.RESERVATION_TOTAL_DUE) & (tried <= before)))
+                   | ((FinancialRecord.financial_status == FinancialStatus.RESERVATION_TOTAL_DUE) & (tried <= before)),
+                   Reservation.id.not_in(stopped))
             .order_by(Reservation.approved_at, Reservation.id).limit(500)]
 
 

@@ -1,5 +1,6 @@
 """Billing demo data of `vitrine seed-demo`: the demo industrial's approved reservations are
-collected (the key of auto-collection, so the worker's own run replays it), one of them a
+collected (the key and method of auto-collection, so the worker's own run replays it: by direct
+debit once the demo's SEPA mandate is recorded, `seed_demo_sepa_mandate`), one of them a
 reservation that ended in October 2026 (due for self-billing), and the first sale is partly
 refunded, so the demo shows invoices, ledger entries, a credit note and a refund.
 Idempotent: collected reservations and refunded invoices are left as they are."""
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from backend import clock
 from backend.billing import collection, corrections
-from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, PaymentMethod
+from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, PaymentMethod, SepaMandate
 from backend.billing.reservations import COLLECTABLE
 from backend.config import Config
 from backend.marketplace import campaigns, cart, reservations
@@ -32,7 +34,7 @@ def seed_demo_billing(*, config: Config) -> str:
            .order_by(Reservation.created_at, Reservation.id))
     for reservation in due:
         collection.collect(reservation_id=reservation.id, industrial_organization_id=INDUSTRIAL,
-                           method=PaymentMethod.BANK_TRANSFER, key=collection.auto_collect_key(reservation.id),
+                           method=collection.auto_method(INDUSTRIAL), key=collection.auto_collect_key(reservation.id),
                            user_id=None, config=config)
         collected += 1
     sale = (Invoice.select().where(Invoice.customer_organization_id == INDUSTRIAL,
@@ -46,6 +48,22 @@ def seed_demo_billing(*, config: Config) -> str:
         refunded = 1
     invoices = Invoice.select().where(Invoice.customer_organization_id == INDUSTRIAL).count()
     return f"{collected} reservations collected, {refunded} refund, {invoices} invoices of the demo industrial"
+
+
+DEMO_MANDATE_REF = "VIT-DEMO0001"
+DEMO_DEBTOR_IBAN = "FR7630001007941234567890185"
+
+
+def seed_demo_sepa_mandate() -> str:
+    """The demo industrial's active SEPA direct-debit mandate (docs/bank.md), recorded directly as
+    `seed-demo` runs without the e-signature provider (no envelope: its reference is its own), so the
+    reservations it books in `vitrine dev` are collected by direct debit and go in the bank's files
+    (seeded before the billing demo, whose collections are debits too). Idempotent."""
+    if SepaMandate.select().where(SepaMandate.organization_id == INDUSTRIAL).exists():
+        return "the demo industrial already has a SEPA mandate"
+    SepaMandate.create(organization_id=INDUSTRIAL, mandate_ref=DEMO_MANDATE_REF, iban=DEMO_DEBTOR_IBAN,
+                       signed_at=clock.now())
+    return f"SEPA mandate {DEMO_MANDATE_REF} of the demo industrial recorded"
 
 
 ENDED_CAMPAIGN = "Automne des fromages"

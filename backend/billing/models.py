@@ -228,6 +228,7 @@ class SepaMandate(BaseModel):
     ended_at = DateTimeTZField(null=True)
     end_reason = TextField(null=True)
     created_at = created_at_field()
+    retries_stopped_at = DateTimeTZField(null=True)  # its second returned debit in 90 days (docs/bank.md)
 
     class Meta:
         table_name = "billing_sepa_mandate"
@@ -318,6 +319,64 @@ class LedgerEntry(BaseModel):
 
     class Meta:
         table_name = "billing_ledger_entry"
+
+
+class BankStatement(BaseModel):
+    """An imported camt.053 or camt.054 document (migration 146), unique per account, kind and
+    statement id; its counts as answered."""
+
+    id = id_field()
+    kind = CharField(max_length=8)
+    message_id = CharField(max_length=35)
+    statement_id = CharField(max_length=35)
+    account_iban = CharField(max_length=34)
+    document_sha256 = CharField(max_length=64)
+    line_count = IntegerField()
+    matched = IntegerField()
+    returned = IntegerField()
+    unmatched = IntegerField()
+    imported_by_user_id = CharField(max_length=36, null=True)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_bank_statement"
+
+
+class BankLine(BaseModel):
+    """One booked line of a statement, unique per account and the bank's entry reference: `matched`
+    (it settled `payment_order_id`), `returned` (it returned that direct debit) or `unmatched`."""
+
+    id = id_field()
+    statement_id = CharField(max_length=36)
+    account_iban = CharField(max_length=34)
+    entry_key = CharField(max_length=140)
+    direction = CharField(max_length=6)  # credit | debit
+    amount_cents = BigIntegerField()
+    booking_date = DateField()
+    end_to_end_id = CharField(max_length=35, null=True)
+    remittance = TextField(null=True)
+    counterparty_name = CharField(max_length=140, null=True)
+    counterparty_iban = CharField(max_length=34, null=True)
+    return_code = CharField(max_length=4, null=True)
+    state = CharField(max_length=9)
+    payment_order_id = CharField(max_length=36, null=True)
+    matched_by_user_id = CharField(max_length=36, null=True)
+    matched_at = DateTimeTZField(null=True)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_bank_line"
+
+
+class BankTransferReminder(BaseModel):
+    """The one reminder e-mail of an overdue bank transfer collection."""
+
+    payment_order_id = CharField(max_length=36, primary_key=True)
+    email = CharField(max_length=320)
+    created_at = created_at_field()
+
+    class Meta:
+        table_name = "billing_bank_transfer_reminder"
 
 
 class AccountingEntry(BaseModel):

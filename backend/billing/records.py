@@ -42,6 +42,7 @@ TRANSITION_MAP: tuple[tuple[FinancialStatus, FinancialStatus, str], ...] = (
     (_F.RESERVATION_TOTAL_PAID, _F.CANCELLED, "credit note of the whole sale"),
     (_F.RESERVATION_TOTAL_PAID, _F.SUPPLIER_SETTLEMENT_PENDING, "self-billing"),
     (_F.RESERVATION_TOTAL_PAID, _F.WRITTEN_OFF, "write-off"),
+    (_F.RESERVATION_TOTAL_PAID, _F.RESERVATION_TOTAL_DUE, "returned direct debit"),
     (_F.PARTIALLY_REFUNDED, _F.FULLY_REFUNDED, "refund of the rest of the sale"),
     (_F.PARTIALLY_REFUNDED, _F.CANCELLED, "credit note of the rest of the sale"),
     (_F.PARTIALLY_REFUNDED, _F.SUPPLIER_SETTLEMENT_PENDING, "self-billing of the store share left"),

@@ -3,7 +3,9 @@
 VAT on services is due on payment, so the seller reports what it received: for each paid payment
 order of a `platform_sale` (its collection), one 212 with the amount received per VAT rate and the
 date; for each paid refund of that sale (its payment order names the refund's credit note, which
-names the sale), a negative one. Each is made once: `einvoice_payment_report` is unique per
+names the sale), a negative one; for a direct debit the bank returned after its 212 was made (its
+order `failed` with settlement `returned`, docs/bank.md), a negative one dated the return, with the
+key `<invoiceNumber>:212:<paymentOrderId>:returned`. Each is made once: `einvoice_payment_report` is unique per
 idempotency key `<invoiceNumber>:212:<paymentOrderId>`, and the flow's `trackingId` is that key, so
 a lost answer or a redelivery never reports a payment twice at the operator either.
 
@@ -49,6 +51,21 @@ _UNREPORTED = """
 """
 
 
+# Returned direct debits whose 212 was made, without their negative one yet (billing's tables).
+_RETURNED = """
+    SELECT r.invoice_number, po.id, po.amount_cents, po.returned_on, sale.vat_rate_bps
+    FROM billing_payment_order po
+    JOIN einvoice_payment_report r ON r.payment_order_id = po.id AND r.amount_cents > 0
+    JOIN billing_invoice sale ON sale.id = po.invoice_id
+    WHERE po.settlement = 'returned' AND po.returned_on IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM einvoice_payment_report n
+                      WHERE n.idempotency_key = r.invoice_number || ':212:' || po.id || ':returned')
+    ORDER BY po.returned_on, po.id
+    LIMIT %s
+"""
+RETURNED_SUFFIX = ":returned"
+
+
 def report_key(invoice_number: str, payment_order_id: str) -> str:
     return f"{invoice_number}:212:{payment_order_id}"
 
@@ -62,19 +79,24 @@ def vat_of(amount_incl_tax_cents: int, vat_rate_bps: int) -> int:
 
 def sweep(limit: int = 500) -> int:
     """Record the 212 reports of payments not reported yet; returns how many were recorded."""
-    rows = database.execute_sql(_UNREPORTED, (limit,)).fetchall()
     made = 0
-    for number, order_id, kind, amount, paid_at, rate in rows:
-        signed = -amount if kind == "refund" else amount
-        amounts = [{"vatRateBps": rate, "amountInclTaxCents": signed, "vatCents": vat_of(signed, rate)}]
-        with transaction():
-            inserted = (PaymentReport.insert(
-                id=PaymentReport.id.default(), idempotency_key=report_key(number, order_id), invoice_number=number,
-                payment_order_id=order_id, amount_cents=signed, amounts=amounts,
-                paid_on=paid_at.astimezone(PARIS).date(), created_at=clock.now())
-                .on_conflict(conflict_target=[PaymentReport.idempotency_key], action="IGNORE").execute())
-        made += 1 if inserted else 0
+    for number, order_id, kind, amount, paid_at, rate in database.execute_sql(_UNREPORTED, (limit,)).fetchall():
+        made += _record(report_key(number, order_id), number, order_id, -amount if kind == "refund" else amount,
+                        rate, paid_at.astimezone(PARIS).date())
+    for number, order_id, amount, returned_on, rate in database.execute_sql(_RETURNED, (limit,)).fetchall():
+        made += _record(report_key(number, order_id) + RETURNED_SUFFIX, number, order_id, -amount, rate, returned_on)
     return made
+
+
+def _record(key: str, number: str, order_id: str, signed: int, rate: int, day) -> int:
+    """One report recorded (1), or none when its key was recorded already (0)."""
+    amounts = [{"vatRateBps": rate, "amountInclTaxCents": signed, "vatCents": vat_of(signed, rate)}]
+    with transaction():
+        inserted = (PaymentReport.insert(
+            id=PaymentReport.id.default(), idempotency_key=key, invoice_number=number, payment_order_id=order_id,
+            amount_cents=signed, amounts=amounts, paid_on=day, created_at=clock.now())
+            .on_conflict(conflict_target=[PaymentReport.idempotency_key], action="IGNORE").execute())
+    return 1 if inserted else 0
 
 
 def send_due(*, client: OperatorClient) -> dict[str, int]:

@@ -74,6 +74,13 @@ TEMPLATES: dict[str, Template] = {
         "examinée et n'a pas été retenue.\n\nMotif : {note}\n\nLa facture est maintenue telle qu'émise et son "
         "paiement suit son cours. Pour en discuter, répondez à ce message.\n\n{link}",
     ),
+    "bank_transfer_overdue": Template(
+        "Facture {invoice_number} : virement non reçu",
+        "Bonjour,\n\nSauf erreur de notre part, nous n'avons pas reçu le virement de {amount} TTC réglant la "
+        "facture {invoice_number} de {organization}, échue le {due_date}.\n\nMerci d'effectuer le virement sur le "
+        "compte de {platform} :\nIBAN : {iban}\nen indiquant la référence {invoice_number}.\n\n"
+        "Si vous avez déjà payé, merci de ne pas tenir compte de ce message.",
+    ),
     "smoke_test": Template(
         "Test d'envoi d'e-mail {platform}",
         "Bonjour,\n\nCeci est un e-mail de test envoyé depuis {platform} à la demande de {requester}. "

@@ -9,11 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from psycopg2 import sql
-from psycopg2.extras import execute_values
-
 from backend import clock
-from backend.db import database
+from backend.db import insert_rows
 from backend.marketplace.models import Reservation, Store
 from backend.model import new_id
 from backend.printing.allocation import ReservationPlan
@@ -94,14 +91,9 @@ _REUSED_COLUMNS = ("reservation_id", "zone_id", "face_index", "batch_id", "creat
 
 
 def _insert(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
-    """Multi-row INSERTs of plain tuples, ROWS_PER_INSERT a statement (a 1,000-store batch writes
-    1,000 orders and their lines: no model instance or per-row SQL building for them)."""
-    if not rows:
-        return
-    statement = sql.SQL("INSERT INTO {} ({}) VALUES %s").format(
-        sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns)))
-    cursor = database.cursor()
-    execute_values(cursor, statement.as_string(cursor.connection), rows, page_size=ROWS_PER_INSERT)
+    """A 1,000-store batch writes 1,000 orders and their lines: no model instance or per-row SQL
+    building for them (`insert_rows`)."""
+    insert_rows(table, columns, rows, page_size=ROWS_PER_INSERT)
 
 
 def write_plans(

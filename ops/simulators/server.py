@@ -43,6 +43,15 @@ class SimulatorHandler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         raise NotImplementedError
 
+    def _body_within(self, max_bytes: int) -> bytes | None:
+        """The request's body; None when its `Content-Length` is over `max_bytes` (nothing read, the
+        connection closed after the answer)."""
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > max_bytes:
+            self.close_connection = True
+            return None
+        return self.rfile.read(length) if length else b""
+
 
 class BackgroundSimulator:
     """A simulator's server in a daemon thread; `url` is its base address."""

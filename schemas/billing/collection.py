@@ -43,6 +43,10 @@ class PaymentOrderOut(Schema):
     settlement = fields.String(attribute="order.settlement", required=True, metadata={
         **enum_of(Settlement), "description": "the bank's view beside spec C's status: in no bank file yet, in a live "
                                               "file, booked on a statement, or returned by the bank"})
+    settledOn = fields.Date(attribute="order.settled_on", allow_none=True,
+                            metadata={"description": "the booking date of the statement line that settled it"})
+    failureCode = fields.String(attribute="order.failure_code", allow_none=True, metadata={
+        "description": "why it failed: for a direct debit the bank returned, its ISO 20022 reason (AM04, MD06...)"})
 
 
 class SummaryOut(Schema):

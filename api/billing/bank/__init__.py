@@ -1,1 +1,1 @@
-"""The bank's routes (API.md "The bank")."""
+"""The bank's routes (API.md "The bank"; docs/bank.md)."""

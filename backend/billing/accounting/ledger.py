@@ -247,6 +247,12 @@ def post_refund(credit_note: Invoice, *, amount_cents: int, payment_order_id: st
                               event=Event.CREDIT_REPAYMENT if repayment else Event.REFUND))
 
 
+def post_collection(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
+    """A payment of the issued sale `invoice` alone (its collection again after a returned debit)."""
+    entries.post(collection_entry(piece_of(invoice), amount_cents=amount_cents, payment_order_id=payment_order_id,
+                                  day=day))
+
+
 def post_returned_debit(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
     entries.post(returned_debit_entry(piece_of(invoice), amount_cents=amount_cents,
                                       payment_order_id=payment_order_id, day=day))

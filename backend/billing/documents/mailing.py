@@ -20,14 +20,13 @@ from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from backend import clock
+from backend.billing.contacts import billing_recipients
 from backend.billing.documents.stored_pdf import PDF_CONTENT_TYPE, STORAGE_CONTEXT
 from backend.billing.models import CREDIT_NOTE_KINDS, DocumentMailing, Invoice, InvoiceKind, InvoiceStatus
 from backend.billing.vat import amount_incl_tax_cents
 from backend.db import database, transaction
 from backend.documents.formatting import format_date, format_euros
 from backend.email.messages import Attachment, public_link, queue_email
-from backend.identity.models import BillingProfile, Membership, User
-from backend.identity.permissions import MembershipRole
 from backend.logs import log_event
 from storage import Storage
 
@@ -43,17 +42,6 @@ MAILED_KINDS = SELF_BILLED_KINDS | {InvoiceKind.PLATFORM_SALE, InvoiceKind.PLATF
 def recipient_organization(invoice: Invoice) -> str | None:
     """Who the document concerns: the distributor of a self-billed kind, else the customer."""
     return invoice.issuer_organization_id if invoice.kind in SELF_BILLED_KINDS else invoice.customer_organization_id
-
-
-def billing_recipients(organization_id: str) -> list[str]:
-    """The organization's billing e-mail, else its managers' addresses (sorted, distinct)."""
-    profile = BillingProfile.get_or_none(BillingProfile.organization == organization_id)
-    if profile is not None and profile.billing_email:
-        return [profile.billing_email]
-    managers = (User.select(User.email).join(Membership, on=Membership.user == User.id)
-                .where(Membership.organization == organization_id, Membership.role == MembershipRole.MANAGER)
-                .distinct().order_by(User.email))
-    return [user.email for user in managers]
 
 
 def _paris_day(moment) -> str:

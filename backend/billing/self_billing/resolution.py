@@ -21,7 +21,7 @@ from datetime import datetime
 
 from backend import clock
 from backend.billing import records, settlement
-from backend.billing.documents.mailing import billing_recipients
+from backend.billing.contacts import billing_recipients
 from backend.billing.models import AcceptanceStatus, AuditEntry, ContestResolution, Invoice, SelfBilledAcceptance
 from backend.billing.self_billing.acceptance import (
     MAX_REASON_CHARS,

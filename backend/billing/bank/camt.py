@@ -1,0 +1,261 @@
+"""Bank statements in: a camt.053 (end of day statement) or camt.054 (debit and credit
+notifications) document read into plain values, refused whole on anything unexpected.
+
+The document is parsed with lxml defensively: at most `MAX_DOCUMENT_BYTES`, no DTD (a document
+declaring one is refused, so no entity is ever expanded), no network, no huge-tree mode. The root
+must be an ISO 20022 `Document` of a `camt.053.001.NN` or `camt.054.001.NN` namespace holding
+exactly one statement (`Stmt`) or notification (`Ntfctn`). Every refusal is a `ValidationError`
+with `details.reason`:
+
+- `too_large`, `not_xml`, `dtd`, `not_camt`, `several_statements`;
+- `malformed` (a required element missing, an amount with more than two decimals, a bad date);
+- `currency` (an amount not in euros), `control_sum` (the entries do not add up to the statement's
+  totals `TxsSummry`, the closing balance is not the opening balance plus the entries, or the
+  transactions of a batch-booked entry do not add up to it); the account (`account`) is checked by
+  the import, which knows the platform's IBAN.
+
+Each booked entry (`Sts` `BOOK`) becomes one `Line`, or one per transaction when the bank booked a
+batch as one entry (`NtryDtls/TxDtls` several times). A line's `key` is the bank's reference of
+the entry (`AcctSvcrRef`, with the transaction's index in a batch), else a hash of what the entry
+says: the unique key that makes a re-import, or a camt.053 repeating the camt.054 of the day,
+change nothing. A debit carrying a return reason (`RtrInf/Rsn/Cd`) is a returned direct debit
+(R-transaction) of the debit its `EndToEndId` names.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+
+from lxml import etree
+
+from backend.errors import ValidationError
+
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+_NAMESPACE = re.compile(r"^urn:iso:std:iso:20022:tech:xsd:(camt\.05[34])\.001\.\d{2}$")
+_ROOTS = {"camt.053": ("BkToCstmrStmt", "Stmt"), "camt.054": ("BkToCstmrDbtCdtNtfctn", "Ntfctn")}
+_RETURN_CODE = re.compile(r"^[A-Z0-9]{4}$")
+_MAX_TEXT = 140
+
+
+@dataclass(frozen=True)
+class Line:
+    key: str
+    credit: bool
+    amount_cents: int
+    booking_date: date
+    end_to_end_id: str | None
+    remittance: str | None
+    counterparty_name: str | None
+    counterparty_iban: str | None
+    return_code: str | None
+
+
+@dataclass(frozen=True)
+class Statement:
+    kind: str  # camt.053 | camt.054
+    message_id: str
+    statement_id: str
+    iban: str
+    lines: tuple[Line, ...]
+
+
+def refused(reason: str, message: str) -> ValidationError:
+    return ValidationError(f"bank statement refused: {message}", reason=reason)
+
+
+def _parser() -> etree.XMLParser:
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
+                           huge_tree=False, remove_comments=True, remove_pis=True)
+
+
+def parse(document: bytes) -> Statement:
+    """The statement of a camt.053 or camt.054 document; `ValidationError` (with `reason`) else."""
+    if len(document) > MAX_DOCUMENT_BYTES:
+        raise refused("too_large", f"the document exceeds {MAX_DOCUMENT_BYTES} bytes")
+    try:
+        root = etree.fromstring(document, _parser())
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        raise refused("not_xml", "the document is not well-formed XML") from exc
+    tree = root.getroottree()
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        raise refused("dtd", "a document type declaration (DTD) is not accepted")
+    qname = etree.QName(root)
+    match = _NAMESPACE.match(qname.namespace or "")
+    if match is None or qname.localname != "Document":
+        raise refused("not_camt", "the document is not a camt.053 or camt.054 (ISO 20022) document")
+    kind = match.group(1)
+    reader = _Reader(qname.namespace)
+    message_name, report_name = _ROOTS[kind]
+    message = reader.child(root, message_name)
+    reports = reader.all(message, report_name)
+    if len(reports) != 1:
+        raise refused("several_statements" if reports else "malformed",
+                      f"the document must hold exactly one {report_name}")
+    report = reports[0]
+    entries = reader.all(report, "Ntry")
+    lines = [line for index, entry in enumerate(entries) for line in reader.lines(entry, index)]
+    _check_totals(reader, kind, report, entries)
+    return Statement(kind=kind, message_id=reader.text(message, "GrpHdr/MsgId"),
+                     statement_id=reader.text(report, "Id"),
+                     iban=normalized_iban(reader.text(report, "Acct/Id/IBAN")), lines=tuple(lines))
+
+
+def normalized_iban(value: str) -> str:
+    return re.sub(r"\s+", "", value).upper()
+
+
+def _check_totals(reader: _Reader, kind: str, report, entries: list) -> None:
+    """The entries add up to the report's totals (when given) and, in a camt.053, take the
+    opening booked balance to the closing one."""
+    signed = [reader.signed_cents(entry) for entry in entries]
+    credits = [amount for amount in signed if amount > 0]
+    debits = [-amount for amount in signed if amount < 0]
+    summary = reader.optional(report, "TxsSummry")
+    if summary is not None:
+        for path, amounts in (("TtlNtries", [abs(a) for a in signed]), ("TtlCdtNtries", credits),
+                              ("TtlDbtNtries", debits)):
+            total = reader.optional(summary, path)
+            if total is None:
+                continue
+            count = reader.optional_text(total, "NbOfNtries")
+            if count is not None and count != str(len(amounts)):
+                raise refused("control_sum", f"{path}: {count} entries announced, {len(amounts)} found")
+            announced = reader.optional_text(total, "Sum")
+            if announced is not None and cents(announced) != sum(amounts):
+                raise refused("control_sum", f"{path}: the entries do not add up to its sum")
+        net = reader.optional(summary, "TtlNtries/TtlNetNtry")
+        if net is not None and reader.signed(net, cents(reader.text(net, "Amt"))) != sum(signed):
+            raise refused("control_sum", "the entries do not add up to the net total")
+    if kind != "camt.053":
+        return
+    balances = {reader.optional_text(balance, "Tp/CdOrPrtry/Cd"): reader.signed_cents(balance)
+                for balance in reader.all(report, "Bal")}
+    opening = balances.get("OPBD", balances.get("PRCD"))
+    closing = balances.get("CLBD")
+    if opening is None or closing is None:
+        raise refused("malformed", "a camt.053 states its opening (OPBD) and closing (CLBD) booked balances")
+    if opening + sum(signed) != closing:
+        raise refused("control_sum", "the opening balance plus the entries is not the closing balance")
+
+
+def cents(text: str) -> int:
+    """An ISO 20022 amount (`123.45`) in integer cents; more than two decimals is malformed."""
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation as exc:
+        raise refused("malformed", f"{text[:40]!r} is not an amount") from exc
+    scaled = value * 100
+    if not value.is_finite() or value < 0 or scaled != scaled.to_integral_value():
+        raise refused("malformed", f"{text[:40]!r} is not an amount in cents")
+    return int(scaled)
+
+
+class _Reader:
+    """Namespaced lookups of one document, each refusing what is missing or malformed."""
+
+    def __init__(self, namespace: str) -> None:
+        self.ns = {"c": namespace}
+
+    @staticmethod
+    @functools.lru_cache(maxsize=128)
+    def _path(path: str) -> str:
+        return "/".join(f"c:{part}" for part in path.split("/"))
+
+    def all(self, node, path: str) -> list:
+        return node.findall(self._path(path), self.ns)
+
+    def optional(self, node, path: str):
+        return node.find(self._path(path), self.ns)
+
+    def child(self, node, path: str):
+        found = self.optional(node, path)
+        if found is None:
+            raise refused("malformed", f"{path} is missing")
+        return found
+
+    def optional_text(self, node, path: str) -> str | None:
+        found = self.optional(node, path)
+        text = (found.text or "").strip() if found is not None else ""
+        return text[:_MAX_TEXT] or None
+
+    def text(self, node, path: str) -> str:
+        value = self.optional_text(node, path)
+        if value is None:
+            raise refused("malformed", f"{path} is missing")
+        return value
+
+    def amount(self, node, path: str = "Amt") -> int:
+        element = self.child(node, path)
+        if element.get("Ccy") != "EUR":
+            raise refused("currency", f"only amounts in EUR are accepted, not {element.get('Ccy')!r}")
+        return cents(element.text or "")
+
+    def signed(self, node, amount: int) -> int:
+        indicator = self.text(node, "CdtDbtInd")
+        if indicator not in ("CRDT", "DBIT"):
+            raise refused("malformed", f"CdtDbtInd {indicator!r} is neither CRDT nor DBIT")
+        return amount if indicator == "CRDT" else -amount
+
+    def signed_cents(self, node) -> int:
+        return self.signed(node, self.amount(node))
+
+    def booking_date(self, entry) -> date:
+        value = self.optional_text(entry, "BookgDt/Dt") or (self.text(entry, "BookgDt/DtTm")[:10])
+        try:
+            return date.fromisoformat(value)
+        except ValueError as exc:
+            raise refused("malformed", f"booking date {value!r}") from exc
+
+    def booked(self, entry) -> bool:
+        status = self.optional_text(entry, "Sts/Cd") or self.optional_text(entry, "Sts")
+        return status == "BOOK"
+
+    def lines(self, entry, index: int) -> list[Line]:
+        """The lines of one entry: one, or one per transaction of a batch-booked entry."""
+        signed = self.signed_cents(entry)
+        if not self.booked(entry):
+            return []
+        details = self.all(entry, "NtryDtls/TxDtls")
+        reference = self.optional_text(entry, "AcctSvcrRef")
+        if len(details) <= 1:
+            amounts = [abs(signed)]
+        else:
+            amounts = [self.amount(detail) if self.optional(detail, "Amt") is not None
+                       else self.amount(detail, "AmtDtls/TxAmt/Amt") for detail in details]
+            if sum(amounts) != abs(signed):
+                raise refused("control_sum", f"entry {index + 1}: its transactions do not add up to it")
+        day = self.booking_date(entry)
+        lines = []
+        for position, amount in enumerate(amounts):
+            detail = details[position] if details else None
+            lines.append(self._line(entry, detail, amount, signed > 0, day, position,
+                                    reference if len(amounts) == 1 or reference is None
+                                    else f"{reference}/{position + 1}"))
+        return lines
+
+    def _line(self, entry, detail, amount: int, credit: bool, day: date, position: int,
+              reference: str | None) -> Line:
+        get = (lambda path: self.optional_text(detail, path)) if detail is not None else (lambda path: None)
+        remittance = " ".join(element.text.strip() for element in (
+            self.all(detail, "RmtInf/Ustrd") + self.all(detail, "RmtInf/Strd/CdtrRefInf/Ref")
+            if detail is not None else []) if element.text and element.text.strip()) or None
+        party = "Dbtr" if credit else "Cdtr"
+        name = get(f"RltdPties/{party}/Nm") or get(f"RltdPties/{party}/Pty/Nm")
+        iban = get(f"RltdPties/{party}Acct/Id/IBAN")
+        return_code = get("RtrInf/Rsn/Cd") if not credit else None
+        if return_code is not None and not _RETURN_CODE.match(return_code):
+            raise refused("malformed", f"return reason {return_code!r} is not an ISO reason code")
+        end_to_end = get("Refs/EndToEndId")
+        if end_to_end == "NOTPROVIDED":
+            end_to_end = None
+        key = reference or hashlib.sha256("|".join(str(part) for part in (
+            day, credit, amount, end_to_end, remittance, name, iban, return_code,
+            self.optional_text(entry, "NtryRef"), position)).encode()).hexdigest()
+        return Line(key=key, credit=credit, amount_cents=amount, booking_date=day, end_to_end_id=end_to_end,
+                    remittance=remittance[:1000] if remittance else None, counterparty_name=name,
+                    counterparty_iban=normalized_iban(iban) if iban else None, return_code=return_code)
