@@ -54,6 +54,7 @@ UNSTATABLE_RULES = {
     "faceIndex": "a multipart text field holding an integer from 0, or empty",
     "delivery": "`snapshot` required for the target `single_address`",
     "reason": "required with the query parameter `force=true` (manual self-billing)",
+    "amountCents": "required with `decision` `adjust` (resolving a contested self-billed invoice)",
 }
 NUL_REFUSED = "NUL character"  # api.middleware.RefuseNul, for every string of every request
 

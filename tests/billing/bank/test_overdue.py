@@ -10,6 +10,7 @@ from backend import clock
 from backend.billing.bank import overdue
 from backend.billing.models import BankTransferReminder, Invoice, PaymentMethod
 from backend.email.messages import EmailMessage
+from backend.identity.models import BillingProfile
 from tests.billing.bank.statements_data import collected, config, credit, statement
 
 
@@ -20,6 +21,9 @@ def test_an_overdue_transfer_is_listed_and_reminded_once():
     statements.import_statement(statement(credit(paid, by_number=True)), config=config(), user_id=None)
     due_at = Invoice.get_by_id(late.invoice_id).due_at
     settings = config()
+    # The billing contact of every billing e-mail (`contacts.billing_recipients`).
+    BillingProfile.update(billing_email="compta@industriel.example").where(
+        BillingProfile.organization == late.organization_id).execute()
 
     def listed() -> set[str]:
         return {item.payment_order_id for item in overdue.overdue(config=settings, page=1, page_size=100).items}
@@ -39,7 +43,7 @@ def test_an_overdue_transfer_is_listed_and_reminded_once():
     [mail] = EmailMessage.select().where(EmailMessage.template == "bank_transfer_overdue",
                                          EmailMessage.subject.contains(number))
     assert number in mail.body_text and "FR76 3000 6000 0112 3456 7890 189" in mail.body_text
-    assert "1\u202f440,00" in mail.body_text and mail.to_address == "alice@example.com"
+    assert "1\u202f440,00" in mail.body_text and mail.to_address == "compta@industriel.example"
 
 
 def test_no_reminder_without_the_platforms_iban():
