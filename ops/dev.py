@@ -130,6 +130,9 @@ def dev_defaults(port: int, env: Mapping[str, str]) -> dict[str, str]:
     defaults.update(DEMO_LEGAL_IDENTITY)
     # The demo printer manufactures the furniture types that name no printer of their own.
     defaults["DEFAULT_PRINTER_ORGANIZATION_ID"] = DEMO_PRINTER
+    # The self-billing pass every minute: the demo distributor's ended reservation is self-billed
+    # soon after start, and its invoice e-mailed to it (the mail folder), as a platform in production does.
+    defaults.update({"SELF_BILLING_SCHEDULER_ENABLED": "true", "SELF_BILLING_SCHEDULER_INTERVAL_MS": "60000"})
     return {name: value for name, value in defaults.items() if not env.get(name)}
 
 
