@@ -72,10 +72,12 @@ def migrate(migrator, database, fake=False, **kwargs):
             invoice_number text;
             invoice_day date;
         BEGIN
-            SELECT coalesce(sum(debit_cents - credit_cents), 0), count(*),
-                   coalesce(bool_or(letter_group IS NOT NULL), false)
+            SELECT coalesce(sum(l.debit_cents - l.credit_cents), 0), count(*),
+                   coalesce(bool_or(l.letter_group IS NOT NULL
+                                    AND NOT EXISTS (SELECT FROM accounting_lettered_line x WHERE x.line_id = l.id)),
+                            false)
               INTO imbalance, lines, lettered
-              FROM accounting_line WHERE entry_id = NEW.id;
+              FROM accounting_line l WHERE l.entry_id = NEW.id;
             IF imbalance <> 0 OR lines < 2 THEN
                 RAISE EXCEPTION 'accounting entry %% does not balance (debits - credits = %%, %% lines)',
                     NEW.id, imbalance, lines USING ERRCODE = 'check_violation';
@@ -94,7 +96,8 @@ def migrate(migrator, database, fake=False, **kwargs):
                    piece_ref = coalesce(piece_ref, invoice_number, payment_order_id, id),
                    piece_date = coalesce(piece_date, invoice_day, entry_date)
              WHERE id = NEW.id;
-            -- Lettering, in one statement, only for an entry with a line to letter.
+            -- Lettering, in one statement, only for an entry with a line still to letter (the
+            -- collection letters its own lines before the commit: `entries.own_lettering_fragment`).
             IF lettered THEN
                 WITH piece AS (
                     SELECT DISTINCT letter_group, account, aux_account FROM accounting_line
