@@ -25,41 +25,15 @@ _REPLACED = ("accounting_entry_validate", "accounting_entry_guard")
 
 
 def migrate(migrator, database, fake=False, **kwargs):
-    migrator.sql(
-        """
-        CREATE OR REPLACE FUNCTION accounting_entry_guard() RETURNS trigger LANGUAGE plpgsql AS $$
-        DECLARE
-            closed date;
-        BEGIN
-            IF TG_OP = 'INSERT' THEN
-                IF NEW.number IS NOT NULL OR NEW.validated_at IS NOT NULL THEN
-                    RAISE EXCEPTION 'accounting entry %%: numbered only by its validation', NEW.id
-                        USING ERRCODE = 'integrity_constraint_violation';
-                END IF;
-                closed := accounting_closed_until();
-                IF closed IS NOT NULL AND NEW.entry_date <= closed THEN
-                    RAISE EXCEPTION 'accounting entry %% dated %% lies in a closed period (closed until %%)',
-                        NEW.id, NEW.entry_date, closed USING ERRCODE = 'check_violation';
-                END IF;
-                RETURN NEW;
-            END IF;
-            -- UPDATE: only the validation step (from the validation trigger) may number an entry
-            IF TG_OP = 'UPDATE' AND pg_trigger_depth() > 1 AND OLD.number IS NULL
-               AND (NEW.id, NEW.journal_code, NEW.fiscal_year, NEW.entry_date, NEW.label, NEW.event,
-                    NEW.reservation_id, NEW.invoice_id, NEW.payment_order_id, NEW.created_at)
-                   IS NOT DISTINCT FROM
-                   (OLD.id, OLD.journal_code, OLD.fiscal_year, OLD.entry_date, OLD.label, OLD.event,
-                    OLD.reservation_id, OLD.invoice_id, OLD.payment_order_id, OLD.created_at)
-               AND (OLD.piece_ref IS NULL OR NEW.piece_ref = OLD.piece_ref)
-               AND (OLD.piece_date IS NULL OR NEW.piece_date = OLD.piece_date) THEN
-                RETURN NEW;
-            END IF;
-            RAISE EXCEPTION '%% is append-only (no UPDATE, no DELETE): a correction is a new entry', TG_TABLE_NAME
-                USING ERRCODE = 'integrity_constraint_violation';
-        END
-        $$
-        """
-    )
+    # The guard as migration 140 wrote it, the closed periods read in its INSERT branch only.
+    guard = _of_140("accounting_entry_guard")
+    for old, new in (("closed date := accounting_closed_until();", "closed date;"),
+                     ("            IF TG_OP = 'INSERT' THEN\n",
+                      "            IF TG_OP = 'INSERT' THEN\n                closed := accounting_closed_until();\n")):
+        if guard.count(old) != 1:
+            raise RuntimeError(f"migration 140's accounting_entry_guard() changed: {old!r}")
+        guard = guard.replace(old, new)
+    migrator.sql(guard)
     migrator.sql(
         """
         CREATE OR REPLACE FUNCTION accounting_entry_validate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -132,12 +106,20 @@ def migrate(migrator, database, fake=False, **kwargs):
     )
 
 
+def _of_140(name: str) -> str:
+    """Migration 140's `CREATE FUNCTION name()` statement, as a `CREATE OR REPLACE`."""
+    found = []
+
+    class Reading:
+        def sql(self, text: str, *args, **kw) -> None:
+            if f"CREATE FUNCTION {name}()" in text:
+                found.append(text.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1))
+
+    importlib.import_module("backend.migrations.140_accounting_books").migrate(Reading(), None)
+    return found[0]
+
+
 def rollback(migrator, database, fake=False, **kwargs):
     """Migration 140's definitions of the two functions again."""
-
-    class Replaying:
-        def sql(self, text: str, *args, **kw) -> None:
-            if any(f"CREATE FUNCTION {name}()" in text for name in _REPLACED):
-                migrator.sql(text.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1), *args, **kw)
-
-    importlib.import_module("backend.migrations.140_accounting_books").migrate(Replaying(), database)
+    for name in _REPLACED:
+        migrator.sql(_of_140(name))
