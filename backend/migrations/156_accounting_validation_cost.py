@@ -2,12 +2,14 @@
 
 A collection's two entries are validated at its commit, after its invoice's number is allocated:
 what `accounting_entry_validate` does there lengthens the time the invoice series' counter row
-stays locked, which every collection of the series queues on (docs/benchmarks.md, "billing").
-Measured (backend CPU of 1,000 transactions each validating a VE entry of 3 lines and a BQ entry
-of 2 lines lettering together, docs/accounting.md "Validation"), the lettering was about 30 % of
+stays locked, which every collection of the series queues on. Measured (docs/benchmarks.md,
+"The books' validation at the commit": backend CPU of 1,000 transactions each validating a VE
+entry of 3 lines and a BQ entry of 2 lines lettering together), the lettering was about 30 % of
 such a transaction's PostgreSQL CPU, the UPDATE numbering the entry about 30 %. Now:
 - the balance check, reading the entry's lines, also says whether any of them carries a
-  `letter_group`: an entry without one runs no lettering statement at all (before: one);
+  `letter_group` and is not lettered yet: an entry without one runs no lettering statement at
+  all (before: one); the collection letters its own lines before the commit
+  (`backend.billing.accounting.entries.own_lettering_fragment`), so its validations letter nothing;
 - the lettering is one statement (before: two per group that cannot balance yet, four per group
   that does): the validated, unlettered lines of the entry's groups are read once, each group
   summing to zero gets its lettering (its code and id drawn from the same sequence, in the same
