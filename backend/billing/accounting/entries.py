@@ -110,11 +110,12 @@ _LINE_COLUMNS = ("entry_id", "line_no", "account", "aux_account", "aux_label", "
 
 
 @functools.lru_cache(maxsize=64)
-def entries_fragment(line_counts: tuple[int, ...], *, when: str | None = None,
-                     prefix: str = "books") -> prepared.Fragment:
+def entries_fragment(line_counts: tuple[int, ...], *, when: str | None = None, prefix: str = "books",
+                     letter_own: bool = False) -> prepared.Fragment:
     """The `WITH` parts (`<prefix>_entries`, `<prefix>_lines`) writing entries of `line_counts`
     lines each (values: `entries_values`), for a caller's own statement; written only `when` that
-    SQL condition (with no values of its own) holds."""
+    SQL condition (with no values of its own) holds. `letter_own`: also `<prefix>_lettering`
+    (`own_lettering_fragment`)."""
     entry_rows = ", ".join(
         "(" + ", ".join(f"%({prefix}_{n}_{column})s" for column in _ENTRY_COLUMNS) + ")"
         for n in range(len(line_counts)))
@@ -130,13 +131,43 @@ def entries_fragment(line_counts: tuple[int, ...], *, when: str | None = None,
         " v.piece_ref, v.piece_date::date, v.label, v.event, v.reservation_id, v.invoice_id, v.payment_order_id"
         f" FROM (VALUES {entry_rows}) AS v ({', '.join(_ENTRY_COLUMNS)})"
         " CROSS JOIN LATERAL (SELECT greatest(v.day::date, accounting_first_open_day()) AS day) AS d"
-        f" WHERE v.total::bigint > 0{condition} RETURNING id),"
+        f" WHERE v.total::bigint > 0{condition} RETURNING id, entry_date),"
         f" {prefix}_lines AS (INSERT INTO accounting_line ({', '.join(_LINE_COLUMNS)})"
         " SELECT v.entry_id, v.line_no::smallint, v.account, v.aux_account, v.aux_label, v.label,"
         " v.debit_cents::bigint, v.credit_cents::bigint, v.letter_group"
         f" FROM (VALUES {line_rows}) AS v ({', '.join(_LINE_COLUMNS)})"
         " WHERE v.debit_cents::bigint + v.credit_cents::bigint > 0"
-        f" AND EXISTS (SELECT FROM {prefix}_entries e WHERE e.id = v.entry_id))"
+        f" AND EXISTS (SELECT FROM {prefix}_entries e WHERE e.id = v.entry_id)"
+        " RETURNING id, entry_id, account, aux_account, letter_group, debit_cents - credit_cents AS amount)"
+        + (f", {own_lettering_fragment(prefix)}" if letter_own else "")
+    )
+
+
+def own_lettering_fragment(prefix: str) -> str:
+    """The `WITH` parts lettering the lines `<prefix>_lines` wrote, for a piece no other line
+    names yet (the collection's: the invoice it issues in the same transaction): each group (piece,
+    account, auxiliary account) of them summing to zero, and of which no other line is visible, is
+    lettered now, as the validation would letter it at the commit (migration 140: its entries are
+    validated by that commit or not at all), its date the latest of their entries' dates, its code
+    and id drawn as the validation draws them. The validation then finds these lines lettered and
+    runs no lettering (migration 156): that work is done before the commit rather than while the
+    invoice series' counter row is locked."""
+    same_group = ("{a}.letter_group = {b}.letter_group AND {a}.account = {b}.account"
+                  " AND {a}.aux_account IS NOT DISTINCT FROM {b}.aux_account")
+    return (
+        f"{prefix}_lettering AS (SELECT g.*, accounting_letter_code(nextval('accounting_lettering_id_seq')) AS code,"  # noqa: S608
+        " nextval('accounting_lettering_id_seq') AS id FROM ("
+        f" SELECT l.letter_group, l.account, l.aux_account, max(e.entry_date) AS day FROM {prefix}_lines l"
+        f" JOIN {prefix}_entries e ON e.id = l.entry_id WHERE l.letter_group IS NOT NULL"
+        # the statement's snapshot does not show its own lines: any line seen is another's
+        " AND NOT EXISTS (SELECT FROM accounting_line o WHERE o.letter_group IS NOT NULL AND "
+        + same_group.format(a="o", b="l") + ")"  # noqa: S608 (constants only)
+        " GROUP BY l.letter_group, l.account, l.aux_account HAVING sum(l.amount) = 0) AS g),"
+        f" {prefix}_letterings AS (INSERT INTO accounting_lettering (id, code, lettered_on)"
+        f" SELECT id, code, day FROM {prefix}_lettering),"
+        f" {prefix}_lettered AS (INSERT INTO accounting_lettered_line (line_id, lettering_id)"
+        f" SELECT l.id, g.id FROM {prefix}_lines l JOIN {prefix}_lettering g ON "
+        + same_group.format(a="l", b="g") + ")"
     )
 
 

@@ -283,8 +283,10 @@ COLLECTION_SHAPE = (3, 2)
 
 
 def collection_fragment(*, when: str) -> prepared.Fragment:
-    """The `WITH` parts writing a collection's two entries, for the collection's write statement."""
-    return entries.entries_fragment(COLLECTION_SHAPE, when=when)
+    """The `WITH` parts writing a collection's two entries, for the collection's write statement,
+    the sale's receivable lettered with its payment there (the invoice is new: no other line names
+    it), before the commit."""
+    return entries.entries_fragment(COLLECTION_SHAPE, when=when, letter_own=True)
 
 
 def collection_values(*, invoice_id: str, customer: dict, excl_cents: int, vat_cents: int, payment_order_id: str,

@@ -111,3 +111,44 @@ def test_a_piece_is_lettered_once_its_third_party_lines_sum_to_zero():
     lettered_on = database.execute_sql("SELECT DISTINCT lettered_on FROM accounting_lettering WHERE code = %s",
                                        (receivable[0]["letter"],)).fetchone()[0]
     assert lettered_on == date(2026, 5, 9)
+
+
+def _own_statement(*posted: Entry) -> None:
+    """`posted` written by one statement that letters its own lines (the collection's)."""
+    fragment = entries.entries_fragment(tuple(len(entry.lines) for entry in posted), letter_own=True)
+    database.execute_sql(f"WITH {fragment} SELECT count(*) FROM books_entries",  # noqa: S608 (constants only)
+                         entries.entries_values(posted))
+
+
+def _payment(day: date, cents: int, group: str, *, credit: bool = True) -> Entry:
+    side = {"credit_cents": cents} if credit else {"debit_cents": cents}
+    bank = {"debit_cents": cents} if credit else {"credit_cents": cents}
+    return Entry(journal=Journal.BANK, event="test", day=day, label="Règlement", lines=(
+        Line(Account.BANK, **bank), Line(Account.CUSTOMERS, party=CUSTOMER, letter_group=group, **side)))
+
+
+def _letters(group: str) -> list[tuple]:
+    return database.execute_sql(
+        "SELECT lt.code, lt.lettered_on, e.number IS NOT NULL FROM accounting_line l"
+        " JOIN accounting_entry e ON e.id = l.entry_id"
+        " LEFT JOIN accounting_lettered_line ll ON ll.line_id = l.id"
+        " LEFT JOIN accounting_lettering lt ON lt.id = ll.lettering_id"
+        " WHERE l.letter_group = %s ORDER BY l.id", (group,)).fetchall()
+
+
+def test_a_statement_letters_its_own_new_piece_as_the_validation_would_and_leaves_a_known_one_to_it():
+    # a new piece: lettered by the statement itself, before the validation, which keeps it as it is
+    _own_statement(_sale(date(2026, 6, 1), 900, group="own-1"), _payment(date(2026, 6, 2), 900, "own-1"))
+    before = _letters("own-1")
+    assert len({code for code, _, _ in before}) == 1 and before[0][0] and before[0][1] == date(2026, 6, 2)
+    assert not any(validated for _, _, validated in before)  # lettered before the commit's validation
+    validate_now()
+    assert _letters("own-1") == [(code, day, True) for code, day, _ in before]
+    # a piece another line already names: the statement letters nothing, the validation decides
+    entries.post(_sale(date(2026, 6, 1), 1_000, group="known-1"))
+    validate_now()
+    _own_statement(_payment(date(2026, 6, 3), 300, "known-1"), _payment(date(2026, 6, 3), 300, "known-1",
+                                                                          credit=False))
+    assert [code for code, _, _ in _letters("known-1")] == [None, None, None]  # 1,000 still owed
+    _own_statement(_payment(date(2026, 6, 4), 1_000, "known-1"))
+    assert len({code for code, _, _ in _letters("known-1")}) == 1  # the validation lettered all four
