@@ -98,22 +98,29 @@ class LifecycleEvent(BaseModel):
         table_name = "einvoice_lifecycle_event"
 
 
-class PaymentReport(BaseModel):
-    """The platform's own 212 "Encaissée" for one payment order (negative for a refund)."""
+class SentStatus(BaseModel):
+    """What sending one of the platform's own status flows records (`status_flows`): the fields
+    `PaymentReport` and `DecisionReport` share; no table of its own."""
 
-    id = id_field()
-    idempotency_key = CharField(max_length=200)  # <invoiceNumber>:212:<paymentOrderId>
+    idempotency_key = CharField(max_length=200)
     invoice_number = CharField(max_length=80)
-    payment_order_id = CharField(max_length=36)
-    amount_cents = BigIntegerField()
-    amounts = BinaryJSONField()  # [{vatRateBps, amountCents}] including VAT, per rate
-    paid_on = DateField()
     status = CharField(max_length=10, default="pending")
     provider_flow_id = CharField(max_length=120, null=True)
     attempts = IntegerField(default=0)
     last_error_message = TextField(null=True)
     created_at = created_at_field()
     sent_at = DateTimeTZField(null=True)
+
+
+class PaymentReport(SentStatus):
+    """The platform's own 212 "Encaissée" for one payment order (negative for a refund); its key
+    `<invoiceNumber>:212:<paymentOrderId>`."""
+
+    id = id_field()
+    payment_order_id = CharField(max_length=36)
+    amount_cents = BigIntegerField()
+    amounts = BinaryJSONField()  # [{vatRateBps, amountCents}] including VAT, per rate
+    paid_on = DateField()
 
     class Meta:
         table_name = "einvoice_payment_report"
@@ -166,22 +173,14 @@ class PollingPass(BaseModel):
         table_name = "einvoicing_polling_pass"
 
 
-class DecisionReport(BaseModel):
+class DecisionReport(SentStatus):
     """A 205 Approuvée or 210 Refusée the platform sends for a self-billed invoice, in the name of
-    the distributor who decided (migration 153)."""
+    the distributor who decided (migration 153); its key `<invoiceNumber>:<code>`."""
 
     id = id_field()
-    idempotency_key = CharField(max_length=200)  # <invoiceNumber>:<code>
-    invoice_number = CharField(max_length=80)
     code = SmallIntegerField()
     reason = TextField(null=True)
     decided_at = DateTimeTZField()
-    status = CharField(max_length=10, default="pending")
-    provider_flow_id = CharField(max_length=120, null=True)
-    attempts = IntegerField(default=0)
-    last_error_message = TextField(null=True)
-    created_at = created_at_field()
-    sent_at = DateTimeTZField(null=True)
 
     class Meta:
         table_name = "einvoice_decision_report"
