@@ -1,19 +1,21 @@
 """Payment data out: the platform's own 212 "Encaissée" for each collected service invoice.
 
-VAT on services is due on payment, so the seller reports what it received: for each paid payment
-order of a `platform_sale` (its collection), one 212 with the amount received per VAT rate and the
-date; for each paid refund of that sale (its payment order names the refund's credit note, which
-names the sale), a negative one; for a direct debit the bank returned after its 212 was made (its
-order `failed` with settlement `returned`, docs/bank.md), a negative one dated the return, with the
-key `<invoiceNumber>:212:<paymentOrderId>:returned`. Each is made once: `einvoice_payment_report` is unique per
-idempotency key `<invoiceNumber>:212:<paymentOrderId>`, and the flow's `trackingId` is that key, so
-a lost answer or a redelivery never reports a payment twice at the operator either.
+VAT on services is due on payment, so the seller reports what it received, when its bank shows
+it: for each payment order of a `platform_sale` (its collection) settled by a bank statement
+(settlement `settled`, docs/bank.md), one 212 with the amount received per VAT rate, dated the
+settlement's booking day; for each settled refund of that sale (its payment order names the
+refund's credit note, which names the sale), a negative one; for a direct debit the bank returned
+after its 212 was made (its order `failed` with settlement `returned`), a negative one dated the
+return, with the key `<invoiceNumber>:212:<paymentOrderId>:returned`. Each is made once:
+`einvoice_payment_report` is unique per idempotency key `<invoiceNumber>:212:<paymentOrderId>`,
+and the flow's `trackingId` is that key, so a lost answer or a redelivery never reports a payment
+twice at the operator either.
 
-`sweep` (run by each polling pass) reads billing's paid payment orders (billing's tables, read
+`sweep` (run by each polling pass) reads billing's settled payment orders (billing's tables, read
 only) and records the reports not made yet; `send_due` posts the pending ones whose invoice the
-operator has acknowledged (a status names an invoice the recipient holds). The date is the payment
-order's `paid_at` (Europe/Paris): the bank settlement (the bank issue) does not exist yet; once it
-does, its settlement date is the one to report.
+operator has acknowledged (a status names an invoice the recipient holds). A collection answers
+`paid` at once (spec C), but the money is the bank's to show: until a statement settles the order,
+its 212 waits.
 
 The flow (`status_flows`, shared with the 205/210 of self-billed invoices): `POST /flows` with
 `flowInfo.flowType = CustomerInvoiceLC` (XP Z12-013's lifecycle flow type), `flowSyntax = CDAR`,
@@ -24,8 +26,6 @@ builds the CDAR message the standard carries.
 
 from __future__ import annotations
 
-from zoneinfo import ZoneInfo
-
 from backend import clock
 from backend.db import database, transaction
 from backend.einvoicing import status_flows
@@ -34,19 +34,17 @@ from backend.einvoicing.operator_client import OperatorClient
 from backend.einvoicing.reform_statuses import ENCAISSEE, LABELS
 from backend.money import round_half_up_div
 
-PARIS = ZoneInfo("Europe/Paris")
-
-# Paid collections and refunds of platform sales without a report yet (billing's tables).
+# Collections and refunds of platform sales settled by the bank, without a report yet (billing's tables).
 _UNREPORTED = """
-    SELECT sale.number, po.id, po.kind, po.amount_cents, po.paid_at, sale.vat_rate_bps
+    SELECT sale.number, po.id, po.kind, po.amount_cents, po.settled_on, sale.vat_rate_bps
     FROM billing_payment_order po
     JOIN billing_invoice doc ON doc.id = po.invoice_id
     JOIN billing_invoice sale ON sale.id = coalesce(doc.credited_invoice_id, doc.id)
-    WHERE po.status = 'paid' AND po.paid_at IS NOT NULL AND po.amount_cents <> 0
+    WHERE po.status = 'paid' AND po.settlement = 'settled' AND po.settled_on IS NOT NULL AND po.amount_cents <> 0
       AND po.kind IN ('reservation_total', 'refund') AND sale.kind = 'platform_sale'
       AND NOT EXISTS (SELECT 1 FROM einvoice_payment_report r
                       WHERE r.idempotency_key = sale.number || ':212:' || po.id)
-    ORDER BY po.paid_at, po.id
+    ORDER BY po.settled_on, po.id
     LIMIT %s
 """
 
@@ -80,9 +78,9 @@ def vat_of(amount_incl_tax_cents: int, vat_rate_bps: int) -> int:
 def sweep(limit: int = 500) -> int:
     """Record the 212 reports of payments not reported yet; returns how many were recorded."""
     made = 0
-    for number, order_id, kind, amount, paid_at, rate in database.execute_sql(_UNREPORTED, (limit,)).fetchall():
+    for number, order_id, kind, amount, settled_on, rate in database.execute_sql(_UNREPORTED, (limit,)).fetchall():
         made += _record(report_key(number, order_id), number, order_id, -amount if kind == "refund" else amount,
-                        rate, paid_at.astimezone(PARIS).date())
+                        rate, settled_on)
     for number, order_id, amount, returned_on, rate in database.execute_sql(_RETURNED, (limit,)).fetchall():
         made += _record(report_key(number, order_id) + RETURNED_SUFFIX, number, order_id, -amount, rate, returned_on)
     return made

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 
 from backend import clock
 from backend.billing import collection, corrections
+from backend.billing.bank import settlement as bank_settlement
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
 from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.db import transaction
-from backend.einvoicing import lifecycle, payment_reports, polling, reconciliation
+from backend.einvoicing import lifecycle, polling, reconciliation
 from backend.einvoicing.models import DirectoryEntry, PaymentReport, Transmission
 from backend.errors import EinvoiceRecipientUnknown
 from backend.identity.models import BillingProfile
@@ -136,20 +137,26 @@ def test_a_212_is_sent_once_per_payment_and_a_negative_one_after_a_refund(seeded
     draft_id = run_post_invoice_hook(invoice.id, storage=storage, config=config).transmission_id
     flow_id = lifecycle.dispatch(draft_id, client=operator_client, storage=storage).provider_flow_id
     operator.act(flow_id, "ok")
+    [collected] = PaymentOrder.select().where(PaymentOrder.invoice == invoice.id)
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    assert operator.flows(f"{invoice.number}:212:{collected.id}") == []  # paid, not yet shown by the bank
+    booked_on = date(2026, 12, 3)
+    bank_settlement.settle(collected.id, booked_on=booked_on)  # a statement booked it
     for _ in range(2):  # a second pass sends nothing more
         polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
-    [collected] = PaymentOrder.select().where(PaymentOrder.invoice == invoice.id)
     [report] = operator.flows(f"{invoice.number}:212:{collected.id}")
     assert report["flowType"] == "CustomerInvoiceLC" and report["flowSyntax"] == "CDAR"
     assert report["statusReport"]["amounts"] == [{"vatRateBps": invoice.vat_rate_bps, "amountInclTaxCents": 144_000,
                                                   "vatCents": 24_000}]
-    assert report["statusReport"]["at"] == collected.paid_at.astimezone(payment_reports.PARIS).date().isoformat()
+    assert report["statusReport"]["at"] == booked_on.isoformat()  # the day the bank booked it
 
     with transaction():
         refunded = corrections.refund(invoice_number=invoice.number, amount_cents=10_000, reason="geste commercial",
                                       method=PaymentMethod.BANK_TRANSFER, user_id=None, config=booted_config())
+    bank_settlement.settle(refunded.payment_order_id, booked_on=date(2026, 12, 8))
     polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
     [negative] = operator.flows(f"{invoice.number}:212:{refunded.payment_order_id}")
+    assert negative["statusReport"]["at"] == "2026-12-08"
     assert negative["statusReport"]["amountCents"] == -12_000
     assert negative["statusReport"]["amounts"][0]["vatCents"] == -2_000
     assert len(operator.flows(flow_type="CustomerInvoiceLC")) == 2

@@ -119,10 +119,14 @@ def test_a_returned_debit_whose_212_was_made_gets_its_negative_212_once():
     from backend.einvoicing.models import PaymentReport
 
     order = collected()
-    payment_reports.sweep()
     number = Invoice.get_by_id(order.invoice_id).number
-    assert PaymentReport.get(PaymentReport.idempotency_key == f"{number}:212:{order.id}").amount_cents > 0
-    _import(credit(order), returned(order, "MS02"))
+    payment_reports.sweep()
+    assert not PaymentReport.select().where(PaymentReport.payment_order_id == order.id).exists()  # not settled yet
+    _import(credit(order))
+    payment_reports.sweep()
+    positive = PaymentReport.get(PaymentReport.idempotency_key == f"{number}:212:{order.id}")
+    assert (positive.amount_cents, positive.paid_on) == (order.amount_cents, DAY)  # dated the bank's booking
+    _import(returned(order, "MS02"))
     payment_reports.sweep()
     payment_reports.sweep()
     negative = PaymentReport.get(PaymentReport.idempotency_key == f"{number}:212:{order.id}:returned")
