@@ -176,8 +176,8 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
 
         # A worker killed outright is restarted; the others keep running.
         supervisor = psutil.Process(process.pid)
-        worker = next(c for c in supervisor.children() if "dramatiq" in " ".join(c.cmdline()))
-        web = next(c for c in supervisor.children() if "gunicorn" in " ".join(c.cmdline()))
+        worker = next(c for c in supervisor.children() if "dramatiq" in " ".join(_cmdline(c)))
+        web = next(c for c in supervisor.children() if "gunicorn" in " ".join(_cmdline(c)))
         left_behind = worker.children(recursive=True)  # its worker process, which a kill -9 orphans
         worker.kill()
         assert output.wait_for("worker restarted", timeout=30), output.text()[-3000:]
@@ -188,7 +188,7 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
             time.sleep(0.1)
         assert not [p for p in left_behind if alive(p)]
         children = supervisor.children(recursive=True)
-        assert any("dramatiq" in " ".join(c.cmdline()) and c.pid != worker.pid for c in children)
+        assert any("dramatiq" in " ".join(_cmdline(c)) and c.pid != worker.pid for c in children)
     finally:
         process.send_signal(signal.SIGHUP)  # a closed terminal
         process.wait(timeout=60)
@@ -277,7 +277,7 @@ def test_a_terminal_that_goes_away_leaves_no_embedded_server_running(free_port, 
         assert embedded_servers(data_dir), "no embedded server found to begin with"
         # Its processes (the guard, in a session of its own, is meant to outlive it a moment).
         children = [c for c in psutil.Process(process.pid).children(recursive=True)
-                    if "ops.devguard" not in c.cmdline()]
+                    if "ops.devguard" not in _cmdline(c)]
         assert len(children) >= 4  # web, worker, clock and the simulators at least
     finally:
         os.close(master)
@@ -291,6 +291,14 @@ def test_a_terminal_that_goes_away_leaves_no_embedded_server_running(free_port, 
         time.sleep(0.2)
     assert not embedded_servers(data_dir)
     assert_all_stopped(children, data_dir, port)  # none orphaned, even by a killed supervisor
+
+
+def _cmdline(process: psutil.Process) -> list[str]:
+    """Its command line, or none when it ended meanwhile (a short-lived child: nothing to orphan)."""
+    try:
+        return process.cmdline()
+    except psutil.NoSuchProcess:
+        return []
 
 
 GUARDED = """
@@ -323,7 +331,7 @@ def test_the_guard_ends_what_a_killed_supervisor_leaves_and_only_that(tmp_path):
             time.sleep(0.05)
             group = [psutil.Process(child_pid), *psutil.Process(child_pid).children()]
         assert len(group) == 2
-        guard = next(p for p in psutil.Process(supervisor.pid).children() if "ops.devguard" in p.cmdline())
+        guard = next(p for p in psutil.Process(supervisor.pid).children() if "ops.devguard" in _cmdline(p))
         supervisor.kill()  # no chance to stop anything: the SIGTERM-proof group is the guard's to end
         supervisor.wait(timeout=10)
         guard.wait(timeout=30)  # it ends once it has done its work
