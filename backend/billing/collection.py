@@ -98,14 +98,7 @@ def collect(*, reservation_id: str, industrial_organization_id: str, method: Pay
     with logged(fields), left_due_on_failure(lambda: records.open_collectable(
             reservation_id, industrial_organization_id, PRINCIPAL_SELLER, FinancialStatus.RESERVATION_TOTAL_DUE,
             COLLECTABLE)):
-        returned = collection_again.returned_sale(reservation_id)
-        if returned is not None:  # the sale's debit came back: the same invoice collected again
-            stored, number = collection_again.collect_again(
-                returned, industrial_organization_id=industrial_organization_id, method=method, held=held,
-                user_id=user_id)
-        else:
-            stored, number = _reservation_total(reservation_id, industrial_organization_id, method, user_id, config,
-                                                held)
+        stored, number = _reservation_total(reservation_id, industrial_organization_id, method, user_id, config, held)
     return collected(stored, fields, number=number)
 
 
@@ -117,6 +110,9 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
         if claim.replay is not None:
             return claim.replay, None
         row = _found(claim.row, industrial_organization_id)
+        if row["returned_order_id"] is not None:  # the bank returned the sale's debit: its invoice collected again
+            return collection_again.collect_again(claim, row["returned_order_id"], method=method, user_id=user_id,
+                                                  industrial_organization_id=industrial_organization_id)
         # 1. the reservation is approved or completed; 2. its billing model is principal_seller
         check_collectable(row["status"], row["billing_model"], PRINCIPAL_SELLER)
         billing_identity.require_complete(billing_identity.identity_gaps(  # the invoice prints no placeholder

@@ -16,7 +16,6 @@ from backend.billing.accounting.entries import paris_day
 from backend.billing.models import (
     FinancialStatus,
     Invoice,
-    InvoiceKind,
     PaymentKind,
     PaymentMethod,
     PaymentOrder,
@@ -38,47 +37,38 @@ def returned_orders(reservation_id: str) -> int:
                                         PaymentOrder.settlement == Settlement.RETURNED).count())
 
 
-def returned_sale(reservation_id: str) -> PaymentOrder | None:
-    """The reservation's last returned collection, when its sale invoice is what is due again."""
-    return (PaymentOrder.select().join(Invoice, on=PaymentOrder.invoice == Invoice.id)
-            .where(PaymentOrder.reservation_id == reservation_id, PaymentOrder.kind == PaymentKind.RESERVATION_TOTAL,
-                   PaymentOrder.settlement == Settlement.RETURNED, Invoice.kind == InvoiceKind.PLATFORM_SALE)
-            .order_by(PaymentOrder.returned_on.desc(), PaymentOrder.created_at.desc()).first())
-
-
-def collect_again(returned: PaymentOrder, *, industrial_organization_id: str, method: PaymentMethod,
-                  held: idempotency.Key, user_id: str | None) -> tuple[dict, str | None]:
-    """The sale of `returned` collected again once per key: `(stored answer, invoice number)`, the
-    number None on a replay."""
-    with idempotency.claim(held) as claim:
-        if claim.replay is not None:
-            return claim.replay, None
-        require_kyb_approved(industrial_organization_id)
-        reservation = (Reservation.select().where(Reservation.id == returned.reservation_id,
-                                                  Reservation.industrial_organization_id == industrial_organization_id)
-                       .for_update().first())
-        if reservation is None:
-            raise Conflict("the reservation is not the organization's", reason="not_due")
-        check_collectable(reservation.status, reservation.billing_model, BillingModel.PRINCIPAL_SELLER)
-        mandate = sepa_mandates.active_mandate(industrial_organization_id)
-        mandate_ref = sepa_mandates.require_mandate(method, mandate.mandate_ref if mandate else None)
-        record = records.locked_record(reservation.id)
-        if record is None or record.financial_status != FinancialStatus.RESERVATION_TOTAL_DUE:
-            status = record.financial_status if record else FinancialStatus.DRAFT.value
-            raise Conflict(f"the reservation is not due for collection (financial status {status})",
-                           reason="not_due", financialStatus=status)
-        now = clock.now()
-        order = PaymentOrder.create(id=new_id(), reservation_id=reservation.id, invoice=returned.invoice_id,
-                                    organization_id=industrial_organization_id, kind=PaymentKind.RESERVATION_TOTAL,
-                                    method=method, status=PaymentStatus.PAID, amount_cents=returned.amount_cents,
-                                    mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now,
-                                    updated_at=now, paid_at=now)
-        invoice = Invoice.get_by_id(returned.invoice_id)
-        ledger.post_collection(invoice, amount_cents=order.amount_cents, payment_order_id=order.id,
-                               day=paris_day(now))
-        records.move(record, FinancialStatus.RESERVATION_TOTAL_PAID)
-        answer = {"reservation_id": reservation.id, "payment_order_id": order.id, "invoice_id": invoice.id,
-                  "financial_status": FinancialStatus.RESERVATION_TOTAL_PAID.value,
-                  "payment_status": PaymentStatus.PAID.value}
-        claim.store(answer)
+def collect_again(claim: idempotency.Claim, returned_order_id: str, *, industrial_organization_id: str,
+                  method: PaymentMethod, user_id: str | None) -> tuple[dict, str | None]:
+    """The sale of the returned collection `returned_order_id` collected again, under the
+    collection's claim of its key (`collection.collect` found it in its read, not a replay):
+    `(stored answer, invoice number)`."""
+    returned = PaymentOrder.get_by_id(returned_order_id)
+    require_kyb_approved(industrial_organization_id)
+    reservation = (Reservation.select().where(Reservation.id == returned.reservation_id,
+                                              Reservation.industrial_organization_id == industrial_organization_id)
+                   .for_update().first())
+    if reservation is None:
+        raise Conflict("the reservation is not the organization's", reason="not_due")
+    check_collectable(reservation.status, reservation.billing_model, BillingModel.PRINCIPAL_SELLER)
+    mandate = sepa_mandates.active_mandate(industrial_organization_id)
+    mandate_ref = sepa_mandates.require_mandate(method, mandate.mandate_ref if mandate else None)
+    record = records.locked_record(reservation.id)
+    if record is None or record.financial_status != FinancialStatus.RESERVATION_TOTAL_DUE:
+        status = record.financial_status if record else FinancialStatus.DRAFT.value
+        raise Conflict(f"the reservation is not due for collection (financial status {status})",
+                       reason="not_due", financialStatus=status)
+    now = clock.now()
+    order = PaymentOrder.create(id=new_id(), reservation_id=reservation.id, invoice=returned.invoice_id,
+                                organization_id=industrial_organization_id, kind=PaymentKind.RESERVATION_TOTAL,
+                                method=method, status=PaymentStatus.PAID, amount_cents=returned.amount_cents,
+                                mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now,
+                                updated_at=now, paid_at=now)
+    invoice = Invoice.get_by_id(returned.invoice_id)
+    ledger.post_collection(invoice, amount_cents=order.amount_cents, payment_order_id=order.id,
+                           day=paris_day(now))
+    records.move(record, FinancialStatus.RESERVATION_TOTAL_PAID)
+    answer = {"reservation_id": reservation.id, "payment_order_id": order.id, "invoice_id": invoice.id,
+              "financial_status": FinancialStatus.RESERVATION_TOTAL_PAID.value,
+              "payment_status": PaymentStatus.PAID.value}
+    claim.store(answer)
     return answer, invoice.number

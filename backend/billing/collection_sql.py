@@ -34,8 +34,13 @@ READ = prepared.Statement("billing_collection_read", (
     + ", ".join(f"coalesce(f.{column}, opened.{column}) AS {column}" for column in RECORD)
     # Step 3: the industrial's active SEPA mandate.
     + ", (SELECT m.mandate_ref FROM billing_sepa_mandate m WHERE m.organization_id = o.id AND m.status = 'active'"  # noqa: S608
+    " LIMIT 1) AS mandate_ref,"
+    # A sale whose direct debit the bank returned: its invoice is collected again (`collection_again`).
+    " (SELECT po.id FROM billing_payment_order po JOIN billing_invoice i ON i.id = po.invoice_id"
+    " WHERE po.reservation_id = r.id AND po.kind = 'reservation_total' AND po.settlement = 'returned'"
+    " AND i.kind = 'platform_sale' ORDER BY po.returned_on DESC, po.created_at DESC LIMIT 1) AS returned_order_id,"
     # The key's record (held by the statement before: it shows what the key's last holder committed).
-    f" LIMIT 1) AS mandate_ref, {idempotency.READ_COLUMNS}"
+    f" {idempotency.READ_COLUMNS}"
     " FROM reservation r JOIN organization o ON o.id = r.industrial_organization_id"
     " JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
     " LEFT JOIN billing_profile bp ON bp.organization_id = o.id"
