@@ -60,3 +60,43 @@ def test_the_bare_webhook_stores_each_event_once_with_its_outbox_row(bare):
                                     ).fetchone()[0] == 1
         assert database.execute_sql("SELECT count(*) FROM outbox_message WHERE actor_name = %s",
                                     (REFERENCE_ACTOR,)).fetchone()[0] == 1
+
+
+@pytest.mark.committed
+def test_the_bare_collection_writes_what_vitrine_writes(client, bare):
+    """`ops/bench/_bare_billing.py` sends Vitrine's statements with Vitrine's values: the same answer,
+    the same invoice (parties, lines, amounts), the same entries, and books that still verify."""
+    from backend.billing.accounting.verify import verify
+    from backend.db import database
+    from ops.bench.billing import _plan, _populate
+
+    with database.connection_context():
+        ids, token = _populate(2)
+        # Two reservations alike (the bench's prices and space names differ from one to the next).
+        database.execute_sql(
+            "UPDATE reservation r SET base_amount_cents = f.base_amount_cents, commission_amount_cents ="
+            " f.commission_amount_cents, total_amount_cents = f.total_amount_cents FROM reservation f"
+            " WHERE f.id = %s AND r.id = %s", (ids[0], ids[1]))
+        database.execute_sql("UPDATE ad_space a SET name = 'E0' FROM reservation r"
+                             " WHERE r.id = %s AND a.id = r.ad_space_id", (ids[1],))
+    answers = []
+    for app, request in zip((client, bare), _plan(ids, token), strict=True):
+        answer = app.simulate_post(request.path, body=request.body, headers=dict(request.headers))
+        assert answer.status_code == 200, answer.text
+        answers.append({k: v for k, v in answer.json["data"].items() if k not in ("reservationId", "paymentOrderId")})
+    assert answers[0].pop("invoiceNumber") < answers[1].pop("invoiceNumber")
+    assert answers[0] == answers[1]
+    with database.connection_context():
+        invoices = database.execute_sql(
+            "SELECT kind, status, issuer, customer, lines, amount_excl_tax_cents, vat_rate_bps, due_at - issued_at,"
+            " paid_at = issued_at, service_starts_at, service_ends_at FROM billing_invoice"
+            " WHERE reservation_id = ANY(%s) ORDER BY number", (ids,)).fetchall()
+        entries = database.execute_sql(
+            "SELECT e.journal_code, e.event,"
+            " array_agg((l.account, l.aux_account, l.label, l.debit_cents, l.credit_cents) ORDER BY l.line_no)"
+            " FROM accounting_entry e JOIN accounting_line l ON l.entry_id = e.id"
+            " WHERE e.reservation_id = ANY(%s) GROUP BY e.id ORDER BY e.reservation_id = %s, e.journal_code",
+            (ids, ids[1])).fetchall()
+        assert len(invoices) == 2 and invoices[0] == invoices[1]
+        assert len(entries) == 4 and entries[:2] == entries[2:]
+        assert verify() == []

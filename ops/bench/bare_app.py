@@ -15,9 +15,13 @@ ORM), not PostgreSQL:
   NOTHING` and the outbox row, and after the commit the Dramatiq message `LPUSH`ed to Redis in the
   request thread. Its rows are named `bare-...` and its messages go to a queue no worker reads
   (`REFERENCE_QUEUE`), so the scenario's own counts are left alone.
+- `POST /api/billing/reservations/{id}/collect`: `ops.bench._bare_billing`.
 
 Connections: a `psycopg2.pool.ThreadedConnectionPool` per process (made after gunicorn's fork),
-checked out and given back per request, as a hand-written app would.
+checked out and given back per request, as a hand-written app would, keeping one open connection
+per thread (before 2026-11-27 it kept one: psycopg2 closes a connection given back beyond
+`minconn`, so under 16 connections most requests of the bare apps opened a new PostgreSQL
+connection, and the backend's CPU left the bench's count when it closed).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from psycopg2.extras import Json
 from backend.identity.permissions import permissions_for
 from backend.identity.sessions import SESSION_STATEMENTS
 from backend.onboarding.envelopes import PENDING_ENVELOPE_SQL
+from ops.bench._bare_billing import Collect
 
 SESSION_LOOKUP = SESSION_STATEMENTS[True]  # the session with its organizations, prepared
 _PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connections that prepared it
@@ -70,7 +75,11 @@ class _Pools:
         if self._pid != os.getpid():
             with self._lock:
                 if self._pid != os.getpid():
-                    self._pg = psycopg2.pool.ThreadedConnectionPool(1, 20, os.environ["DATABASE_URL"])
+                    # psycopg2's pool closes a connection given back beyond `minconn` idle ones: as many
+                    # as the process has threads stay open, as Vitrine's pool keeps them.
+                    threads = int(os.environ.get("WEB_THREADS", "8"))
+                    self._pg = psycopg2.pool.ThreadedConnectionPool(threads, max(threads, 20),
+                                                                    os.environ["DATABASE_URL"])
                     from dramatiq.brokers.redis import RedisBroker
 
                     self._broker = RedisBroker(url=os.environ["REDIS_URL"])
@@ -200,4 +209,5 @@ def create_app() -> falcon.App:
     app.add_route("/api/health", Health())
     app.add_route("/api/auth/session", Session())
     app.add_route("/api/webhooks/esign", Webhook())
+    app.add_route("/api/billing/reservations/{reservation_id}/collect", Collect(pools, SESSION_COOKIE))
     return app

@@ -11,6 +11,12 @@ Reference: `GET /api/health` on the same server, same client and connections, in
 alternating with the collection rounds. After the run the series is checked gapless (numbers
 1..N, no duplicate, number order = issue order) and the books verified (`vitrine accounting verify`).
 
+Second reference (issue 36): the same collection by hand (`ops/bench/_bare_billing.py`: the same
+prepared statements with the same values, no framework), served by the same gunicorn settings, on
+reservations of its own, in rounds alternating with Vitrine's; its invoices are numbered in the
+same series and its entries verified with the rest. The figure is the web server's CPU per
+collection, Vitrine's against the bare app's.
+
 CPU per answer is given for the web server (gunicorn's processes), for PostgreSQL (the server's
 process tree, when it runs on this machine: the embedded one does) and for the whole machine
 (`/proc/stat`: client, web, PostgreSQL and whatever else runs; meaningful on a quiet machine only),
@@ -34,6 +40,7 @@ NAME = "billing"
 DESCRIPTION = ("1,000 collections over HTTP at 16 connections into one invoice series, checked gapless; "
                "reference: GET /api/health on the same server")
 APP = "api.app:create_app()"
+BARE_APP = "ops.bench.bare_app:create_app()"
 CONNECTIONS = 16
 CLIENT_PROCESSES = 2
 WARMUP = 100
@@ -158,7 +165,7 @@ def run(stack, quick: bool) -> Result:
     collections, rounds, window, warmup = (200, 1, 2.0, 0.5) if quick else (1_000, 2, 3.0, 1.0)
     per_round = collections // rounds
     # CPU seconds used while each side ran: the web server's, PostgreSQL's, the whole machine's.
-    cpu = {(side, what): 0.0 for side in ("collect", "health") for what in ("web", "postgres", "machine")}
+    cpu = {(side, what): 0.0 for side in ("collect", "health", "bare") for what in ("web", "postgres", "machine")}
     collected: list[LoadResult] = []
     health: list[LoadResult] = []
     postgres = None
@@ -173,33 +180,44 @@ def run(stack, quick: bool) -> Result:
         return result
 
     load_before = _load_average()
+    bare: list[LoadResult] = []
     with database.connection_context():
-        ids, token = _populate(WARMUP + collections)
+        ids, token = _populate(2 * (WARMUP + collections))
+        ours, theirs = ids[:WARMUP + collections], ids[WARMUP + collections:]
         database.execute_sql("ANALYZE")
         postgres = _postgres_pid()
-        with stack.serve(APP, "web") as server:
-            warm = run_plan(server.url, _plan(ids[:WARMUP], token), connections=CONNECTIONS,
+        with stack.serve(APP, "web") as server, stack.serve(BARE_APP, "bare") as reference:
+            warm = run_plan(server.url, _plan(ours[:WARMUP], token), connections=CONNECTIONS,
                             processes=CLIENT_PROCESSES)
+            warm_bare = run_plan(reference.url, _plan(theirs[:WARMUP], token), connections=CONNECTIONS,
+                                 processes=CLIENT_PROCESSES)
             for n in range(rounds):
                 health.append(measured("health", server, lambda: run_load(
                     server.url + "/api/health", connections=CONNECTIONS, duration=window, warmup=warmup,
                     processes=CLIENT_PROCESSES)))
-                chunk = ids[WARMUP + n * per_round:WARMUP + (n + 1) * per_round]
-                collected.append(measured("collect", server, lambda chunk=chunk: run_plan(
-                    server.url, _plan(chunk, token), connections=CONNECTIONS, processes=CLIENT_PROCESSES)))
+                start, end = WARMUP + n * per_round, WARMUP + (n + 1) * per_round
+                collected.append(measured("collect", server, lambda start=start, end=end: run_plan(
+                    server.url, _plan(ours[start:end], token), connections=CONNECTIONS, processes=CLIENT_PROCESSES)))
+                bare.append(measured("bare", reference, lambda start=start, end=end: run_plan(
+                    reference.url, _plan(theirs[start:end], token), connections=CONNECTIONS,
+                    processes=CLIENT_PROCESSES)))
         series_ok, series_line = _series_check()
     load_after = _load_average()
-    done, ref = LoadResult.combine(collected), LoadResult.combine(health)
-    failures = done.non_2xx + done.errors + warm.non_2xx + warm.errors + ref.non_2xx + ref.errors
+    done, ref, by_hand = LoadResult.combine(collected), LoadResult.combine(health), LoadResult.combine(bare)
+    failures = (done.non_2xx + done.errors + warm.non_2xx + warm.errors + ref.non_2xx + ref.errors
+                + by_hand.non_2xx + by_hand.errors + warm_bare.non_2xx + warm_bare.errors)
     return Result(
         title=f"{collections:,} collections POST /api/billing/reservations/{{id}}/collect, {CONNECTIONS} keep-alive "
               "connections, one invoice series",
-        reference="GET /api/health on the same gunicorn server, same client and connections, alternating windows",
+        reference="GET /api/health on the same gunicorn server, same client and connections, alternating windows; "
+                  "for the CPU per collection, the same statements by hand (ops/bench/_bare_billing.py) under the same "
+                  "gunicorn settings, in rounds alternating with Vitrine's",
         settings=[
             stack.web_settings,
             f"client: {CLIENT_PROCESSES} processes x {CONNECTIONS // CLIENT_PROCESSES} connections, closed loop; "
             f"{rounds} round(s) of {per_round:,} collections after {WARMUP} warm-up collections, each round after a "
-            f"{window:g} s health window ({warmup:g} s warm-up); no worker (the outbox rows wait)",
+            f"{window:g} s health window ({warmup:g} s warm-up) and before as many collections on the bare "
+            f"same-SQL app (its own reservations, {WARMUP} warm-up); no worker (the outbox rows wait)",
         ],
         figures=[
             # `GET /api/health` does not query PostgreSQL: its PostgreSQL figure is no reference.
@@ -212,10 +230,19 @@ def run(stack, quick: bool) -> Result:
             Figure("p50 (ms)", done.p50_ms, ref.p50_ms),
             Figure("p99 (ms)", done.p99_ms, ref.p99_ms),
             Figure("requests measured", done.requests, ref.requests, summary=False),
+            # Issue 36: what Vitrine's framework adds to the same statements (ops/bench/_bare_billing.py).
+            Figure("server CPU per collection vs the bare same-SQL app (ms)", 1000 * cpu["collect", "web"]
+                   / max(done.answered, 1), 1000 * cpu["bare", "web"] / max(by_hand.answered, 1)),
+            *(Figure("PostgreSQL CPU per collection vs the bare same-SQL app (ms)", 1000 * cpu["collect", "postgres"]
+                     / max(done.answered, 1), 1000 * cpu["bare", "postgres"] / max(by_hand.answered, 1),
+                     summary=False),) * bool(postgres),
+            Figure("p99 vs the bare same-SQL app (ms)", done.p99_ms, by_hand.p99_ms, summary=False),
         ],
         checks=[
             f"non-2xx answers: {done.non_2xx + warm.non_2xx} collect, {ref.non_2xx} health (expected 0)",
             f"connection errors: {done.errors + warm.errors} collect, {ref.errors} health (expected 0)",
+            f"bare same-SQL app: {by_hand.non_2xx + warm_bare.non_2xx} non-2xx, {by_hand.errors + warm_bare.errors} "
+            "connection errors (expected 0)",
             series_line,
             f"goal p99 under 100 ms: {'met' if done.p99_ms < 100 else 'not met'} ({done.p99_ms:.1f} ms)",
         ],

@@ -85,7 +85,10 @@ GOALS: dict[str, dict[str, tuple[Goal, ...]]] = {
         "aggregated ZIP (MB/s)": (ratio(">=", 0.8),),
     },
     "pdf": {"render p50 (ms)": (ratio("<=", 1.05),)},
-    "billing": {"p99 (ms)": (value("<=", 100, "ms"),)},
+    "billing": {  # issue 36: p99 60 ms (was 100, issue 13); the framework's CPU against the same SQL by hand
+        "p99 (ms)": (value("<=", 60, "ms"),),
+        "server CPU per collection vs the bare same-SQL app (ms)": (ratio("<=", 1.5),),
+    },
     "invoice": {
         "PDF + Factur-X p50 (ms)": (ratio("<=", 1.15),),
         "embedding alone p50 (ms) vs goal": (value("<=", 3, "ms"),),
