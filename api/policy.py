@@ -23,12 +23,16 @@ from backend.identity.sessions import resolve_session
 
 SESSION_COOKIE = "auth.session_token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_UNDECLARED = object()  # a responder without an access rule (refused with 403)
 
 
 class Policy:
     def __init__(self, routes_provider: Callable[[], list[Route]], public_base_url: str) -> None:
         self._routes_provider = routes_provider
         self._routes: dict[str, Route] | None = None
+        # (route template, method) -> its rule, None (no responder) or _UNDECLARED: the route
+        # table and its resources are fixed once built, so each is worked out once.
+        self._rules: dict[tuple[str, str], Access | object | None] = {}
         self._public_origin = public_base_url.rstrip("/").lower()
 
     def _route(self, template: str | None) -> Route | None:
@@ -76,22 +80,32 @@ class Policy:
             reset_request_context(token)
             req.context.audit_token = None
 
-    @staticmethod
-    def _rule(route: Route, resource: object, method: str) -> Access | None:
+    def _rule(self, route: Route, resource: object, method: str) -> Access | None:
         """The rule of the method's responder; None when the resource has no responder for the
         method (405 before 401: an undeclared method is refused the same way signed in or not)."""
-        suffix = f"_{route.suffix}" if route.suffix else ""
-        if getattr(resource, f"on_{method.lower()}{suffix}", None) is None:
-            return None
+        key = (route.path, method)
         try:
-            return route.access_for(method)
+            rule = self._rules[key]
         except KeyError:
-            raise Forbidden("this method declares no access rule") from None
+            rule = self._rules[key] = _rule_of(route, resource, method)
+        if rule is _UNDECLARED:
+            raise Forbidden("this method declares no access rule")
+        return rule
 
     def _refuse_foreign_origin(self, req: falcon.Request) -> None:
         origin = req.get_header("Origin")
         if origin is not None and origin.rstrip("/").lower() != self._public_origin:
             raise Forbidden("cross-origin request refused", reason="origin_not_allowed")
+
+
+def _rule_of(route: Route, resource: object, method: str) -> Access | object | None:
+    suffix = f"_{route.suffix}" if route.suffix else ""
+    if getattr(resource, f"on_{method.lower()}{suffix}", None) is None:
+        return None
+    try:
+        return route.access_for(method)
+    except KeyError:
+        return _UNDECLARED
 
 
 def enforce(rule: Access, principal: Principal | None) -> None:

@@ -138,3 +138,28 @@ def test_run_bench_ends_with_the_table_and_writes_the_json(monkeypatch, tmp_path
     assert document["rows"] == [{"scenario": "fake", "figure": "p99 (ms)", "goal": "<= 8 ms", "measured": "10 ms",
                                  "verdict": "FAIL"}]
     assert document["scenarios"]["fake"]["figures"][0]["value"] == 10.0
+
+
+def test_server_cost_alternates_first_in_turn_and_counts_cpu_per_answer():
+    from ops.bench.load import LoadResult, ServerCost, alternate
+
+    class FakeServer:  # CPU seconds move by 0.5 s per window it answers
+        def __init__(self, url: str) -> None:
+            self.url, self.cpu = url, 0.0
+
+        def cpu_seconds(self) -> float:
+            return self.cpu
+
+    order: list[str] = []
+    servers = {"a": FakeServer("a"), "b": FakeServer("b")}
+
+    def load(url: str) -> LoadResult:
+        order.append(url)
+        servers[url].cpu += 0.5
+        return LoadResult(requests=900, seconds=1.0, non_2xx=0, errors=0, answered=1_000, latencies_ms=(1.0,))
+
+    costs = [ServerCost(servers["a"]), ServerCost(servers["b"])]
+    alternate(costs, 3, load)
+    assert order == ["a", "b", "b", "a", "a", "b"]
+    assert costs[0].cpu_ms_per_answer == pytest.approx(0.5)  # 1.5 s over 3,000 answers, warm-up included
+    assert costs[1].combined.requests == 2_700

@@ -11,7 +11,9 @@ carry a size (`advance of * orders (ms)`: 1,000 orders in a full run, 200 in a q
 
 Sources: issue 19's table (request path, printing, health, render), issue 13 (billing: p99 under
 100 ms) and issue 14 (invoice: the whole at most 1.15x weasyprint alone, the embedding under 3 ms), issue
-30 (bank: a statement imported and matched at most 3x its parsing alone).
+30 (bank: a statement imported and matched at most 3x its parsing alone); issue 36 raised the goals
+of health (its server CPU per answer replaces the throughput ratio, which swings with the client),
+session, webhook, outbox (end to end), catalog (API) and invoice once every goal was met.
 The goals hold for a full run on a quiet machine; a quick run's verdicts are indicative only.
 """
 
@@ -62,15 +64,18 @@ def value(op: str, bound: float, unit: str = "") -> Goal:
 
 
 GOALS: dict[str, dict[str, tuple[Goal, ...]]] = {
-    "health": {"throughput (req/s)": (ratio(">=", 0.9),)},
-    "session": {"server CPU per answer (ms)": (ratio("<=", 1.5),)},
+    "health": {"server CPU per answer (ms)": (ratio("<=", 1.10),)},
+    "session": {"server CPU per answer (ms)": (ratio("<=", 1.10),)},
     "webhook": {
-        "server CPU per answer (ms)": (ratio("<=", 1.5),),
-        "acknowledgement p99 (ms)": (value("<=", 80, "ms"),),
+        "server CPU per answer (ms)": (ratio("<=", 1.10),),
+        "acknowledgement p99 (ms)": (value("<=", 50, "ms"),),
     },
-    "outbox": {"commit + dispatch (msg/s)": (ratio(">=", 0.7),)},
+    "outbox": {
+        "commit + dispatch (msg/s)": (ratio(">=", 0.7),),
+        "end to end (msg/s)": (ratio(">=", 1.0),),
+    },
     "catalog": {
-        "API p50 (ms)": (ratio("<=", 2.5),),
+        "API p50 (ms)": (ratio("<=", 1.5),),
         "service p50 (ms)": (ratio("<=", 1.5),),
     },
     "printer": {
@@ -90,7 +95,7 @@ GOALS: dict[str, dict[str, tuple[Goal, ...]]] = {
         "server CPU per collection vs the bare same-SQL app (ms)": (ratio("<=", 1.5),),
     },
     "invoice": {
-        "PDF + Factur-X p50 (ms)": (ratio("<=", 1.15),),
+        "PDF + Factur-X p50 (ms)": (ratio("<=", 1.05),),
         "embedding alone p50 (ms) vs goal": (value("<=", 3, "ms"),),
     },
     "einvoicing": {

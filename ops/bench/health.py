@@ -1,14 +1,18 @@
 """`vitrine bench health`: `GET /api/health` through Vitrine's whole stack of middleware, against
 a bare Falcon app answering the same JSON, both under the same gunicorn settings and client.
 
-Besides throughput and latency, the gunicorn processes' CPU time per answer: the client competes
-with the server for the same cores, which caps and blurs throughput, while CPU per answer is the
-server's own cost and hardly moves with the machine's other load.
+The goal is on the gunicorn processes' CPU time per answer against the bare app's
+(`load.ServerCost`, as `bench session` and `bench webhook` measure theirs): the client competes
+with the server for the same cores, which caps and blurs throughput and latency (shown, not
+judged), while CPU per answer is the server's own cost and hardly moves with the machine's other
+load.
 """
 
 from __future__ import annotations
 
-from ops.bench.load import LoadResult, run_load
+from functools import partial
+
+from ops.bench.load import LoadResult, ServerCost, alternate, run_load
 from ops.bench.report import SHARED_CORES_NOTE, Figure, Result
 
 NAME = "health"
@@ -21,19 +25,12 @@ BARE_APP = "ops.bench.bare_app:create_app()"
 
 def run(stack, quick: bool) -> Result:
     rounds, seconds, warmup = (1, 2.0, 0.5) if quick else (3, 5.0, 1.0)
-    windows: dict[str, list[LoadResult]] = {"vitrine": [], "bare": []}
-    cpu = {"vitrine": 0.0, "bare": 0.0}
+    load = partial(_health_load, connections=CONNECTIONS, duration=seconds, warmup=warmup,
+                   processes=CLIENT_PROCESSES)
     with stack.serve(VITRINE_APP, "web") as vitrine, stack.serve(BARE_APP, "bare") as bare:
-        for _ in range(rounds):
-            # Alternating spreads the load other users put on the machine over both alike.
-            for name, server in (("vitrine", vitrine), ("bare", bare)):
-                before = server.cpu_seconds()
-                windows[name].append(
-                    run_load(server.url + "/api/health", connections=CONNECTIONS, duration=seconds,
-                             warmup=warmup, processes=CLIENT_PROCESSES)
-                )
-                cpu[name] += server.cpu_seconds() - before
-    ours, ref = (LoadResult.combine(windows[name]) for name in ("vitrine", "bare"))
+        costs = ServerCost(vitrine), ServerCost(bare)
+        alternate(list(costs), rounds, load)
+    ours, ref = (cost.combined for cost in costs)
     failures = ours.non_2xx + ours.errors + ref.non_2xx + ref.errors
     return Result(
         title=f"GET /api/health, {CONNECTIONS} keep-alive connections",
@@ -41,12 +38,11 @@ def run(stack, quick: bool) -> Result:
         settings=[
             stack.web_settings,
             f"client: {CLIENT_PROCESSES} processes x {CONNECTIONS // CLIENT_PROCESSES} connections, closed loop, "
-            f"{rounds} alternating round(s) of {seconds:g} s per app after {warmup:g} s warm-up",
+            f"{rounds} alternating round(s) of {seconds:g} s per app (each first in turn) after {warmup:g} s warm-up",
         ],
         figures=[
             # First: the steadiest figure on a shared machine (see the module's docstring).
-            Figure("server CPU per answer (ms)", 1000 * cpu["vitrine"] / ours.answered,
-                   1000 * cpu["bare"] / ref.answered),
+            Figure("server CPU per answer (ms)", costs[0].cpu_ms_per_answer, costs[1].cpu_ms_per_answer),
             Figure("throughput (req/s)", ours.throughput, ref.throughput),
             Figure("latency p50 (ms)", ours.p50_ms, ref.p50_ms),
             Figure("latency p99 (ms)", ours.p99_ms, ref.p99_ms),
@@ -59,3 +55,7 @@ def run(stack, quick: bool) -> Result:
         notes=[SHARED_CORES_NOTE],
         ok=failures == 0,
     )
+
+
+def _health_load(url: str, **settings) -> LoadResult:
+    return run_load(url + "/api/health", **settings)

@@ -3,7 +3,8 @@ the CII XML built and embedded) against weasyprint alone on the same final HTML 
 PDF/A-3 options; and the embedding alone (pikepdf: attachment, `/AF`, XMP) against its 3 ms goal
 and against qpdf merely reading and writing the same file (the floor of any pikepdf surgery).
 
-Goals (issue 14): the whole at most 1.15x weasyprint alone, the embedding under 3 ms.
+Goals (`ops/bench/goals.py`): the embedding under 3 ms (issue 14), the whole at most 1.05x weasyprint
+alone (issue 36, raised from issue 14's 1.15x).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ NAME = "invoice"
 DESCRIPTION = ("invoice PDF + Factur-X p50/p99; references: weasyprint alone on the same HTML (PDF/A-3), "
                "the embedding alone vs its 3 ms goal")
 EMBED_GOAL_MS = 3.0
-WHOLE_GOAL_RATIO = 1.15
 
 
 def sample_snapshot():
@@ -93,9 +93,9 @@ def run(stack, quick: bool) -> Result:
             ours(), reference()
         timings: dict[str, list[float]] = {"vitrine": [], "reference": []}
         for _ in range(renders):
-            for name, render in (("vitrine", ours), ("reference", reference)):  # alternating: shared machine
+            for name, work in (("vitrine", ours), ("reference", reference)):  # alternating: shared machine
                 began = time.perf_counter()
-                render()
+                work()
                 timings[name].append(1000 * (time.perf_counter() - began))
         base_pdf, xml = reference(), build_cii(snapshot)
 
@@ -135,7 +135,7 @@ def run(stack, quick: bool) -> Result:
         ],
         checks=[
             f"regeneration byte-identical: {first == second} (expected True)",
-            f"whole / weasyprint p50: {whole_ratio:.3f} (goal <= {WHOLE_GOAL_RATIO})",
+            f"whole / weasyprint p50: {whole_ratio:.3f}",
             f"embedding p50: {embed_p50:.2f} ms (goal < {EMBED_GOAL_MS} ms)",
         ],
         notes=[SHARED_CORES_NOTE],

@@ -11,6 +11,9 @@ compare the figures with a reference measured by the same client and settings, n
 `run_load` GETs one URL for a time window; `run_plan` sends a fixed list of `PlannedRequest`s
 (method, path, body, headers each of its own, e.g. signed webhook deliveries), shared out over
 the connections, and measures from the common start to the last answer.
+
+`ServerCost` keeps the windows a server answered and the CPU its processes spent in them: the
+server CPU per answer of `bench health`, `session` and `webhook`, each against its bare app.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import math
 import multiprocessing
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -59,6 +63,42 @@ class LoadResult:
             answered=sum(r.answered for r in results),
             latencies_ms=tuple(sorted(x for r in results for x in r.latencies_ms)),
         )
+
+
+class ServerCost:
+    """The load windows one server (`ops.bench.stack.Server`) answered and the CPU time its
+    processes (gunicorn master and workers) spent while each ran: the server's own cost per
+    answer, which hardly moves with the machine's other load, unlike throughput and latency."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.windows: list[LoadResult] = []
+        self.cpu_seconds = 0.0
+
+    def measure(self, load: Callable[[str], LoadResult]) -> LoadResult:
+        """Run `load(server_url)` and count the server's CPU time meanwhile."""
+        before = self.server.cpu_seconds()
+        result = load(self.server.url)
+        self.cpu_seconds += self.server.cpu_seconds() - before
+        self.windows.append(result)
+        return result
+
+    @property
+    def combined(self) -> LoadResult:
+        return LoadResult.combine(self.windows)
+
+    @property
+    def cpu_ms_per_answer(self) -> float:
+        """Every answer counts, warm-up included: the CPU was spent on all of them."""
+        return 1000 * self.cpu_seconds / max(sum(w.answered for w in self.windows), 1)
+
+
+def alternate(costs: list[ServerCost], rounds: int, load: Callable[[str], LoadResult]) -> None:
+    """`rounds` windows of `load` per server, alternated and each first in turn, so that the load
+    other users put on the machine hits every server alike."""
+    for n in range(rounds):
+        for cost in costs[n % len(costs):] + costs[:n % len(costs)]:
+            cost.measure(load)
 
 
 def percentile(ordered: tuple[float, ...], fraction: float) -> float:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 
-from ops.bench.load import LoadResult, run_load
+from ops.bench.load import LoadResult, ServerCost, alternate, run_load
 from ops.bench.report import SHARED_CORES_NOTE, Figure, Result
 
 NAME = "session"
@@ -63,25 +64,22 @@ def _server_plan(quick: bool) -> tuple[int, float, float]:
     return (1, 2.0, 0.5) if quick else (2, 4.0, 1.0)
 
 
-def _on_gunicorn(stack, cookie: dict[str, str], quick: bool) -> tuple[LoadResult, LoadResult, dict, bool]:
-    """Vitrine's and the bare app's windows, alternated; CPU seconds each server spent; whether
-    both answered the same JSON."""
+def _on_gunicorn(stack, cookie: dict[str, str], quick: bool) -> tuple[ServerCost, ServerCost, bool]:
+    """Vitrine's and the bare app's windows and CPU, alternated; whether both answered the same JSON."""
     import requests
 
     rounds, seconds, warmup = _server_plan(quick)
-    windows: dict[str, list[LoadResult]] = {"vitrine": [], "bare": []}
-    cpu = {"vitrine": 0.0, "bare": 0.0}
+    load = partial(_session_load, connections=CONNECTIONS, duration=seconds, warmup=warmup,
+                   processes=CLIENT_PROCESSES, headers=cookie)
     with stack.serve(VITRINE_APP, "web") as vitrine, stack.serve(BARE_APP, "bare") as bare:
         answers = [requests.get(server.url + ROUTE, headers=cookie, timeout=10).json() for server in (vitrine, bare)]
-        for _ in range(rounds):
-            # Alternating spreads the load other users put on the machine over both alike.
-            for name, server in (("vitrine", vitrine), ("bare", bare)):
-                before = server.cpu_seconds()
-                windows[name].append(run_load(server.url + ROUTE, connections=CONNECTIONS, duration=seconds,
-                                              warmup=warmup, processes=CLIENT_PROCESSES, headers=cookie))
-                cpu[name] += server.cpu_seconds() - before
-    ours, ref = (LoadResult.combine(windows[name]) for name in ("vitrine", "bare"))
-    return ours, ref, cpu, answers[0] == answers[1]
+        costs = ServerCost(vitrine), ServerCost(bare)
+        alternate(list(costs), rounds, load)
+    return *costs, answers[0] == answers[1]
+
+
+def _session_load(url: str, **settings) -> LoadResult:
+    return run_load(url + ROUTE, **settings)
 
 
 def run(stack, quick: bool) -> Result:
@@ -96,7 +94,8 @@ def run(stack, quick: bool) -> Result:
     with database.connection_context():
         token, password_hash = _bench_account()
     cookie = {"Cookie": f"auth.session_token={token}"}
-    session, bare, cpu, same_answer = _on_gunicorn(stack, cookie, quick)
+    session_cost, bare_cost, same_answer = _on_gunicorn(stack, cookie, quick)
+    session, bare = session_cost.combined, bare_cost.combined
 
     client = falcon.testing.TestClient(create_app(stack.config))
     addresses = iter(f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}" for n in range(1, 10**7))
@@ -129,7 +128,8 @@ def run(stack, quick: bool) -> Result:
         settings=[
             stack.web_settings,
             f"client: {CLIENT_PROCESSES} processes x {CONNECTIONS // CLIENT_PROCESSES} connections, closed loop, "
-            f"{server_rounds} alternating round(s) of {seconds:g} s per app after {warmup:g} s warm-up",
+            f"{server_rounds} alternating round(s) of {seconds:g} s per app (each first in turn) after {warmup:g} s "
+            "warm-up",
             "session lookup and sign-in: in process, falcon.testing client, one PostgreSQL connection, "
             f"{lookups} lookups and {sign_ins} sign-ins x {rounds} round(s) per side",
             f"Argon2id time_cost={config.argon2_time_cost}, memory_cost={config.argon2_memory_cost_kib} KiB, "
@@ -137,8 +137,7 @@ def run(stack, quick: bool) -> Result:
         ],
         figures=[
             # First: the steadiest figure on a shared machine (see `bench health`).
-            Figure("server CPU per answer (ms)", 1000 * cpu["vitrine"] / max(session.answered, 1),
-                   1000 * cpu["bare"] / max(bare.answered, 1)),
+            Figure("server CPU per answer (ms)", session_cost.cpu_ms_per_answer, bare_cost.cpu_ms_per_answer),
             Figure("throughput (req/s)", session.throughput, bare.throughput),
             Figure("latency p50 (ms)", session.p50_ms, bare.p50_ms),
             Figure("latency p99 (ms)", session.p99_ms, bare.p99_ms),

@@ -27,8 +27,9 @@ import random
 import time
 import uuid
 from collections import Counter
+from functools import partial
 
-from ops.bench.load import LoadResult, PlannedRequest, run_plan
+from ops.bench.load import PlannedRequest, ServerCost, run_plan
 from ops.bench.report import SHARED_CORES_NOTE, Figure, Result
 
 NAME = "webhook"
@@ -134,16 +135,7 @@ def run(stack, quick: bool) -> Result:
     token = uuid.uuid4().hex[:8]
     prefix = f"bench-{token}-"
     rng = random.Random(6)
-    hooks: list[LoadResult] = []
-    bare_hooks: list[LoadResult] = []
-    cpu = {"webhook": 0.0, "bare": 0.0}
     distinct = 0
-
-    def measured(name: str, server, load):
-        before = server.cpu_seconds()
-        result = load()
-        cpu[name] += server.cpu_seconds() - before
-        return result
 
     with database.connection_context():
         provider_ids = _envelopes(token)
@@ -154,14 +146,13 @@ def run(stack, quick: bool) -> Result:
             warm = run_plan(server.url, plan, connections=CONNECTIONS, processes=CLIENT_PROCESSES)
             warm_bare = run_plan(bare.url, plan, connections=CONNECTIONS, processes=CLIENT_PROCESSES)
             distinct += count
+            hooks, bare_hooks = ServerCost(server), ServerCost(bare)
             for n in range(rounds):
                 # The same deliveries to both, alternating which goes first: load other users put
                 # on the machine hits both alike.
                 plan, count = _deliveries(f"{prefix}{n}", per_round, provider_ids, rng)
-                sides = [("bare", bare, bare_hooks), ("webhook", server, hooks)]
-                for name, target, results in sides if n % 2 == 0 else sides[::-1]:
-                    results.append(measured(name, target, lambda target=target, plan=plan: run_plan(
-                        target.url, plan, connections=CONNECTIONS, processes=CLIENT_PROCESSES)))
+                for side in (bare_hooks, hooks) if n % 2 == 0 else (hooks, bare_hooks):
+                    side.measure(partial(run_plan, plan=plan, connections=CONNECTIONS, processes=CLIENT_PROCESSES))
                 distinct += count
         reference_rows = _delete_reference_rows(stack)
         ours = SignatureEvent.select().where(SignatureEvent.event_id.startswith(prefix))
@@ -179,7 +170,7 @@ def run(stack, quick: bool) -> Result:
     per_event = _processing_counts(stack.log_path("worker"), prefix)
     twice = sum(1 for times in per_event.values() if times > 1)
 
-    ack, ref = LoadResult.combine(hooks), LoadResult.combine(bare_hooks)
+    ack, ref = hooks.combined, bare_hooks.combined
     slow = sum(1 for latency in ack.latencies_ms if latency >= 1000)
     failures = (ack.non_2xx + ack.errors + ref.non_2xx + ref.errors + warm.non_2xx + warm.errors
                 + warm_bare.non_2xx + warm_bare.errors)
@@ -199,8 +190,7 @@ def run(stack, quick: bool) -> Result:
             f"events name {ENVELOPES} envelopes in pending_signature",
         ],
         figures=[
-            Figure("server CPU per answer (ms)", 1000 * cpu["webhook"] / max(ack.answered, 1),
-                   1000 * cpu["bare"] / max(ref.answered, 1)),
+            Figure("server CPU per answer (ms)", hooks.cpu_ms_per_answer, bare_hooks.cpu_ms_per_answer),
             Figure("throughput (req/s)", ack.throughput, ref.throughput),
             Figure("acknowledgement p50 (ms)", ack.p50_ms, ref.p50_ms),
             Figure("acknowledgement p99 (ms)", ack.p99_ms, ref.p99_ms),

@@ -7,7 +7,7 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 from backend import clock
 from backend.identity.models import KybStatus
 from backend.identity.permissions import MEMBERSHIP_ROLES, PERMISSIONS, ROLES
-from schemas.common import enum_of
+from schemas.common import AnsweredDirectly, enum_of
 
 PASSWORD = validate.Length(min=8, max=128)
 
@@ -90,13 +90,33 @@ class WorkspaceOut(Schema):
     redirectTo = fields.String(allow_none=True)
 
 
-class SessionOut(Schema):
+def _user_answer(user) -> dict:
+    """`UserOut`'s dump of `user`, in one pass."""
+    return {"id": user.id, "email": user.email, "name": user.name, "emailVerified": user.email_verified_at is not None,
+            "roles": sorted(user.roles), "createdAt": clock.iso(user.created_at)}
+
+
+class SessionOut(AnsweredDirectly):
     user = fields.Nested(UserOut, required=True)
     roles = fields.List(fields.String(), required=True)
     permissions = fields.List(fields.String(), required=True)
     activeOrganizationId = fields.String(allow_none=True)
     organizations = fields.List(fields.Nested(MembershipOrganizationOut), required=True)
     workspace = fields.Nested(WorkspaceOut, required=True)
+
+    @staticmethod
+    def answer(session: dict) -> dict:
+        """`backend.identity.workspace.describe_session`'s dict (its user a model, the rest plain values)."""
+        workspace = session["workspace"]
+        return {
+            "user": _user_answer(session["user"]), "roles": list(session["roles"]),
+            "permissions": list(session["permissions"]), "activeOrganizationId": session["activeOrganizationId"],
+            "organizations": [
+                {"id": org["id"], "actorType": org["actorType"], "legalName": org["legalName"],
+                 "kybStatus": org["kybStatus"], "membershipRole": org["membershipRole"]}
+                for org in session["organizations"]],
+            "workspace": {"home": workspace["home"], "redirectTo": workspace["redirectTo"]},
+        }
 
 
 class WorkspaceResolveOut(Schema):

@@ -7,7 +7,7 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.marketplace.catalog import AD_SPACE_SORTS, STORE_SORTS
 from backend.marketplace.furniture import FURNITURE_SORTS
-from schemas.common import JsonBoolean, ListQuery, UtcDateTime, page_of, sort_by
+from schemas.common import AnsweredDirectly, JsonBoolean, ListQuery, UtcDateTime, page_of, sort_by
 
 LABEL = validate.Length(min=1, max=120)
 NAME = validate.Length(min=1, max=160)
@@ -147,26 +147,6 @@ class StoreAddressOut(Schema):
 
 
 _STORE_ADDRESS = StoreAddressOut()  # one instance: building a schema per store was most of a search page's dump
-
-
-class AnsweredDirectly(Schema):
-    """An answer dumped often enough (the ad-space search: 25 ad spaces and their stores per
-    request) that marshmallow's field-by-field dump was the largest cost of the request: `answer`
-    builds the same dict in one pass, and `dump` of one object uses it. The fields document the
-    answer (OpenAPI) and define the reference dump, `dump_field_by_field`, which
-    tests/marketplace/test_catalog_search.py holds equal to `answer` for models and search rows."""
-
-    @staticmethod
-    def answer(obj) -> dict:
-        raise NotImplementedError
-
-    def dump(self, obj, *, many: bool | None = None):
-        if many or self.many or self.only or self.exclude:
-            return super().dump(obj, many=many)
-        return self.answer(obj)
-
-    def dump_field_by_field(self, obj) -> dict:
-        return super().dump(obj)
 
 
 class StoreOut(AnsweredDirectly):
