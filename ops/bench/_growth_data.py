@@ -171,8 +171,8 @@ SELECT md5('space' || a)::uuid::text, (%(store_ids)s::text[])[1 + a %% cardinali
 """
 
 # Reservation n: ad space (n - 1) % spaces, week (n - 1) / spaces from 2027-01-04; the d-th due one
-# (the last `due` collected) ad space d % spaces, week d / spaces from 2026-06-01 instead. Industrial: the measured one for
-# the first `own_count`, else one of the others in turn.
+# (the last `due` collected) ad space d % spaces, week d / spaces from 2026-06-01 instead.
+# Industrial: the measured one for the first `own_count`, else one of the others in turn.
 _RESERVATIONS = """
 INSERT INTO reservation (id, industrial_organization_id, distributor_organization_id, campaign_id, ad_space_id,
                          furniture_type_version_id, starts_at, ends_at, status, billing_model, base_amount_cents,
@@ -215,7 +215,7 @@ _COLLECTIONS = (
                                           commission_cents, total_cents, commission_rate_bps, created_at, updated_at)
     SELECT reservation, 'principal_seller', 'reservation_total_due', base, commission, excl, 2000, issued, issued
       FROM ({_SALE}) s
-    """,
+    """,  # noqa: S608 (constants only)
     """
     UPDATE billing_financial_record SET financial_status = 'reservation_total_paid'
      WHERE reservation_id IN (SELECT md5('res' || n)::uuid::text FROM generate_series(%(first)s, %(last)s) n)
@@ -237,14 +237,14 @@ _COLLECTIONS = (
                                   'unitPriceCents', commission, 'totalCents', commission)),
            excl, 2000, issued, issued, starts_at, ends_at, issued, issued, issued
       FROM ({_SALE}) s ORDER BY n
-    """,
+    """,  # noqa: S608 (constants only)
     f"""
     INSERT INTO billing_payment_order (id, reservation_id, invoice_id, organization_id, kind, method, status,
                                        amount_cents, created_at, updated_at, paid_at)
     SELECT payment, reservation, invoice, org, 'reservation_total', 'bank_transfer', 'paid', excl + vat,
            issued, issued, issued
       FROM ({_SALE}) s
-    """,
+    """,  # noqa: S608 (constants only)
     # The two entries of each sale in its order (the sale's, then the payment's): the validation
     # at the commit numbers them in that order.
     f"""
@@ -258,7 +258,7 @@ _COLLECTIONS = (
      CROSS JOIN (VALUES (1, 'VE', 'Facture ', 'sale_invoice'), (2, 'BQ', 'Encaissement ', 'collection'))
                 AS j(position, code, label, event)
      ORDER BY n, j.position
-    """,
+    """,  # noqa: S608 (constants only)
     f"""
     INSERT INTO accounting_line (entry_id, line_no, account, aux_account, aux_label, label, debit_cents, credit_cents,
                                  letter_group)
@@ -276,7 +276,7 @@ _COLLECTIONS = (
                                 ('BQ', 2, '411', 'credit', 'incl', 'Encaissement '))
                         AS v(code, line_no, account, side, amount, label)) l
      ORDER BY n, l.code DESC, l.line_no
-    """,
+    """,  # noqa: S608 (constants only)
     # The sale's receivable lettered with its payment before the commit, as the collection does
     # (`entries.own_lettering_fragment`): a code and an id drawn from the lettering sequence.
     f"""
@@ -288,7 +288,7 @@ _COLLECTIONS = (
     letterings AS (INSERT INTO accounting_lettering (id, code, lettered_on) SELECT id, code, day FROM lettering)
     INSERT INTO accounting_lettered_line (line_id, lettering_id)
     SELECT l.id, g.id FROM lettering g JOIN accounting_line l ON l.letter_group = g.invoice AND l.account = '411'
-    """,
+    """,  # noqa: S608 (constants only)
 )
 # The series' counter, at the last number a batch issues, as its collections leave it.
 _COUNTER = "INSERT INTO billing_number_counter (series, last_value) VALUES (%(series)s, 0)"
@@ -324,8 +324,8 @@ _TRANSMISSIONS = (
     INSERT INTO einvoice_transmission (id, idempotency_key, invoice_number, invoice_kind, document_kind, flow_type,
                                        document_pdf_key, amount_incl_tax_cents, buyer_siren, buyer_country,
                                        created_at, updated_at, status_changed_at)
-    SELECT md5('tx' || i.sequence)::uuid::text, i.number || ':invoice:fr_domestic_b2b', i.number, 'platform_sale', 'invoice',
-           'fr_domestic_b2b', 'billing/invoices/' || i.number || '.pdf',
+    SELECT md5('tx' || i.sequence)::uuid::text, i.number || ':invoice:fr_domestic_b2b', i.number, 'platform_sale',
+           'invoice', 'fr_domestic_b2b', 'billing/invoices/' || i.number || '.pdf',
            i.amount_excl_tax_cents + (i.amount_excl_tax_cents * 2000 + 5000) / 10000,
            i.customer->>'siren', 'FR', now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour'
       FROM billing_invoice i WHERE i.series = 'FAC-RES-2026' AND i.sequence BETWEEN %(first)s AND %(last)s
