@@ -3,6 +3,7 @@ bench builds them: the rows hold every constraint and trigger and read as the pl
 books verify, the self-billing pass selects the due reservations, a collection continues the
 series), and the kept database is reused on the next call, built again when its marker changes."""
 
+import json
 import os
 import uuid
 
@@ -26,7 +27,7 @@ def test_the_builder_writes_valid_rows_kept_and_reused(config, client):
     from ops.bench.billing import _populate
 
     admin_url, name = os.environ["DATABASE_OWNER_URL"], f"vitrine_growth_test_{uuid.uuid4().hex[:8]}"
-    fills = []
+    fills, migrations = [], []
 
     def fill():
         fills.append(1)
@@ -37,8 +38,9 @@ def test_the_builder_writes_valid_rows_kept_and_reused(config, client):
         wanted = _growth_data.marker(TINY)
         work = database.execute_sql("SELECT current_database()").fetchone()[0]
     try:
-        assert _growth_data.persisted(admin_url, name, wanted, work=work, fresh=lambda: None, fill=fill) > 0
-        assert _growth_data.persisted(admin_url, name, wanted, work=work, fresh=lambda: None, fill=fill) is None
+        kept = {"work": work, "fresh": lambda: None, "fill": fill, "migrate": lambda: migrations.append(1)}
+        assert _growth_data.persisted(admin_url, name, wanted, **kept)[0] == "built"
+        assert _growth_data.persisted(admin_url, name, wanted, **kept) is None
         assert len(fills) == 1  # kept: the second call built nothing
         with database.connection_context():
             counts = {table: database.execute_sql(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: S608
@@ -68,9 +70,14 @@ def test_the_builder_writes_valid_rows_kept_and_reused(config, client):
                                                    "Idempotency-Key": "growth"})
         assert answer.status_code == 200, answer.text
         assert answer.json["data"]["invoiceNumber"] == "FAC-RES-2026-000301"
-        # Another marker (a migration, a size, the builder's version): built again.
-        assert _growth_data.persisted(admin_url, name, wanted + " ", work=work, fresh=lambda: None,
-                                      fill=lambda: fills.append(1)) > 0
-        assert len(fills) == 2
+        # A migration added since: migrated forward; other sizes or another builder: built again.
+        marker = json.loads(wanted)
+        later = json.dumps({**marker, "migrations": [*marker["migrations"], "999_later"]}, sort_keys=True)
+        assert _growth_data.persisted(admin_url, name, later, **kept)[0] == "migrated"
+        assert (len(fills), len(migrations)) == (1, 1)
+        assert _growth_data.persisted(admin_url, name, later, **kept) is None
+        other = json.dumps({**marker, "build": marker["build"] + 1}, sort_keys=True)
+        assert _growth_data.persisted(admin_url, name, other, **{**kept, "fill": lambda: fills.append(1)})[0] == "built"
+        assert (len(fills), len(migrations)) == (2, 1)
     finally:
         _growth_data.drop(admin_url, name)

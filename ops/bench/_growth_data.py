@@ -28,11 +28,12 @@ validation (migration 140/156: balance, gapless number per journal and fiscal ye
 order) runs at each commit on every entry as it does for the platform's, and the counters' rows
 are not updated a million times in one transaction.
 
-`persisted` keeps each built database as `vitrine_growth_<name>` on the bench's PostgreSQL server
-with a marker (the database's comment: this module's `BUILD_VERSION`, the migrations applied, the
-sizes); a database whose marker differs is built again. It is built in the bench database (a
-fresh copy of the migrated template), then copied under its name, the marker written last: an
-interrupted build leaves nothing a later run would take for built.
+`persisted` keeps each built database on the bench's PostgreSQL server with a marker (the
+database's comment: this module's `BUILD_VERSION`, the sizes, the migrations applied): a database
+whose marker differs only by migrations added since is migrated forward (as production's data
+is), any other difference builds it again. It is built (or migrated) in the bench database, then
+copied under its name, the marker written last: an interrupted build leaves nothing a later run
+would take for built.
 """
 
 from __future__ import annotations
@@ -345,29 +346,44 @@ _TRANSMISSIONS = (
 
 
 def marker(sizes: Sizes) -> str:
-    """What a kept database was built from: this module's version, the migrations, the sizes."""
+    """What a kept database was built from: this module's version, the sizes, the migrations."""
     from backend.db import database
 
     migrations = [name for (name,) in database.execute_sql("SELECT name FROM migratehistory ORDER BY id")]
-    return json.dumps({"build": BUILD_VERSION, "migrations": hashlib.sha256("\n".join(migrations).encode())
-                       .hexdigest()[:16], "sizes": asdict(sizes)}, sort_keys=True)
+    return json.dumps({"build": BUILD_VERSION, "sizes": asdict(sizes), "migrations": migrations}, sort_keys=True)
 
 
 def persisted(admin_url: str, name: str, wanted: str, *, work: str, fresh: Callable[[], None],
-              fill: Callable[[], None]) -> float | None:
-    """Make the database `name` hold what `fill` writes, marked `wanted`: kept when its marker is
-    `wanted` (None returned), else built (the seconds the build took returned): `fresh()` empties
-    the database `work` this process uses, `fill()` writes into it, then it is copied as `name`."""
-    if _marker_of(admin_url, name) == wanted:
+              fill: Callable[[], None], migrate: Callable[[], None]) -> tuple[str, float] | None:
+    """Make the database `name` hold what `fill` writes, marked `wanted` (`marker`): kept as it is
+    when its marker is `wanted` (None returned); migrated forward when only migrations were added
+    since it was built (`migrate()` on a copy in `work`: as production's data would be); else built
+    (`fresh()` empties the database `work` this process uses, `fill()` writes into it). Then `work`
+    is copied as `name`, its marker written last; ("migrated" or "built", seconds) is returned."""
+    kept = _marker_of(admin_url, name)
+    if kept == wanted:
         return None
     began = time.monotonic()
-    _admin(admin_url, "DROP DATABASE IF EXISTS {} WITH (FORCE)", name)
-    fresh()
-    fill()
+    if kept is not None and _older_schema(json.loads(kept), json.loads(wanted)):
+        done = "migrated"
+        copy_into(admin_url, name, work)
+        migrate()
+    else:
+        done = "built"
+        fresh()
+        fill()
     _close_connections()
+    _admin(admin_url, "DROP DATABASE IF EXISTS {} WITH (FORCE)", name)
     _admin(admin_url, "CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY", name, work)
     _admin(admin_url, "COMMENT ON DATABASE {} IS %s", name, params=(wanted,))
-    return time.monotonic() - began
+    return done, time.monotonic() - began
+
+
+def _older_schema(kept: dict, wanted: dict) -> bool:
+    """The same build and sizes, its migrations the first of those wanted."""
+    migrations = kept.get("migrations") or []
+    return (kept.get("build"), kept.get("sizes")) == (wanted["build"], wanted["sizes"]) and \
+        migrations == wanted["migrations"][:len(migrations)]
 
 
 def copy_into(admin_url: str, name: str, work: str) -> float:
