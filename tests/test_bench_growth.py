@@ -6,6 +6,7 @@ series), and the kept database is reused on the next call, built again when its 
 import json
 import os
 import uuid
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -26,7 +27,9 @@ def test_the_builder_writes_valid_rows_kept_and_reused(config, client):
     from backend.billing.self_billing.scheduler import candidates
     from ops.bench.billing import _populate
 
-    admin_url, name = os.environ["DATABASE_OWNER_URL"], f"vitrine_growth_test_{uuid.uuid4().hex[:8]}"
+    # The server's maintenance database: the test's own is copied, dropped and copied back.
+    admin_url = urlunsplit(urlsplit(os.environ["DATABASE_OWNER_URL"])._replace(path="/postgres"))
+    name = f"vitrine_growth_test_{uuid.uuid4().hex[:8]}"
     fills, migrations = [], []
 
     def fill():
