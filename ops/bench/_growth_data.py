@@ -373,7 +373,7 @@ def persisted(admin_url: str, name: str, wanted: str, *, work: str, fresh: Calla
         fresh()
         fill()
     _close_connections()
-    _admin(admin_url, "DROP DATABASE IF EXISTS {} WITH (FORCE)", name)
+    drop(admin_url, name)
     _admin(admin_url, "CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY", name, work)
     _admin(admin_url, "COMMENT ON DATABASE {} IS %s", name, params=(wanted,))
     return done, time.monotonic() - began
@@ -390,7 +390,7 @@ def copy_into(admin_url: str, name: str, work: str) -> float:
     """The database `work` (this process's) replaced by a copy of `name`; the seconds it took."""
     began = time.monotonic()
     _close_connections()
-    _admin(admin_url, "DROP DATABASE IF EXISTS {} WITH (FORCE)", work)
+    drop(admin_url, work)
     _admin(admin_url, "CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY", work, name)
     return time.monotonic() - began
 
