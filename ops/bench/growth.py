@@ -40,7 +40,7 @@ DESCRIPTION = ("collection, invoice list and download, printer list, self-billin
                "database of 1,000,000 invoices vs 1,000 (kept between runs); reference: the small database")
 SMALL = Sizes(organizations=100, reservations=10_000, invoices=1_000, orders=10_000, transmissions=100)
 FULL = Sizes(organizations=100_000, reservations=1_000_000, invoices=1_000_000, orders=100_000, transmissions=10_000)
-QUICK = Sizes(organizations=10_000, reservations=50_000, invoices=50_000, orders=20_000, transmissions=10_000)
+QUICK = Sizes(organizations=2_000, reservations=20_000, invoices=20_000, orders=20_000, transmissions=10_000)
 CHANGED = 50  # flows the operator changes between two polling passes
 # The day the requests are made on (the domain's clock, `clock.frozen_at`), so that a kept database
 # measures the same later on: its due reservations ended in 2026, the others start in 2027, and its
