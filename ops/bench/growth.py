@@ -29,6 +29,7 @@ import hashlib
 import math
 import statistics
 import time
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from ops.bench import _growth_data
@@ -54,47 +55,103 @@ def run(stack, quick: bool) -> Result:
     from ops.bench.stack import BENCH_DATABASE
 
     sizes = {"small": SMALL, "large": QUICK if quick else FULL}
-    repeats, collections = (15, 30) if quick else (60, 150)
+    rounds, repeats, collections = (2, 8, 15) if quick else (3, 20, 50)  # per round and database
     load_before = _load_average()
     built: dict[str, tuple[str, float] | None] = {}
     for label, size in sizes.items():
         built[label] = _growth_data.persisted(
             stack.admin_url, _database_name(label, size), _marker(size), work=BENCH_DATABASE, fresh=stack.fresh,
             fill=lambda size=size: _fill(size, platform_party(stack.config)), migrate=_migrate)
-    measured, copies = {}, {}
-    for label, size in sizes.items():
-        copies[label] = _growth_data.copy_into(stack.admin_url, _database_name(label, size), BENCH_DATABASE)
-        measured[label] = _measure(size, repeats=repeats, collections=collections)
+    copies = {label: _growth_data.copy_into(stack.admin_url, _database_name(label, size), _run_copy(label))
+              for label, size in sizes.items()}
+    sides = _Sides(stack, sizes)
+    try:
+        for label in sizes:
+            with sides.on(label) as side:
+                side.prepare(rounds * collections)
+        for number in range(rounds):  # the two databases alternately, each first in turn
+            for label in (sizes if number % 2 == 0 else reversed(sizes)):
+                with sides.on(label) as side:
+                    side.measure(number, repeats=repeats, collections=collections)
+        for label in sizes:
+            with sides.on(label) as side:
+                side.finish()
+    finally:
+        sides.close()
     load_after = _load_average()
-    small, large = measured["small"], measured["large"]
+    small, large = sides.figures["small"], sides.figures["large"]
     figures = [
-        Figure("collection p50 (ms)", large["collection"], small["collection"]),
-        Figure("invoice list p50 (ms)", large["list"], small["list"]),
-        Figure("invoice download p50 (ms)", large["download"], small["download"]),
-        Figure("printer order list p50 (ms)", large["orders"], small["orders"]),
-        Figure("self-billing selection p50 (ms)", large["selection"], small["selection"]),
+        *(Figure(label, statistics.median(large[key]), statistics.median(small[key])) for key, label in (
+            ("collection", "collection p50 (ms)"), ("list", "invoice list p50 (ms)"),
+            ("download", "invoice download p50 (ms)"), ("orders", "printer order list p50 (ms)"),
+            ("selection", "self-billing selection p50 (ms)"))),
         Figure("operator calls per polling pass after 50 changes", large["calls"], small["calls"]),
         Figure("operator calls of the catch-up polling pass", large["catch_up"], small["catch_up"], summary=False),
         Figure("polling pass after 50 changes (ms)", large["pass_ms"], small["pass_ms"], summary=False),
     ]
-    checks = [line for label in sizes for line in measured[label]["checks"]]
     return Result(
         title=f"the same work on a database of {sizes['large'].invoices:,} invoices vs {SMALL.invoices:,}",
         reference=f"the small database ({_describe(SMALL)}), measured in the same run",
         settings=[
             f"large: {_describe(sizes['large'])}",
-            "in process, falcon.testing client, one request at a time: "
-            f"{repeats} of each read after 3 warm-ups, {collections} collections after 10",
+            "in process, falcon.testing client, one request at a time, on the domain's clock set to "
+            f"{AS_OF:%Y-%m-%d %H:%M} UTC; {rounds} rounds alternating the databases (a connection pool each), "
+            f"each of {repeats} of every read and {collections} collections, after 3 reads of each and 10 "
+            "collections of warm-up",
             "databases built once per bench data directory (bulk SQL, every trigger and constraint on), kept "
-            "with a marker (build version, migrations, sizes); a copy of each measured per run",
+            "with a marker (build version, sizes, migrations); a copy of each measured per run",
         ],
         figures=figures,
-        checks=checks,
+        checks=[line for label in sizes for line in sides.figures[label]["checks"]],
         notes=[*(f"{label} database: " + (f"{done[0]} in {done[1]:.1f} s" if done else "kept (built before)")
                  + f", copied for this run in {copies[label]:.1f} s" for label, done in built.items()),
                f"load average (1, 5, 15 min): {load_before} before, {load_after} after", SHARED_CORES_NOTE],
-        ok=all(measured[label]["ok"] for label in sizes),
+        ok=all(sides.figures[label]["ok"] for label in sizes),
     )
+
+
+def _run_copy(label: str) -> str:
+    return f"vitrine_growth_run_{label}"
+
+
+class _Sides:
+    """The two databases' copies, a connection pool each, one at a time behind the process's
+    `database` proxy (`on`), and what was measured on each."""
+
+    def __init__(self, stack, sizes: dict[str, Sizes]) -> None:
+        from urllib.parse import urlsplit, urlunsplit
+
+        from backend.db import database
+
+        self.admin_url, self.original = stack.admin_url, database.obj
+        self.sizes = sizes
+        url = urlsplit(stack.env["DATABASE_URL"])
+        self.urls = {label: urlunsplit(url._replace(path="/" + _run_copy(label))) for label in sizes}
+        self.pools: dict = {}
+        self.sides: dict[str, _Side] = {}
+        self.figures: dict[str, dict] = {}
+
+    @contextmanager
+    def on(self, label: str):
+        from backend import clock
+        from backend.db import database, init_database
+
+        if label not in self.pools:
+            self.pools[label] = init_database(self.urls[label])
+            self.figures[label] = {"checks": [], "ok": True}
+            self.sides[label] = _Side(self.sizes[label], self.figures[label])
+        database.initialize(self.pools[label])
+        with database.connection_context(), clock.frozen_at(AS_OF):
+            yield self.sides[label]
+
+    def close(self) -> None:
+        from backend.db import database
+
+        for pool in self.pools.values():
+            pool.close_all()
+        database.initialize(self.original)
+        for label in self.sizes:
+            _growth_data.drop(self.admin_url, _run_copy(label))
 
 
 def _database_name(label: str, size: Sizes) -> str:
@@ -130,46 +187,106 @@ def _describe(size: Sizes) -> str:
             f"reservations, {size.orders:,} print orders, {size.transmissions:,} open transmissions")
 
 
-def _measure(size: Sizes, *, repeats: int, collections: int) -> dict:
-    import falcon.testing
+class _Side:
+    """The measures on one database: `prepare` (sessions, PDFs, reservations to collect, warm-up),
+    `measure` a round, `finish` (polling, checks)."""
 
-    from api.app import create_app
-    from backend import clock
-    from backend.db import database
-    from backend.runtime import current_runtime
+    def __init__(self, size: Sizes, figures: dict) -> None:
+        for key in ("selection", "list", "download", "orders", "collection"):
+            figures[key] = []
+        self.size, self.figures = size, figures
 
-    figures: dict = {"checks": [], "ok": True}
-    label = f"{size.invoices:,} invoices"
-    with database.connection_context():
-        client = falcon.testing.TestClient(create_app(current_runtime().config))
-        with clock.frozen_at(AS_OF):
-            figures["selection"], due = _selection(repeats)
-            figures["checks"].append(f"{label}: due reservations selected {due} (expected {_growth_data.DUE})")
-            figures["ok"] &= due == _growth_data.DUE
-            figures.update(_invoices(client, repeats, figures))
-            figures["orders"] = _orders(client, repeats, figures, size)
-            figures["collection"] = _collections(client, collections, figures, size)
-        figures.update(_polling(size, figures))  # the operator's clock and ours: real time
-    return figures
+    def prepare(self, collections: int) -> None:
+        import falcon.testing
+
+        from api.app import create_app
+        from backend.runtime import current_runtime
+        from ops.bench import _printing
+        from ops.bench.billing import _populate
+
+        self.client = falcon.testing.TestClient(create_app(current_runtime().config))
+        self.numbers = _store_pdfs()
+        self.industrial = _session("bench-industrial@example.com", _printing.INDUSTRIAL)
+        self.printer = _session("bench-printer@example.com", _printing.PRINTER)
+        self.to_collect, token = _populate(_WARMUP_COLLECTIONS + collections)
+        self.collector = {"Cookie": f"auth.session_token={token}", "Content-Type": "application/json"}
+        self.statuses: list[int] = []
+        for _ in range(3):
+            self._select(), self._list(), self._download(), self._orders()
+        for _ in range(_WARMUP_COLLECTIONS):
+            self._collect()
+
+    def measure(self, number: int, *, repeats: int, collections: int) -> None:
+        for key, action in (("selection", self._select), ("list", self._list), ("download", self._download),
+                            ("orders", self._orders)):
+            self.figures[key] += [_timed(action) for _ in range(repeats)]
+        self.figures["collection"] += [_timed(self._collect) for _ in range(collections)]
+
+    def finish(self) -> None:
+        from backend.billing.models import Invoice
+        from ops.bench import _printing
+
+        size, checks = self.size, self.figures["checks"]
+        due = len(self._select())
+        listed = [item["invoiceNumber"] for item in self._list().json["data"]["items"]]
+        download, orders = self._download(), self._orders().json["data"]["orders"]
+        # The organization's 50 latest: the collections of this run are its own too.
+        expected = [n for (n,) in Invoice.select(Invoice.number)
+                    .where(Invoice.customer_organization_id == _printing.INDUSTRIAL)
+                    .order_by(Invoice.issued_at.desc(), Invoice.sequence.desc()).limit(50).tuples()]
+        sequences = [s for (s,) in Invoice.select(Invoice.sequence).where(Invoice.series == _growth_data.SERIES)
+                     .where(Invoice.sequence > size.invoices).order_by(Invoice.sequence).tuples()]
+        collected = len(self.statuses)
+        gapless = sequences == list(range(size.invoices + 1, size.invoices + collected + 1))
+        checks += [
+            f"{size.invoices:,} invoices: due reservations selected {due} (expected {_growth_data.DUE})",
+            f"invoice list: {len(listed)} invoices, the organization's 50 latest "
+            f"{'in order' if listed == expected else 'NOT AS EXPECTED'}; download: {download.status_code}, "
+            f"{len(download.content):,} bytes",
+            f"printer order list over {size.orders:,} orders: {len(orders)} on the first page",
+            f"collections after {size.invoices:,} invoices: {self.statuses.count(200)} of {collected} answered 200, "
+            f"numbered {size.invoices + 1:,}..{size.invoices + len(sequences):,} "
+            f"{'gapless' if gapless else 'WITH A GAP'} in {_growth_data.SERIES}",
+        ]
+        self.figures["ok"] &= (due == _growth_data.DUE and listed == expected and download.status_code == 200
+                               and len(orders) == min(100, size.orders) and gapless
+                               and self.statuses == [200] * collected)
+        self.figures.update(_polling(self.figures))
+
+    def _select(self) -> list[str]:
+        from backend.billing.self_billing import scheduler
+
+        return scheduler.candidates()
+
+    def _list(self):
+        answer = self.client.simulate_get("/api/billing/invoices", headers=self.industrial, params={"limit": 50})
+        assert answer.status_code == 200, answer.text
+        return answer
+
+    def _download(self):
+        return self.client.simulate_get(f"/api/billing/invoices/{self.numbers[-1]}/download", headers=self.industrial)
+
+    def _orders(self):
+        answer = self.client.simulate_get("/api/printer/print-orders", headers=self.printer, params={"limit": 100})
+        assert answer.status_code == 200, answer.text
+        return answer
+
+    def _collect(self) -> None:
+        reservation_id = self.to_collect[len(self.statuses)]
+        answer = self.client.simulate_post(f"/api/billing/reservations/{reservation_id}/collect",
+                                           body=b'{"paymentMethod": "bank_transfer"}',
+                                           headers={**self.collector, "Idempotency-Key": f"growth-{reservation_id}"})
+        self.statuses.append(answer.status_code)
 
 
-def _timed(action, repeats: int, warmups: int = 3) -> tuple[float, object]:
-    """p50 of `action()` in ms over `repeats` calls after `warmups`; its last answer."""
-    for _ in range(warmups):
-        action()
-    timings, answer = [], None
-    for _ in range(repeats):
-        began = time.perf_counter()
-        answer = action()
-        timings.append((time.perf_counter() - began) * 1000)
-    return statistics.median(timings), answer
+_WARMUP_COLLECTIONS = 10
 
 
-def _selection(repeats: int) -> tuple[float, int]:
-    from backend.billing.self_billing import scheduler
-
-    p50, ids = _timed(scheduler.candidates, repeats)
-    return p50, len(ids)
+def _timed(action) -> float:
+    """The time `action()` takes, in ms."""
+    began = time.perf_counter()
+    action()
+    return (time.perf_counter() - began) * 1000
 
 
 def _session(email: str, organization_id: str) -> dict:
@@ -180,14 +297,12 @@ def _session(email: str, organization_id: str) -> dict:
     return {"Cookie": f"auth.session_token={token}"}
 
 
-def _invoices(client, repeats: int, figures: dict) -> dict:
-    """The measured organization's invoice list and one of its PDFs (stored now: the copy's PDFs
-    are this run's)."""
+def _store_pdfs() -> list[str]:
+    """The measured organization's invoices with their PDFs (stored now: the copy's are this run's)."""
     from backend.billing.models import Invoice
     from backend.db import transaction
     from backend.einvoicing.lifecycle import INVOICE_PDF_CONTEXT
     from backend.runtime import current_runtime
-    from ops.bench import _printing
     from ops.simulators.esign_store import minimal_pdf
 
     numbers = _growth_data.own_invoice_numbers()
@@ -198,80 +313,10 @@ def _invoices(client, repeats: int, figures: dict) -> dict:
             storage.put_bytes(INVOICE_PDF_CONTEXT, key, pdf, "application/pdf")
             Invoice.update(pdf_storage_key=key, pdf_sha256=hashlib.sha256(pdf).hexdigest()).where(
                 Invoice.number == number).execute()
-    headers = _session("bench-industrial@example.com", _printing.INDUSTRIAL)
-
-    def listing():
-        answer = client.simulate_get("/api/billing/invoices", headers=headers, params={"limit": 50})
-        return answer.status_code, [item["invoiceNumber"] for item in answer.json["data"]["items"]]
-
-    def download():
-        answer = client.simulate_get(f"/api/billing/invoices/{numbers[-1]}/download", headers=headers)
-        return answer.status_code, len(answer.content)
-
-    list_p50, (status, listed) = _timed(listing, 2 * (repeats // 2))
-    download_p50, (download_status, size) = _timed(download, 2 * (repeats // 2))
-    expected = sorted(numbers, reverse=True)[:50]
-    ok = status == 200 and listed == expected and download_status == 200 and size > 0
-    figures["ok"] &= ok
-    figures["checks"].append(f"invoice list: {status}, {len(listed)} invoices, the organization's 50 latest "
-                             f"{'in order' if listed == expected else 'NOT AS EXPECTED'}; download: {download_status}, "
-                             f"{size:,} bytes")
-    return {"list": list_p50, "download": download_p50}
+    return numbers
 
 
-def _orders(client, repeats: int, figures: dict, size: Sizes) -> float:
-    from ops.bench import _printing
-
-    headers = _session("bench-printer@example.com", _printing.PRINTER)
-
-    def first_page():
-        answer = client.simulate_get("/api/printer/print-orders", headers=headers, params={"limit": 100})
-        return answer.status_code, len(answer.json["data"]["orders"])
-
-    p50, (status, count) = _timed(first_page, repeats)
-    ok = status == 200 and count == min(100, size.orders)
-    figures["ok"] &= ok
-    figures["checks"].append(f"printer order list over {size.orders:,} orders: {status}, {count} on the first page")
-    return p50
-
-
-def _collections(client, count: int, figures: dict, size: Sizes) -> float:
-    """`count` collections (after 10 more, warm-up) of reservations added now to the measured
-    industrial; their invoices continue the history's series."""
-    from backend.billing.models import Invoice
-    from ops.bench.billing import _populate
-
-    warmups = 10
-    ids, token = _populate(warmups + count)
-    headers = {"Cookie": f"auth.session_token={token}", "Content-Type": "application/json"}
-    statuses: list[int] = []
-
-    def collect(reservation_id: str) -> None:
-        answer = client.simulate_post(f"/api/billing/reservations/{reservation_id}/collect",
-                                      body=b'{"paymentMethod": "bank_transfer"}',
-                                      headers={**headers, "Idempotency-Key": f"growth-{reservation_id}"})
-        statuses.append(answer.status_code)
-
-    for reservation_id in ids[:warmups]:
-        collect(reservation_id)
-    timings = []
-    for reservation_id in ids[warmups:]:
-        began = time.perf_counter()
-        collect(reservation_id)
-        timings.append((time.perf_counter() - began) * 1000)
-    sequences = [s for (s,) in Invoice.select(Invoice.sequence).where(Invoice.series == _growth_data.SERIES)
-                 .where(Invoice.sequence > size.invoices).order_by(Invoice.sequence).tuples()]
-    gapless = sequences == list(range(size.invoices + 1, size.invoices + warmups + count + 1))
-    ok = statuses == [200] * (warmups + count) and gapless
-    figures["ok"] &= ok
-    figures["checks"].append(
-        f"collections after {size.invoices:,} invoices: {statuses.count(200)} of {warmups + count} answered 200, "
-        f"numbered {size.invoices + 1:,}..{size.invoices + len(sequences):,} "
-        f"{'gapless' if gapless else 'WITH A GAP'} in {_growth_data.SERIES}")
-    return statistics.median(timings)
-
-
-def _polling(size: Sizes, figures: dict) -> dict:
+def _polling(figures: dict) -> dict:
     """A catch-up pass, then a pass after `CHANGED` flows changed, against the operator simulator
     holding a `Pending` flow per open transmission (as the dispatch left them)."""
     from backend.einvoicing import polling
