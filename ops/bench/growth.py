@@ -55,7 +55,7 @@ def run(stack, quick: bool) -> Result:
     from ops.bench.stack import BENCH_DATABASE
 
     sizes = {"small": SMALL, "large": QUICK if quick else FULL}
-    rounds, repeats, collections = (2, 8, 15) if quick else (3, 20, 50)  # per round and database
+    rounds, repeats, collections = (2, 15, 15) if quick else (3, 20, 50)  # per round and database
     load_before = _load_average()
     built: dict[str, tuple[str, float] | None] = {}
     for label, size in sizes.items():
