@@ -107,6 +107,15 @@ GOALS: dict[str, dict[str, tuple[Goal, ...]]] = {
         "web peak RSS growth in the download (MB)": (value("<=", 20, "MB"),),
     },
     "bank": {"import of * lines (ms)": (ratio("<=", 3),)},
+    # Issue 36, "Cost as the data grows": the large database's figure over the small one's.
+    "growth": {
+        "collection p50 (ms)": (ratio("<=", 1.2),),
+        "invoice list p50 (ms)": (ratio("<=", 1.2),),
+        "invoice download p50 (ms)": (ratio("<=", 1.2),),
+        "printer order list p50 (ms)": (ratio("<=", 1.2),),
+        "self-billing selection p50 (ms)": (ratio("<=", 1.5),),
+        "operator calls per polling pass after 50 changes": (value("<=", 1),),
+    },
 }
 
 

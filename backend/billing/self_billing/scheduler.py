@@ -89,15 +89,20 @@ def candidates() -> list[str]:
     """Spec C's selection, less the window (checked per unit), as settlement follows the sale:
     ended `principal_seller` reservations in `reservation_total_paid` or `partially_refunded` with
     no live `supplier_self_billed` invoice (one credited in full does not count)."""
+    return [row.id for row in candidates_query()]
+
+
+def candidates_query():
+    """The query of `candidates`, served by indexes whatever the history (migration 157)."""
     self_billed = Invoice.select(Invoice.reservation_id).where(Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED,
                                                                 Invoice.status != InvoiceStatus.CREDITED,
                                                                 Invoice.reservation_id == Reservation.id)
-    return [row.id for row in Reservation.select(Reservation.id)
+    return (Reservation.select(Reservation.id)
             .join(FinancialRecord, on=FinancialRecord.reservation_id == Reservation.id)
             .where(FinancialRecord.financial_status.in_(sorted(SETTLEABLE)),
                    FinancialRecord.billing_model == BillingModel.PRINCIPAL_SELLER.value,
                    Reservation.ends_at <= clock.now(), ~fn.EXISTS(self_billed))
-            .order_by(Reservation.ends_at, Reservation.id)]
+            .order_by(Reservation.ends_at, Reservation.id))
 
 
 def self_bill_due_reservations(*, config: Config) -> dict[str, int]:
