@@ -146,6 +146,9 @@ def _database(request):
         from backend.db import init_database
 
         runtime = database.obj
+        # Its idle connections closed: a test copying its database as a template (the growth bench's
+        # builder) needs no other session on it.
+        runtime.close_all()
         if "owner_pool" in _session:
             database.initialize(_session["owner_pool"])
         else:
