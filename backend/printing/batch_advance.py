@@ -41,10 +41,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from peewee import fn
-from psycopg2.extras import execute_values
 
 from backend import clock, outbox
-from backend.db import database, transaction
+from backend.db import commit_with, database, transaction
 from backend.errors import DomainError, NotFound, ValidationError
 from backend.logs import get_logger
 from backend.printing import orders
@@ -202,16 +201,32 @@ def _step(run_id: str, printer_organization_id: str, deadline: float, *, togethe
     after it ("handed over" when past `deadline` it queued the next message), or None when the
     run was not running."""
     with transaction():
-        run = StatusRun.select().where(StatusRun.id == run_id).for_update().first()
+        run = next(iter(StatusRun.raw(LOCK_RUN, run_id)), None)
         if run is None or run.status != "running":
             return None
-        _settle_group(run, printer_organization_id, together=together)
+        settled = _settle_group(run, printer_organization_id, together=together)
         step = run.status
         if run.status == "running" and time.monotonic() >= deadline:
             outbox.enqueue(ADVANCE_ACTOR, run.id)  # with this group's commit: the run goes on
             step = "handed over"
-        run.save()
+        saved = {"id": run.id, "status": run.status, "group": run.current_group, "progressed": run.progressed_at,
+                 "finished": run.finished_at, "advanced": run.advanced, "skipped": run.skipped, "failed": run.failed}
+        if settled is None:
+            commit_with(SAVE_RUN, saved)
+        else:
+            commit_with(f"{SETTLE_ITEMS}; {SAVE_RUN}", {**settled, **saved})
     return step
+
+
+# The run row read and written as text; the items' outcomes and the run row are written in the
+# round trip of the group's COMMIT. Built as peewee queries (`select().for_update().first()`,
+# `save()`), the run row's statements were a fifth of a group's Python time.
+LOCK_RUN = "SELECT * FROM print_batch_status_run WHERE id = %s FOR UPDATE"
+SAVE_RUN = (
+    "UPDATE print_batch_status_run SET status = %(status)s, current_group = %(group)s,"
+    " progressed_at = %(progressed)s, finished_at = %(finished)s, advanced = %(advanced)s, skipped = %(skipped)s,"
+    " failed = %(failed)s WHERE id = %(id)s"
+)
 
 
 # The current group's items with their order's code and outcome (settled by a message of the
@@ -222,14 +237,17 @@ GROUP_ITEMS = (
 )
 SETTLE_ITEMS = (
     "UPDATE print_batch_status_run_item AS i SET outcome = v.outcome, error_code = v.error_code,"
-    " error_message = v.error_message, settled_at = v.settled_at::timestamptz"
-    " FROM (VALUES %s) AS v (id, outcome, error_code, error_message, settled_at) WHERE i.id = v.id"
+    " error_message = v.error_message, settled_at = %(settled_at)s"
+    " FROM unnest(%(item_ids)s::bigint[], %(outcomes)s::varchar[], %(error_codes)s::varchar[],"
+    " %(error_messages)s::text[]) AS v (id, outcome, error_code, error_message) WHERE i.id = v.id"
 )
 
 
-def _settle_group(run: StatusRun, printer_organization_id: str, *, together: bool) -> None:
-    """Advance the current group's orders and write their outcomes, then the next group or the
-    end (with the counters, counted from the items). The caller holds the run row's lock."""
+def _settle_group(run: StatusRun, printer_organization_id: str, *, together: bool) -> dict | None:
+    """Advance the current group's orders, then move the run to the next group or to its end (with
+    the counters: the items settled before, counted, and this group's outcomes). The caller holds
+    the run row's lock, and writes the outcomes (the values of `SETTLE_ITEMS` returned, None when
+    the group had nothing left to settle) with the run row."""
     items = database.execute_sql(GROUP_ITEMS, (run.id, run.current_group)).fetchall()
     pending = [(item_id, code) for item_id, code, outcome in items if outcome is None]
     codes = [code for _, code in pending]
@@ -237,17 +255,24 @@ def _settle_group(run: StatusRun, printer_organization_id: str, *, together: boo
         outcomes = _advance_together(run, printer_organization_id, codes)
     else:
         outcomes = {code: _advance_one(run, printer_organization_id, code) for code in codes}
+    settled = None
     if pending:
-        moment = clock.now()
-        execute_values(database.cursor(), SETTLE_ITEMS,
-                       [(item_id, *outcomes[code], moment) for item_id, code in pending])
+        written = [outcomes[code] for _, code in pending]
+        settled = {"settled_at": clock.now(), "item_ids": [item_id for item_id, _ in pending],
+                   "outcomes": [outcome for outcome, _, _ in written],
+                   "error_codes": [error_code for _, error_code, _ in written],
+                   "error_messages": [reason for _, _, reason in written]}
     run.progressed_at = clock.now()
     group = [outcome for _, _, outcome in items if outcome] + [outcome for outcome, _, _ in outcomes.values()]
     if "failed" in group or run.current_group + 1 >= run.groups_total:
-        run.advanced, run.skipped, run.failed = _counters(run.id)
+        before = _counters(run.id)  # this group's pending items are not written yet
+        now = [outcome for outcome, _, _ in outcomes.values()]
+        run.advanced, run.skipped, run.failed = (count + now.count(outcome) for count, outcome in
+                                                 zip(before, ("advanced", "skipped", "failed"), strict=True))
         _finish(run)
     else:
         run.current_group += 1
+    return settled
 
 
 Outcome = tuple[str, str | None, str | None]  # (outcome, error code, reason)
