@@ -85,10 +85,10 @@ _PRINTER_VISIBLE = [status.value for status in PRINTER_VISIBLE]
 def lock_orders(where: str, params: tuple) -> list[PrintOrder]:
     """The orders `where` selects (a filter on `print_order o`, its `%s` values in `params`), locked
     in the one lock order of printing: every reservation first, sorted by id, then every order,
-    sorted by id. Two statements whatever the number of orders."""
-    if not database.execute_sql(_LOCK_RESERVATIONS.format(where=where), params).fetchall():
-        return []
-    return list(PrintOrder.raw(_LOCK_ORDERS.format(where=where), *params))
+    sorted by id. Two statements whatever the number of orders, sent in one round trip (the
+    second's rows are the answer: an order without its reservation does not exist)."""
+    statements = f"{_LOCK_RESERVATIONS}; {_LOCK_ORDERS}".format(where=where)
+    return list(PrintOrder.raw(statements, *params, *params))
 
 
 def _printer_orders(order_codes: list[str], printer_organization_id: str) -> tuple[str, tuple]:
