@@ -205,22 +205,27 @@ def _step(run_id: str, printer_organization_id: str, deadline: float, *, togethe
         run = next(iter(StatusRun.raw(LOCK_RUN, run_id)), None)
         if run is None or run.status != "running":
             return None
-        settled = _settle_group(run, printer_organization_id, together=together)
+        writes: list[tuple[str, dict]] = []
+        _settle_group(run, printer_organization_id, writes, together=together)
         step = run.status
         if run.status == "running" and time.monotonic() >= deadline:
             outbox.enqueue(ADVANCE_ACTOR, run.id)  # with this group's commit: the run goes on
             step = "handed over"
         saved = {"id": run.id, "status": run.status, "group": run.current_group, "progressed": run.progressed_at,
                  "finished": run.finished_at, "advanced": run.advanced, "skipped": run.skipped, "failed": run.failed}
-        done = run.status == "done"
-        writes = ([SETTLE_ITEMS] if settled else []) + [SAVE_RUN] + ([NOTIFY_DONE] if done else [ASYNC_COMMIT])
-        commit_with("; ".join(writes), {**(settled or {}), **saved, "channel": RUN_DONE})
+        writes += [(SAVE_RUN, saved), (NOTIFY_DONE if run.status == "done" else ASYNC_COMMIT, {"channel": RUN_DONE})]
+        values: dict = {}
+        for _, part in writes:
+            if values.keys() & part.keys():  # one round trip, one namespace of values
+                raise ValueError(f"statements sent together name a value twice: {values.keys() & part.keys()}")
+            values.update(part)
+        commit_with("; ".join(sql for sql, _ in writes), values)
     return step
 
 
-# The run row read and written as text; the items' outcomes and the run row are written in the
-# round trip of the group's COMMIT. Built as peewee queries (`select().for_update().first()`,
-# `save()`), the run row's statements were a fifth of a group's Python time.
+# The run row read and written as text; the orders' writes, the items' outcomes and the run row
+# are sent in the round trip of the group's COMMIT. Built as peewee queries (`select().for_update()
+# .first()`, `save()`), the run row's statements were a fifth of a group's Python time.
 LOCK_RUN = "SELECT * FROM print_batch_status_run WHERE id = %s FOR UPDATE"
 SAVE_RUN = (
     "UPDATE print_batch_status_run SET status = %(status)s, current_group = %(group)s,"
@@ -252,25 +257,25 @@ SETTLE_ITEMS = (
 )
 
 
-def _settle_group(run: StatusRun, printer_organization_id: str, *, together: bool) -> dict | None:
+def _settle_group(run: StatusRun, printer_organization_id: str, writes: list[tuple[str, dict]], *,
+                  together: bool) -> None:
     """Advance the current group's orders, then move the run to the next group or to its end (with
     the counters: the items settled before, counted, and this group's outcomes). The caller holds
-    the run row's lock, and writes the outcomes (the values of `SETTLE_ITEMS` returned, None when
-    the group had nothing left to settle) with the run row."""
+    the run row's lock, and sends `writes` (the orders' writes when together, then the items'
+    outcomes) with the run row and the COMMIT."""
     items = database.execute_sql(GROUP_ITEMS, (run.id, run.current_group)).fetchall()
     pending = [(item_id, code) for item_id, code, outcome in items if outcome is None]
     codes = [code for _, code in pending]
     if together:
-        outcomes = _advance_together(run, printer_organization_id, codes)
+        outcomes = _advance_together(run, printer_organization_id, codes, writes)
     else:
         outcomes = {code: _advance_one(run, printer_organization_id, code) for code in codes}
-    settled = None
     if pending:
         written = [outcomes[code] for _, code in pending]
-        settled = {"settled_at": clock.now(), "item_ids": [item_id for item_id, _ in pending],
-                   "outcomes": [outcome for outcome, _, _ in written],
-                   "error_codes": [error_code for _, error_code, _ in written],
-                   "error_messages": [reason for _, _, reason in written]}
+        writes.append((SETTLE_ITEMS, {"settled_at": clock.now(), "item_ids": [item_id for item_id, _ in pending],
+                                      "outcomes": [outcome for outcome, _, _ in written],
+                                      "error_codes": [error_code for _, error_code, _ in written],
+                                      "error_messages": [reason for _, _, reason in written]}))
     run.progressed_at = clock.now()
     group = [outcome for _, _, outcome in items if outcome] + [outcome for outcome, _, _ in outcomes.values()]
     if "failed" in group or run.current_group + 1 >= run.groups_total:
@@ -281,18 +286,20 @@ def _settle_group(run: StatusRun, printer_organization_id: str, *, together: boo
         _finish(run)
     else:
         run.current_group += 1
-    return settled
 
 
 Outcome = tuple[str, str | None, str | None]  # (outcome, error code, reason)
 
 
-def _advance_together(run: StatusRun, printer_organization_id: str, codes: list[str]) -> dict[str, Outcome]:
-    """The group's orders through the service together, in the group's transaction."""
+def _advance_together(run: StatusRun, printer_organization_id: str, codes: list[str],
+                      deferred: list[tuple[str, dict]]) -> dict[str, Outcome]:
+    """The group's orders through the service together, in the group's transaction; their writes
+    appended to `deferred`, sent with the group's COMMIT."""
     if not codes:
         return {}
     answers = orders.apply_status_changes(order_codes=codes, printer_organization_id=printer_organization_id,
-                                          next_status=run.next_status, actor_user_id=run.actor_user_id)
+                                          next_status=run.next_status, actor_user_id=run.actor_user_id,
+                                          deferred=deferred)
     return {code: _outcome(answer) for code, answer in answers.items()}
 
 

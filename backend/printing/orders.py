@@ -125,11 +125,13 @@ SELECT order_id, from_status, %(to)s, %(actor)s, %(at)s
 """
 
 
-def record_statuses(changed: list[PrintOrder], to_status: PrintOrderStatus, actor_user_id: str | None) -> None:
+def record_statuses(changed: list[PrintOrder], to_status: PrintOrderStatus, actor_user_id: str | None, *,
+                    deferred: list[tuple[str, dict]] | None = None) -> None:
     """`record_status` of orders moving to the same status, in one statement whatever their number
     (the orders, their reservations' deposit status, the change rows); the caller holds their row
     locks. An order's `cancel_reason` is written with its status (a cancellation sets it on the
-    one order it cancels)."""
+    one order it cancels). With `deferred`, the statement and its values are appended there
+    instead of being sent: the caller sends them, in its transaction, with its own statements."""
     if not changed:
         return
     moment = clock.now()
@@ -141,7 +143,11 @@ def record_statuses(changed: list[PrintOrder], to_status: PrintOrderStatus, acto
         raise ValueError("orders recorded together have one cancel reason")
     params["cancel_reason"] = reasons.pop()
     cancel_reason = "" if params["cancel_reason"] is None else ", cancel_reason = %(cancel_reason)s"
-    database.execute_sql(RECORD_STATUSES.format(cancel_reason=cancel_reason), params)
+    statement = RECORD_STATUSES.format(cancel_reason=cancel_reason)
+    if deferred is None:
+        database.execute_sql(statement, params)
+    else:
+        deferred.append((statement, params))
     for order in changed:
         order.status, order.updated_at = to_status, moment
 
@@ -181,10 +187,12 @@ def change_statuses(
 
 
 def apply_status_changes(
-    *, order_codes: list[str], printer_organization_id: str, next_status: str, actor_user_id: str | None
+    *, order_codes: list[str], printer_organization_id: str, next_status: str, actor_user_id: str | None,
+    deferred: list[tuple[str, dict]] | None = None,
 ) -> dict[str, PrintOrder | DomainError]:
     """`change_statuses` in the caller's transaction (a batch advance group's, which holds its run
-    row too): three statements whatever the number of orders (locks, then the writes)."""
+    row too): three statements whatever the number of orders (locks, then the writes; the writes
+    left to the caller in `deferred` when given, see `record_statuses`)."""
     locked = {order.code: order for order in lock_orders(*_printer_orders(order_codes, printer_organization_id))}
     outcomes: dict[str, PrintOrder | DomainError] = {}
     changed, target = [], None
@@ -201,7 +209,7 @@ def apply_status_changes(
         outcomes[code] = order
         changed.append(order)
     if changed:
-        record_statuses(changed, target, actor_user_id)
+        record_statuses(changed, target, actor_user_id, deferred=deferred)
     return outcomes
 
 
