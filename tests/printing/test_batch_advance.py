@@ -225,6 +225,7 @@ def test_the_last_group_tells_the_waiting_requests_with_its_commit(request):
     """`wait_for_run` listens on `RUN_DONE`: the run's last group notifies it (its run id), once,
     with its commit; the earlier groups do not."""
     import os
+    import select
 
     import psycopg2
 
@@ -238,7 +239,10 @@ def test_the_last_group_tells_the_waiting_requests_with_its_commit(request):
             run = batch_advance.start_advance(batch_code=code, printer_organization_id=setting.printer.id,
                                               next_status="sent", actor_user_id=setting.printer_user.id, group_size=3)
             assert batch_advance.advance_run(run.id) == 3
-            listener.poll()
+            # delivered after the commits: wait (5 s at most) for one, then a statement of the
+            # listener's own collects any other queued for it
+            assert select.select([listener], [], [], 5)[0]
+            listener.cursor().execute("SELECT 1")
             assert [(n.channel, n.payload) for n in listener.notifies] == [(batch_advance.RUN_DONE, run.id)]
             assert batch_advance.wait_for_run(run.id, timeout_seconds=0).done
     finally:
