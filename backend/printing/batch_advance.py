@@ -202,11 +202,18 @@ def _step(run_id: str, printer_organization_id: str, deadline: float, *, togethe
     after it ("handed over" when past `deadline` it queued the next message), or None when the
     run was not running."""
     with transaction():
-        run = next(iter(StatusRun.raw(LOCK_RUN, run_id)), None)
-        if run is None or run.status != "running":
+        cursor = database.execute_sql(f"{LOCK_RUN}; {RUN_GROUP}", {"run": run_id})
+        rows = cursor.fetchall()
+        if not rows:
+            return None
+        width = len(cursor.description) - 3  # the run row's columns, then the item's three
+        names = [column[0] for column in cursor.description[:width]]
+        run = StatusRun(**dict(zip(names, rows[0][:width], strict=True)))
+        if run.status != "running":
             return None
         writes: list[tuple[str, dict]] = []
-        _settle_group(run, printer_organization_id, writes, together=together)
+        items = [row[width:] for row in rows if row[width] is not None]
+        _settle_group(run, items, printer_organization_id, writes, together=together)
         step = run.status
         if run.status == "running" and time.monotonic() >= deadline:
             outbox.enqueue(ADVANCE_ACTOR, run.id)  # with this group's commit: the run goes on
@@ -226,7 +233,16 @@ def _step(run_id: str, printer_organization_id: str, deadline: float, *, togethe
 # The run row read and written as text; the orders' writes, the items' outcomes and the run row
 # are sent in the round trip of the group's COMMIT. Built as peewee queries (`select().for_update()
 # .first()`, `save()`), the run row's statements were a fifth of a group's Python time.
-LOCK_RUN = "SELECT * FROM print_batch_status_run WHERE id = %s FOR UPDATE"
+# The run row locked, then read again with its current group's items (with their order's code and
+# outcome: settled by a message of the former per-order advance, in the group's order) by a second
+# statement of the same round trip: its snapshot is taken once the lock is held, so it reads what
+# the lock's previous holder committed.
+LOCK_RUN = "SELECT id FROM print_batch_status_run WHERE id = %(run)s FOR UPDATE"
+RUN_GROUP = (
+    "SELECT r.*, i.id, o.code, i.outcome FROM print_batch_status_run r"
+    " LEFT JOIN print_batch_status_run_item i ON i.run_id = r.id AND i.group_index = r.current_group"
+    " LEFT JOIN print_order o ON o.id = i.order_id WHERE r.id = %(run)s ORDER BY i.id"
+)
 SAVE_RUN = (
     "UPDATE print_batch_status_run SET status = %(status)s, current_group = %(group)s,"
     " progressed_at = %(progressed)s, finished_at = %(finished)s, advanced = %(advanced)s, skipped = %(skipped)s,"
@@ -243,12 +259,6 @@ RUN_DONE = "print_batch_run_done"
 NOTIFY_DONE = "SELECT pg_notify(%(channel)s, %(id)s)"
 
 
-# The current group's items with their order's code and outcome (settled by a message of the
-# former per-order advance), in the group's order.
-GROUP_ITEMS = (
-    "SELECT i.id, o.code, i.outcome FROM print_batch_status_run_item i JOIN print_order o ON o.id = i.order_id"
-    " WHERE i.run_id = %s AND i.group_index = %s ORDER BY i.id"
-)
 SETTLE_ITEMS = (
     "UPDATE print_batch_status_run_item AS i SET outcome = v.outcome, error_code = v.error_code,"
     " error_message = v.error_message, settled_at = %(settled_at)s"
@@ -257,13 +267,12 @@ SETTLE_ITEMS = (
 )
 
 
-def _settle_group(run: StatusRun, printer_organization_id: str, writes: list[tuple[str, dict]], *,
-                  together: bool) -> None:
+def _settle_group(run: StatusRun, items: list[tuple], printer_organization_id: str,
+                  writes: list[tuple[str, dict]], *, together: bool) -> None:
     """Advance the current group's orders, then move the run to the next group or to its end (with
     the counters: the items settled before, counted, and this group's outcomes). The caller holds
-    the run row's lock, and sends `writes` (the orders' writes when together, then the items'
-    outcomes) with the run row and the COMMIT."""
-    items = database.execute_sql(GROUP_ITEMS, (run.id, run.current_group)).fetchall()
+    the run row's lock and gives the group's `items` (id, order code, outcome), and sends `writes`
+    (the orders' writes when together, then the items' outcomes) with the run row and the COMMIT."""
     pending = [(item_id, code) for item_id, code, outcome in items if outcome is None]
     codes = [code for _, code in pending]
     if together:
