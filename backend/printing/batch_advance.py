@@ -230,13 +230,13 @@ def _step(run_id: str, printer_organization_id: str, deadline: float, *, togethe
     return step
 
 
-# The run row read and written as text; the orders' writes, the items' outcomes and the run row
-# are sent in the round trip of the group's COMMIT. Built as peewee queries (`select().for_update()
-# .first()`, `save()`), the run row's statements were a fifth of a group's Python time.
-# The run row locked, then read again with its current group's items (with their order's code and
-# outcome: settled by a message of the former per-order advance, in the group's order) by a second
-# statement of the same round trip: its snapshot is taken once the lock is held, so it reads what
-# the lock's previous holder committed.
+# A group is three round trips. (1) The run row locked, then read again with its current group's
+# items (their order's code, and their outcome: settled by a message of the former per-order
+# advance), in the group's order, by a second statement whose snapshot is taken once the lock is
+# held (it reads what the lock's previous holder committed). (2) The orders' locks
+# (`orders.lock_orders`). (3) The orders' writes, the items' outcomes and the run row, sent with
+# the COMMIT. The run row is read and written as text: as peewee queries (`select().for_update()
+# .first()`, `save()`) its statements were a fifth of a group's Python time.
 LOCK_RUN = "SELECT id FROM print_batch_status_run WHERE id = %(run)s FOR UPDATE"
 RUN_GROUP = (
     "SELECT r.*, i.id, o.code, i.outcome FROM print_batch_status_run r"
