@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from backend import clock
-from backend.db import insert_rows
-from backend.marketplace.models import Reservation, Store
+from backend.db import database, insert_rows
+from backend.marketplace.models import Store
 from backend.model import new_id
 from backend.printing.allocation import ReservationPlan
 from backend.printing.models import DeliveryTarget, ImpressionStatus, PrintOrder, PrintReusedFace
@@ -109,9 +109,8 @@ def write_plans(
     support mode and deposit status. A handful of statements whatever the number of reservations.
     Returns the new order codes by reservation id."""
     moment = clock.now()
-    for start in range(0, len(writes), ROWS_PER_INSERT):
-        chunk = [w.reservation.id for w in writes[start:start + ROWS_PER_INSERT]]
-        PrintReusedFace.delete().where(PrintReusedFace.reservation_id.in_(chunk)).execute()
+    if writes:
+        database.execute_sql(_DELETE_REUSED, ([w.reservation.id for w in writes],))
     printing = [w for w in writes if w.plan.lines]
     codes = allocate_order_codes(len(printing))
     orders, lines, made = [], [], {}
@@ -133,6 +132,12 @@ def write_plans(
         impression = impression_for(status) if write.plan.lines else ImpressionStatus.IN_STOCK
         groups.setdefault((impression, write.plan.support_mode.value), []).append(write.reservation.id)
     for (impression, mode), ids in groups.items():
-        Reservation.update(impression_status=impression, print_support_mode=mode, updated_at=moment).where(
-            Reservation.id.in_(ids)).execute()
+        database.execute_sql(_UPDATE_RESERVATIONS, (str(impression), mode, moment, ids))
     return made
+
+
+# The ids as one array value: built by peewee as an `IN` of 1,000 placeholders, these two statements
+# were a third of a 1,000-store confirmation's Python time (`peewee.Query.sql` under `write_plans`).
+_DELETE_REUSED = "DELETE FROM print_reused_face WHERE reservation_id = ANY(%s)"
+_UPDATE_RESERVATIONS = ("UPDATE reservation SET impression_status = %s, print_support_mode = %s, updated_at = %s"
+                        " WHERE id = ANY(%s)")

@@ -296,7 +296,16 @@ class PreviewOut(Schema):
 
 
 class ConfirmOut(PreviewOut):
-    """A confirmation (`Outcome`): the preview's fields and what it did."""
+    """A confirmation (`Outcome`): the preview's fields and what it did. Its `orders` (one per order
+    made: 1,000 nested dumps were a quarter of a 1,000-store confirmation's Python time) are
+    answered as built, last, as the field-by-field dump placed them."""
+
+    def dump(self, obj, *, many: bool | None = None) -> dict:
+        if "orders" not in self.fields:
+            return super().dump(obj, many=many)
+        answer = type(self)(only=[name for name in self.fields if name != "orders"]).dump(obj)
+        answer["orders"] = [{"code": order.code, "reservationId": order.reservation_id} for order in obj.orders]
+        return answer
 
     batch = fields.Nested(BatchOut, attribute="state", required=True, allow_none=True,
                           metadata={"description": "null when no order resulted: the batch was deleted"})

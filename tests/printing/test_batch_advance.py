@@ -218,3 +218,32 @@ def test_the_route_waits_for_a_real_worker_and_answers_the_counters(request, wor
         assert {k: data[k] for k in ("advanced", "skipped", "failed")} == {"advanced": 12, "skipped": 0, "failed": 0}
         assert (data["skippedOrders"], data["failedOrders"]) == ([], []) and data["runId"]
         assert {o.status for o in batch_orders(code)} == {"sent"}
+
+
+@pytest.mark.committed
+def test_the_last_group_tells_the_waiting_requests_with_its_commit(request):
+    """`wait_for_run` listens on `RUN_DONE`: the run's last group notifies it (its run id), once,
+    with its commit; the earlier groups do not."""
+    import os
+    import select
+
+    import psycopg2
+
+    listener = psycopg2.connect(os.environ["DATABASE_URL"])
+    listener.autocommit = True
+    try:
+        listener.cursor().execute(f"LISTEN {batch_advance.RUN_DONE}")
+        with database.connection_context():
+            setting = request.getfixturevalue("setting")
+            code = request.getfixturevalue("sent_batch")(7)
+            run = batch_advance.start_advance(batch_code=code, printer_organization_id=setting.printer.id,
+                                              next_status="sent", actor_user_id=setting.printer_user.id, group_size=3)
+            assert batch_advance.advance_run(run.id) == 3
+            # delivered after the commits: wait (5 s at most) for one, then a statement of the
+            # listener's own collects any other queued for it
+            assert select.select([listener], [], [], 5)[0]
+            listener.cursor().execute("SELECT 1")
+            assert [(n.channel, n.payload) for n in listener.notifies] == [(batch_advance.RUN_DONE, run.id)]
+            assert batch_advance.wait_for_run(run.id, timeout_seconds=0).done
+    finally:
+        listener.close()

@@ -5,6 +5,7 @@ cross-organization 404s, aggregated downloads and forms, and the industrial's vi
 from __future__ import annotations
 
 import io
+import json
 import threading
 import zipfile
 
@@ -137,6 +138,7 @@ def test_preview_and_confirmation_answers_are_their_field_by_field_dumps(client,
                                       default_printer_organization_id=None)
     answer = ConfirmOut().dump(confirmed)
     assert answer == Schema.dump(ConfirmOut(), confirmed) and len(answer["batch"]["orders"]) == 2
+    assert json.dumps(answer) == json.dumps(Schema.dump(ConfirmOut(), confirmed))  # the same bytes: keys in order
     assert answer["reservations"] == PreviewOut().dump(preview)["reservations"]
     views = with_lines(list(order_rows().where(PrintOrder.batch_id == batch_id).order_by(PrintOrder.code)))
     assert answer["batch"]["orders"] == [BatchOrderOut().dump(view) for view in views]
