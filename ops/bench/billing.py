@@ -39,7 +39,7 @@ CLIENT_PROCESSES = 2
 WARMUP = 100
 
 
-def _populate(count: int) -> tuple[list[str], str]:
+def populate(count: int) -> tuple[list[str], str]:
     """An approved industrial with a manager session, a distributor, `count` approved
     principal_seller reservations (rows written directly: the marketplace flow is not measured)."""
     from backend.db import transaction
@@ -124,7 +124,7 @@ def _series_check() -> tuple[bool, str]:
     return ok, "; ".join(lines)
 
 
-def _postgres_pid() -> int | None:
+def postgres_pid() -> int | None:
     """The PostgreSQL server's postmaster, when it runs on this machine (its backends are its children)."""
     from backend.db import database
 
@@ -145,7 +145,7 @@ def _machine_busy_seconds() -> float:
     return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def _load_average() -> str:
+def load_average() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:  # not Linux
@@ -172,11 +172,11 @@ def run(stack, quick: bool) -> Result:
             cpu[name, what] += meter() - before[what]
         return result
 
-    load_before = _load_average()
+    load_before = load_average()
     with database.connection_context():
-        ids, token = _populate(WARMUP + collections)
+        ids, token = populate(WARMUP + collections)
         database.execute_sql("ANALYZE")
-        postgres = _postgres_pid()
+        postgres = postgres_pid()
         with stack.serve(APP, "web") as server:
             warm = run_plan(server.url, _plan(ids[:WARMUP], token), connections=CONNECTIONS,
                             processes=CLIENT_PROCESSES)
@@ -188,7 +188,7 @@ def run(stack, quick: bool) -> Result:
                 collected.append(measured("collect", server, lambda chunk=chunk: run_plan(
                     server.url, _plan(chunk, token), connections=CONNECTIONS, processes=CLIENT_PROCESSES)))
         series_ok, series_line = _series_check()
-    load_after = _load_average()
+    load_after = load_average()
     done, ref = LoadResult.combine(collected), LoadResult.combine(health)
     failures = done.non_2xx + done.errors + warm.non_2xx + warm.errors + ref.non_2xx + ref.errors
     return Result(
