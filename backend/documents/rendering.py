@@ -38,6 +38,12 @@ class _NoLogFontToolsWarning(logging.Filter):
 logging.getLogger("weasyprint").addFilter(_NoLogFontToolsWarning())
 
 
+def load_renderer() -> None:
+    """Import weasyprint now rather than at the first document (`html_to_pdf`): for a worker,
+    which renders, before it freezes what it holds after boot (`actors.broker.FrozenBootHeap`)."""
+    import weasyprint  # noqa: F401
+
+
 def font_subsetting() -> str:
     """`harfbuzz` when weasyprint subsets fonts with libharfbuzz-subset, else `fonttools` (slower)."""
     from weasyprint.text.ffi import harfbuzz, harfbuzz_subset

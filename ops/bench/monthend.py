@@ -25,6 +25,7 @@ invoice, one flow per invoice at the operator; the books and the invoice series 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -44,6 +45,15 @@ KIND = "supplier_self_billed"
 BILLING_EMAIL = "facturation@distributeur.example"
 ENDED_AGO = timedelta(days=30)  # the reservations' fortnight ended a month ago: every one is due
 TIMEOUT = 1_800  # seconds: a run that has not finished by then failed
+# When the last invoice reached each step, in seconds from the scheduler's message: where a run's
+# time goes (the PDF's is its transmission draft's, made once the PDF is stored).
+MILESTONES = (
+    ("last invoice issued (s)", "SELECT max(issued_at) FROM billing_invoice WHERE kind = %(kind)s"),
+    ("last PDF stored (s)", "SELECT max(created_at) FROM einvoice_transmission WHERE invoice_kind = %(kind)s"),
+    ("last e-mail written (s)", "SELECT max(sent_at) FROM email_message WHERE template = 'self_billed_document'"),
+    ("last transmission sent (s)", "SELECT max(e.occurred_at) FROM einvoice_transmission_event e JOIN "
+     "einvoice_transmission t ON t.id = e.transmission_id WHERE t.invoice_kind = %(kind)s AND e.to_status = 'sent'"),
+)
 PROGRESS = """
 SELECT (SELECT count(*) FROM billing_invoice WHERE kind = %(kind)s),
        (SELECT count(*) FROM billing_invoice WHERE kind = %(kind)s AND pdf_sha256 IS NOT NULL),
@@ -100,6 +110,7 @@ def run(stack, quick: bool) -> Result:
         figures=[
             Figure("month-end run (s)", run.seconds, reference.seconds),
             Figure("per invoice (ms)", 1000 * run.seconds / count, 1000 * reference.seconds / count, summary=False),
+            *(Figure(label, at, 0.0, summary=False) for label, at in run.milestones),
             *(Figure(f"core {n} busy (%)", 100 * mine, 100 * theirs, summary=False)
               for n, (mine, theirs) in enumerate(zip(run.cores, reference.cores, strict=True))),
             Figure("worker CPU per invoice (ms)", 1000 * run.worker_cpu / count, 1000 * reference.cpu / count,
@@ -159,8 +170,8 @@ def prepare_due_reservations(count: int, *, config, broker) -> list[str]:
 
 class _Run:
     def __init__(self, seconds: float, cores: list[float], worker_cpu: float, postgres_cpu: float,
-                 bench_cpu: float) -> None:
-        self.seconds, self.cores = seconds, cores
+                 bench_cpu: float, milestones: list[tuple[str, float]]) -> None:
+        self.seconds, self.cores, self.milestones = seconds, cores, milestones
         self.worker_cpu, self.postgres_cpu, self.bench_cpu = worker_cpu, postgres_cpu, bench_cpu
 
 
@@ -168,6 +179,7 @@ def _month_end(stack, worker_pid: int, postgres: int | None, simulator, count: i
     """The scheduler's message sent, then waited for until every invoice is through (this process
     polling the operator meanwhile): wall time, each core's use, CPU seconds by process."""
     from actors.billing.self_billing import self_billing_scheduler
+    from backend import clock
     from backend.db import database
     from backend.einvoicing import polling
     from backend.einvoicing.operator_client import OdpClient
@@ -184,6 +196,7 @@ def _month_end(stack, worker_pid: int, postgres: int | None, simulator, count: i
     before, cores = {what: meter() for what, meter in meters.items()}, core_ticks()
     began = time.perf_counter()
     poller.start()
+    sent_at = clock.now()
     self_billing_scheduler.send()
 
     def done() -> bool:
@@ -195,8 +208,11 @@ def _month_end(stack, worker_pid: int, postgres: int | None, simulator, count: i
         stop.set()
         poller.join(timeout=30)
     seconds = time.perf_counter() - began
+    milestones = [(label, (database.execute_sql(sql, {"kind": KIND}).fetchone()[0] - sent_at).total_seconds())
+                  for label, sql in MILESTONES]
     spent = {what: meter() - before[what] for what, meter in meters.items()}
-    return _Run(seconds, cores_busy(cores, core_ticks()), spent["worker"], spent["postgres"], spent["bench"])
+    return _Run(seconds, cores_busy(cores, core_ticks()), spent["worker"], spent["postgres"], spent["bench"],
+                milestones)
 
 
 def month_end_checks(count: int, *, storage, data_dir: Path) -> tuple[list[str], bool]:
@@ -289,6 +305,10 @@ def _warm_up(item: tuple[str, dict], ready) -> None:
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", FONT_TIMESTAMP_EPOCH)  # as `render_invoice_pdf`
     render_reference(item)
+    # What the process holds once warm leaves the collector's generations, as in the worker
+    # (`actors.broker.FrozenBootHeap`): the reference renders at its best.
+    gc.collect()
+    gc.freeze()
     ready.wait()
 
 
