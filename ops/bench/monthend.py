@@ -8,7 +8,8 @@ through the operator simulator (running in this process, over HTTP; this process
 `POLL_EVERY`, as the clock's polling job would, see `ops.bench.einvoicing`).
 
 Reference: weasyprint alone rendering the same invoices' final HTML with the same PDF/A-3 options
-(the `invoice` scenario's reference), by as many processes as the worker has, warmed up first.
+(the `invoice` scenario's reference), by as many processes as the worker has, warmed up and frozen
+(`gc.freeze()`, as the worker's boot heap is) first.
 Printed: the CPU use of each core during both, and the CPU seconds of the worker, PostgreSQL and
 this process (poller and simulator) during the run.
 
