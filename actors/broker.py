@@ -13,6 +13,7 @@ with its data is handed over again within seconds.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ from backend import db, outbox
 from backend.broker_epoch import EpochWatch
 from backend.config import Config
 from backend.context import bind_request_id, current_request_id, reset_request_id
+from backend.documents.rendering import load_renderer
 from backend.logs import get_logger
 
 log = get_logger("worker")
@@ -181,6 +183,23 @@ def run_maintenance(broker: RedisBroker) -> None:
         )
 
 
+class FrozenBootHeap(Middleware):
+    """What a worker process holds once booted (every module, the actors, the PDF renderer, about
+    140,000 objects) lives as long as the process: once the `dramatiq` command has loaded the
+    actors, before the worker's threads start, it leaves the cyclic garbage collector's
+    generations (`gc.freeze()`, as a web worker does after boot, ops/gunicorn.conf.py). Otherwise
+    every full collection walks it all again, and rendering an invoice PDF allocates enough for
+    one or two each time: a fifth of the worker's CPU per self-billed invoice (438 -> 355 ms,
+    `vitrine bench monthend`, docs/benchmarks.md). What messages allocate is collected as before.
+    Only a worker process of the command runs the hook (a `Worker` started in a test does not)."""
+
+    def after_process_boot(self, broker) -> None:
+        load_renderer()  # imported before the freeze: weasyprint's modules are half the heap
+        gc.collect()
+        gc.freeze()
+        log.info("worker boot heap frozen", extra={"fields": {"objects": gc.get_freeze_count()}})
+
+
 # A consumer with nothing to fetch backs off exponentially, up to the worker timeout (1 s). A batch
 # status advance waits in its request for the `printing` queue to pick its run up (its groups then
 # follow each other inside one message): that queue's consumers back off at most
@@ -217,6 +236,7 @@ def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
     # Also before Retries, after OutboxCompletion: its after-hook runs between theirs (reverse order).
     broker.add_middleware(PeriodicFailures(), before=Retries)
     broker.add_middleware(Maintenance())
+    broker.add_middleware(FrozenBootHeap())
     for queue in QUEUES:
         broker.declare_queue(queue)
     dramatiq.set_broker(broker)

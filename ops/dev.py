@@ -55,6 +55,9 @@ RESTART_DELAYS = (1, 2, 4, 8, 16, 30)  # seconds before the 1st, 2nd, ... restar
 STABLE_AFTER = 60.0  # a child up this long has its restart delay reset
 BOOT_LOG = Path("logs") / "dev.log"  # under the data directory
 TAIL_LINES = 15  # of a child's output, shown when it dies before the platform is up
+# The Dramatiq worker's processes and threads (`vitrine bench monthend` runs its worker alike).
+WORKER_PROCESSES = 1
+WORKER_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -343,7 +346,8 @@ class Supervisor:
         web_env.setdefault("RATE_LIMIT_STORAGE_URL", "memory://")
         self.add("web", [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(GUNICORN_CONF)],
                  web_env)
-        self.add("worker", [sys.executable, "-m", "dramatiq", "actors", "--processes", "1", "--threads", "4"], env)
+        self.add("worker", [sys.executable, "-m", "dramatiq", "actors", "--processes", str(WORKER_PROCESSES),
+                            "--threads", str(WORKER_THREADS)], env)
         self.add("clock", [sys.executable, "-m", "ops.cli", "clock"], env)
         self.wait_ready()
         # Started once the web answers, so that their start does not slow the web's boot down.

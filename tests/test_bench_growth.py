@@ -25,7 +25,7 @@ def test_the_builder_writes_valid_rows_kept_and_reused(config, client):
     from backend.billing.accounting.verify import verify
     from backend.billing.parties import platform_party
     from backend.billing.self_billing.scheduler import candidates
-    from ops.bench.billing import _populate
+    from ops.bench.billing import populate
 
     # The server's maintenance database: the test's own is copied, dropped and copied back.
     admin_url = urlunsplit(urlsplit(os.environ["DATABASE_OWNER_URL"])._replace(path="/postgres"))
@@ -65,7 +65,7 @@ def test_the_builder_writes_valid_rows_kept_and_reused(config, client):
             assert database.execute_sql("SELECT count(*) FROM einvoice_transmission WHERE status = 'sent'"
                                         ).fetchone()[0] == 20
             # The platform carries on from the history: the next collection is number 301.
-            [reservation_id], token = _populate(1)
+            [reservation_id], token = populate(1)
         with clock.frozen_at(AS_OF):
             answer = client.simulate_post(f"/api/billing/reservations/{reservation_id}/collect",
                                           json={"paymentMethod": "bank_transfer"},

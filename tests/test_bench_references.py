@@ -68,10 +68,10 @@ def test_the_bare_collection_writes_what_vitrine_writes(client, bare):
     the same invoice (parties, lines, amounts), the same entries, and books that still verify."""
     from backend.billing.accounting.verify import verify
     from backend.db import database
-    from ops.bench.billing import _plan, _populate
+    from ops.bench.billing import _plan, populate
 
     with database.connection_context():
-        ids, token = _populate(2)
+        ids, token = populate(2)
         # Two reservations alike (the bench's prices and space names differ from one to the next).
         database.execute_sql(
             "UPDATE reservation r SET base_amount_cents = f.base_amount_cents, commission_amount_cents ="

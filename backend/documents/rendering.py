@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import logging
+import threading
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -36,6 +37,19 @@ class _NoLogFontToolsWarning(logging.Filter):
 
 
 logging.getLogger("weasyprint").addFilter(_NoLogFontToolsWarning())
+
+# One weasyprint render at a time in a process. A render is CPU-bound Python under the process's
+# one GIL: two at once in two threads finish no sooner than one after the other, and interleaved
+# (a GIL hand-over every few milliseconds) each costs a fifth more CPU (4 threads: 276-297 ms a
+# render against 228-238 ms in turn; the worker rendering a month end's invoices, docs/benchmarks.md).
+# The threads' other work (queries, storage, HTTP, the template's sandbox) still runs beside it.
+_RENDER_LOCK = threading.Lock()
+
+
+def load_renderer() -> None:
+    """Import weasyprint now rather than at the first document (`html_to_pdf`): for a worker,
+    which renders, before it freezes what it holds after boot (`actors.broker.FrozenBootHeap`)."""
+    import weasyprint  # noqa: F401
 
 
 def font_subsetting() -> str:
@@ -151,7 +165,8 @@ def html_to_pdf(document_html: str, **pdf_options: object) -> bytes:
     from weasyprint.urls import URLFetcher
 
     fetcher = URLFetcher(allowed_protocols={"data"}, timeout=2)
-    return HTML(string=document_html, url_fetcher=fetcher, base_url=None).write_pdf(**pdf_options)
+    with _RENDER_LOCK:
+        return HTML(string=document_html, url_fetcher=fetcher, base_url=None).write_pdf(**pdf_options)
 
 
 def render_pdf(entry: CatalogEntry, content: str, style_css: str, context: dict, config: Config | None,

@@ -46,7 +46,7 @@ CLIENT_PROCESSES = 2
 WARMUP = 100
 
 
-def _populate(count: int) -> tuple[list[str], str]:
+def populate(count: int) -> tuple[list[str], str]:
     """An approved industrial with a manager session, a distributor, `count` approved
     principal_seller reservations (rows written directly: the marketplace flow is not measured)."""
     from backend.db import transaction
@@ -131,7 +131,7 @@ def _series_check() -> tuple[bool, str]:
     return ok, "; ".join(lines)
 
 
-def _postgres_pid() -> int | None:
+def postgres_pid() -> int | None:
     """The PostgreSQL server's postmaster, when it runs on this machine (its backends are its children)."""
     from backend.db import database
 
@@ -152,7 +152,7 @@ def _machine_busy_seconds() -> float:
     return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def _load_average() -> str:
+def load_average() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:  # not Linux
@@ -179,13 +179,13 @@ def run(stack, quick: bool) -> Result:
             cpu[name, what] += meter() - before[what]
         return result
 
-    load_before = _load_average()
+    load_before = load_average()
     bare: list[LoadResult] = []
     with database.connection_context():
-        ids, token = _populate(2 * (WARMUP + collections))
+        ids, token = populate(2 * (WARMUP + collections))
         ours, theirs = ids[:WARMUP + collections], ids[WARMUP + collections:]
         database.execute_sql("ANALYZE")
-        postgres = _postgres_pid()
+        postgres = postgres_pid()
         with stack.serve(APP, "web") as server, stack.serve(BARE_APP, "bare") as reference:
             warm = run_plan(server.url, _plan(ours[:WARMUP], token), connections=CONNECTIONS,
                             processes=CLIENT_PROCESSES)
@@ -202,7 +202,7 @@ def run(stack, quick: bool) -> Result:
                     reference.url, _plan(theirs[start:end], token), connections=CONNECTIONS,
                     processes=CLIENT_PROCESSES)))
         series_ok, series_line = _series_check()
-    load_after = _load_average()
+    load_after = load_average()
     done, ref, by_hand = LoadResult.combine(collected), LoadResult.combine(health), LoadResult.combine(bare)
     failures = (done.non_2xx + done.errors + warm.non_2xx + warm.errors + ref.non_2xx + ref.errors
                 + by_hand.non_2xx + by_hand.errors + warm_bare.non_2xx + warm_bare.errors)

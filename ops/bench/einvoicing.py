@@ -78,9 +78,9 @@ def run(stack, quick: bool) -> Result:
         env = {"ODP_BASE_URL": simulator.url, "ODP_TOKEN_URL": simulator.token_url, "ODP_CLIENT_ID": CLIENT_ID,
                "ODP_CLIENT_SECRET": CLIENT_SECRET, "ODP_ENTITY_ID": ENTITY_ID}
         with stack.worker("worker", env=env):
-            _probe_worker(stack)
+            probe_worker(stack)
             stop = threading.Event()
-            poller = threading.Thread(target=_poll, args=(stop, client, storage, polling), daemon=True)
+            poller = threading.Thread(target=poll, args=(stop, client, storage, polling), daemon=True)
             poller.start()
             began = time.perf_counter()
             for start in range(0, count, BATCH):
@@ -92,10 +92,10 @@ def run(stack, quick: bool) -> Result:
                                                   amount_incl_tax_cents=12_000, invoice_kind="platform_sale")
             mine = Transmission.invoice_number.startswith(f"FAC-BENCH-{run_id}-")
             undispatched = Transmission.status.in_(["pending_dispatch", "dispatching"])
-            _wait(stack, lambda: not Transmission.select().where(mine, undispatched).exists(), timeout=600)
+            wait(stack, lambda: not Transmission.select().where(mine, undispatched).exists(), timeout=600)
             dispatched_seconds = time.perf_counter() - began
             settled = Transmission.status.in_(["acknowledged", "failed", "rejected"])
-            _wait(stack, lambda: Transmission.select().where(mine, settled).count() == count, timeout=600)
+            wait(stack, lambda: Transmission.select().where(mine, settled).count() == count, timeout=600)
             acknowledged_seconds = time.perf_counter() - began
             stop.set()
             poller.join(timeout=30)
@@ -141,17 +141,17 @@ def run(stack, quick: bool) -> Result:
     )
 
 
-def _probe_worker(stack) -> None:
+def probe_worker(stack) -> None:
     from actors.broker import queue_sizes
     from actors.diagnostics import noop
 
     broker = stack.broker()
     noop.send("probe")
-    _wait(stack, lambda: all(row["messages"] == 0 for row in queue_sizes(broker) if row["queue"] == "default"),
+    wait(stack, lambda: all(row["messages"] == 0 for row in queue_sizes(broker) if row["queue"] == "default"),
           timeout=60)
 
 
-def _poll(stop: threading.Event, client, storage, polling) -> None:
+def poll(stop: threading.Event, client, storage, polling) -> None:
     from backend.db import database
 
     with database.connection_context():
@@ -162,7 +162,7 @@ def _poll(stop: threading.Event, client, storage, polling) -> None:
             stop.wait(POLL_EVERY)
 
 
-def _wait(stack, condition, timeout: float) -> None:
+def wait(stack, condition, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         stack.check_alive("worker")

@@ -51,12 +51,12 @@ AS_OF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 def run(stack, quick: bool) -> Result:
     from backend.billing.parties import platform_party
-    from ops.bench.billing import _load_average
+    from ops.bench.billing import load_average
     from ops.bench.stack import BENCH_DATABASE
 
     sizes = {"small": SMALL, "large": QUICK if quick else FULL}
     rounds, repeats, collections = (2, 15, 15) if quick else (3, 20, 50)  # per round and database
-    load_before = _load_average()
+    load_before = load_average()
     built: dict[str, tuple[str, float] | None] = {}
     for label, size in sizes.items():
         built[label] = _growth_data.persisted(
@@ -78,7 +78,7 @@ def run(stack, quick: bool) -> Result:
                 side.finish()
     finally:
         sides.close()
-    load_after = _load_average()
+    load_after = load_average()
     small, large = sides.figures["small"], sides.figures["large"]
     figures = [
         *(Figure(label, statistics.median(large[key]), statistics.median(small[key])) for key, label in (
@@ -202,13 +202,13 @@ class _Side:
         from api.app import create_app
         from backend.runtime import current_runtime
         from ops.bench import _printing
-        from ops.bench.billing import _populate
+        from ops.bench.billing import populate
 
         self.client = falcon.testing.TestClient(create_app(current_runtime().config))
         self.numbers = _store_pdfs()
         self.industrial = _session("bench-industrial@example.com", _printing.INDUSTRIAL)
         self.printer = _session("bench-printer@example.com", _printing.PRINTER)
-        self.to_collect, token = _populate(_WARMUP_COLLECTIONS + collections)
+        self.to_collect, token = populate(_WARMUP_COLLECTIONS + collections)
         self.collector = {"Cookie": f"auth.session_token={token}", "Content-Type": "application/json"}
         self.statuses: list[int] = []
         for _ in range(3):

@@ -89,10 +89,11 @@ class Stack:
             self._stop(name, child)
 
     @contextmanager
-    def worker(self, name: str = "worker", env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
-        """A Dramatiq worker on every queue; the caller checks it is ready (a probe message)."""
-        argv = [sys.executable, "-m", "dramatiq", "actors", "--processes", str(WORKER_PROCESSES),
-                "--threads", str(WORKER_THREADS)]
+    def worker(self, name: str = "worker", env: dict[str, str] | None = None, *, processes: int = WORKER_PROCESSES,
+               threads: int = WORKER_THREADS) -> Iterator[subprocess.Popen]:
+        """A Dramatiq worker on every queue (`processes` x `threads`: the bench's fixed settings
+        unless a scenario runs another deployment's); the caller checks it is ready (a probe message)."""
+        argv = [sys.executable, "-m", "dramatiq", "actors", "--processes", str(processes), "--threads", str(threads)]
         child = self._spawn(name, argv, dict(self.env, **(env or {})))
         try:
             yield child

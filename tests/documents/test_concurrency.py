@@ -71,3 +71,37 @@ def test_version_numbers_are_allocated_once_under_contention():
 
     run_in_threads(allocate)
     assert sorted(numbers) == list(range(1, 11))
+
+
+def test_a_process_renders_one_pdf_at_a_time_whatever_its_threads(monkeypatch):
+    """`rendering.html_to_pdf` holds a lock around weasyprint: renders of several threads follow
+    each other (they would share one GIL anyway), and each gives the same bytes as alone."""
+    from weasyprint import HTML
+
+    from backend.documents.rendering import html_to_pdf
+
+    write_pdf, inside, most = HTML.write_pdf, [0], [0]
+    counter = threading.Lock()
+
+    def counted(self, *args, **kwargs):
+        with counter:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        try:
+            return write_pdf(self, *args, **kwargs)
+        finally:
+            with counter:
+                inside[0] -= 1
+
+    monkeypatch.setattr(HTML, "write_pdf", counted)
+    document = "<!doctype html><html><body><p>Facture</p></body></html>"
+    alone = html_to_pdf(document, pdf_identifier=b"0" * 32)
+    pdfs: list[bytes] = []
+    threads = [threading.Thread(target=lambda: pdfs.append(html_to_pdf(document, pdf_identifier=b"0" * 32)))
+               for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1
+    assert pdfs == [alone] * 3
