@@ -88,7 +88,7 @@ def _apply(step: tuple, world, used: list[int]) -> None:
           suppress_health_check=list(HealthCheck))
 @given(steps=st.lists(_STEP, min_size=1, max_size=8))
 def test_the_tally_is_the_orders_counted_after_every_statement(world, steps):
-    setting, printers, *_ = world
+    _, printers, *_ = world
     used = [-1]  # reservations taken: one each (an active reservation has one order)
     try:
         with transaction():
@@ -124,12 +124,11 @@ def test_a_page_beyond_the_last_answers_the_tallied_total(setting, make_print_or
 @pytest.mark.committed
 def test_the_runtime_role_only_reads_the_tally_and_a_count_never_goes_below_zero(setting, make_print_order):
     order = make_print_order("pending")
-    with pytest.raises(peewee.ProgrammingError, match="permission denied for table print_order_tally"):  # the runtime role: the trigger writes it
-        with database.atomic():
-            database.execute_sql("UPDATE print_order_tally SET orders = orders + 1")
+    denied = "permission denied for table print_order_tally"  # the runtime role: the trigger writes it
+    with pytest.raises(peewee.ProgrammingError, match=denied), database.atomic():
+        database.execute_sql("UPDATE print_order_tally SET orders = orders + 1")
     with psycopg2.connect(os.environ["DATABASE_OWNER_URL"]) as owner, owner.cursor() as cursor:
         cursor.execute("DELETE FROM print_order_tally")  # a tally that lost its count (only the owner could)
-    with pytest.raises(peewee.DatabaseError, match="print_order_tally: no count for printer"):
-        with database.atomic():
-            PrintOrder.update(status="sent").where(PrintOrder.id == order.id).execute()
+    with pytest.raises(peewee.DatabaseError, match="print_order_tally: no count for printer"), database.atomic():
+        PrintOrder.update(status="sent").where(PrintOrder.id == order.id).execute()
     owner.close()
