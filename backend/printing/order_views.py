@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import NamedTuple
 
 from peewee import JOIN, Case, Tuple, fn
 
@@ -267,6 +268,49 @@ def batch_order_items(batch_id: str) -> list[dict]:
     return items
 
 
+class ItemOrder(NamedTuple):
+    """An order as its list item reads it: the first columns of a `_list_statement` row."""
+
+    id: str
+    code: str
+    status: str
+    batch_code: str | None  # None once cancelled
+    batch_id: str | None
+    campaign_id: str
+    campaign_name: str
+    industrial_name: str
+    store_name: str
+    store_city: str
+    delivery_target: str
+    created_at: str  # as `clock.iso` writes it
+    updated_at: str
+    reservation_id: str
+
+
+class ItemLine(NamedTuple):
+    """A line as its order's list item reads it: a row of `_LIST_LINES`."""
+
+    order_id: str
+    position: int
+    zone_id: str
+    zone_code: str
+    zone_label: str
+    width_mm: int
+    height_mm: int
+    face_index: int | None
+    quantity: int
+    asset_id: str | None
+    technical_name: str | None
+
+
+def batch_items_of(orders: Iterable[tuple[ItemOrder, list[ItemLine]]]) -> list[dict]:
+    """`batch_order_items` of orders their writer knows, without reading them back (a batch
+    confirmation answers the 1,000 orders and 2,000 lines it has just written: reading them back
+    was 40 ms of PostgreSQL): the same items, by code (`PM-` and digits: the same order whatever
+    the database's collation)."""
+    return [_batch_item(order, list(lines)) for order, lines in sorted(orders, key=lambda pair: pair[0].code)]
+
+
 def _list_statement(where: str, order: str, limit: int | None) -> str:
     """The statement of a list's page (a whole list without `limit`): its rows as `_list_item`
     reads them, then the total. A paged list's total is counted in the same statement (the same
@@ -286,11 +330,16 @@ def _list_items(where: str, order: str, params: dict, *, reservation: bool = Fal
     lines: dict[str, list[tuple]] = {row[0]: [] for row in rows}
     for line in database.execute_sql(_LIST_LINES, (list(lines),)):
         lines[line[0]].append(line)
-    items = [_list_item(row, lines[row[0]]) for row in rows]
-    if reservation:
-        for item, row in zip(items, rows, strict=True):
-            item["reservationId"] = row[13]
+    build = _batch_item if reservation else _list_item
+    items = [build(row, lines[row[0]]) for row in rows]
     return items, params["offset"] + len(rows) if params["limit"] is None else rows[0][-1]
+
+
+def _batch_item(row: tuple, lines: list[tuple]) -> dict:
+    """The list item with the reservation's id (`schemas.printing.batches.BatchOrderOut`)."""
+    item = _list_item(row, lines)
+    item["reservationId"] = row[13]
+    return item
 
 
 _POSITION = itemgetter(1)

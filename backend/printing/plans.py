@@ -7,6 +7,7 @@ them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple, Protocol
 
 from backend import clock
@@ -83,6 +84,25 @@ class PlanWrite:
     recipient: Recipient
 
 
+class WrittenOrder(NamedTuple):
+    id: str
+    code: str
+    write: PlanWrite
+
+
+@dataclass(frozen=True)
+class WrittenPlans:
+    """What `write_plans` wrote, for an answer that shows it without reading it back."""
+
+    orders: list[WrittenOrder]  # one per plan that prints anything, in code order
+    moment: datetime  # every row's `created_at` (and the orders' `updated_at`)
+
+    @property
+    def codes(self) -> dict[str, str]:
+        """The new order codes by reservation id."""
+        return {order.write.reservation.id: order.code for order in self.orders}
+
+
 ROWS_PER_INSERT = 1_000
 _ORDER_COLUMNS = ("id", "code", "reservation_id", "printer_organization_id", "industrial_organization_id", "batch_id",
                   "status", "created_at", "updated_at", *Recipient.COLUMNS)
@@ -102,18 +122,17 @@ def write_plans(
     printer_organization_id: str | None,
     status: PrintOrderStatus = PrintOrderStatus.DRAFT,
     batch_id: str | None = None,
-) -> dict[str, str]:
+) -> WrittenPlans:
     """Write the plans of reservations the caller has locked (and whose draft it discarded): an
     order with its lines for each plan that prints anything, the reused faces (replacing whatever
     an earlier deposit declared: they are always the latest deposit's), and each reservation's
-    support mode and deposit status. A handful of statements whatever the number of reservations.
-    Returns the new order codes by reservation id."""
+    support mode and deposit status. A handful of statements whatever the number of reservations."""
     moment = clock.now()
     if writes:
         database.execute_sql(_DELETE_REUSED, ([w.reservation.id for w in writes],))
     printing = [w for w in writes if w.plan.lines]
     codes = allocate_order_codes(len(printing))
-    orders, lines, made = [], [], {}
+    orders, lines, written = [], [], []
     for write, code in zip(printing, codes, strict=True):
         order_id = new_id()
         orders.append((order_id, code, write.reservation.id, printer_organization_id,
@@ -121,7 +140,7 @@ def write_plans(
                        *write.recipient.values()))
         lines += [(order_id, line.position, line.zone_id, line.face_index, line.quantity, line.asset_id,
                    list(line.qualifiers)) for line in write.plan.lines]
-        made[write.reservation.id] = code
+        written.append(WrittenOrder(order_id, code, write))
     _insert("print_order", _ORDER_COLUMNS, orders)
     _insert("print_order_line", _LINE_COLUMNS, lines)
     _insert("print_reused_face", _REUSED_COLUMNS, [
@@ -133,7 +152,7 @@ def write_plans(
         groups.setdefault((impression, write.plan.support_mode.value), []).append(write.reservation.id)
     for (impression, mode), ids in groups.items():
         database.execute_sql(_UPDATE_RESERVATIONS, (str(impression), mode, moment, ids))
-    return made
+    return WrittenPlans(written, moment)
 
 
 # The ids as one array value: built by peewee as an `IN` of 1,000 placeholders, these two statements
