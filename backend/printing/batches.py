@@ -596,14 +596,18 @@ def _written_state(batch: PrintOrderBatch, configuration: Configuration, written
     campaign_name, industrial_name = database.execute_sql(_NAMES, (batch.organization_id, batch.campaign_id)).fetchone()
     zones = {zone.id: zone for zone in configuration.zones}
     at = clock.iso(written.moment)
+    shared: dict[int, list[ItemLine]] = {}  # the line rows of each distinct plan (the allocation shares them)
     orders = []
     for order_id, code, write in written.orders:
         reservation: Selected = write.reservation
         order = ItemOrder(order_id, code, PrintOrderStatus.PENDING.value, batch.code, batch.id, reservation.campaign_id,
                           campaign_name, industrial_name, reservation.store_name, reservation.store_city,
                           str(write.recipient.target), at, at, reservation.id)
-        lines = [ItemLine(order_id, line.position, line.zone_id, zones[line.zone_id].code, zones[line.zone_id].label,
-                          zones[line.zone_id].width_mm, zones[line.zone_id].height_mm, line.face_index, line.quantity,
-                          line.asset_id, technical_names.get(line.asset_id)) for line in write.plan.lines]
+        lines = shared.get(id(write.plan.lines))
+        if lines is None:
+            lines = shared[id(write.plan.lines)] = [
+                ItemLine(None, line.position, line.zone_id, zone.code, zone.label, zone.width_mm, zone.height_mm,
+                         line.face_index, line.quantity, line.asset_id, technical_names.get(line.asset_id))
+                for line, zone in ((line, zones[line.zone_id]) for line in write.plan.lines)]
         orders.append((order, lines))
     return BatchState(batch, configuration, batch_items_of(orders), attached)
