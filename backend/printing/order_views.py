@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
-from peewee import JOIN, Case, Tuple, fn
+from peewee import JOIN, Tuple
 
 from backend.db import database
 from backend.errors import NotFound
@@ -229,6 +229,15 @@ _LIST_FILTERS = {
     Scope.ISOLATED: "AND o.batch_id IS NULL",
     Scope.BATCH: "AND o.batch_id IS NOT NULL",
 }
+# A printer's totals are read from `print_order_tally` (migration 164: its orders per status and
+# scope, kept by triggers in the orders' own transactions), a few rows whatever its history, not
+# counted over its orders; the same filters as `_PRINTER_WHERE` and `_LIST_FILTERS`.
+_TALLY_COUNT = """SELECT COALESCE(SUM(t.orders), 0)::bigint FROM print_order_tally t
+ WHERE t.printer_organization_id = %(printer)s AND t.status <> 'draft'"""
+_TALLY_FILTERS = {
+    Scope.ISOLATED: "AND NOT t.in_batch",
+    Scope.BATCH: "AND t.in_batch",
+}
 # `ANY(ARRAY(SELECT unnest(...)))` hides the ids from the planner, which otherwise estimates each
 # of them (a whole workload's 10,000 ids: more time planning than running). Sorted in Python, per
 # order: a sort of every line here spills to disk on a big list.
@@ -253,11 +262,13 @@ def printer_orders(
     of its list item (`schemas.printing.orders.PrinterPrintOrderListItemOut`, under the API's
     names): a printer may ask for its whole workload, and a model, a view and a field-by-field
     dump per order and per line made that the cost of the request."""
-    filters = _LIST_FILTERS.get(scope, "")
+    filters, tallied = _LIST_FILTERS.get(scope, ""), _TALLY_FILTERS.get(scope, "")
     if statuses:
         filters += " AND o.status = ANY(%(statuses)s)"
+        tallied += " AND t.status = ANY(%(statuses)s)"
     params = {"printer": printer_organization_id, "limit": limit, "offset": offset, "statuses": list(statuses or ())}
-    return _list_items(f"{_PRINTER_WHERE} {filters}", _RECENT_FIRST, params)
+    return _list_items(f"{_PRINTER_WHERE} {filters}", _RECENT_FIRST, params,
+                       count=f"{_TALLY_COUNT} {tallied}")
 
 
 def batch_order_items(batch_id: str) -> list[dict]:
@@ -319,21 +330,25 @@ def batch_items_of(orders: Iterable[tuple[ItemOrder, list[ItemLine]]]) -> list[d
     return items
 
 
-def _list_statement(where: str, order: str, limit: int | None) -> str:
+def _list_statement(where: str, order: str, limit: int | None, count: str) -> str:
     """The statement of a list's page (a whole list without `limit`): its rows as `_list_item`
-    reads them, then the total. A paged list's total is counted in the same statement (the same
-    snapshot as the page; an aggregate, where a `COUNT(*) OVER ()` window buffered every row of the
+    reads them, then the total. A paged list's total is `count` in the same statement (the same
+    snapshot as the page; a subquery, where a `COUNT(*) OVER ()` window buffered every row of the
     workload); without a limit it is the offset plus the rows read (NULL here)."""
     return _LIST_PAGE.format(
         where=where, order=order.format(t="o"), page_order=order.format(t="page"), iso=_ISO,
-        total="NULL" if limit is None else f"({_LIST_COUNT.format(where=where).strip()})",
+        total="NULL" if limit is None else f"({count.strip()})",
         orders=_PROBED if limit is not None and limit <= _PROBED_UP_TO else _JOINED)
 
 
-def _list_items(where: str, order: str, params: dict, *, reservation: bool = False) -> tuple[list[dict], int]:
-    rows = database.execute_sql(_list_statement(where, order, params["limit"]), params).fetchall()
+def _list_items(where: str, order: str, params: dict, *, count: str | None = None,
+                reservation: bool = False) -> tuple[list[dict], int]:
+    """The items of a list and its total; `count` is the total's statement (by default every
+    order `where` selects, counted)."""
+    count = count or _LIST_COUNT.format(where=where)
+    rows = database.execute_sql(_list_statement(where, order, params["limit"], count), params).fetchall()
     if not rows:
-        total = database.execute_sql(_LIST_COUNT.format(where=where), params).fetchone()[0] if params["offset"] else 0
+        total = database.execute_sql(count, params).fetchone()[0] if params["offset"] else 0
         return [], total
     lines: dict[str, list[tuple]] = {row[0]: [] for row in rows}
     for line in database.execute_sql(_LIST_LINES, (list(lines),)):
@@ -403,14 +418,11 @@ def printer_order(*, order_code: str, printer_organization_id: str) -> OrderView
 
 def printer_counters(printer_organization_id: str) -> dict[str, dict[str, int]]:
     """Orders per status: `all` counts every order (the dashboard), `isolated` the orders with no
-    batch (the tab counters of `/printer/commandes`). One query."""
-    isolated = Case(None, [(PrintOrder.batch_id.is_null(), 1)], 0)
-    rows = (
-        PrintOrder.select(PrintOrder.status, fn.COUNT(PrintOrder.id).alias("n"), fn.SUM(isolated).alias("alone"))
-        .where(PrintOrder.printer_organization_id == printer_organization_id,
-               PrintOrder.status.in_(PRINTER_VISIBLE))
-        .group_by(PrintOrder.status)
-        .tuples()
+    batch (the tab counters of `/printer/commandes`). One query, on the printer's tally."""
+    rows = database.execute_sql(
+        "SELECT status, SUM(orders)::bigint, (SUM(orders) FILTER (WHERE NOT in_batch))::bigint"
+        " FROM print_order_tally WHERE printer_organization_id = %s AND status = ANY(%s) GROUP BY status",
+        (printer_organization_id, [status.value for status in PRINTER_VISIBLE]),
     )
     counters = {"all": {s.value: 0 for s in PRINTER_VISIBLE}, "isolated": {s.value: 0 for s in PRINTER_VISIBLE}}
     for status, count, alone in rows:

@@ -42,7 +42,8 @@ DESCRIPTION = ("printer order list over 10,000 orders (reference: raw SQL) and Z
                "(reference: bare gunicorn app streaming the same files)")
 # The best statements (EXPLAIN (ANALYZE, BUFFERS) in docs/benchmarks.md): the page's ids and order from
 # the index `print_order_printer_list` alone, then, for a page, each row probed through the primary
-# keys and the total counted in the same statement; for the whole list, hash joins and no count.
+# keys and the total read from the printer's tally (migration 164) in the same statement; for the whole
+# list, hash joins and no count.
 _PAGE = """
 WITH page AS (
     SELECT o.id, o.updated_at FROM print_order o
@@ -62,7 +63,8 @@ _RESERVATIONS = """SELECT r.id, r.campaign_id, c.name AS campaign_name, s.name A
 FROM reservation r JOIN campaign c ON c.id = r.campaign_id JOIN ad_space a ON a.id = r.ad_space_id
 JOIN store s ON s.id = a.store_id"""
 PAGE_SQL = _PAGE.format(
-    total="(SELECT COUNT(*) FROM print_order o WHERE o.printer_organization_id = %s AND o.status <> 'draft')",
+    total="""(SELECT COALESCE(SUM(t.orders), 0)::bigint FROM print_order_tally t
+ WHERE t.printer_organization_id = %s AND t.status <> 'draft')""",
     orders=f"""CROSS JOIN LATERAL (SELECT * FROM print_order o WHERE o.id = page.id OFFSET 0) o
 CROSS JOIN LATERAL ({_RESERVATIONS} WHERE r.id = o.reservation_id OFFSET 0) r""")  # noqa: S608 (constants only)
 WHOLE_SQL = _PAGE.format(total="NULL", orders=f"""JOIN print_order o ON o.id = page.id
