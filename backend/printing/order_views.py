@@ -10,6 +10,7 @@ form, the list and the archive name files alike.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
@@ -298,20 +299,10 @@ class ItemOrder(NamedTuple):
     reservation_id: str
 
 
-class ItemLine(NamedTuple):
-    """A line as its order's list item reads it: a row of `_LIST_LINES`."""
-
-    order_id: str | None  # not read: the lines of orders of the same plan may be shared
-    position: int
-    zone_id: str
-    zone_code: str
-    zone_label: str
-    width_mm: int
-    height_mm: int
-    face_index: int | None
-    quantity: int
-    asset_id: str | None
-    technical_name: str | None
+# A line as its order's list item reads it: a row of `_LIST_LINES` (`order_id` is not read: the
+# lines of orders of the same plan may be shared).
+ItemLine = namedtuple("ItemLine", "order_id position zone_id zone_code zone_label width_mm height_mm face_index"
+                                  " quantity asset_id technical_name")
 
 
 def batch_items_of(orders: Iterable[tuple[ItemOrder, list[ItemLine]]]) -> list[dict]:
