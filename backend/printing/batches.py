@@ -48,8 +48,8 @@ from backend.printing.models import (
     PrintOrderBatch,
     PrintPreflight,
 )
-from backend.printing.order_views import batch_order_items
-from backend.printing.plans import PlanWrite, Recipient, write_plans
+from backend.printing.order_views import ItemLine, ItemOrder, batch_items_of, batch_order_items
+from backend.printing.plans import PlanWrite, Recipient, WrittenPlans, write_plans
 from backend.printing.status import PrintOrderStatus
 
 CODE_PREFIX = "LOT-"
@@ -474,6 +474,7 @@ class Outcome:
     summary: dict
     order_codes: dict[str, str] = field(default_factory=dict)  # reservation id -> order code
     replayed: bool = False
+    written: BatchState | None = None  # the batch as the confirmation wrote it (not read back)
 
     @property
     def deleted(self) -> bool:
@@ -487,6 +488,8 @@ class Outcome:
     @property
     def state(self) -> BatchState | None:
         """The batch with its configuration; None once deleted (no order)."""
+        if self.written is not None:
+            return self.written
         return None if self.batch is None else batch_state(self.batch)
 
 
@@ -567,9 +570,9 @@ def confirm_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit,
         summary = summarize(batch.id, deposit, classification, plan)
         printer = printer_for(configuration, default_printer_organization_id) if plan.with_lines else None
         writes = [PlanWrite(c.reservation, p, c.recipient) for c, p in zip(retained, plan.reservations, strict=True)]
-        codes = write_plans(writes, printer_organization_id=printer, status=PrintOrderStatus.PENDING,
-                            batch_id=batch.id)
-        if not codes:  # rule 8: every zone reused, no order: no batch and no code
+        written = write_plans(writes, printer_organization_id=printer, status=PrintOrderStatus.PENDING,
+                              batch_id=batch.id)
+        if not written.orders:  # rule 8: every zone reused, no order: no batch and no code
             PrintOrderBatch.delete().where(PrintOrderBatch.id == batch.id).execute()
             return Outcome(None, summary)
         moment = clock.now()
@@ -578,4 +581,33 @@ def confirm_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit,
         batch.furniture_type_version_id = configuration.version_id  # the version the orders were made from
         batch.confirmation = summary
         batch.save()
-    return Outcome(batch, summary, order_codes=codes)
+        state = _written_state(batch, configuration, written)
+    return Outcome(batch, summary, order_codes=written.codes, written=state)
+
+
+_NAMES = "SELECT c.name, i.legal_name FROM campaign c JOIN organization i ON i.id = %s WHERE c.id = %s"
+
+
+def _written_state(batch: PrintOrderBatch, configuration: Configuration, written: WrittenPlans) -> BatchState:
+    """The batch as `batch_state` reads it once confirmed, built from what the confirmation wrote:
+    its orders and lines (`order_views.batch_items_of`) are not read back."""
+    attached = preflights.preflights_of(preflights.Owner(batch_id=batch.id))
+    technical_names = {preflight.asset_id: preflight.asset.technical_name for preflight in attached}
+    campaign_name, industrial_name = database.execute_sql(_NAMES, (batch.organization_id, batch.campaign_id)).fetchone()
+    zones = {zone.id: zone for zone in configuration.zones}
+    at = clock.iso(written.moment)
+    shared: dict[int, list[ItemLine]] = {}  # the line rows of each distinct plan (the allocation shares them)
+    orders = []
+    for order_id, code, write in written.orders:
+        reservation: Selected = write.reservation
+        order = ItemOrder(order_id, code, PrintOrderStatus.PENDING.value, batch.code, batch.id, reservation.campaign_id,
+                          campaign_name, industrial_name, reservation.store_name, reservation.store_city,
+                          str(write.recipient.target), at, at, reservation.id)
+        lines = shared.get(id(write.plan.lines))
+        if lines is None:
+            lines = shared[id(write.plan.lines)] = [
+                ItemLine(None, line.position, line.zone_id, zone.code, zone.label, zone.width_mm, zone.height_mm,
+                         line.face_index, line.quantity, line.asset_id, technical_names.get(line.asset_id))
+                for line, zone in ((line, zones[line.zone_id]) for line in write.plan.lines)]
+        orders.append((order, lines))
+    return BatchState(batch, configuration, batch_items_of(orders), attached)

@@ -180,6 +180,8 @@ def test_confirming_twice_never_makes_a_second_set_of_orders(client, member, gro
     for replay in (second, other_body):  # the first confirmation's answer, whatever the body now says
         for key in ("orders", "recap", "zones", "reservations", "exclusions", "batch"):
             assert replay.json["data"][key] == first.json["data"][key], key
+        for key in ("recap", "zones", "reservations", "exclusions"):  # the same bytes: keys in their order
+            assert json.dumps(replay.json["data"][key]) == json.dumps(first.json["data"][key]), key
     assert PrintOrder.select().count() == 2
 
 
