@@ -191,13 +191,25 @@ class FrozenBootHeap(Middleware):
     every full collection walks it all again, and rendering an invoice PDF allocates enough for
     one or two each time: a fifth of the worker's CPU per self-billed invoice (438 -> 355 ms,
     `vitrine bench monthend`, docs/benchmarks.md). What messages allocate is collected as before.
-    Only a worker process of the command runs the hook (a `Worker` started in a test does not)."""
+    Only a worker process of the command runs the hook (a `Worker` started in a test does not).
+
+    It also collects the youngest generation every `WORKER_GC_THRESHOLD[0]` allocations instead
+    of Python's 700: a PDF render allocates millions of short-lived objects, and at 700 the
+    collector ran 133 times a render, promoted what the render still held and walked the whole
+    unfrozen heap about once a render (11 % of a render's CPU, `vitrine bench monthend`,
+    docs/benchmarks.md). The cyclic garbage waiting for a collection stays a few megabytes."""
 
     def after_process_boot(self, broker) -> None:
         load_renderer()  # imported before the freeze: weasyprint's modules are half the heap
         gc.collect()
         gc.freeze()
-        log.info("worker boot heap frozen", extra={"fields": {"objects": gc.get_freeze_count()}})
+        gc.set_threshold(*WORKER_GC_THRESHOLD)
+        log.info("worker boot heap frozen", extra={"fields": {"objects": gc.get_freeze_count(),
+                                                              "threshold": list(gc.get_threshold())}})
+
+
+# The cyclic collector's thresholds in a worker process (`FrozenBootHeap`; Python's are 700, 10, 10).
+WORKER_GC_THRESHOLD = (50_000, 20, 20)
 
 
 # A consumer with nothing to fetch backs off exponentially, up to the worker timeout (1 s). A batch

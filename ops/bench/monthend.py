@@ -9,7 +9,7 @@ through the operator simulator (running in this process, over HTTP; this process
 
 Reference: weasyprint alone rendering the same invoices' final HTML with the same PDF/A-3 options
 (the `invoice` scenario's reference), by as many processes as the worker has, warmed up and frozen
-(`gc.freeze()`, as the worker's boot heap is) first.
+(`gc.freeze()`, as the worker's boot heap is) first, with the worker's collector thresholds.
 Printed: the CPU use of each core during both, and the CPU seconds of the worker, PostgreSQL and
 this process (poller and simulator) during the run.
 
@@ -305,14 +305,17 @@ def _reference(count: int, *, config, storage, processes: int) -> _Reference:
 
 
 def _warm_up(item: tuple[str, dict], ready) -> None:
+    from actors.broker import WORKER_GC_THRESHOLD
     from backend.billing.documents.render import FONT_TIMESTAMP_EPOCH
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", FONT_TIMESTAMP_EPOCH)  # as `render_invoice_pdf`
     render_reference(item)
-    # What the process holds once warm leaves the collector's generations, as in the worker
-    # (`actors.broker.FrozenBootHeap`): the reference renders at its best.
+    # What the process holds once warm leaves the collector's generations, and the collector
+    # runs as often, as in the worker (`actors.broker.FrozenBootHeap`): the reference renders at
+    # its best.
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*WORKER_GC_THRESHOLD)
     ready.wait()
 
 

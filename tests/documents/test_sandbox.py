@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.documents import sandbox
 from backend.documents.catalog import load_catalog
 from backend.documents.rendering import html_to_pdf, render_html
 from backend.documents.sandbox import check_template, render_markdown_source
@@ -84,6 +85,19 @@ def test_what_documents_need_still_works():
     flat = " ".join(text.replace("\\", "").replace("\u202f", " ").replace("\xa0", " ").split())
     assert "1. POSE 1 200,00 € ;" in flat and "2. DÉPOSE 0,05 €" in flat
     assert "Pose / Dépose 5 000 000 000 50 000 000,00 € 5000000000 a b 1 200,05 € ACME SA 2" in flat
+
+
+def test_a_content_is_parsed_once_and_a_refused_one_every_time(monkeypatch):
+    # Each PDF of a published version checked its syntax again (2-3 ms of every invoice PDF).
+    parsed, parse = [], sandbox._parse
+    monkeypatch.setattr(sandbox, "_parse", lambda source: parsed.append(source) or parse(source))
+    content = "Parsed once for {{ organizationName }} (cache test)"
+    first = [render_markdown_source(content, {"organizationName": name})[0] for name in ("ACME", "Bolt")]
+    assert first == ["Parsed once for ACME (cache test)", "Parsed once for Bolt (cache test)"] and len(parsed) == 1
+    for _ in range(2):
+        with pytest.raises(ValidationError, match="syntax error"):
+            render_markdown_source("{{ never closed (cache test)", {})
+    assert len(parsed) == 3
 
 
 def test_external_resources_are_never_fetched(tmp_path):
