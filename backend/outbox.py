@@ -342,11 +342,145 @@ def flush(timeout: float = 10.0) -> bool:
 
 
 MARK_DONE = "UPDATE outbox_message SET done_at = %s WHERE id = %s AND done_at IS NULL"
+MARK_DONE_MANY = (
+    "UPDATE outbox_message AS o SET done_at = d.at FROM unnest(%s::bigint[], %s::timestamptz[]) AS d(id, at)"
+    " WHERE o.id = d.id AND o.done_at IS NULL"
+)
 
 
 def mark_done(outbox_id: int) -> None:
-    """Close the row once its actor has done the work (the worker, after each message)."""
+    """Close the row now, in this thread (a refusal the actor declares in `throws`)."""
     _write_unflushed(MARK_DONE, (clock.now(), outbox_id))
+
+
+# What follows a batch of done marks once written: the tokens `DoneMarks.defer` was given for them.
+FollowUp = Callable[[list], None]
+
+
+class DoneMarks:
+    """This worker process's done marks: the worker's threads leave the row of each message whose
+    actor returned (`add`, keyed by the message's delivery) and go on; one thread writes what
+    waits in one statement (`MARK_DONE_MANY`, a commit that does not wait for the disk), after
+    lingering `linger` seconds for more. A statement per message, with its commit, was a third
+    of the worker's busy time (docs/benchmarks.md, "Outbox end to end").
+
+    What must come after a mark is written, the broker's acknowledgement of its message, is handed
+    to `defer` and given to the follow-up (`set_follow_up`) with the rest of its batch once the
+    statement committed: a message is never acknowledged before its row is done, so a worker
+    killed in between leaves the message to another worker (Redis re-delivers unacknowledged
+    messages) and no row is left not done after its message is gone. A statement that fails (the
+    database away) is logged and its messages acknowledged all the same: the sweeper re-sends
+    the rows, as when a single mark failed. A follow-up that fails (Redis away) is tried again
+    every `retry_seconds`. `flush` waits for all of it (the worker's shutdown, and the exit)."""
+
+    def __init__(self, *, linger: float = 0.002, batch_size: int = 1_000, retry_seconds: float = 1.0) -> None:
+        self.linger, self.batch_size, self.retry_seconds = linger, batch_size, retry_seconds
+        self._follow_up: FollowUp | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._cond = threading.Condition()
+        self._waiting: dict[object, tuple[int, object]] = {}  # key -> (outbox id, done at)
+        self._writing: set[object] = set()  # the keys of the statement being written
+        self._tokens: dict[object, object] = {}  # key -> what `defer` was given, until its batch is written
+        self._unsettled: list = []  # tokens whose follow-up failed, tried again
+        self._busy = False
+        self._pid = os.getpid()
+        self._thread: threading.Thread | None = None
+
+    def set_follow_up(self, follow_up: FollowUp | None) -> None:
+        self._follow_up = follow_up
+
+    def add(self, outbox_id: int, key: object) -> None:
+        """The actor of `outbox_id`'s message (delivery `key`) returned: its row is done."""
+        if self._pid != os.getpid():
+            self._reset()
+        with self._cond:
+            self._waiting[key] = (outbox_id, clock.now())
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="outbox-done-marks", daemon=True)
+                self._thread.start()
+            if len(self._waiting) == 1:  # the writer waits for a first mark (the later ones leave its linger alone)
+                self._cond.notify_all()
+
+    def defer(self, key: object, token: object) -> bool:
+        """Hand `token` to the follow-up once the mark of `key` is written: True when it waits for
+        that, False when no mark of `key` waits (written already, or none): the caller acts now."""
+        if self._pid != os.getpid():
+            return False
+        with self._cond:
+            if key not in self._waiting and key not in self._writing:
+                return False
+            self._tokens[key] = token
+            return True
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every mark added is written and its follow-up done; False on timeout."""
+        if self._pid != os.getpid():
+            return True
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._waiting or self._busy or self._unsettled:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.notify_all()  # a retry waiting for its turn goes now
+                self._cond.wait(min(remaining, 0.05))
+        return True
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._waiting and not self._unsettled:
+                    self._cond.wait()
+                if self._waiting:
+                    self._cond.wait(self.linger)  # the marks of the next few milliseconds join this statement
+                else:
+                    self._cond.wait(self.retry_seconds)
+                keys = list(self._waiting)[: self.batch_size]
+                batch = [self._waiting.pop(key) for key in keys]
+                self._writing = set(keys)
+                self._busy = True
+            try:
+                self._write(batch)
+            finally:
+                with self._cond:
+                    tokens = [*self._unsettled, *(self._tokens.pop(key) for key in keys if key in self._tokens)]
+                    self._unsettled, self._writing = [], set()
+                self._settle(tokens)
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+    @staticmethod
+    def _write(batch: list[tuple[int, object]]) -> None:
+        if not batch:
+            return
+        try:
+            opened = open_connection()
+            try:
+                _write_unflushed(MARK_DONE_MANY, ([row_id for row_id, _ in batch], [at for _, at in batch]))
+            finally:
+                if opened:
+                    close_connection()
+        except Exception as exc:  # the database is away: the sweeper re-sends these rows
+            log.warning("outbox done marks not recorded; the sweeper will re-send",
+                        extra={"fields": {"rows": len(batch), "outboxId": batch[0][0], "error": str(exc)}})
+
+    def _settle(self, tokens: list) -> None:
+        if not tokens or self._follow_up is None:
+            return
+        try:
+            self._follow_up(tokens)
+        except Exception as exc:
+            log.warning("outbox done marks' follow-up failed; tried again",
+                        extra={"fields": {"messages": len(tokens), "error": str(exc)}})
+            with self._cond:
+                self._unsettled.extend(tokens)
+
+
+done_marks = DoneMarks()
+atexit.register(done_marks.flush, 5.0)
 
 
 def mark_dead(outbox_id: int, reason: str) -> None:
