@@ -17,7 +17,10 @@ The life of a row:
 3. The worker's `OutboxCompletion` middleware (`actors/broker.py`) closes the row (`done_at`,
    like `sent_at` a commit that does not wait for the disk) when its actor returned, or raised
    an exception it declares in `throws` (a refusal is an answer); it marks it `dead_at` when
-   Dramatiq gives the message up (retries exhausted).
+   Dramatiq gives the message up (retries exhausted). The marks of returned actors are written
+   by the process's done-mark thread (`DoneMarks`), a few milliseconds of them in one
+   statement, and the broker acknowledges each message only after its mark is committed: a
+   worker that dies in between leaves the message to Redis, which hands it to another worker.
 4. `sweep()`, every minute on the clock, re-sends (a) rows never handed over after
    `OUTBOX_RESEND_AFTER_SECONDS` (a crash or a Redis outage between commit and hand-over) and
    (b) rows handed over but not done once their `redeliver_at` passed: Redis lost the message

@@ -1,0 +1,99 @@
+"""The worker's done marks: written by one thread per process, many in one statement, and the
+broker's acknowledgement of each message only after its row's mark is committed."""
+
+import threading
+import time
+
+import pytest
+
+from backend import outbox
+from backend.db import database, transaction
+from tests.support import sql_statements
+from tests.test_outbox import _committed, _row, _runs
+
+
+@pytest.fixture
+def connection():
+    with database.connection_context():
+        yield
+
+
+def _done(ids: list[int]) -> int:
+    return outbox.OutboxMessage.select().where(outbox.OutboxMessage.id.in_(ids),
+                                               outbox.OutboxMessage.done_at.is_null(False)).count()
+
+
+def _rows(count: int) -> list[int]:
+    with transaction():
+        rows = [outbox.enqueue("record_probe", f"mark-{n}") for n in range(count)]
+    return [row.id for row in rows]
+
+
+@pytest.mark.committed
+def test_the_marks_of_many_threads_go_in_one_statement_and_their_follow_up_after_its_commit(connection):
+    ids = _rows(20)
+    followed: list[tuple[list, int]] = []
+
+    def follow_up(tokens: list) -> None:  # on the writer's thread: a connection of its own reads the marks
+        with database.connection_context():
+            followed.append((sorted(tokens), _done(ids)))
+
+    marks = outbox.DoneMarks(linger=30)  # held until flushed: every thread's mark is waiting by then
+    marks.set_follow_up(follow_up)
+    with sql_statements() as statements:
+        adders = [threading.Thread(target=marks.add, args=(row_id, f"delivery-{row_id}")) for row_id in ids]
+        for adder in adders:
+            adder.start()
+        for adder in adders:
+            adder.join()
+        assert all(marks.defer(f"delivery-{row_id}", row_id) for row_id in ids[:10])
+        assert _done(ids) == 0
+        assert marks.flush(timeout=10)
+        writes = [statement for statement in statements if "SET done_at = d.at" in statement]
+    assert len(writes) == 1
+    assert followed == [(sorted(ids[:10]), 20)]  # the deferred ones only, once the 20 marks were committed
+    assert not marks.defer(f"delivery-{ids[0]}", "late")  # written: the caller acknowledges itself
+
+
+@pytest.mark.committed
+def test_a_follow_up_that_failed_is_tried_again_until_it_succeeds(connection):
+    [row_id] = _rows(1)
+    calls: list[list] = []
+
+    def follow_up(tokens: list) -> None:
+        calls.append(tokens)
+        if len(calls) == 1:
+            raise ConnectionError("Redis away")
+
+    marks = outbox.DoneMarks(linger=30, retry_seconds=0.01)  # held until flushed
+    marks.set_follow_up(follow_up)
+    marks.add(row_id, "delivery")
+    assert marks.defer("delivery", "ack")
+    assert marks.flush(timeout=10)
+    assert calls == [["ack"], ["ack"]]  # the second one took
+    assert _done([row_id]) == 1
+
+
+@pytest.mark.committed
+def test_a_message_is_acknowledged_after_its_mark_and_a_worker_stopping_writes_what_waits(broker, connection,
+                                                                                         monkeypatch):
+    from dramatiq import Worker
+
+    monkeypatch.setattr(outbox.done_marks, "linger", 30)  # the mark waits until the worker stops
+    row_id = _committed("record_probe", "acknowledged-after-mark")
+    assert outbox.flush()
+    worker = Worker(broker, worker_timeout=100, worker_threads=1)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not _runs(broker, "acknowledged-after-mark") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _runs(broker, "acknowledged-after-mark") == ["-"]
+        assert _row(row_id).done_at is None
+        assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 1  # not acknowledged before its mark
+    finally:
+        began = time.monotonic()
+        worker.stop()
+    assert time.monotonic() - began < 10  # the shutdown cut the linger short
+    assert _row(row_id).done_at is not None
+    assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 0
