@@ -4,12 +4,21 @@ broker's acknowledgement of each message only after its row's mark is committed.
 import threading
 import time
 
+import dramatiq
 import pytest
 
 from backend import outbox
 from backend.db import database, transaction
 from tests.support import sql_statements
-from tests.test_outbox import _committed, _row, _runs
+
+
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=10_000, throws=())
+def record_mark_probe(token: str) -> None:
+    dramatiq.get_broker().client.rpush(f"mark-probe:{token}", "ran")
+
+
+def _ran(broker, token: str) -> bool:
+    return bool(broker.client.llen(f"mark-probe:{token}"))
 
 
 @pytest.fixture
@@ -23,9 +32,9 @@ def _done(ids: list[int]) -> int:
                                                outbox.OutboxMessage.done_at.is_null(False)).count()
 
 
-def _rows(count: int) -> list[int]:
+def _rows(count: int, prefix: str = "mark") -> list[int]:
     with transaction():
-        rows = [outbox.enqueue("record_probe", f"mark-{n}") for n in range(count)]
+        rows = [outbox.enqueue("record_mark_probe", f"{prefix}-{n}") for n in range(count)]
     return [row.id for row in rows]
 
 
@@ -80,20 +89,39 @@ def test_a_message_is_acknowledged_after_its_mark_and_a_worker_stopping_writes_w
     from dramatiq import Worker
 
     monkeypatch.setattr(outbox.done_marks, "linger", 30)  # the mark waits until the worker stops
-    row_id = _committed("record_probe", "acknowledged-after-mark")
+    broker.client.delete("mark-probe:acknowledged-0")
+    [row_id] = _rows(1, "acknowledged")
     assert outbox.flush()
     worker = Worker(broker, worker_timeout=100, worker_threads=1)
     worker.start()
     try:
         deadline = time.monotonic() + 10
-        while not _runs(broker, "acknowledged-after-mark") and time.monotonic() < deadline:
+        while not _ran(broker, "acknowledged-0") and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert _runs(broker, "acknowledged-after-mark") == ["-"]
-        assert _row(row_id).done_at is None
+        assert _ran(broker, "acknowledged-0")
+        assert _done([row_id]) == 0
         assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 1  # not acknowledged before its mark
     finally:
         began = time.monotonic()
         worker.stop()
     assert time.monotonic() - began < 10  # the shutdown cut the linger short
-    assert _row(row_id).done_at is not None
+    assert _done([row_id]) == 1
     assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 0
+
+
+def test_a_consumer_whose_window_is_full_fetches_again_once_half_of_it_was_acknowledged(broker):
+    for n in range(6):
+        record_mark_probe.send(f"window-{n}")
+    consumer = broker.consume("default", prefetch=4, timeout=30_000)
+    try:
+        window = [next(consumer) for _ in range(4)]
+        assert all(message is not None for message in window)
+        acknowledging = threading.Thread(target=lambda: [consumer.ack(message) for message in window[:2]])
+        began = time.monotonic()
+        acknowledging.start()
+        following = next(consumer)  # waits for the acknowledgements, not for the 30 s timeout
+        acknowledging.join()
+        assert following is not None and following.message_id not in {m.message_id for m in window}
+        assert time.monotonic() - began < 10
+    finally:
+        consumer.close()
