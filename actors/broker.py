@@ -91,8 +91,8 @@ class OutboxCompletion(Middleware):
 
     Added before `Retries` so that its after-hooks (which Dramatiq runs in reverse order) see
     Retries' decision: `message.failed` means no retry will come. An actor that returned leaves
-    its row to the process's done-mark thread (`outbox.done_marks`), which writes the marks of a
-    few milliseconds in one statement, and the message's acknowledgement waits for that
+    its row to the process's done-mark thread (`outbox.done_marks`), which writes the marks of
+    the worker's threads in one statement, then acknowledges their messages
     (`PromptRedisBroker.do_ack`); the worker's shutdown writes what waits. A declared `throws`
     exception is the actor's answer (done, at once); retries exhausted is a dead row; a failure
     that will be retried pushes the row's redelivery past that retry. A failure here only means
@@ -261,10 +261,11 @@ class PromptRedisBroker(RedisBroker):
         return super().consume(queue_name, prefetch, min(timeout, PROMPT_QUEUES.get(queue_name, timeout)))
 
     def do_ack(self, queue_name: str, message_id: str):
-        """Dramatiq's `ack`, called by the worker thread once the message is processed; deferred to
-        the done-mark thread while the message's outbox row waits for its mark, which then
-        acknowledges its batch's messages in one round trip (`acknowledge_many`)."""
-        if outbox.done_marks.defer(message_id, (queue_name, message_id)):
+        """Dramatiq's `ack`, called by the worker thread once the message is processed. While the
+        message's outbox row waits for its done mark, the done-mark thread acknowledges it once
+        the mark is written, with the rest of its batch in one round trip (`acknowledge_many`),
+        and the worker thread waits for that."""
+        if outbox.done_marks.follow(message_id, (queue_name, message_id)):
             return None
         return self._dispatch("ack")(queue_name, message_id)
 
@@ -406,10 +407,14 @@ def acknowledge_many(broker: RedisBroker, acks: Sequence[tuple[str, str]]) -> No
     if len(calls) == 1:
         dispatch(keys=keys, args=calls[0])
         return
-    with broker.client.pipeline(transaction=False) as pipe:
+    try:  # the script by its hash alone: the consumers keep it loaded (a pipeline of the script asks first)
+        with broker.client.pipeline(transaction=False) as pipe:
+            for args in calls:
+                pipe.evalsha(dispatch.sha, len(keys), *keys, *args)
+            pipe.execute()
+    except redis.exceptions.NoScriptError:  # Redis restarted since: each call loads it again
         for args in calls:
-            dispatch(keys=keys, args=args, client=pipe)
-        pipe.execute()
+            dispatch(keys=keys, args=args)
 
 
 def _outcome(call, *args) -> BaseException | None:

@@ -362,21 +362,24 @@ FollowUp = Callable[[list], None]
 
 class DoneMarks:
     """This worker process's done marks: the worker's threads leave the row of each message whose
-    actor returned (`add`, keyed by the message's delivery) and go on; one thread writes what
-    waits in one statement (`MARK_DONE_MANY`, a commit that does not wait for the disk), after
-    lingering `linger` seconds for more. A statement per message, with its commit, was a third
-    of the worker's busy time (docs/benchmarks.md, "Outbox end to end").
+    actor returned (`add`, keyed by the message's delivery); one thread writes what waits in one
+    statement (`MARK_DONE_MANY`, a commit that does not wait for the disk), the marks left while
+    the previous statement ran (and for `linger` seconds) together. A statement per message, with
+    its commit, was a third of the worker's busy time (docs/benchmarks.md, "Outbox end to end").
 
-    What must come after a mark is written, the broker's acknowledgement of its message, is handed
-    to `defer` and given to the follow-up (`set_follow_up`) with the rest of its batch once the
-    statement committed: a message is never acknowledged before its row is done, so a worker
-    killed in between leaves the message to another worker (Redis re-delivers unacknowledged
-    messages) and no row is left not done after its message is gone. A statement that fails (the
-    database away) is logged and its messages acknowledged all the same: the sweeper re-sends
-    the rows, as when a single mark failed. A follow-up that fails (Redis away) is tried again
-    every `retry_seconds`. `flush` waits for all of it (the worker's shutdown, and the exit)."""
+    What must come after a mark, the broker's acknowledgement of its message, goes through
+    `follow`: the worker thread hands it over and waits until the follow-up (`set_follow_up`) has
+    done it with the rest of its batch, once the statement committed. A message is never
+    acknowledged before its row is done, and a worker thread holds at most one message between
+    its actor's return and its acknowledgement, as before: a worker killed meanwhile leaves those
+    messages to another worker (Redis re-delivers unacknowledged messages), and no row is left not
+    done once its message is gone. A statement that fails (the database away) is logged and its
+    messages acknowledged all the same: the sweeper re-sends the rows, as when a single mark
+    failed. A follow-up that fails (Redis away) is tried again every `retry_seconds`, its threads
+    waiting, as Dramatiq's own acknowledgement does. `flush` waits for all of it (the worker's
+    shutdown, the exit)."""
 
-    def __init__(self, *, linger: float = 0.002, batch_size: int = 1_000, retry_seconds: float = 1.0) -> None:
+    def __init__(self, *, linger: float = 0.0, batch_size: int = 1_000, retry_seconds: float = 1.0) -> None:
         self.linger, self.batch_size, self.retry_seconds = linger, batch_size, retry_seconds
         self._follow_up: FollowUp | None = None
         self._reset()
@@ -385,8 +388,8 @@ class DoneMarks:
         self._cond = threading.Condition()
         self._waiting: dict[object, tuple[int, object]] = {}  # key -> (outbox id, done at)
         self._writing: set[object] = set()  # the keys of the statement being written
-        self._tokens: dict[object, object] = {}  # key -> what `defer` was given, until its batch is written
-        self._unsettled: list = []  # tokens whose follow-up failed, tried again
+        self._followers: dict[object, tuple[object, threading.Event]] = {}  # key -> (token, done), until written
+        self._unsettled: list[tuple[object, threading.Event]] = []  # follow-ups that failed, tried again
         self._busy = False
         self._pid = os.getpid()
         self._thread: threading.Thread | None = None
@@ -406,16 +409,18 @@ class DoneMarks:
             if len(self._waiting) == 1:  # the writer waits for a first mark (the later ones leave its linger alone)
                 self._cond.notify_all()
 
-    def defer(self, key: object, token: object) -> bool:
-        """Hand `token` to the follow-up once the mark of `key` is written: True when it waits for
-        that, False when no mark of `key` waits (written already, or none): the caller acts now."""
-        if self._pid != os.getpid():
+    def follow(self, key: object, token: object) -> bool:
+        """Have the follow-up do `token` once the mark of `key` is written, and wait until it did:
+        True then; False at once when no mark of `key` waits (none, or written): the caller acts."""
+        if self._pid != os.getpid() or self._follow_up is None:
             return False
+        done = threading.Event()
         with self._cond:
             if key not in self._waiting and key not in self._writing:
                 return False
-            self._tokens[key] = token
-            return True
+            self._followers[key] = (token, done)
+        done.wait()
+        return True
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every mark added is written and its follow-up done; False on timeout."""
@@ -427,7 +432,7 @@ class DoneMarks:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
-                self._cond.notify_all()  # a retry waiting for its turn goes now
+                self._cond.notify_all()  # a linger or a retry waiting for its turn goes now
                 self._cond.wait(min(remaining, 0.05))
         return True
 
@@ -437,7 +442,8 @@ class DoneMarks:
                 while not self._waiting and not self._unsettled:
                     self._cond.wait()
                 if self._waiting:
-                    self._cond.wait(self.linger)  # the marks of the next few milliseconds join this statement
+                    if self.linger:
+                        self._cond.wait(self.linger)
                 else:
                     self._cond.wait(self.retry_seconds)
                 keys = list(self._waiting)[: self.batch_size]
@@ -448,9 +454,10 @@ class DoneMarks:
                 self._write(batch)
             finally:
                 with self._cond:
-                    tokens = [*self._unsettled, *(self._tokens.pop(key) for key in keys if key in self._tokens)]
+                    followers = [*self._unsettled,
+                                 *(self._followers.pop(key) for key in keys if key in self._followers)]
                     self._unsettled, self._writing = [], set()
-                self._settle(tokens)
+                self._settle(followers)
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
@@ -470,16 +477,19 @@ class DoneMarks:
             log.warning("outbox done marks not recorded; the sweeper will re-send",
                         extra={"fields": {"rows": len(batch), "outboxId": batch[0][0], "error": str(exc)}})
 
-    def _settle(self, tokens: list) -> None:
-        if not tokens or self._follow_up is None:
+    def _settle(self, followers: list[tuple[object, threading.Event]]) -> None:
+        if not followers:
             return
         try:
-            self._follow_up(tokens)
+            self._follow_up([token for token, _ in followers])  # type: ignore[misc]
         except Exception as exc:
             log.warning("outbox done marks' follow-up failed; tried again",
-                        extra={"fields": {"messages": len(tokens), "error": str(exc)}})
+                        extra={"fields": {"messages": len(followers), "error": str(exc)}})
             with self._cond:
-                self._unsettled.extend(tokens)
+                self._unsettled.extend(followers)
+            return
+        for _, done in followers:
+            done.set()
 
 
 done_marks = DoneMarks()

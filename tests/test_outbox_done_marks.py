@@ -38,6 +38,14 @@ def _rows(count: int, prefix: str = "mark") -> list[int]:
     return [row.id for row in rows]
 
 
+def _followed(marks: outbox.DoneMarks, count: int) -> None:
+    """Wait (bounded) until `count` threads wait in `marks.follow`."""
+    deadline = time.monotonic() + 10
+    while len(marks._followers) < count and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert len(marks._followers) == count
+
+
 @pytest.mark.committed
 def test_the_marks_of_many_threads_go_in_one_statement_and_their_follow_up_after_its_commit(connection):
     ids = _rows(20)
@@ -49,23 +57,30 @@ def test_the_marks_of_many_threads_go_in_one_statement_and_their_follow_up_after
 
     marks = outbox.DoneMarks(linger=30)  # held until flushed: every thread's mark is waiting by then
     marks.set_follow_up(follow_up)
+    answers: dict[int, bool] = {}
+
+    def worker_thread(row_id: int) -> None:
+        marks.add(row_id, f"delivery-{row_id}")
+        answers[row_id] = marks.follow(f"delivery-{row_id}", row_id)
+
     with sql_statements() as statements:
-        adders = [threading.Thread(target=marks.add, args=(row_id, f"delivery-{row_id}")) for row_id in ids]
-        for adder in adders:
-            adder.start()
-        for adder in adders:
-            adder.join()
-        assert all(marks.defer(f"delivery-{row_id}", row_id) for row_id in ids[:10])
-        assert _done(ids) == 0
+        threads = [threading.Thread(target=worker_thread, args=(row_id,)) for row_id in ids]
+        for thread in threads:
+            thread.start()
+        _followed(marks, len(ids))
+        assert _done(ids) == 0 and not followed  # every thread waits for its mark and follow-up
         assert marks.flush(timeout=10)
+        for thread in threads:
+            thread.join()
         writes = [statement for statement in statements if "SET done_at = d.at" in statement]
     assert len(writes) == 1
-    assert followed == [(sorted(ids[:10]), 20)]  # the deferred ones only, once the 20 marks were committed
-    assert not marks.defer(f"delivery-{ids[0]}", "late")  # written: the caller acknowledges itself
+    assert followed == [(sorted(ids), 20)]  # once, after the 20 marks were committed
+    assert all(answers.values()) and len(answers) == 20
+    assert not marks.follow(f"delivery-{ids[0]}", "late")  # written: the caller acknowledges itself
 
 
 @pytest.mark.committed
-def test_a_follow_up_that_failed_is_tried_again_until_it_succeeds(connection):
+def test_a_follow_up_that_failed_is_tried_again_and_its_thread_waits_for_it(connection):
     [row_id] = _rows(1)
     calls: list[list] = []
 
@@ -77,18 +92,21 @@ def test_a_follow_up_that_failed_is_tried_again_until_it_succeeds(connection):
     marks = outbox.DoneMarks(linger=30, retry_seconds=0.01)  # held until flushed
     marks.set_follow_up(follow_up)
     marks.add(row_id, "delivery")
-    assert marks.defer("delivery", "ack")
+    follower = threading.Thread(target=marks.follow, args=("delivery", "ack"))
+    follower.start()
+    _followed(marks, 1)
     assert marks.flush(timeout=10)
+    follower.join(timeout=10)
+    assert not follower.is_alive()
     assert calls == [["ack"], ["ack"]]  # the second one took
     assert _done([row_id]) == 1
 
 
 @pytest.mark.committed
-def test_a_message_is_acknowledged_after_its_mark_and_a_worker_stopping_writes_what_waits(broker, connection,
-                                                                                         monkeypatch):
+def test_a_message_is_acknowledged_only_once_its_row_is_marked_done(broker, connection, monkeypatch):
     from dramatiq import Worker
 
-    monkeypatch.setattr(outbox.done_marks, "linger", 30)  # the mark waits until the worker stops
+    monkeypatch.setattr(outbox.done_marks, "linger", 30)  # the mark waits until flushed
     broker.client.delete("mark-probe:acknowledged-0")
     [row_id] = _rows(1, "acknowledged")
     assert outbox.flush()
@@ -101,12 +119,12 @@ def test_a_message_is_acknowledged_after_its_mark_and_a_worker_stopping_writes_w
         assert _ran(broker, "acknowledged-0")
         assert _done([row_id]) == 0
         assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 1  # not acknowledged before its mark
+        assert outbox.done_marks.flush(timeout=10)
+        assert _done([row_id]) == 1
+        assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 0
     finally:
-        began = time.monotonic()
+        monkeypatch.setattr(outbox.done_marks, "linger", 0)
         worker.stop()
-    assert time.monotonic() - began < 10  # the shutdown cut the linger short
-    assert _done([row_id]) == 1
-    assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 0
 
 
 def test_a_consumer_whose_window_is_full_fetches_again_once_half_of_it_was_acknowledged(broker):
