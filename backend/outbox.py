@@ -379,7 +379,7 @@ class DoneMarks:
     waiting, as Dramatiq's own acknowledgement does. `flush` waits for all of it (the worker's
     shutdown, the exit)."""
 
-    def __init__(self, *, linger: float = 0.0, batch_size: int = 1_000, retry_seconds: float = 1.0) -> None:
+    def __init__(self, *, linger: float = 0.05, batch_size: int = 1_000, retry_seconds: float = 1.0) -> None:
         self.linger, self.batch_size, self.retry_seconds = linger, batch_size, retry_seconds
         self._follow_up: FollowUp | None = None
         self._reset()
@@ -419,6 +419,10 @@ class DoneMarks:
             if key not in self._waiting and key not in self._writing:
                 return False
             self._followers[key] = (token, done)
+            lead = not self._busy
+            self._busy = True
+        if lead:  # no statement on its way: this thread writes the waiting marks itself
+            self._write_waiting()
         done.wait()
         return True
 
@@ -437,30 +441,39 @@ class DoneMarks:
         return True
 
     def _run(self) -> None:
+        """The marks no worker thread waits for (a message Dramatiq rejects), follow-ups to try
+        again, and a flush: written when no thread writes (the threads write their own)."""
         while True:
             with self._cond:
                 while not self._waiting and not self._unsettled:
                     self._cond.wait()
-                if self._waiting:
-                    if self.linger:
-                        self._cond.wait(self.linger)
-                else:
-                    self._cond.wait(self.retry_seconds)
+                self._cond.wait(self.linger if self._waiting else self.retry_seconds)
+                if self._busy:
+                    continue
+                self._busy = True
+            self._write_waiting(retry=True)
+
+    def _write_waiting(self, *, retry: bool = False) -> None:
+        """Write every waiting mark, a statement per `batch_size`, and do their follow-ups; the
+        caller set `_busy` (one writer at a time) and this clears it."""
+        while True:
+            with self._cond:
+                if not self._waiting and not (retry and self._unsettled):
+                    self._busy = False
+                    self._cond.notify_all()
+                    return
                 keys = list(self._waiting)[: self.batch_size]
                 batch = [self._waiting.pop(key) for key in keys]
                 self._writing = set(keys)
-                self._busy = True
+                unsettled, self._unsettled = (self._unsettled, []) if retry else ([], self._unsettled)
             try:
                 self._write(batch)
             finally:
                 with self._cond:
-                    followers = [*self._unsettled,
-                                 *(self._followers.pop(key) for key in keys if key in self._followers)]
-                    self._unsettled, self._writing = [], set()
+                    followers = [*unsettled, *(self._followers.pop(key) for key in keys if key in self._followers)]
+                    self._writing = set()
                 self._settle(followers)
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()
+            retry = False
 
     @staticmethod
     def _write(batch: list[tuple[int, object]]) -> None:

@@ -17,10 +17,6 @@ def record_mark_probe(token: str) -> None:
     dramatiq.get_broker().client.rpush(f"mark-probe:{token}", "ran")
 
 
-def _ran(broker, token: str) -> bool:
-    return bool(broker.client.llen(f"mark-probe:{token}"))
-
-
 @pytest.fixture
 def connection():
     with database.connection_context():
@@ -39,7 +35,7 @@ def _rows(count: int, prefix: str = "mark") -> list[int]:
 
 
 def _followed(marks: outbox.DoneMarks, count: int) -> None:
-    """Wait (bounded) until `count` threads wait in `marks.follow`."""
+    """Wait (bounded) until `count` threads wait in `marks.follow` for a statement to come."""
     deadline = time.monotonic() + 10
     while len(marks._followers) < count and time.monotonic() < deadline:
         time.sleep(0.001)
@@ -47,15 +43,20 @@ def _followed(marks: outbox.DoneMarks, count: int) -> None:
 
 
 @pytest.mark.committed
-def test_the_marks_of_many_threads_go_in_one_statement_and_their_follow_up_after_its_commit(connection):
+def test_the_marks_left_while_a_statement_runs_go_in_the_next_one_and_their_follow_up_after_its_commit(
+        connection):
     ids = _rows(20)
     followed: list[tuple[list, int]] = []
+    first_held, release = threading.Event(), threading.Event()
 
-    def follow_up(tokens: list) -> None:  # on the writer's thread: a connection of its own reads the marks
+    def follow_up(tokens: list) -> None:  # on the writing thread: a connection of its own reads the marks
         with database.connection_context():
             followed.append((sorted(tokens), _done(ids)))
+        if len(followed) == 1:  # the first statement's follow-up is slow: the other threads' marks wait
+            first_held.set()
+            assert release.wait(10)
 
-    marks = outbox.DoneMarks(linger=30)  # held until flushed: every thread's mark is waiting by then
+    marks = outbox.DoneMarks()
     marks.set_follow_up(follow_up)
     answers: dict[int, bool] = {}
 
@@ -65,16 +66,18 @@ def test_the_marks_of_many_threads_go_in_one_statement_and_their_follow_up_after
 
     with sql_statements() as statements:
         threads = [threading.Thread(target=worker_thread, args=(row_id,)) for row_id in ids]
-        for thread in threads:
+        threads[0].start()  # writes its own mark at once
+        assert first_held.wait(10)
+        for thread in threads[1:]:
             thread.start()
-        _followed(marks, len(ids))
-        assert _done(ids) == 0 and not followed  # every thread waits for its mark and follow-up
-        assert marks.flush(timeout=10)
+        _followed(marks, len(ids) - 1)
+        assert _done(ids) == 1  # the others wait for the statement on its way to end
+        release.set()
         for thread in threads:
-            thread.join()
+            thread.join(timeout=10)
         writes = [statement for statement in statements if "SET done_at = d.at" in statement]
-    assert len(writes) == 1
-    assert followed == [(sorted(ids), 20)]  # once, after the 20 marks were committed
+    assert len(writes) == 2
+    assert followed == [([ids[0]], 1), (sorted(ids[1:]), 20)]  # each after its statement's commit
     assert all(answers.values()) and len(answers) == 20
     assert not marks.follow(f"delivery-{ids[0]}", "late")  # written: the caller acknowledges itself
 
@@ -89,42 +92,33 @@ def test_a_follow_up_that_failed_is_tried_again_and_its_thread_waits_for_it(conn
         if len(calls) == 1:
             raise ConnectionError("Redis away")
 
-    marks = outbox.DoneMarks(linger=30, retry_seconds=0.01)  # held until flushed
+    marks = outbox.DoneMarks(retry_seconds=0.01)
     marks.set_follow_up(follow_up)
     marks.add(row_id, "delivery")
     follower = threading.Thread(target=marks.follow, args=("delivery", "ack"))
     follower.start()
-    _followed(marks, 1)
-    assert marks.flush(timeout=10)
     follower.join(timeout=10)
-    assert not follower.is_alive()
-    assert calls == [["ack"], ["ack"]]  # the second one took
+    assert not follower.is_alive()  # released once the second try took
+    assert calls == [["ack"], ["ack"]]
     assert _done([row_id]) == 1
+    assert marks.flush(timeout=1)
 
 
 @pytest.mark.committed
-def test_a_message_is_acknowledged_only_once_its_row_is_marked_done(broker, connection, monkeypatch):
-    from dramatiq import Worker
+def test_a_message_is_acknowledged_only_once_its_row_is_marked_done(broker, worker, connection, monkeypatch):
+    acknowledge = outbox.done_marks._follow_up
+    seen: list[tuple[int, int]] = []
 
-    monkeypatch.setattr(outbox.done_marks, "linger", 30)  # the mark waits until flushed
-    broker.client.delete("mark-probe:acknowledged-0")
+    def observed(tokens: list) -> None:
+        with database.connection_context():
+            seen.append((_done([row_id]), broker.client.hlen(f"{broker.namespace}:default.msgs")))
+        acknowledge(tokens)
+
+    monkeypatch.setattr(outbox.done_marks, "_follow_up", observed)
     [row_id] = _rows(1, "acknowledged")
-    assert outbox.flush()
-    worker = Worker(broker, worker_timeout=100, worker_threads=1)
-    worker.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not _ran(broker, "acknowledged-0") and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert _ran(broker, "acknowledged-0")
-        assert _done([row_id]) == 0
-        assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 1  # not acknowledged before its mark
-        assert outbox.done_marks.flush(timeout=10)
-        assert _done([row_id]) == 1
-        assert broker.client.hlen(f"{broker.namespace}:default.msgs") == 0
-    finally:
-        monkeypatch.setattr(outbox.done_marks, "linger", 0)
-        worker.stop()
+    broker.join("default", timeout=10_000)
+    assert seen == [(1, 1)]  # at the acknowledgement: the row done, its message still queued
+    assert _done([row_id]) == 1 and broker.client.hlen(f"{broker.namespace}:default.msgs") == 0
 
 
 def test_a_consumer_whose_window_is_full_fetches_again_once_half_of_it_was_acknowledged(broker):
