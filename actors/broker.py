@@ -91,9 +91,9 @@ class OutboxCompletion(Middleware):
 
     Added before `Retries` so that its after-hooks (which Dramatiq runs in reverse order) see
     Retries' decision: `message.failed` means no retry will come. An actor that returned leaves
-    its row to the process's done-mark thread (`outbox.done_marks`), which writes the marks of
-    the worker's threads in one statement, then acknowledges their messages
-    (`PromptRedisBroker.do_ack`); the worker's shutdown writes what waits. A declared `throws`
+    its row's mark to `outbox.done_marks`, which writes the marks of the worker's threads in one
+    statement, then acknowledges their messages (`PromptRedisBroker.do_ack`); the worker's
+    shutdown writes what waits. A declared `throws`
     exception is the actor's answer (done, at once); retries exhausted is a dead row; a failure
     that will be retried pushes the row's redelivery past that retry. A failure here only means
     the sweeper re-sends the row later, which idempotent actors absorb."""
@@ -262,9 +262,9 @@ class PromptRedisBroker(RedisBroker):
 
     def do_ack(self, queue_name: str, message_id: str):
         """Dramatiq's `ack`, called by the worker thread once the message is processed. While the
-        message's outbox row waits for its done mark, the done-mark thread acknowledges it once
-        the mark is written, with the rest of its batch in one round trip (`acknowledge_many`),
-        and the worker thread waits for that."""
+        message's outbox row waits for its done mark, the message is acknowledged once the mark
+        is written, with the rest of its statement's in one round trip (`acknowledge_many`), and
+        the worker thread waits for that (`outbox.DoneMarks.follow`)."""
         if outbox.done_marks.follow(message_id, (queue_name, message_id)):
             return None
         return self._dispatch("ack")(queue_name, message_id)

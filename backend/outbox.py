@@ -18,9 +18,9 @@ The life of a row:
    like `sent_at` a commit that does not wait for the disk) when its actor returned, or raised
    an exception it declares in `throws` (a refusal is an answer); it marks it `dead_at` when
    Dramatiq gives the message up (retries exhausted). The marks of returned actors are written
-   by the process's done-mark thread (`DoneMarks`), a few milliseconds of them in one
-   statement, and the broker acknowledges each message only after its mark is committed: a
-   worker that dies in between leaves the message to Redis, which hands it to another worker.
+   together (`DoneMarks`): the worker's threads' marks in one statement, then their messages'
+   acknowledgements, so a message is acknowledged only after its mark is committed: a worker
+   that dies in between leaves the message to Redis, which hands it to another worker.
 4. `sweep()`, every minute on the clock, re-sends (a) rows never handed over after
    `OUTBOX_RESEND_AFTER_SECONDS` (a crash or a Redis outage between commit and hand-over) and
    (b) rows handed over but not done once their `redeliver_at` passed: Redis lost the message
@@ -362,14 +362,17 @@ FollowUp = Callable[[list], None]
 
 class DoneMarks:
     """This worker process's done marks: the worker's threads leave the row of each message whose
-    actor returned (`add`, keyed by the message's delivery); one thread writes what waits in one
-    statement (`MARK_DONE_MANY`, a commit that does not wait for the disk), the marks left while
-    the previous statement ran (and for `linger` seconds) together. A statement per message, with
-    its commit, was a third of the worker's busy time (docs/benchmarks.md, "Outbox end to end").
+    actor returned (`add`, keyed by the message's delivery), and what must come after the mark,
+    the broker's acknowledgement of the message, goes through `follow`: a thread that finds no
+    statement on its way writes every mark waiting in one statement (`MARK_DONE_MANY`, a commit
+    that does not wait for the disk) and has the follow-up (`set_follow_up`) do their
+    acknowledgements at once; a thread that finds one on its way waits for the writer to take its
+    mark in the next. A statement per message, with its commit, was a third of the worker's busy
+    time (docs/benchmarks.md, "Outbox end to end"). The process's done-mark thread writes the
+    marks no thread follows (a message Dramatiq rejects) after `linger` seconds, follow-ups to try
+    again, and what a flush asks for.
 
-    What must come after a mark, the broker's acknowledgement of its message, goes through
-    `follow`: the worker thread hands it over and waits until the follow-up (`set_follow_up`) has
-    done it with the rest of its batch, once the statement committed. A message is never
+    A thread waits in `follow` until its message is acknowledged. A message is never
     acknowledged before its row is done, and a worker thread holds at most one message between
     its actor's return and its acknowledgement, as before: a worker killed meanwhile leaves those
     messages to another worker (Redis re-delivers unacknowledged messages), and no row is left not
