@@ -22,7 +22,7 @@ from uuid import uuid4
 import dramatiq
 import redis
 from dramatiq import Message
-from dramatiq.brokers.redis import RedisBroker
+from dramatiq.brokers.redis import RedisBroker, _RedisConsumer
 from dramatiq.common import current_millis
 from dramatiq.middleware import Middleware, Retries
 from periodiq import PeriodiqMiddleware
@@ -90,14 +90,20 @@ class OutboxCompletion(Middleware):
     """Close the outbox row a message came from once the work is done (end-to-end at least once).
 
     Added before `Retries` so that its after-hooks (which Dramatiq runs in reverse order) see
-    Retries' decision: `message.failed` means no retry will come. A declared `throws` exception
-    is the actor's answer (done); retries exhausted is a dead row; a failure that will be
-    retried pushes the row's redelivery past that retry. A failure here only means the sweeper
-    re-sends the row later, which idempotent actors absorb."""
+    Retries' decision: `message.failed` means no retry will come. An actor that returned leaves
+    its row's mark to `outbox.done_marks`, which writes the marks of the worker's threads in one
+    statement, then acknowledges their messages (`PromptRedisBroker.do_ack`); the worker's
+    shutdown writes what waits. A declared `throws`
+    exception is the actor's answer (done, at once); retries exhausted is a dead row; a failure
+    that will be retried pushes the row's redelivery past that retry. A failure here only means
+    the sweeper re-sends the row later, which idempotent actors absorb."""
 
     def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
         outbox_id = message.options.get("outbox_id")
         if outbox_id is None:
+            return
+        if exception is None:  # written with others by the process's done-mark thread, then acknowledged
+            outbox.done_marks.add(outbox_id, message.options.get("redis_message_id", message.message_id))
             return
         try:
             opened = db.open_connection()
@@ -112,11 +118,12 @@ class OutboxCompletion(Middleware):
     def after_skip_message(self, broker, message) -> None:
         self.after_process_message(broker, message, exception=RuntimeError("message skipped"))
 
+    def after_worker_shutdown(self, broker, worker) -> None:
+        if not outbox.done_marks.flush(timeout=10):
+            log.warning("outbox done marks not all written at shutdown; their messages come back")
+
     @staticmethod
-    def _settle(broker, message, outbox_id: int, exception: BaseException | None) -> None:
-        if exception is None:
-            outbox.mark_done(outbox_id)
-            return
+    def _settle(broker, message, outbox_id: int, exception: BaseException) -> None:
         throws = broker.get_actor(message.actor_name).options.get("throws") or ()
         if throws and isinstance(exception, throws):
             outbox.mark_done(outbox_id)
@@ -219,11 +226,60 @@ WORKER_GC_THRESHOLD = (50_000, 20, 20)
 PROMPT_QUEUES = {"printing": 25}
 
 
+class WindowConsumer(_RedisConsumer):
+    """Dramatiq's Redis consumer, except when its prefetch window is full (every message it fetched
+    still being processed): Dramatiq's sleeps 5 to 10 ms, then 10 to 20 ms and more, whatever the
+    worker threads do meanwhile, and a busy worker's threads finished a window of 16 messages in
+    less than that (the consumer's sleep was a third of its samples, `bench outbox`). This one
+    waits until half the window was acknowledged (or rejected), then fetches as Dramatiq does."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._room = threading.Event()
+
+    def ack(self, message) -> None:
+        try:
+            super().ack(message)
+        finally:
+            self._released()
+
+    def nack(self, message) -> None:
+        try:
+            super().nack(message)
+        finally:
+            self._released()
+
+    def _released(self) -> None:
+        if self.outstanding_message_count <= self.prefetch // 2:
+            self._room.set()
+
+    def __next__(self):
+        if not self.message_cache and self.outstanding_message_count >= self.prefetch:
+            self._room.clear()
+            if self.outstanding_message_count > self.prefetch // 2:  # nothing released since the test
+                self._room.wait(self.timeout / 1000)
+        return super().__next__()
+
+
 class PromptRedisBroker(RedisBroker):
-    """The Redis broker, whose consumers of `PROMPT_QUEUES` poll more often when idle."""
+    """The Redis broker, whose consumers of `PROMPT_QUEUES` poll more often when idle, and whose
+    acknowledgement of a message waits for its outbox row's done mark (`outbox.done_marks`)."""
+
+    @property
+    def consumer_class(self):
+        return WindowConsumer
 
     def consume(self, queue_name: str, prefetch: int = 1, timeout: int = 5000):
         return super().consume(queue_name, prefetch, min(timeout, PROMPT_QUEUES.get(queue_name, timeout)))
+
+    def do_ack(self, queue_name: str, message_id: str):
+        """Dramatiq's `ack`, called by the worker thread once the message is processed. While the
+        message's outbox row waits for its done mark, the message is acknowledged once the mark
+        is written, with the rest of its statement's in one round trip (`acknowledge_many`), and
+        the worker thread waits for that (`outbox.DoneMarks.follow`)."""
+        if outbox.done_marks.follow(message_id, (queue_name, message_id)):
+            return None
+        return self._dispatch("ack")(queue_name, message_id)
 
 
 def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
@@ -253,6 +309,7 @@ def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
         broker.declare_queue(queue)
     dramatiq.set_broker(broker)
     install_outbox_sender(broker)
+    outbox.done_marks.set_follow_up(lambda acks: acknowledge_many(broker, acks))
     global _watch
     _watch = EpochWatch(broker.client, namespace)
     outbox.set_redelivery(outbox.Redelivery(after_seconds=config.outbox_redeliver_after_seconds,
@@ -350,6 +407,26 @@ def enqueue_many(broker, messages: Sequence[Message]) -> list[BaseException | No
             log.warning("enqueue middleware failed after the message was queued",
                         extra={"fields": {"actor": message.actor_name, "error": str(error)}})
     return outcomes
+
+
+def acknowledge_many(broker: RedisBroker, acks: Sequence[tuple[str, str]]) -> None:
+    """Dramatiq's `ack` of each (queue, Redis message id), in one pipelined round trip (its own
+    `dispatch` script, as `RedisBroker.do_ack` runs it); raises when Redis did not take them all.
+    Acknowledging a message twice changes nothing (the script finds it gone)."""
+    dispatch, keys = broker.scripts["dispatch"], [broker.namespace]
+    calls = [["ack", current_millis(), queue_name, broker.broker_id, broker.heartbeat_timeout,
+              broker.dead_message_ttl, 0, broker._max_unpack_size(), message_id] for queue_name, message_id in acks]
+    if len(calls) == 1:
+        dispatch(keys=keys, args=calls[0])
+        return
+    try:  # the script by its hash alone: the consumers keep it loaded (a pipeline of the script asks first)
+        with broker.client.pipeline(transaction=False) as pipe:
+            for args in calls:
+                pipe.evalsha(dispatch.sha, len(keys), *keys, *args)
+            pipe.execute()
+    except redis.exceptions.NoScriptError:  # Redis restarted since: each call loads it again
+        for args in calls:
+            dispatch(keys=keys, args=args)
 
 
 def _outcome(call, *args) -> BaseException | None:
