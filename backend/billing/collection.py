@@ -163,10 +163,15 @@ def logged(fields: dict) -> Iterator[None]:
 def left_due_on_failure(open_record: Callable[[], None]) -> Iterator[None]:
     """When the collection fails, `open_record` commits on its own: the reservation's financial
     record stays opened (due), which the failed transaction's rollback undid. Best effort: the
-    collection's own error is what the caller reports, and the next attempt opens it anyway."""
+    collection's own error is what the caller reports, and the next attempt opens it anyway. A
+    request refused because another one holds its key (`request_in_flight`) wrote nothing and
+    leaves the record to that one: its own opening raced the holder's read of the record (the
+    holder's statement, waiting on the row, then saw no record and answered `not_due`)."""
     try:
         yield
-    except Exception:
+    except Exception as exc:
+        if isinstance(exc, Conflict) and exc.details.get("reason") == "request_in_flight":
+            raise
         try:
             with transaction():
                 open_record()
