@@ -84,3 +84,12 @@ def test_the_builder_writes_valid_rows_kept_and_reused(config, client):
         assert (len(fills), len(migrations)) == (2, 1)
     finally:
         _growth_data.drop(admin_url, name)
+
+
+def test_a_kept_database_missing_a_lower_numbered_migration_is_migrated_forward_not_rebuilt():
+    from ops.bench._growth_data import _older_schema
+
+    wanted = {"build": 3, "sizes": {"orders": 10}, "migrations": ["157_a", "158_b", "164_c"]}
+    assert _older_schema({**wanted, "migrations": ["157_a", "164_c"]}, wanted)  # 158 merged after 164
+    assert not _older_schema({**wanted, "migrations": ["157_a", "159_gone"]}, wanted)
+    assert not _older_schema({**wanted, "sizes": {"orders": 20}, "migrations": ["157_a"]}, wanted)

@@ -349,7 +349,7 @@ def marker(sizes: Sizes) -> str:
     """What a kept database was built from: this module's version, the sizes, the migrations."""
     from backend.db import database
 
-    migrations = [name for (name,) in database.execute_sql("SELECT name FROM migratehistory ORDER BY id")]
+    migrations = [name for (name,) in database.execute_sql("SELECT name FROM migratehistory ORDER BY name")]
     return json.dumps({"build": BUILD_VERSION, "sizes": asdict(sizes), "migrations": migrations}, sort_keys=True)
 
 
@@ -380,10 +380,12 @@ def persisted(admin_url: str, name: str, wanted: str, *, work: str, fresh: Calla
 
 
 def _older_schema(kept: dict, wanted: dict) -> bool:
-    """The same build and sizes, its migrations the first of those wanted."""
+    """The same build and sizes, its migrations among those wanted: the missing ones are applied
+    forward, whatever their numbers (a branch's migration merged after a later-numbered one, as
+    peewee-migrate applies every migration a database has not run)."""
     migrations = kept.get("migrations") or []
     return (kept.get("build"), kept.get("sizes")) == (wanted["build"], wanted["sizes"]) and \
-        migrations == wanted["migrations"][:len(migrations)]
+        set(migrations) <= set(wanted["migrations"])
 
 
 def copy_into(admin_url: str, name: str, work: str) -> float:
