@@ -215,39 +215,6 @@ def test_refund_and_credit_note_need_billing_manage_all(client, world):
 
 
 @pytest.mark.committed
-def test_a_request_refused_while_its_key_is_held_writes_nothing(app):
-    """The refused request leaves the reservation's financial record to the request holding the
-    key: opening it too raced the holder's read (which then answered `not_due`)."""
-    import falcon.testing
-
-    with database.connection_context(), transaction():
-        industrial = Party("industrial")
-        reservation = Market().reservation(industrial.organization, approved_org("distributor"))
-        records_before = FinancialRecord.select().where(FinancialRecord.reservation_id == reservation.id).count()
-    lock = idempotency.lock_id(industrial.organization.id, COLLECT_ROUTE, "held")
-    held, release = threading.Event(), threading.Event()
-
-    def hold_key():  # another request holds the key (another connection)
-        with database.connection_context(), transaction():
-            database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (lock,))
-            held.set()
-            release.wait(timeout=30)
-
-    holder = threading.Thread(target=hold_key)
-    holder.start()
-    try:
-        assert held.wait(timeout=10)
-        refused = collect(falcon.testing.TestClient(app), reservation.id, industrial.headers, key="held")
-    finally:
-        release.set()
-        holder.join(timeout=30)
-    assert refused.status_code == 409 and refused.json["error"]["details"]["reason"] == "request_in_flight"
-    with database.connection_context():
-        assert FinancialRecord.select().where(FinancialRecord.reservation_id == reservation.id).count() == \
-            records_before
-
-
-@pytest.mark.committed
 def test_a_concurrent_request_with_the_same_key_is_409(app):
     import falcon.testing
 

@@ -10,7 +10,7 @@ import pytest
 from backend import clock
 from backend.billing import collection, idempotency
 from backend.billing.errors import IdempotencyKeyReused
-from backend.billing.models import IdempotencyRecord, Invoice, PaymentMethod, SepaMandate
+from backend.billing.models import FinancialRecord, IdempotencyRecord, Invoice, PaymentMethod, SepaMandate
 from backend.errors import Conflict, ValidationError
 from tests.billing.helpers import Market, approved_org, booted_config
 
@@ -90,6 +90,8 @@ def test_a_key_held_by_a_running_request_is_409_and_nothing_is_written():
     with database.connection_context():
         assert not IdempotencyRecord.select().where(IdempotencyRecord.key == "key-1").exists()
         assert not Invoice.select().where(Invoice.reservation_id == reservation.id).exists()
+        # nor the financial record: opening it raced the holder's read, which then answered not_due
+        assert not FinancialRecord.select().where(FinancialRecord.reservation_id == reservation.id).exists()
         assert _collect(reservation, "key-1").idempotent is False  # released: the key is free again
 
 
