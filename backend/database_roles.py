@@ -10,6 +10,18 @@ of the schema (a table a new migration creates is covered with no step of its ow
 audit trails, which it may only read and add to. A new append-only table, or a new invoice column
 the runtime updates, is a line here.
 
+No row of money or legal records (`billing_*`, `accounting_*`, `einvoice_*`) is ever deleted by
+the runtime role: a row that must go is marked (a self-billing mandate draft is `abandoned`); the
+stored idempotent answers, which expire, and the organizations' billing profiles (identity, not
+records) are the exceptions (`DELETABLE`). The statuses of invoices, self-billing mandates,
+financial records, payment settlements and e-invoice transmissions move only along their
+transition tables (triggers), and `RESTRICTED` names the columns a state change writes.
+
+`harden` runs after every migration run, whatever the roles: every function of the schema gets a
+fixed `search_path` (`pg_catalog, public, pg_temp`: a temporary table never shadows a table a
+guard reads; `pg_temp` left out would be searched first), and nobody but the owner may create
+temporary tables (`REVOKE TEMPORARY ... FROM PUBLIC`).
+
 With one URL (one role that owns everything: a small deployment), nothing is granted, every
 process keeps working, and boot warns (`backend.config`).
 """
@@ -39,11 +51,41 @@ RESTRICTED: dict[str, str] = {
     "billing_supplier_debt": "SELECT, INSERT",
     # the financial status transition map, reference data written by migration 131
     "billing_financial_transition": "SELECT",
+    # a payment order's amount, kind and party never change; its status and settlement move
+    "billing_payment_order": "SELECT, INSERT, UPDATE (invoice_id, status, paid_at, failure_code, failure_message,"
+                             " settlement, settled_on, returned_on, return_code, updated_at)",
+    "billing_sepa_mandate": "SELECT, INSERT, UPDATE (status, ended_at, end_reason, retries_stopped_at)",
+    "billing_self_billing_mandate": "SELECT, INSERT, UPDATE (status, esign_request_ref, requested_at, signed_at,"
+                                    " document_storage_key, document_sha256, declined_at, decline_reason,"
+                                    " revoked_at, revoked_by_user_id, revoke_reason, abandoned_at, updated_at)",
+    "billing_document_mailing": "SELECT, INSERT, UPDATE (email_message_ids)",
+    "billing_status_transition": "SELECT",  # the legal status moves, reference data (migration 186)
+    "einvoice_lifecycle_event": "SELECT, INSERT",  # what the platform reported: only added to
+    "legal_text_cleaning": "SELECT",  # what migration 187 changed in legal names and addresses
     "security_audit_event": "SELECT, INSERT",
     "einvoice_transmission_event": "SELECT, INSERT",  # written by the transmission's trigger
     "print_order_tally": "SELECT",  # the orders' counts, kept by their triggers (migration 164)
     "migratehistory": "SELECT",  # commands check that the database is migrated
 }
+
+# The tables of money and legal records: the runtime role never deletes their rows.
+RECORDS = ("billing_", "accounting_", "einvoice_")
+DELETABLE = frozenset({
+    "billing_idempotency_record",  # stored idempotent answers expire
+    # an organization's billing identity, not a record (an issued invoice holds its own copy of the
+    # parties): a squatted organization given back loses the squatter's profile
+    "billing_profile",
+})
+SEARCH_PATH = "pg_catalog, public, pg_temp"
+
+
+def privileges(table: str) -> str | None:
+    """What the runtime role holds on `table` beyond plain rows, None for plain rows."""
+    if table in RESTRICTED:
+        return RESTRICTED[table]
+    if table.startswith(RECORDS) and table not in DELETABLE:
+        return "SELECT, INSERT, UPDATE"
+    return None
 
 
 def current_role(url: str) -> str:
@@ -76,12 +118,41 @@ def grant_statements(role: str, tables: list[str]) -> list[sql.Composable]:
         sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {}").format(who),
     ]
     for table in tables:
-        if table in RESTRICTED:
+        granted = privileges(table)
+        if granted is not None:
             statements += [
                 sql.SQL("REVOKE ALL ON {} FROM {}").format(sql.Identifier(table), who),
-                sql.SQL("GRANT " + RESTRICTED[table] + " ON {} TO {}").format(sql.Identifier(table), who),
+                sql.SQL("GRANT " + granted + " ON {} TO {}").format(sql.Identifier(table), who),
             ]
     return statements
+
+
+def hardening_statements(database_name: str, functions: list[str], role: str | None) -> list[sql.Composable]:
+    """Every function (its identity `name(args)`) with a fixed search path; no temporary table
+    for anyone but the owner (PUBLIC, and the runtime role when there is one)."""
+    statements: list[sql.Composable] = [
+        sql.SQL("ALTER FUNCTION {} SET search_path = " + SEARCH_PATH).format(sql.SQL(function))
+        for function in functions]
+    statements.append(sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM PUBLIC").format(sql.Identifier(database_name)))
+    if role:
+        statements.append(sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM {}").format(
+            sql.Identifier(database_name), sql.Identifier(role)))
+    return statements
+
+
+def harden(database, role: str | None) -> None:
+    """On the owner's connection `database`, after the migrations: fixed search paths, no
+    `TEMPORARY` (see the module's docstring)."""
+    functions = [identity for (identity,) in database.execute_sql(
+        "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+        " WHERE n.nspname = 'public' AND p.prokind IN ('f', 'p') AND NOT EXISTS ("
+        "   SELECT FROM unnest(coalesce(p.proconfig, '{}')) c WHERE c = %s)"
+        " AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')",
+        ("search_path=" + SEARCH_PATH,)).fetchall()]
+    (name,) = database.execute_sql("SELECT current_database()").fetchone()
+    with database.atomic():
+        for statement in hardening_statements(name, functions, role):
+            database.execute_sql(statement.as_string(database.connection()))
 
 
 def grant_runtime(database, role: str) -> None:

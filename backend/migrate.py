@@ -8,7 +8,7 @@ from pathlib import Path
 from peewee import PostgresqlDatabase
 from peewee_migrate import Router
 
-from backend.database_roles import grant_runtime
+from backend.database_roles import grant_runtime, harden
 from backend.db import database
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -18,8 +18,9 @@ _LOCK_KEY = 0x56495452  # "VITR"
 def apply_migrations(owner_url: str | None = None, *, runtime_role: str | None = None) -> list[str]:
     """Run every pending migration in order, each in its own transaction, as the owner (a connection
     of its own to `owner_url`; without it, the process's database, whose connection the caller
-    opened); then give `runtime_role` (the processes' role, when it is not the owner) what it needs
-    on every table (`backend.database_roles`). Returns the migrations' names."""
+    opened); then harden the functions and the database, and give `runtime_role` (the processes'
+    role, when it is not the owner) what it needs on every table (`backend.database_roles`).
+    Returns the migrations' names."""
     if owner_url is None:
         return _apply(database, runtime_role)
     owner = PostgresqlDatabase(owner_url)  # libpq expands a URI given as dbname
@@ -32,6 +33,7 @@ def _apply(db, runtime_role: str | None) -> list[str]:
     db.execute_sql("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
     try:
         done = router.run()
+        harden(db, runtime_role)
         if runtime_role:
             grant_runtime(db, runtime_role)
         return done

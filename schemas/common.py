@@ -7,9 +7,9 @@ import functools
 from collections.abc import Iterable
 from datetime import UTC
 
-from marshmallow import EXCLUDE, Schema, fields, missing, validate
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, missing, validate
 
-from backend import clock
+from backend import clock, legal_text
 
 
 class ErrorDetail(Schema):
@@ -33,6 +33,21 @@ class JsonBoolean(fields.Boolean):
         if not isinstance(value, bool):
             raise self.make_error("invalid", input=value)
         return value
+
+
+def _legal_text(value: str) -> None:
+    reason = legal_text.problem(value)
+    if reason is not None:
+        raise ValidationError(reason)
+
+
+class LegalText(fields.String):
+    """Free text that reaches legal documents (a legal name, a street, a city, a signer's name):
+    1 to `max_length` characters, no control character, no leading `=`, `+`, `-` or `@`
+    (`backend.legal_text`); refused with 400 `VALIDATION_ERROR` naming the field."""
+
+    def __init__(self, max_length: int, **kwargs) -> None:
+        super().__init__(validate=[validate.Length(min=1, max=max_length), _legal_text], **kwargs)
 
 
 class QueryList(fields.List):

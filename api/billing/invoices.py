@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from api.access import BILLING_MANAGER, Route, roles
 from api.operations import IDEMPOTENCY_KEY, operation
-from api.responses import private_attachment
+from api.responses import send_pdf
 from backend.billing import corrections, idempotency, queries
-from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
+from backend.billing.documents.stored_pdf import STORAGE_CONTEXT, verified_document
 from backend.billing.errors import BillingPdfNotReady
 from backend.db import transaction
 from schemas.billing.invoices import CreditNoteIn, CreditNoteOut, InvoicesOut, InvoicesQuery, RefundIn, RefundOut
@@ -36,16 +36,17 @@ class Invoice:
 
     @operation("Download an invoice PDF",
                description="The Factur-X PDF as an attachment, for an admin or the issuer or customer organization "
-               "(403 for any other); 404 `BILLING_PDF_NOT_READY` while the PDF is not stored yet.",
+               "(403 for any other); 404 `BILLING_PDF_NOT_READY` while the PDF is not stored yet; 409 "
+               "`DOCUMENT_INTEGRITY_FAILED` when the stored file is not the one recorded at issue (sha256).",
                tags=("billing",), produces="application/pdf")
     def on_get_download(self, req, resp, invoice_id: str) -> None:
         invoice = queries.downloadable_invoice(principal=req.context.principal, invoice_number=invoice_id)
         context, key = STORAGE_CONTEXT, invoice.pdf_storage_key
         if not self.storage.exists(context, key):
             raise BillingPdfNotReady("the invoice PDF is not ready yet", invoiceNumber=invoice.number)
-        private_attachment(resp, "application/pdf", f"{invoice.number}.pdf")
-        resp.content_length = self.storage.size(context, key)
-        resp.stream = self.storage.open(context, key)
+        pdf = verified_document(self.storage, context, key, invoice.pdf_sha256,
+                                user_id=req.context.principal.user_id, invoiceNumber=invoice.number)
+        send_pdf(resp, pdf, f"{invoice.number}.pdf")
 
     @operation("Refund an invoice",
                description="`platform_sale` invoices only (else 409). Header `Idempotency-Key` required (400 when "

@@ -17,6 +17,13 @@ class BillingPdfNotReady(NotFound):
     code = "BILLING_PDF_NOT_READY"
 
 
+class DocumentIntegrityFailed(Conflict):
+    """409: a stored document's bytes are not the ones recorded (sha256) when it was stored; it is
+    not served."""
+
+    code = "DOCUMENT_INTEGRITY_FAILED"
+
+
 class EsignProviderFailed(DomainError):
     """502: the e-signature provider failed a synchronous call (the self-billing mandate request)."""
 

@@ -97,7 +97,7 @@ def _collect(step: str, reservation_id: str, industrial_organization_id: str, me
     ), config=config)
     now = clock.now()
     order.invoice, order.status, order.paid_at, order.updated_at = invoice.id, PaymentStatus.PAID, now, now
-    order.save()
+    order.save(only=[PaymentOrder.invoice, PaymentOrder.status, PaymentOrder.paid_at, PaymentOrder.updated_at])
     ledger.post_legacy_collection(invoice, amount_cents=order.amount_cents, payment_order_id=order.id,
                                   day=paris_day(now))
     if step == BALANCE:

@@ -126,6 +126,7 @@ class SelfBillingMandateStatus(StrEnum):
     SIGNED = "signed"
     DECLINED = "declined"
     REVOKED = "revoked"
+    ABANDONED = "abandoned"  # a draft whose request failed: kept, never deleted
 
 
 ACTIVE_SELF_BILLING_MANDATE = frozenset({SelfBillingMandateStatus.PENDING_SIGNATURE, SelfBillingMandateStatus.SIGNED})
@@ -476,6 +477,8 @@ class SelfBillingMandate(BaseModel):
     revoked_at = DateTimeTZField(null=True)
     revoked_by_user_id = CharField(max_length=36, null=True)
     revoke_reason = TextField(null=True)
+    abandoned_at = DateTimeTZField(null=True)  # a draft whose request failed (migration 186)
+    document_sha256 = CharField(max_length=64, null=True)  # of the signed file, checked on download
     created_at = created_at_field()
     updated_at = created_at_field()
 

@@ -7,34 +7,33 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.identity.models import KybStatus
 from backend.identity.permissions import MEMBERSHIP_ROLES
-from schemas.common import JsonBoolean, enum_of
+from schemas.common import JsonBoolean, LegalText, enum_of
 
 SIREN = validate.Regexp(r"^\d{9}$", error="must be 9 digits")
-NAME = validate.Length(min=1, max=200)
 
 
 class OrganizationCreateIn(Schema):
     actorType = fields.String(required=True, validate=validate.OneOf(["industrial", "distributor"]))
     siren = fields.String(required=True, validate=SIREN)
-    legalName = fields.String(required=True, validate=NAME)
+    legalName = LegalText(200, required=True)
 
 
 class PrinterCreateIn(Schema):
     actorType = fields.String(required=True, validate=validate.OneOf(["printer"]))
     siren = fields.String(required=True, validate=SIREN)
-    legalName = fields.String(required=True, validate=NAME)
+    legalName = LegalText(200, required=True)
 
 
 class AddressIn(Schema):
-    street = fields.String(required=True, validate=validate.Length(min=1, max=300))
-    postalCode = fields.String(required=True, validate=validate.Length(min=1, max=20))
-    city = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    street = LegalText(300, required=True)
+    postalCode = LegalText(20, required=True)
+    city = LegalText(120, required=True)
     country = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z]{2}$", error="ISO 3166 alpha-2"))
 
 
 class SignerIn(Schema):
-    firstName = fields.String(required=True, validate=validate.Length(min=1, max=120))
-    lastName = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    firstName = LegalText(120, required=True)
+    lastName = LegalText(120, required=True)
     email = fields.Email(required=True, validate=validate.Length(max=320))
     phone = fields.String(required=True, validate=validate.Length(min=1, max=40),
                           metadata={"description": "kept in E.164; a national number is read as French"})
@@ -45,7 +44,7 @@ class SignerIn(Schema):
 
 
 class BillingProfileIn(Schema):
-    legalName = fields.String(required=True, validate=NAME)
+    legalName = LegalText(200, required=True)
     siret = fields.String(required=True, validate=validate.Regexp(r"^\d{14}$", error="must be 14 digits"),
                           metadata={"description": "Luhn key checked; starts with the organization's SIREN"})
     vatNumber = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=20),

@@ -7,7 +7,7 @@ from marshmallow import Schema, fields, validate
 from backend import clock
 from backend.marketplace.catalog import AD_SPACE_SORTS, STORE_SORTS
 from backend.marketplace.furniture import FURNITURE_SORTS
-from schemas.common import AnsweredDirectly, JsonBoolean, ListQuery, UtcDateTime, page_of, sort_by
+from schemas.common import AnsweredDirectly, JsonBoolean, LegalText, ListQuery, UtcDateTime, page_of, sort_by
 
 LABEL = validate.Length(min=1, max=120)
 NAME = validate.Length(min=1, max=160)
@@ -128,9 +128,9 @@ class FurnitureTypeAnswer(Schema):
 
 
 class StoreAddressIn(Schema):
-    street = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    postalCode = fields.String(required=True, validate=validate.Length(min=1, max=20))
-    city = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    street = LegalText(200, required=True)
+    postalCode = LegalText(20, required=True)
+    city = LegalText(120, required=True)
     country = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z]{2}$"))
 
 

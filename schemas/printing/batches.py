@@ -13,7 +13,7 @@ from backend.printing.impressions import shown_impression_status
 from backend.printing.models import DeliveryTarget, ImpressionStatus
 from backend.printing.plans import Recipient
 from backend.printing.status import PrintOrderStatus
-from schemas.common import ComputedInteger, ComputedString, UtcDateTime, enum_of
+from schemas.common import ComputedInteger, ComputedString, LegalText, UtcDateTime, enum_of
 from schemas.printing.deposits import ZONE_ID, GabaritZoneOut, PreflightOut, SlotIn
 from schemas.printing.orders import PrinterPrintOrderListItemOut
 
@@ -21,10 +21,10 @@ MAX_SELECTION = 2_000  # spec B targets batches of up to 1,000 stores
 
 
 class DeliveryAddressIn(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    street = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    postalCode = fields.String(required=True, validate=validate.Length(min=1, max=20))
-    city = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    name = LegalText(200, required=True)
+    street = LegalText(200, required=True)
+    postalCode = LegalText(20, required=True)
+    city = LegalText(120, required=True)
     country = fields.String(load_default="FR", validate=validate.Regexp(r"^[A-Z]{2}$"))
 
 

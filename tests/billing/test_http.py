@@ -3,6 +3,7 @@ matrix, refunds and credit notes."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 
@@ -123,7 +124,8 @@ def test_legacy_routes_refuse_a_principal_seller_reservation_and_collect_a_legac
 def _store_pdf(invoice: Invoice) -> None:
     key = f"billing/invoices/{invoice.number}.pdf"
     current_runtime().storage.put_bytes(INVOICE_PDF_CONTEXT, key, PDF, "application/pdf")
-    Invoice.update(pdf_storage_key=key).where(Invoice.id == invoice.id).execute()
+    Invoice.update(pdf_storage_key=key, pdf_sha256=hashlib.sha256(PDF).hexdigest()).where(
+        Invoice.id == invoice.id).execute()
 
 
 def test_list_and_download_access_matrix(client, world):

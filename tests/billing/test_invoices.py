@@ -127,8 +127,9 @@ def test_the_database_refuses_to_change_an_issued_invoice(assignment):
 
 def test_status_pdf_and_payment_fields_may_move_but_no_invoice_is_deleted():
     invoice = _sale(approved_org("industrial"))
-    database.execute_sql("UPDATE billing_invoice SET status = 'paid', paid_at = now(), pdf_storage_key = 'k',"
-                         " updated_at = now() WHERE id = %s", (invoice.id,))
+    database.execute_sql("UPDATE billing_invoice SET status = 'paid', paid_at = now(),"
+                         " pdf_storage_key = 'billing/invoices/' || number || '.pdf', updated_at = now() WHERE id = %s",
+                         (invoice.id,))
     assert Invoice.get_by_id(invoice.id).has_pdf
     with pytest.raises(DatabaseError, match=r"never deleted|permission denied"), transaction():
         database.execute_sql("DELETE FROM billing_invoice WHERE id = %s", (invoice.id,))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from api.access import Route, admin
 from api.operations import operation
+from api.responses import private_attachment
 from backend.billing.accounting import fec, reports
 from backend.billing.accounting.chart import account_label
 from backend.identity.permissions import BILLING_MANAGE_ALL
@@ -27,8 +28,7 @@ class Fec:
     def on_get(self, req, resp, query: dict) -> None:
         year = query["fiscalYear"]
         name = fec.file_name(fec.platform_siren(self.config), year)  # refused before any byte is sent
-        resp.content_type = fec.CONTENT_TYPE
-        resp.downloadable_as = name
+        private_attachment(resp, fec.CONTENT_TYPE, name)  # the books: no cache keeps them
         resp.stream = fec.stream_fec(year)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from api.access import BILLING_MANAGER, Route, roles
 from api.operations import operation
+from api.responses import send_pdf
 from backend.billing.self_billing import mandate as mandates
 from schemas.billing.self_billing.mandate import MandateAnswer, MandateRequestedAnswer, MandateRevokeIn
 
@@ -53,17 +54,14 @@ class SelfBillingMandate:
     @operation("Download the signed self-billing mandate",
                description="The signed PDF, for an admin or a member of the organization (`manager`, `member`, "
                "`billing`), else 403; 404 without mandate; 404 `BILLING_PDF_NOT_READY` until the signed PDF is "
-               "stored.",
+               "stored; 409 `DOCUMENT_INTEGRITY_FAILED` when the stored file is not the one signed (sha256).",
                tags=("billing",), produces="application/pdf", answer_description="the signed PDF, raw",
-               errors={403: "FORBIDDEN", 404: "NOT_FOUND or BILLING_PDF_NOT_READY"})
+               errors={403: "FORBIDDEN", 404: "NOT_FOUND or BILLING_PDF_NOT_READY",
+                       409: "DOCUMENT_INTEGRITY_FAILED"})
     def on_get_document(self, req, resp, organization_id: str) -> None:
-        filename, size, chunks = mandates.open_document(principal=req.context.principal,
-                                                        organization_id=organization_id, storage=self.storage)
-        resp.content_type = "application/pdf"
-        resp.downloadable_as = filename
-        resp.content_length = size
-        resp.set_header("Cache-Control", "private, no-store")
-        resp.stream = chunks
+        filename, pdf = mandates.open_document(principal=req.context.principal, organization_id=organization_id,
+                                               storage=self.storage)
+        send_pdf(resp, pdf, filename)
 
 
 def routes(deps) -> list[Route]:

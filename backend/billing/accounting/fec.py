@@ -7,6 +7,9 @@ procédures fiscales (docs/accounting.md, "The FEC", lists every rule and how ea
   becomes a space), the first
   record the 18 field names in their legal order.
 - ISO 8859-15 (one of the character sets the article names); a character it lacks becomes `?`.
+- A label (`CompAuxLib`, `EcritureLib`) never starts a formula: a control character becomes a
+  space and a leading `=`, `+`, `-` or `@` is preceded by an apostrophe (a spreadsheet opening
+  the file shows the text, runs nothing).
 - Dates `YYYYMMDD`; amounts in decimal with a comma and two decimals, no thousands separator,
   `Debit` and `Credit` both given (one of them `0,00`); `Montantdevise` and `Idevise` empty (every
   amount is in euros).
@@ -74,6 +77,13 @@ def _amount(expression: str) -> str:
             f" || CASE WHEN mod({expression}, 100) < 10 THEN ',0' ELSE ',' END || mod({expression}, 100)::text END")
 
 
+def neutralised(expression: str) -> str:
+    """A free-text label as a spreadsheet cannot run it: control characters become spaces and a
+    leading `=`, `+`, `-` or `@` (a formula) is preceded by an apostrophe. The validators refuse
+    such names (`backend.legal_text`); this covers a value stored before them."""
+    return rf"regexp_replace(regexp_replace({expression}, '[[:cntrl:]]', ' ', 'g'), '^([=+@-])', '''\1')"
+
+
 def _ymd(expression: str) -> str:
     return f"to_char({expression}, 'YYYYMMDD')"
 
@@ -122,8 +132,9 @@ records AS (
       LEFT JOIN {labels_sql()} ON chart.number = l.account
       LEFT JOIN accounting_lettered_line ll ON ll.line_id = l.id
       LEFT JOIN accounting_lettering lt ON lt.id = ll.lettering_id)
-SELECT journal, journal_label, num, day, account, account_label, aux_account, aux_label, piece_ref, piece_day,
-       label, {_amount("debit")}, {_amount("credit")}, letter, {_ymd("lettered_on")}, valid_day, '', ''
+SELECT journal, journal_label, num, day, account, account_label, aux_account, {neutralised("aux_label")}, piece_ref,
+       piece_day, {neutralised("label")}, {_amount("debit")}, {_amount("credit")}, letter, {_ymd("lettered_on")},
+       valid_day, '', ''
   FROM (SELECT * FROM records ORDER BY rank, seq, line_no) AS sorted
 """  # noqa: S608 (constants only; the values are parameters)
 

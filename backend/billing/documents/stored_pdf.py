@@ -10,6 +10,11 @@ template or style published after the issue does not reach it, and a regeneratio
 other bytes all the same (a frozen version deleted since, an invoice of an earlier release issued
 before any version was frozen) is refused (409 `pdf_frozen`) and the stored PDF kept; one that
 gives the same bytes rewrites them.
+
+`verified_document` is what every download of a stored legal document reads: the bytes only when
+their sha256 is the one recorded in the database, else 409 `DOCUMENT_INTEGRITY_FAILED`, logged and
+written to the billing audit trail (a file replaced in the bucket, or a row pointing elsewhere,
+never reaches a customer).
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ import hashlib
 from backend.billing.documents.invoice_snapshot import snapshot_of_invoice
 from backend.billing.documents.render import render_invoice_pdf
 from backend.billing.documents.snapshot import InvoiceSnapshot
-from backend.billing.models import Invoice
+from backend.billing.errors import DocumentIntegrityFailed
+from backend.billing.models import AuditEntry, Invoice
 from backend.config import Config
+from backend.context import current_request_id
 from backend.db import transaction
 from backend.errors import Conflict, NotFound, PayloadTooLarge, ValidationError
 from backend.logs import log_event
@@ -70,6 +77,26 @@ def ensure_invoice_pdf(invoice: Invoice, *, storage: Storage, config: Config,
             Invoice.update(pdf_storage_key=key, pdf_sha256=document.sha256).where(Invoice.id == invoice.id).execute()
         invoice.pdf_storage_key, invoice.pdf_sha256 = key, document.sha256
     return key
+
+
+def verified_document(storage: Storage, context: str, key: str, recorded_sha256: str | None, *,
+                      user_id: str | None, **identity: str) -> bytes:
+    """The stored document's bytes when their sha256 is `recorded_sha256` (none recorded is a
+    mismatch too); else the refusal, logged and audited with `identity` (the document's number or
+    id), and nothing served."""
+    content = storage.read_bytes(context, key)
+    actual = hashlib.sha256(content).hexdigest()
+    if recorded_sha256 is not None and actual == recorded_sha256:
+        return content
+    details = {**identity, "storageKey": key, "recordedSha256": recorded_sha256, "storedSha256": actual}
+    log_event("billing.document.integrity_failed", "a stored document differs from the one recorded: not served",
+              "error", **details)
+    with transaction():
+        AuditEntry.create(action="billing.document.integrity_failed", actor_user_id=user_id,
+                          reason="stored document differs from its recorded sha256", details=details,
+                          request_id=current_request_id())
+    raise DocumentIntegrityFailed("the stored document is not the one recorded when it was issued: it is not served",
+                                  **identity)
 
 
 def frozen_versions(invoice: Invoice) -> tuple[int | None, int | None]:

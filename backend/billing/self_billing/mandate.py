@@ -11,22 +11,23 @@ provider is called:
 3. the draft moved to `pending_signature` with its `esignRequestRef`; the partial unique index
    (one active mandate per organization) is the last word, its refusal is the same 409.
 
-A provider failure leaves nothing behind: the provider request (when one was created) is
-cancelled and the draft deleted, so a retry starts afresh; the caller gets 502
+A provider failure leaves nothing live behind: the provider request (when one was created) is
+cancelled and the draft marked `abandoned` (kept: no row of the books is deleted), so a retry
+starts afresh; the caller gets 502
 `ESIGN_PROVIDER_FAILED` and the log scope `billing.self_billing_mandate.request_failed`. A draft
 left by a crashed process blocks new requests for `DRAFT_IN_FLIGHT_SECONDS` (longer than the
-client's retries can last), then the next request cancels and deletes it.
+client's retries can last), then the next request cancels and abandons it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from peewee import IntegrityError
 
 from backend import clock
+from backend.billing.documents.stored_pdf import verified_document
 from backend.billing.errors import BillingPdfNotReady, EsignProviderFailed
 from backend.billing.models import (
     ACTIVE_SELF_BILLING_MANDATE,
@@ -64,7 +65,9 @@ class RequestedMandate:
 
 
 def latest_mandate(organization_id: str) -> SelfBillingMandate | None:
-    return (SelfBillingMandate.select().where(SelfBillingMandate.organization_id == organization_id)
+    """The organization's latest mandate, an abandoned draft aside."""
+    return (SelfBillingMandate.select().where(SelfBillingMandate.organization_id == organization_id,
+                                              SelfBillingMandate.status != Status.ABANDONED)
             .order_by(SelfBillingMandate.created_at.desc(), SelfBillingMandate.id.desc()).first())
 
 
@@ -134,7 +137,7 @@ def _reserve_draft(principal: Principal, organization_id: str, provider: Signatu
                 raise Conflict("a self-billing mandate request is being sent", reason="mandate_request_in_progress",
                                mandateId=draft.id)
             stale.append(draft)
-        SelfBillingMandate.delete().where(SelfBillingMandate.id.in_([d.id for d in stale])).execute()
+        _mark_abandoned([d.id for d in stale])
         mandate = SelfBillingMandate.create(
             organization_id=organization.id, status=Status.DRAFT, signature_level=VERIFICATION.signature_level.value,
             signer={"firstName": profile.signer_first_name, "lastName": profile.signer_last_name,
@@ -172,13 +175,20 @@ def _saved_ref(mandate_id: str) -> str | None:
 
 
 def _abandon(draft: SelfBillingMandate, provider: SignatureProvider, pid: str | None, *, reason: str) -> None:
-    """Nothing half-written: the provider request cancelled (best effort), the draft deleted."""
+    """Nothing half-written: the provider request cancelled (best effort), the draft abandoned."""
     _cancel_quietly(provider, pid, draft.id)
     with transaction():
-        SelfBillingMandate.delete().where(SelfBillingMandate.id == draft.id,
-                                          SelfBillingMandate.status == Status.DRAFT).execute()
+        _mark_abandoned([draft.id])
     log_event(f"{SCOPE}.request_failed", "self-billing mandate request failed", "error",
               organizationId=draft.organization_id, mandateId=draft.id, esignRequestRef=pid, error=reason[:500])
+
+
+def _mark_abandoned(draft_ids: list[str]) -> None:
+    """Drafts of failed requests marked, not deleted: the runtime role deletes no billing row."""
+    now = clock.now()
+    (SelfBillingMandate.update({SelfBillingMandate.status: Status.ABANDONED, SelfBillingMandate.abandoned_at: now,
+                                SelfBillingMandate.updated_at: now})
+     .where(SelfBillingMandate.id.in_(draft_ids), SelfBillingMandate.status == Status.DRAFT).execute())
 
 
 def _cancel_quietly(provider: SignatureProvider, pid: str | None, mandate_id: str) -> None:
@@ -223,10 +233,11 @@ def revoke_mandate(*, principal: Principal, organization_id: str, reason: str) -
 # --- the PDF ---------------------------------------------------------------------------------
 
 
-def open_document(*, principal: Principal, organization_id: str, storage: Storage) -> tuple[str, int, Iterator[bytes]]:
-    """`(filename, size, chunks)` of the current mandate's PDF, for an admin or a member of the
+def open_document(*, principal: Principal, organization_id: str, storage: Storage) -> tuple[str, bytes]:
+    """`(filename, bytes)` of the current mandate's signed PDF, for an admin or a member of the
     organization (any membership role), else 403; 404 without mandate; 404
-    `BILLING_PDF_NOT_READY` until the signed PDF is stored."""
+    `BILLING_PDF_NOT_READY` until the signed PDF is stored; 409 `DOCUMENT_INTEGRITY_FAILED` when
+    the stored file is not the one signed (sha256 recorded at signature)."""
     if not principal.is_admin and not Membership.select().where(
             Membership.user == principal.user_id, Membership.organization == organization_id,
             Membership.role.in_(sorted(MEMBERSHIP_ROLES))).exists():
@@ -237,8 +248,9 @@ def open_document(*, principal: Principal, organization_id: str, storage: Storag
     key = mandate.document_storage_key
     if key is None or not storage.exists(STORAGE_CONTEXT, key):
         raise BillingPdfNotReady("the signed mandate PDF is not stored yet", status=mandate.status)
-    return f"mandat-autofacturation-{mandate.id}.pdf", storage.size(STORAGE_CONTEXT, key), storage.open(
-        STORAGE_CONTEXT, key)
+    pdf = verified_document(storage, STORAGE_CONTEXT, key, mandate.document_sha256, user_id=principal.user_id,
+                            mandateId=mandate.id)
+    return f"mandat-autofacturation-{mandate.id}.pdf", pdf
 
 
 # --- the answer ------------------------------------------------------------------------------

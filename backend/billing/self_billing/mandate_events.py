@@ -34,6 +34,7 @@ as its event would be (`updated_at` is bumped when asked, so the pass walks ever
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 from backend import clock, outbox
@@ -133,6 +134,7 @@ def apply_provider_event(mandate_id: str, event_id: str, event_name: str, *, pro
             return None
         now = clock.now()
         SelfBillingMandate.update(status=Status.SIGNED, signed_at=now, document_storage_key=key,
+                                  document_sha256=hashlib.sha256(content).hexdigest(),
                                   updated_at=now).where(SelfBillingMandate.id == mandate_id).execute()
     log_event(f"{SCOPE}.signed", "self-billing mandate signed", organizationId=mandate.organization_id,
               mandateId=mandate.id, eventId=event_id, documentBytes=len(content))

@@ -9,12 +9,14 @@ from collections import defaultdict
 from datetime import date
 
 import falcon.testing
+import pytest
 
 from backend.billing import corrections
 from backend.billing.accounting import entries, fec, reports
 from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party
 from backend.billing.models import Invoice, PaymentMethod
+from backend.db import database
 from ops.accounting_commands import format_trial_balance
 from tests.billing.accounting.books import validate_now
 from tests.billing.helpers import Market, approved_org, booted_config
@@ -122,6 +124,8 @@ def test_the_routes_are_for_billing_admins_and_stream_the_fec(make_app):
     admin = admin_headers()
     answer = client.simulate_get("/api/admin/accounting/fec", params={"fiscalYear": "2026"}, headers=admin)
     assert answer.status_code == 200 and answer.headers["content-type"] == fec.CONTENT_TYPE
+    assert answer.headers["cache-control"] == "private, no-store"  # the books: no cache keeps them
+    assert answer.headers["x-content-type-options"] == "nosniff"
     assert 'filename="732829320FEC20261231.txt"' in answer.headers["content-disposition"]
     assert answer.content.split(b"\n")[0].decode().split("\t") == list(fec.FIELDS)
     assert client.simulate_get("/api/admin/accounting/fec", headers=admin).status_code == 400
@@ -150,3 +154,13 @@ def test_without_the_platform_siret_there_is_no_fec_to_name(make_app, config, mo
     monkeypatch.setattr(accounting_commands, "_boot", lambda: unnamed)
     assert accounting_commands.cmd_fec(SimpleNamespace(year=2026, output=None)) == 1
     assert re.search(r"set PLATFORM_LEGAL_SIRET .*, or name the file with -o", capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("stored, written", [
+    ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+    ("+33 1", "'+33 1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"),
+    ("\t=1", " =1"), ("Acme\r\nBcc: x", "Acme  Bcc: x"), ("Café du Port", "Café du Port"),
+])
+def test_a_label_that_would_run_in_a_spreadsheet_is_neutralised(stored, written):
+    """A name stored before the validators (or by hand) still never starts a formula in the FEC."""
+    assert database.execute_sql(f"SELECT {fec.neutralised('%s::text')}", (stored,)).fetchone() == (written,)

@@ -5,12 +5,15 @@ matrix of the four routes, and the signed PDF download."""
 from __future__ import annotations
 
 import io
+from datetime import timedelta
 
 import pytest
 from pypdf import PdfReader
 
+from backend import clock
 from backend.billing.models import AuditEntry, SelfBillingMandate
 from backend.billing.post_invoice_hook import signed_self_billing_mandate
+from backend.billing.self_billing.mandate import DRAFT_IN_FLIGHT_SECONDS
 from backend.billing.self_billing.mandate_document import STORAGE_CONTEXT
 from backend.billing.self_billing.mandate_events import apply_provider_event
 from backend.identity.models import BillingProfile
@@ -99,7 +102,8 @@ def test_a_provider_failure_leaves_nothing_behind_and_a_retry_succeeds(client, d
     simulator.store.faults.update({"reject_uploads": True})
     failed = _request(client, distributor)
     assert failed.status_code == 502 and failed.json["error"]["code"] == "ESIGN_PROVIDER_FAILED"
-    assert SelfBillingMandate.select().count() == 0
+    [abandoned] = SelfBillingMandate.select()  # kept, marked: no billing row is deleted
+    assert abandoned.status == "abandoned" and abandoned.abandoned_at is not None
     [orphan] = simulator.store.requests.values()
     assert orphan["status"] == "canceled"  # the provider request cannot be signed
     assert [line for line in log_lines() if line.get("scope") == "billing.self_billing_mandate.request_failed"]
@@ -113,10 +117,9 @@ def test_a_draft_in_flight_is_409_and_a_stale_draft_is_taken_over(client, distri
                                       signer={"firstName": "A", "lastName": "B", "email": "a@example.com"})
     busy = _request(client, distributor)
     assert busy.status_code == 409 and busy.json["error"]["details"]["reason"] == "mandate_request_in_progress"
-    SelfBillingMandate.update(created_at=draft.created_at.replace(year=2025)).where(
-        SelfBillingMandate.id == draft.id).execute()
-    assert _request(client, distributor).status_code == 201
-    assert SelfBillingMandate.get_or_none(SelfBillingMandate.id == draft.id) is None
+    with clock.frozen_at(draft.created_at + timedelta(seconds=DRAFT_IN_FLIGHT_SECONDS + 60)):
+        assert _request(client, distributor).status_code == 201
+    assert SelfBillingMandate.get_by_id(draft.id).status == "abandoned"
 
 
 def _signed(distributor, provider, simulator, runtime) -> SelfBillingMandate:
