@@ -54,7 +54,6 @@ RESTRICTED: dict[str, str] = {
     # a payment order's amount, kind and party never change; its status and settlement move
     "billing_payment_order": "SELECT, INSERT, UPDATE (invoice_id, status, paid_at, failure_code, failure_message,"
                              " settlement, settled_on, returned_on, return_code, updated_at)",
-    "billing_sepa_mandate": "SELECT, INSERT, UPDATE (status, ended_at, end_reason, retries_stopped_at)",
     "billing_self_billing_mandate": "SELECT, INSERT, UPDATE (status, esign_request_ref, requested_at, signed_at,"
                                     " document_storage_key, document_sha256, declined_at, decline_reason,"
                                     " revoked_at, revoked_by_user_id, revoke_reason, abandoned_at, updated_at)",

@@ -51,7 +51,6 @@ REFUSED_TO_THE_RUNTIME = [
     "UPDATE billing_payment_order SET organization_id = organization_id",
     "UPDATE billing_self_billing_mandate SET signer = '{}'",
     "UPDATE billing_document_mailing SET recipients = '{}'",
-    "UPDATE billing_sepa_mandate SET iban = iban",
     "UPDATE einvoice_lifecycle_event SET code = code",
     "UPDATE billing_status_transition SET to_status = to_status",
     "INSERT INTO billing_status_transition VALUES ('billing_invoice', 'paid', 'issued')",

@@ -7,9 +7,11 @@ import sys
 from api.access import BILLING_MANAGER, Route
 from api.operations import Answer, operation
 from backend.billing.bank import camt, statements
+from backend.errors import UnsupportedMediaType
 from schemas.billing.bank.statements import BankPageQuery, MatchAnswer, MatchIn, StatementAnswer, UnmatchedOut
 
 XML = "application/xml"
+XML_TYPES = (XML, "text/xml")
 
 
 class Statements:
@@ -28,14 +30,18 @@ class Statements:
                "the unmatched queue. 201 with the counts; the same statement again changes nothing and answers 200 "
                "with the same counts. 400 `VALIDATION_ERROR` with `details.reason` (`too_large`, `not_xml`, `dtd`, "
                "`not_camt`, `several_statements`, `malformed`, `currency`, `account`, `control_sum`) refuses the "
-               "whole document.",
-               tags=("bank",), consumes=(XML,), answer=StatementAnswer, status=201,
+               "whole document; 415 `UNSUPPORTED_MEDIA_TYPE` unless `Content-Type` is `application/xml` or "
+               "`text/xml`. Read as a stream: memory stays flat whatever the document's size.",
+               tags=("bank",), consumes=XML_TYPES, answer=StatementAnswer, status=201,
                other_answers={200: (StatementAnswer, "the statement was already imported: nothing changed")})
     def on_post(self, req, resp) -> Answer:
+        media_type = (req.content_type or "").split(";")[0].strip().lower()
+        if media_type not in XML_TYPES:
+            raise UnsupportedMediaType("send the statement as Content-Type: application/xml (or text/xml)",
+                                       contentType=req.content_type)
         if (req.content_length or 0) > camt.MAX_DOCUMENT_BYTES:
             raise camt.refused("too_large", f"the document exceeds {camt.MAX_DOCUMENT_BYTES} bytes")
-        document = req.bounded_stream.read(camt.MAX_DOCUMENT_BYTES + 1)
-        imported = statements.import_statement(document, config=self._config,
+        imported = statements.import_statement(req.bounded_stream, config=self._config,
                                                user_id=req.context.principal.user_id)
         return Answer({"statement": imported}, 201 if imported.created else 200)
 

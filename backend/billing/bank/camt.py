@@ -1,8 +1,9 @@
 """Bank statements in: a camt.053 (end of day statement) or camt.054 (debit and credit
 notifications) document read into plain values, refused whole on anything unexpected.
 
-The document is parsed with lxml defensively: at most `MAX_DOCUMENT_BYTES`, no DTD (a document
-declaring one is refused, so no entity is ever expanded), no network, no huge-tree mode. The root
+The document is parsed with lxml defensively, as a stream (`iterparse`: each entry dropped once
+read, so memory stays flat): at most `MAX_DOCUMENT_BYTES`, no DTD (a document declaring one is
+refused, so no entity is ever expanded), no network, no huge-tree mode. The root
 must be an ISO 20022 `Document` of a `camt.053.001.NN` or `camt.054.001.NN` namespace holding
 exactly one statement (`Stmt`) or notification (`Ntfctn`). Every refusal is a `ValidationError`
 with `details.reason`:
@@ -26,16 +27,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import re
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from typing import BinaryIO
 
 from lxml import etree
 
 from backend.errors import ValidationError
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+_READ_BYTES = 64 * 1024  # what the parser is handed at a time
 _NAMESPACE = re.compile(r"^urn:iso:std:iso:20022:tech:xsd:(camt\.05[34])\.001\.\d{2}$")
 _ROOTS = {"camt.053": ("BkToCstmrStmt", "Stmt"), "camt.054": ("BkToCstmrDbtCdtNtfctn", "Ntfctn")}
 _RETURN_CODE = re.compile(r"^[A-Z0-9]{4}$")
@@ -62,34 +66,69 @@ class Statement:
     statement_id: str
     iban: str
     lines: tuple[Line, ...]
+    sha256: str  # of the document's bytes
 
 
 def refused(reason: str, message: str) -> ValidationError:
     return ValidationError(f"bank statement refused: {message}", reason=reason)
 
 
-def _parser() -> etree.XMLParser:
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
-                           huge_tree=False, remove_comments=True, remove_pis=True)
+class _Bounded:
+    """A binary stream read at most `MAX_DOCUMENT_BYTES` deep, hashed as it is read."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self.size = 0
+        self.sha256 = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._stream.read(_READ_BYTES if size is None or size < 0 else min(size, _READ_BYTES))
+        self.size += len(chunk)
+        if self.size > MAX_DOCUMENT_BYTES:
+            raise refused("too_large", f"the document exceeds {MAX_DOCUMENT_BYTES} bytes")
+        self.sha256.update(chunk)
+        return chunk
 
 
-def parse(document: bytes) -> Statement:
-    """The statement of a camt.053 or camt.054 document; `ValidationError` (with `reason`) else."""
-    if len(document) > MAX_DOCUMENT_BYTES:
-        raise refused("too_large", f"the document exceeds {MAX_DOCUMENT_BYTES} bytes")
+def parse(source: bytes | BinaryIO) -> Statement:
+    """The statement of a camt.053 or camt.054 document (its bytes, or a binary stream read once);
+    `ValidationError` (with `reason`) else.
+
+    Read as a stream (`lxml.etree.iterparse`): each entry (`Ntry`) is turned into its lines and
+    its signed amount as soon as it is complete, then dropped from the tree, so the memory a
+    statement takes grows with its lines' values, not with its XML."""
+    if isinstance(source, bytes | bytearray):
+        if len(source) > MAX_DOCUMENT_BYTES:
+            raise refused("too_large", f"the document exceeds {MAX_DOCUMENT_BYTES} bytes")
+        source = io.BytesIO(source)
+    stream = _Bounded(source)
+    events = etree.iterparse(stream, events=("start", "end"), resolve_entities=False, no_network=True,
+                             load_dtd=False, dtd_validation=False, huge_tree=False, remove_comments=True,
+                             remove_pis=True)
+    reader: _Reader | None = None
+    kind = ""
+    signed: list[int] = []
+    lines: list[Line] = []
     try:
-        root = etree.fromstring(document, _parser())
-    except (etree.XMLSyntaxError, ValueError) as exc:
+        for event, element in events:
+            if reader is None:  # the root's start: a DTD has been read by now, if there is one
+                kind = _kind_of(element)
+                reader = _Reader(etree.QName(element).namespace)
+                entry_tag = f"{{{reader.ns['c']}}}Ntry"
+                continue
+            if event == "end" and element.tag == entry_tag:
+                signed.append(reader.signed_cents(element))
+                lines += reader.lines(element, len(signed) - 1)
+                element.clear(keep_tail=False)  # the entries read before it go: the report's other parts stay
+                previous = element.getprevious()
+                while previous is not None and previous.tag == entry_tag:
+                    element.getparent().remove(previous)
+                    previous = element.getprevious()
+        root = events.root
+    except etree.XMLSyntaxError as exc:
         raise refused("not_xml", "the document is not well-formed XML") from exc
-    tree = root.getroottree()
-    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
-        raise refused("dtd", "a document type declaration (DTD) is not accepted")
-    qname = etree.QName(root)
-    match = _NAMESPACE.match(qname.namespace or "")
-    if match is None or qname.localname != "Document":
-        raise refused("not_camt", "the document is not a camt.053 or camt.054 (ISO 20022) document")
-    kind = match.group(1)
-    reader = _Reader(qname.namespace)
+    if reader is None:
+        raise refused("not_xml", "the document is not well-formed XML")
     message_name, report_name = _ROOTS[kind]
     message = reader.child(root, message_name)
     reports = reader.all(message, report_name)
@@ -97,22 +136,32 @@ def parse(document: bytes) -> Statement:
         raise refused("several_statements" if reports else "malformed",
                       f"the document must hold exactly one {report_name}")
     report = reports[0]
-    entries = reader.all(report, "Ntry")
-    lines = [line for index, entry in enumerate(entries) for line in reader.lines(entry, index)]
-    _check_totals(reader, kind, report, entries)
+    _check_totals(reader, kind, report, signed)
     return Statement(kind=kind, message_id=reader.text(message, "GrpHdr/MsgId"),
                      statement_id=reader.text(report, "Id"),
-                     iban=normalized_iban(reader.text(report, "Acct/Id/IBAN")), lines=tuple(lines))
+                     iban=normalized_iban(reader.text(report, "Acct/Id/IBAN")), lines=tuple(lines),
+                     sha256=stream.sha256.hexdigest())
+
+
+def _kind_of(root) -> str:
+    """`camt.053` or `camt.054` of the document whose root element is `root` (refused else)."""
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None:
+        raise refused("dtd", "a document type declaration (DTD) is not accepted")
+    qname = etree.QName(root)
+    match = _NAMESPACE.match(qname.namespace or "")
+    if match is None or qname.localname != "Document":
+        raise refused("not_camt", "the document is not a camt.053 or camt.054 (ISO 20022) document")
+    return match.group(1)
 
 
 def normalized_iban(value: str) -> str:
     return re.sub(r"\s+", "", value).upper()
 
 
-def _check_totals(reader: _Reader, kind: str, report, entries: list) -> None:
-    """The entries add up to the report's totals (when given) and, in a camt.053, take the
-    opening booked balance to the closing one."""
-    signed = [reader.signed_cents(entry) for entry in entries]
+def _check_totals(reader: _Reader, kind: str, report, signed: list[int]) -> None:
+    """The entries (their `signed` amounts) add up to the report's totals (when given) and, in a
+    camt.053, take the opening booked balance to the closing one."""
     credits = [amount for amount in signed if amount > 0]
     debits = [-amount for amount in signed if amount < 0]
     summary = reader.optional(report, "TxsSummry")

@@ -18,9 +18,9 @@ automatic match (amount, direction, the order still waiting for the bank), witho
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import date
+from typing import BinaryIO
 
 from backend import clock
 from backend.billing.bank import camt, matching, returns, settlement
@@ -54,8 +54,9 @@ def platform_iban(config: Config) -> str:
     return iban
 
 
-def import_statement(document: bytes, *, config: Config, user_id: str | None) -> Imported:
-    """Import one camt.053 or camt.054 document, whole or not at all."""
+def import_statement(document: bytes | BinaryIO, *, config: Config, user_id: str | None) -> Imported:
+    """Import one camt.053 or camt.054 document (its bytes, or a stream read once), whole or not
+    at all."""
     statement = camt.parse(document)
     if statement.iban != platform_iban(config):
         raise camt.refused("account", "the statement is not of the platform's account")
@@ -76,7 +77,7 @@ def import_statement(document: bytes, *, config: Config, user_id: str | None) ->
         row = BankStatement.create(
             id=new_id(), kind=statement.kind, message_id=statement.message_id[:35],
             statement_id=statement.statement_id[:35], account_iban=statement.iban,
-            document_sha256=hashlib.sha256(document).hexdigest(), line_count=len(states),
+            document_sha256=statement.sha256, line_count=len(states),
             matched=states.count(matching.MATCHED), returned=states.count(matching.RETURNED),
             unmatched=states.count(matching.UNMATCHED), imported_by_user_id=user_id, created_at=clock.now())
         line_ids = _store_lines(row.id, statement.iban, new, decisions)

@@ -54,3 +54,14 @@ def test_vitrine_bank_import_prints_the_counts_or_the_refusal(config, monkeypatc
         document.write_bytes(b"<x/>")
         assert main(["bank", "import", str(document)]) == 1
     assert "(not_camt)" in capsys.readouterr().err
+
+
+def test_only_an_xml_content_type_is_imported(bank_client):
+    document = statement(credit(collected()))
+    for content_type in ("text/plain", "application/json", "application/octet-stream", ""):
+        refused = bank_client.simulate_post(PATH, body=document,
+                                            headers={**admin_headers(), "Content-Type": content_type})
+        assert refused.status_code == 415, content_type
+        assert refused.json["error"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    accepted = _post(bank_client, document, **{"Content-Type": "text/xml; charset=utf-8"})
+    assert accepted.status_code == 201, accepted.json
