@@ -45,7 +45,7 @@ from jinja2.utils import pass_environment
 
 from backend.documents import formatting
 from backend.documents.render_pool import LIMIT_REASON, default_pool
-from backend.errors import ValidationError
+from backend.errors import DomainError, ValidationError
 
 # Context keys the common frame reads (header and footer), available to every template besides
 # the variables its catalog entry declares.
@@ -63,6 +63,20 @@ MAX_EXPONENT = 64
 MAX_TEXT = 1_000_000  # characters of any text a template builds, the rendered document included
 MAX_INT_BITS = 1024
 MAX_PRINTF_DIGITS = 3  # printf widths and precisions up to 999
+# How deep a template may nest (blocks, brackets, and the operators, attributes and filters of one
+# expression, each a level of its syntax tree): far above what a document needs, far below where
+# parsing, compiling or rendering it would exhaust Python's stack.
+MAX_NESTING = 40
+_OPENING_BLOCKS = frozenset({"if", "for", "with", "filter", "macro", "call", "block", "autoescape", "trans"})
+_OPERATOR_SYMBOLS = frozenset({"+", "-", "*", "/", "//", "%", "**", ".", "|", "~", "==", "!=", "<", "<=", ">",
+                               ">="})
+_OPERATOR_NAMES = frozenset({"not", "and", "or", "in", "is", "if", "else"})
+
+
+class TemplateTooDeep(DomainError):
+    """422: a template nests deeper than `MAX_NESTING` (`details.depth`, `details.maxDepth`)."""
+
+    code = "TEMPLATE_TOO_DEEP"
 
 SAFE_FILTERS = frozenset({
     "abs", "attr", "batch", "capitalize", "count", "d", "default", "dictsort", "first", "float", "groupby",
@@ -346,10 +360,43 @@ def _syntax_error(exc: TemplateSyntaxError) -> ValidationError:
     return ValidationError(f"template syntax error line {exc.lineno}: {exc.message}", line=exc.lineno)
 
 
+def nesting_depth(source: str) -> int:
+    """How deep `source` nests, read from its tokens (lexing never recurses): the blocks open,
+    plus, in the tag being read, its open brackets and its operators, attributes and filters so
+    far. An upper bound of its syntax tree's depth."""
+    deepest = blocks = brackets = operators = 0
+    block_name_next = False
+    try:
+        for _, kind, value in _ENV.lex(source):
+            if kind in ("block_begin", "variable_begin"):
+                brackets = operators = 0
+                block_name_next = kind == "block_begin"
+                continue
+            if block_name_next and kind == "name":
+                blocks += 1 if value in _OPENING_BLOCKS else -1 if value.startswith("end") else 0
+                block_name_next = False
+                continue
+            block_name_next = block_name_next and kind == "whitespace"
+            if kind == "operator" and value in "([{":
+                brackets += 1
+            elif kind == "operator" and value in ")]}":
+                brackets -= 1
+            elif (kind == "operator" and value in _OPERATOR_SYMBOLS) or (kind == "name" and value in _OPERATOR_NAMES):
+                operators += 1
+            deepest = max(deepest, max(blocks, 0) + max(brackets, 0) + operators)
+    except TemplateSyntaxError as exc:
+        raise _syntax_error(exc) from None
+    return max(deepest, blocks)
+
+
 def _parse(source: str) -> nodes.Template:
     """The syntax tree, with the constructs that allow recursion refused, and the filters and tests
     it names known (what compiling would find): all the web process does with a template, whose
     compiling and rendering happen in the render worker."""
+    depth = nesting_depth(source)
+    if depth > MAX_NESTING:
+        raise TemplateTooDeep(f"the template nests {depth} levels deep, at most {MAX_NESTING} are allowed",
+                              depth=depth, maxDepth=MAX_NESTING)
     try:
         ast = _ENV.parse(source)
     except TemplateSyntaxError as exc:

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import time
 import tracemalloc
+from pathlib import Path
 
+import pytest
+
+from backend.documents import sandbox
 from backend.documents.render_pool import default_pool
+from backend.documents.sandbox import MAX_NESTING
 from tests.factories import make_admin, signed_in
 
 DRAFT = "/api/admin/document-templates/cgu_acceptance/draft"
@@ -35,3 +40,23 @@ def test_a_draft_of_folding_filters_is_refused_fast_without_growing_the_web_proc
     finally:
         tracemalloc.stop()
     assert peak < 30 * 1024 * 1024, peak
+
+
+@pytest.mark.parametrize("content, depth", [
+    ("{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}", 5000),
+    ("{% if x %}" * 1000 + "{% endif %}" * 1000, 1000),
+    ("{{ x" + ".y" * 3000 + " }}", 3000),
+    ("{{ " + "-" * 20000 + "1 }}", 20000),
+    ("{{ 1" + "+1" * 300 + " }}", 300),
+    ("{{ x" + "|upper" * 200 + " }}", 200),
+])
+def test_a_deeply_nested_draft_is_a_422_naming_its_depth_never_a_500(client, content, depth):
+    answer = client.simulate_post(DRAFT, json={"content": content}, headers=signed_in(make_admin()))
+    assert answer.status_code == 422, answer.json
+    assert answer.json["error"]["code"] == "TEMPLATE_TOO_DEEP"
+    assert answer.json["error"]["details"] == {"depth": depth, "maxDepth": MAX_NESTING}
+
+
+def test_the_shipped_templates_nest_far_below_the_limit():
+    for path in (Path(sandbox.__file__).parent / "defaults").glob("*.md"):
+        assert sandbox.nesting_depth(path.read_text()) <= MAX_NESTING // 4, path.name
