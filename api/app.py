@@ -11,7 +11,16 @@ import swagger_ui_bundle
 
 from api import conflicts, errors, json_media, openapi
 from api.access import Route
-from api.middleware import BodyLimit, CanonicalPath, CountRequests, DatabaseSession, RateLimit, RefuseNul, RequestId
+from api.middleware import (
+    AccountRateLimit,
+    BodyLimit,
+    CanonicalPath,
+    CountRequests,
+    DatabaseSession,
+    RateLimit,
+    RefuseNul,
+    RequestId,
+)
 from api.policy import Policy
 from api.ratelimit import RateLimiter
 from api.requests import Request
@@ -73,6 +82,7 @@ def create_app(config: Config | None = None, **clients) -> App:
             BodyLimit(),
             DatabaseSession(),
             Policy(lambda: deps.routes, deps.config.public_base_url),
+            AccountRateLimit(deps.limiter),
         ]
     )
     app.req_options.strip_url_path_trailing_slash = True

@@ -9,7 +9,7 @@ import time
 import falcon
 
 from api.clientip import client_ip
-from api.ratelimit import RateLimiter, bucket_for, client_key
+from api.ratelimit import RateLimiter, account_bucket_for, account_key, bucket_for, client_key
 from api.requests import JSON_BODY_LIMIT
 from api.telemetry import Telemetry
 from backend import db
@@ -130,6 +130,21 @@ class RateLimit:
         headers = getattr(req.context, "rate_limit_headers", None)
         if headers and resp.status_code != 429:
             resp.set_headers(headers)
+
+
+class AccountRateLimit:
+    """After the policy, which knows the caller: the routes whose budget is also counted per
+    account (`account_bucket_for`) count this request against the signed-in user."""
+
+    def __init__(self, limiter: RateLimiter) -> None:
+        self.limiter = limiter
+
+    def process_resource(self, req, resp, resource, params) -> None:
+        bucket = account_bucket_for(req.uri_template)
+        principal = getattr(req.context, "principal", None)
+        if bucket is None or principal is None:
+            return
+        self.limiter.hit(bucket, account_key(principal.user_id), req.uri_template)
 
 
 class BodyLimit:

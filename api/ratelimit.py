@@ -9,7 +9,12 @@ carry `//` or `/./` that the router would still match), with the query for `?rec
 - `provider-reconcile` (10/min): `GET /api/organizations/{id}/onboarding?reconcile=true`, which
   calls the e-signature provider synchronously;
 - `deprecated-webhook` (30/min): `POST /api/webhooks/odp`, answered 410, so that a flood of it is
-  refused before it is logged.
+  refused before it is logged;
+- `money` (30/min): the money routes outside `/api/admin`: an invoice's refund and credit note,
+  the self-billing catch-up of a reservation (`supplier-self-billing`);
+- `change-password` (5/min): `POST /api/auth/change-password`, counted per address and, once the
+  session is known, per account too (`account_bucket_for`, the `AccountRateLimit` middleware), so
+  neither many addresses nor many accounts multiply the guesses of a current password.
 
 The client is its IP address; an IPv6 client is its /64 network (what one subscriber gets), so
 rotating addresses inside it does not multiply the budget. The warning of a refusal is written
@@ -46,7 +51,9 @@ AUTH_SENSITIVE = Bucket("auth-sensitive", 10)
 ADMIN_CRITICAL = Bucket("admin-critical", 60)
 PROVIDER_RECONCILE = Bucket("provider-reconcile", 10)
 DEPRECATED_WEBHOOK = Bucket("deprecated-webhook", 30)
-BUCKETS = (AUTH_SENSITIVE, ADMIN_CRITICAL, PROVIDER_RECONCILE, DEPRECATED_WEBHOOK)
+MONEY = Bucket("money", 30)
+CHANGE_PASSWORD = Bucket("change-password", 5)
+BUCKETS = (AUTH_SENSITIVE, ADMIN_CRITICAL, PROVIDER_RECONCILE, DEPRECATED_WEBHOOK, MONEY, CHANGE_PASSWORD)
 
 _AUTH_SENSITIVE_ROUTES = frozenset(
     {
@@ -60,6 +67,14 @@ _AUTH_SENSITIVE_ROUTES = frozenset(
     }
 )
 _ADMIN_CRITICAL_ROUTES = frozenset({"/api/auth/assign-role", "/api/notifications/email-smoke"})
+_MONEY_ROUTES = frozenset(
+    {
+        "/api/billing/invoices/{invoice_id}/refund",
+        "/api/billing/invoices/{invoice_id}/credit-note",
+        "/api/billing/reservations/{reservation_id}/supplier-self-billing",
+    }
+)
+_CHANGE_PASSWORD_ROUTE = "/api/auth/change-password"  # noqa: S105 (a route, not a password)
 _RECONCILE_ROUTE = "/api/organizations/{organization_id}/onboarding"
 _DEPRECATED_WEBHOOK_ROUTE = "/api/webhooks/odp"
 _TRUE = frozenset({"true", "1", "yes", "on"})
@@ -78,7 +93,21 @@ def bucket_for(route: str | None, reconcile: str | None = None) -> Bucket | None
         return PROVIDER_RECONCILE
     if route == _DEPRECATED_WEBHOOK_ROUTE:
         return DEPRECATED_WEBHOOK
+    if route in _MONEY_ROUTES:
+        return MONEY
+    if route == _CHANGE_PASSWORD_ROUTE:
+        return CHANGE_PASSWORD
     return None
+
+
+def account_bucket_for(route: str | None) -> Bucket | None:
+    """The bucket a matched route also counts per signed-in account (None: per address only)."""
+    return CHANGE_PASSWORD if route == _CHANGE_PASSWORD_ROUTE else None
+
+
+def account_key(user_id: str) -> str:
+    """Who an account budget belongs to (never an address: the two never share a counter)."""
+    return f"account:{user_id}"
 
 
 def client_key(ip: str) -> str:

@@ -1,14 +1,17 @@
 """Floods: the deprecated webhook is rate-limited and its warning sampled; an IPv6 client's
-budget is its /64 network's."""
+budget is its /64 network's; change-password is limited per address and per account; the money
+routes outside `/api/admin` have their budget."""
 
 from __future__ import annotations
 
 import uuid
 
 from api.einvoicing.webhook import Sample
-from api.ratelimit import client_key
+from api.ratelimit import MONEY, bucket_for, client_key
+from tests.factories import make_user, signed_in
 
 WEBHOOK, SIGN_IN = "/api/webhooks/odp", "/api/auth/sign-in"
+CHANGE_PASSWORD = "/api/auth/change-password"
 
 
 def _ipv6_network() -> str:
@@ -45,3 +48,35 @@ def test_client_keys():
     assert client_key("2001:db8:1:2:aaaa::1") == client_key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
     assert client_key("::ffff:192.0.2.7") == "192.0.2.7" and client_key("192.0.2.7") == "192.0.2.7"
     assert client_key("unknown") == "unknown"
+
+
+def _ip() -> str:
+    return f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250 + 1}"
+
+
+def test_wrong_current_passwords_are_limited_per_address_and_per_account(client):
+    body = {"currentPassword": "not-the-password", "newPassword": "a-new-long-passphrase-42"}
+    ip = _ip()
+    from_one_address = [client.simulate_post(CHANGE_PASSWORD, json=body, remote_addr=ip,
+                                             headers=signed_in(make_user())).status_code for _ in range(6)]
+    assert 429 not in from_one_address[:5] and from_one_address[5] == 429
+    user = make_user()
+    headers = signed_in(user)
+    rotating = [client.simulate_post(CHANGE_PASSWORD, json=body, remote_addr=_ip(), headers=headers).status_code
+                for _ in range(6)]
+    assert 429 not in rotating[:5] and rotating[5] == 429  # many addresses do not multiply the guesses
+    assert client.simulate_post(CHANGE_PASSWORD, json=body, remote_addr=_ip(),
+                                headers=signed_in(make_user())).status_code != 429  # another account's own
+
+
+def test_the_money_routes_outside_admin_are_limited():
+    assert bucket_for("/api/billing/invoices/{invoice_id}/refund") is MONEY
+    assert bucket_for("/api/billing/invoices/{invoice_id}/credit-note") is MONEY
+    assert bucket_for("/api/billing/reservations/{reservation_id}/supplier-self-billing") is MONEY
+
+
+def test_a_refund_flood_is_refused(client):
+    ip = _ip()
+    statuses = [client.simulate_post("/api/billing/invoices/FAC-RES-2026-000001/refund", json={},
+                                     remote_addr=ip).status_code for _ in range(MONEY.per_minute + 1)]
+    assert 429 not in statuses[:-1] and statuses[-1] == 429
