@@ -98,6 +98,7 @@ def test_retry_and_resync_walk_a_transmission_to_acknowledged(api, admin_headers
     assert approved.status_code == 200 and [item["code"] for item in approved.json["data"]["lifecycle"]] == [205]
 
 
+@pytest.mark.owner  # fakes the credited invoice with a temporary table: only the owner may create one
 def test_a_refusal_reaches_the_attention_list_until_the_invoice_is_credited(api, admin_headers, issue, operator,
                                                                             operator_client, storage):
     from backend.db import database
