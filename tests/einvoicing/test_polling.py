@@ -138,6 +138,7 @@ def test_broken_transmissions_never_hold_the_others_back(issue, operator, operat
     assert second["sent"] == 1 and Transmission.get_by_id(healthy.id).status == "sent"
 
 
+@pytest.mark.owner  # deletes its transmissions afterwards, which the runtime role may not
 def test_a_pass_over_ten_thousand_open_transmissions_makes_one_search_per_hundred(operator, operator_client,
                                                                                  storage):
     count = 10_000

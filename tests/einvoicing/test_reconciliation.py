@@ -45,6 +45,10 @@ def test_discrepancy_rate_levels_at_5_and_15_percent_exactly(numerator, denomina
     assert rate_level(numerator, denominator, DISCREPANCY_RATE_PERCENT) == level
 
 
+# The invoices are faked with a temporary table: only the owner may create one.
+pytestmark = pytest.mark.owner
+
+
 @pytest.fixture
 def invoices():
     """The invoices reconciliation reads (billing's table, shadowed by a temporary table of the

@@ -88,12 +88,13 @@ def verified_document(storage: Storage, context: str, key: str, recorded_sha256:
     actual = hashlib.sha256(content).hexdigest()
     if recorded_sha256 is not None and actual == recorded_sha256:
         return content
-    details = {**identity, "storageKey": key, "recordedSha256": recorded_sha256, "storedSha256": actual}
     log_event("billing.document.integrity_failed", "a stored document differs from the one recorded: not served",
-              "error", **details)
+              "error", storageKey=key, recordedSha256=recorded_sha256, storedSha256=actual, **identity)
     with transaction():
         AuditEntry.create(action="billing.document.integrity_failed", actor_user_id=user_id,
-                          reason="stored document differs from its recorded sha256", details=details,
+                          reason="stored document differs from its recorded sha256",
+                          details={**identity, "storageKey": key, "recordedSha256": recorded_sha256,
+                                   "storedSha256": actual},
                           request_id=current_request_id())
     raise DocumentIntegrityFailed("the stored document is not the one recorded when it was issued: it is not served",
                                   **identity)
