@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+import pytest
+
 from backend.db import array_literal, copy_rows, database
 
 COLUMNS = ("n", "label", "note", "day", "at", "flag", "tags")
@@ -17,6 +19,7 @@ ROWS = [
 ]
 
 
+@pytest.mark.owner  # temporary tables: only the owner may create them
 def test_copy_rows_writes_what_an_insert_of_the_same_values_writes():
     database.execute_sql("CREATE TEMP TABLE copied (n integer, label text, note text, day date, at timestamptz,"
                          " flag boolean, tags text[])")

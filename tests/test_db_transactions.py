@@ -3,12 +3,16 @@ statement, whatever sends it, and a transaction that sends nothing sends nothing
 
 from __future__ import annotations
 
+import os
+
+import psycopg2
 import pytest
 from peewee import ProgrammingError
 from psycopg2.extensions import TRANSACTION_STATUS_IDLE, TRANSACTION_STATUS_INTRANS
 from psycopg2.extras import execute_values
 
 from backend import db
+from backend.database_roles import current_role
 from backend.db import database, transaction
 
 pytestmark = pytest.mark.committed  # outermost transactions, not savepoints of the test's own
@@ -33,13 +37,22 @@ def sent(monkeypatch):
 
 @pytest.fixture
 def table():
-    """A temporary table on this test's connection."""
-    with database.connection_context():
-        database.execute_sql("CREATE TEMP TABLE lazy_begin (n integer)")
-        try:
+    """A table of the test's own, made and dropped by the owner (the runtime role creates no
+    table, temporary ones included)."""
+    role = current_role(os.environ["DATABASE_URL"])
+    _as_owner("CREATE TABLE lazy_begin (n integer)", f'GRANT ALL ON lazy_begin TO "{role}"')
+    try:
+        with database.connection_context():
             yield "lazy_begin"
-        finally:
-            database.execute_sql("DROP TABLE lazy_begin")
+    finally:
+        _as_owner("DROP TABLE lazy_begin")
+
+
+def _as_owner(*statements: str) -> None:
+    with psycopg2.connect(os.environ["DATABASE_OWNER_URL"]) as owner, owner.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+    owner.close()
 
 
 def _rows() -> list[int]:
