@@ -11,7 +11,7 @@ from api.access import INDUSTRIAL, Route
 from api.operations import Answer, operation
 from api.printing.preflight import PreflightResource, PreflightSlot
 from api.requests import acting_organization
-from backend.printing import batch_views, batches
+from backend.printing import batch_preview as batches, batch_views
 from schemas.printing.batches import (
     BatchAnswer,
     BatchDepositIn,

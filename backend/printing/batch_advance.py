@@ -48,7 +48,7 @@ from backend.db import commit_with, database, transaction
 from backend.errors import DomainError, NotFound, ValidationError
 from backend.logs import get_logger
 from backend.printing import orders
-from backend.printing.batches import SENT
+from backend.printing.batch_preview import SENT
 from backend.printing.models import PrintBatchStatusRun as StatusRun
 from backend.printing.models import PrintBatchStatusRunItem as StatusRunItem
 from backend.printing.models import PrintOrder, PrintOrderBatch

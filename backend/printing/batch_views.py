@@ -17,7 +17,7 @@ from backend.errors import NotFound
 from backend.identity.models import Organization
 from backend.marketplace.models import Campaign
 from backend.printing.archive import AggregatedLine, ArchiveFile, aggregate_lines, entry_names
-from backend.printing.batches import SENT, derived_status
+from backend.printing.batch_preview import SENT, derived_status
 from backend.printing.models import PrintAsset, PrintOrder, PrintOrderBatch, PrintOrderLine
 from backend.printing.order_views import LineView, OrderView, order_rows, with_lines
 from backend.printing.plans import formatted_address

@@ -30,7 +30,7 @@ import falcon.testing
 from api.app import create_app
 from backend.db import database, transaction
 from backend.marketplace.furniture import ZoneSpec
-from backend.printing.batches import SELECTION
+from backend.printing.batch_preview import SELECTION
 from backend.runtime import current_runtime
 from ops.bench import _printing
 from ops.bench.report import Figure, Result

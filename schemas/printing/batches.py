@@ -8,7 +8,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from backend.printing.allocation import Slot
 from backend.printing.batch_views import status_of
-from backend.printing.batches import MIXED, BatchDeposit, Delivery, Exclusion, Reuse
+from backend.printing.batch_preview import MIXED, BatchDeposit, Delivery, Exclusion, Reuse
 from backend.printing.impressions import shown_impression_status
 from backend.printing.models import DeliveryTarget, ImpressionStatus
 from backend.printing.plans import Recipient

@@ -14,8 +14,8 @@ from marshmallow import Schema
 
 from backend.db import database
 from backend.marketplace.models import AdSpace, Reservation, Store
-from backend.printing import batch_views, batches
-from backend.printing.batches import BatchDeposit, Delivery, Reuse, derived_status
+from backend.printing import batch_preview as batches, batch_views
+from backend.printing.batch_preview import BatchDeposit, Delivery, Reuse, derived_status
 from backend.printing.models import DeliveryTarget, PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
 from backend.printing.order_views import order_rows, with_lines
 from schemas.printing.batches import BatchDetailOut, BatchListOut, BatchOrderOut, ConfirmOut, PreviewOut
@@ -82,7 +82,7 @@ def test_two_concurrent_opens_give_one_draft(request):
     with database.connection_context():
         setting = request.getfixturevalue("setting")
         setting.reservation()
-    from backend.printing.batches import open_batch
+    from backend.printing.batch_preview import open_batch
 
     barrier, results = threading.Barrier(2), []
 
