@@ -308,7 +308,7 @@ def plan_deposit(
 
     A reservation's plan depends only on what it prints in each same-visual zone (its key): each
     distinct key is planned once and its lines and reused faces (immutable) are shared by every
-    reservation with that key (a 1,000-store batch has a handful of keys)."""
+    reservation with that key (a large batch has a handful of keys)."""
     by_id = {zone.id: zone for zone in zones}
     stock, allocations = stock or {}, allocations or {}
     ids = list(dict.fromkeys(reservation_ids))

@@ -72,8 +72,8 @@ def lock_order(where: str, params: tuple) -> PrintOrder | None:
 
 
 # The one lock order as text, `where` a filter on `print_order o` with `%s` values: a batch advance
-# sends it for each group of ten orders, and building it as a peewee query was most of a group's
-# Python time (`peewee.Query.sql` under `lock_orders`, 60 % of `advance_run`'s profile).
+# sends it for each group of orders, and building it as a peewee query was most of a group's
+# Python time (`peewee.Query.sql` under `lock_orders`).
 _LOCK_RESERVATIONS = ("SELECT r.id FROM reservation r WHERE r.id IN (SELECT o.reservation_id FROM print_order o"
                       " WHERE {where}) ORDER BY r.id FOR UPDATE OF r")
 _LOCK_ORDERS = "SELECT o.* FROM print_order o WHERE {where} ORDER BY o.id FOR UPDATE"

@@ -4,7 +4,7 @@ Measured through the industrial's and printer's API in process (falcon test clie
 process's database connection), each next to a reference written by hand:
 
 - preview (`POST /api/print-batches/{id}/preview`, nothing written), against the statement the
-  preview runs to read the selection (`batches.SELECTION`: the reservations with their ad space
+  preview runs to read the selection (`batch_selection.SELECTION`: the reservations with their ad space
   and store, the columns the classification reads), run by hand on a psycopg2 cursor;
 - confirmation (`POST .../confirm`: classification, allocation, 1,000 orders, their lines and
   reused faces, the batch sent), against a plain multi-row INSERT of the same rows (a copy, in a
@@ -30,7 +30,7 @@ import falcon.testing
 from api.app import create_app
 from backend.db import database, transaction
 from backend.marketplace.furniture import ZoneSpec
-from backend.printing.batch_preview import SELECTION
+from backend.printing.batch_selection import SELECTION
 from backend.runtime import current_runtime
 from ops.bench import _printing
 from ops.bench.report import Figure, Result

@@ -7,8 +7,10 @@ from __future__ import annotations
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from backend.printing.allocation import Slot
+from backend.printing.batch_preview import BatchDeposit, Reuse
+from backend.printing.batch_selection import Delivery, Exclusion
+from backend.printing.batch_state import MIXED
 from backend.printing.batch_views import status_of
-from backend.printing.batch_preview import MIXED, BatchDeposit, Delivery, Exclusion, Reuse
 from backend.printing.impressions import shown_impression_status
 from backend.printing.models import DeliveryTarget, ImpressionStatus
 from backend.printing.plans import Recipient
@@ -142,7 +144,7 @@ def deposit_from(body: dict) -> BatchDeposit:
 
 
 class GroupOut(Schema):
-    """A furniture group of a campaign (`backend.printing.batches.Group`)."""
+    """A furniture group of a campaign (`backend.printing.batch_drafts.Group`)."""
 
     furnitureTypeId = fields.String(attribute="furniture_type_id", required=True)
     furnitureTypeVersionId = fields.String(attribute="configuration.version_id", required=True)
@@ -201,7 +203,7 @@ def dump_prebuilt(schema: Schema, obj, prebuilt: dict) -> dict:
 
 
 class BatchOut(Schema):
-    """A batch with its configuration (`backend.printing.batches.BatchState`). Its `orders` are the
+    """A batch with its configuration (`backend.printing.batch_state.BatchState`). Its `orders` are the
     list items of `order_views.batch_order_items`, answered as they are; tests/printing/test_batches.py
     holds each equal to `BatchOrderOut`'s dump of the order's view."""
 
@@ -276,9 +278,9 @@ SUMMARY_FIELDS = ("batchId", "recap", "zones", "reservations", "exclusions")
 
 
 class PreviewOut(Schema):
-    """A preview (`backend.printing.batches.Outcome`, its `summary`).
+    """A preview (`backend.printing.batch_preview.Outcome`, its `summary`).
 
-    The summary is plain values under the API's names already (`batches.summarize`), one entry per
+    The summary is plain values under the API's names already (`batch_preview.summarize`), one entry per
     selected reservation: it is answered as it is, and only the other fields are dumped field by
     field (a 1,000-store preview spent more time in marshmallow than in its query).
     tests/printing/test_batches.py holds this equal to the field-by-field dump."""
