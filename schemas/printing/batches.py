@@ -75,7 +75,7 @@ class AllocationIn(Schema):
 
 class IdList(fields.List):
     """A list of ids (strings of 1 to `max_length` characters) checked in one pass: marshmallow
-    deserializes a list item by item through the inner field (2 ms for a 1,000-store selection);
+    deserializes a list item by item through the inner field (slow for a large selection);
     a list with anything else in it goes that way, for the same errors."""
 
     def __init__(self, *, max_length: int, **kwargs) -> None:
@@ -196,7 +196,7 @@ class BatchOrderOut(PrinterPrintOrderListItemOut):
 
 def dump_prebuilt(schema: Schema, obj, prebuilt: dict) -> dict:
     """`schema`'s dump of `obj` where the fields of `prebuilt` are answered as they are (plain values
-    under the API's names already, built in one pass for lists of 1,000 entries and more), the
+    under the API's names already, built in one pass for long lists), the
     others dumped field by field."""
     others = [name for name in schema.fields if name not in prebuilt]
     return {**prebuilt, **(type(schema)(only=others).dump(obj) if others else {})}
@@ -282,7 +282,7 @@ class PreviewOut(Schema):
 
     The summary is plain values under the API's names already (`batch_preview.summarize`), one entry per
     selected reservation: it is answered as it is, and only the other fields are dumped field by
-    field (a 1,000-store preview spent more time in marshmallow than in its query).
+    field (a large preview spent more time in marshmallow than in its query).
     tests/printing/test_batches.py holds this equal to the field-by-field dump."""
 
     def dump(self, obj, *, many: bool | None = None) -> dict:
@@ -299,7 +299,7 @@ class PreviewOut(Schema):
 
 class ConfirmOut(PreviewOut):
     """A confirmation (`Outcome`): the preview's fields and what it did. Its `orders` (one per order
-    made: 1,000 nested dumps were a quarter of a 1,000-store confirmation's Python time) are
+    made: their nested dumps were a large share of a large confirmation's Python time) are
     answered as built, last, as the field-by-field dump placed them."""
 
     def dump(self, obj, *, many: bool | None = None) -> dict:
