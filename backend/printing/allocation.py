@@ -88,8 +88,8 @@ class ReservationPlan(NamedTuple):
         return SupportMode.REUSE_ALL if not self.lines else SupportMode.HYBRID
 
 
-# `tuple.__new__(ReservationPlan, values)`: the plan of one reservation at half the cost of the
-# NamedTuple's own `__new__` (one per reservation of a batch).
+# `tuple.__new__(ReservationPlan, values)`: the plan of one reservation without the count check of
+# the NamedTuple's own `__new__` (one per reservation of a batch).
 _new_tuple = tuple.__new__
 
 
