@@ -1,4 +1,4 @@
-"""Actors for operators and benchmarks: a no-op to measure the broker path end to end."""
+"""Actors for operators and benchmarks: a no-op that shows a worker is consuming its queue."""
 
 from __future__ import annotations
 

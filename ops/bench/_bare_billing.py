@@ -1,5 +1,5 @@
-"""The bare reference of `vitrine bench billing` (issue 36): `POST /api/billing/reservations/{id}/collect`
-by hand, served from `ops.bench.bare_app` with the same gunicorn settings as Vitrine.
+"""The bare reference of `vitrine bench billing`: `POST /api/billing/reservations/{id}/collect` by
+hand, served from `ops.bench.bare_app` with the same gunicorn settings as Vitrine.
 
 It sends the very statements Vitrine's collection sends, prepared once per connection as Vitrine's
 are: the session lookup, then in one transaction the key's hold with everything read

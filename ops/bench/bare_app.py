@@ -19,9 +19,9 @@ ORM), not PostgreSQL:
 
 Connections: a `psycopg2.pool.ThreadedConnectionPool` per process (made after gunicorn's fork),
 checked out and given back per request, as a hand-written app would, keeping one open connection
-per thread (before 2026-11-27 it kept one: psycopg2 closes a connection given back beyond
-`minconn`, so under 16 connections most requests of the bare apps opened a new PostgreSQL
-connection, and the backend's CPU left the bench's count when it closed).
+per thread (psycopg2 closes a connection given back beyond `minconn`: with fewer kept, most
+requests would open a new PostgreSQL connection, whose backend's CPU leaves the count when it
+closes).
 """
 
 from __future__ import annotations

@@ -10,22 +10,13 @@ A label is matched ignoring case and runs of spaces; `*` stands for any text, fo
 carry a size (`advance of * orders (ms)`: 1,000 orders in a full run, 200 in a quick one).
 
 Every goal compares Vitrine with a reference measured side by side in the same run (same client,
-settings and machine), or bounds what a user or a provider waits for; the margins are the ones a
-framework (middleware, ORM, schemas, a stock broker) can meet on work that is mostly its own:
-
-- request paths (health, session, webhook, collection): the web server's CPU per answer within
-  twice a bare Falcon + psycopg2 app running the same SQL (`ops/bench/bare_app.py`);
-- the e-signature webhook: acknowledged under 1 s (spec A, "Limits": the provider's first
-  attempt times out after 1 s), with the margin of under 200 ms at the 99th percentile;
-- a print batch of 1,000 stores (spec B, "Limits": the target scale): preview and confirmation
-  within twice their hand-written SQL, the status advance of its 1,000 orders under 2 s;
-- the month end within 1.5x rendering the same PDFs alone (rendering is its own cost), and two
-  worker processes at least 1.7x the invoices per second of one (the platform scales out by
-  adding worker processes or hosts against the same PostgreSQL and Redis);
-- the FEC download at least 0.3x a bare COPY of the same lines, its web memory flat; a bank
-  statement imported within 3x its parsing alone; e-invoicing's dispatch to acknowledgement
-  within twice the operator round trips alone; the large database's figures within 1.2x the
-  small one's (cost grows with the work asked, not with the data kept).
+settings and machine), with a margin a framework (middleware, ORM, schemas, a stock broker) can
+meet, or bounds what a user or a provider waits for: spec A's webhook acknowledgement (the
+provider's first attempt times out after 1 s), spec B's batch of 1,000 stores, the month end
+against rendering its PDFs alone, a second worker process's share of the work (the platform
+scales out by adding workers), the FEC against a bare COPY with flat memory, a statement import
+against its parsing, e-invoicing against the operator's round trips, the large database against
+the small one. docs/performance.md gives each goal's reason.
 
 The goals hold for a full run on a quiet machine; a quick run's verdicts are indicative only.
 """

@@ -69,6 +69,7 @@ SELECT (SELECT count(*) FROM billing_invoice WHERE kind = %(kind)s),
 def run(stack, quick: bool) -> Result:
     from backend.config import load_config
     from backend.db import database
+    from backend.documents import rendering
     from backend.runtime import current_runtime
     from ops.dev import WORKER_PROCESSES, WORKER_THREADS
 
@@ -91,7 +92,8 @@ def run(stack, quick: bool) -> Result:
                   f"operator simulator and e-invoicing polling every {einvoicing.POLL_EVERY * 1000:.0f} ms in this "
                   "process; e-mails written as .eml files",
                   f"set-up (not measured): {done.setup_seconds:.1f} s for {count:,} reservations collected by the "
-                  "service"],
+                  "service",
+                  f"weasyprint's font subsetting: {rendering.font_subsetting()} (fonttools is the slower path)"],
         figures=[
             Figure("month-end run (s)", run.seconds, reference.seconds),
             Figure("per invoice (ms)", 1000 * run.seconds / count, 1000 * reference.seconds / count, summary=False),
