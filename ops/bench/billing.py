@@ -40,7 +40,7 @@ NAME = "billing"
 DESCRIPTION = ("1,000 collections over HTTP at 16 connections into one invoice series, checked gapless; "
                "reference: GET /api/health on the same server")
 APP = "api.app:create_app()"
-BARE_APP = "ops.bench.bare_app:create_app()"
+BARE_APP = "ops.bench._bare_billing:create_app()"
 CONNECTIONS = 16
 CLIENT_PROCESSES = 2
 WARMUP = 100
