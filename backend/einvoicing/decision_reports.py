@@ -1,5 +1,5 @@
 """The distributor's decision on a self-billed invoice, as the reform's lifecycle status: the
-platform sends it (issue 32; docs/einvoicing.md "Self-billed invoices: 205 and 210").
+platform sends it (docs/einvoicing.md "Self-billed invoices: 205 and 210").
 
 Why the platform sends and does not receive: under self-billing the platform, the buyer, issues
 the invoice in the distributor's name and deposits it; the party that approves or refuses an

@@ -46,14 +46,10 @@ def impression_for(order_status: str) -> ImpressionStatus:
     return _IMPRESSION_BY_ORDER_STATUS[PrintOrderStatus(order_status)]
 
 
-def allocate_order_code() -> str:
-    """The next `PM-0001` code from the sequence: at least four digits, more when it grows past
-    9999; gaps (rolled-back transactions) are acceptable, duplicates impossible."""
-    return allocate_order_codes(1)[0]
-
-
 def allocate_order_codes(count: int) -> list[str]:
-    """`count` codes from the sequence in one statement, in increasing order."""
+    """`count` codes from the sequence in one statement, in increasing order: `PM-0001`, at least
+    four digits, more when it grows past 9999; gaps (rolled-back transactions) are acceptable,
+    duplicates impossible."""
     if count == 0:
         return []
     rows = database.execute_sql(

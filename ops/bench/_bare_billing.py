@@ -1,5 +1,6 @@
-"""The bare reference of `vitrine bench billing` (issue 36): `POST /api/billing/reservations/{id}/collect`
-by hand, served from `ops.bench.bare_app` with the same gunicorn settings as Vitrine.
+"""The bare reference of `vitrine bench billing`: `POST /api/billing/reservations/{id}/collect` by
+hand (`create_app()`, with `ops.bench.bare_app`'s pools and health route), served with the same
+gunicorn settings as Vitrine.
 
 It sends the very statements Vitrine's collection sends, prepared once per connection as Vitrine's
 are: the session lookup, then in one transaction the key's hold with everything read
@@ -136,3 +137,12 @@ class Collect:
                                            "invoiceNumber": number, "financialStatus": answer["financial_status"],
                                            "paymentStatus": "paid", "idempotent": False}}
 
+
+def create_app() -> falcon.App:
+    """The collection by hand, and `GET /api/health` (what `stack.serve` waits for)."""
+    from ops.bench.bare_app import SESSION_COOKIE, Health, pools
+
+    app = falcon.App()
+    app.add_route("/api/health", Health())
+    app.add_route("/api/billing/reservations/{reservation_id}/collect", Collect(pools, SESSION_COOKIE))
+    return app

@@ -15,13 +15,16 @@ ORM), not PostgreSQL:
   NOTHING` and the outbox row, and after the commit the Dramatiq message `LPUSH`ed to Redis in the
   request thread. Its rows are named `bare-...` and its messages go to a queue no worker reads
   (`REFERENCE_QUEUE`), so the scenario's own counts are left alone.
-- `POST /api/billing/reservations/{id}/collect`: `ops.bench._bare_billing`.
+
+The collection's bare reference is an app of its own (`ops.bench._bare_billing:create_app()`,
+with the same pools): it sends the billing area's own statements, so a change there touches the
+`billing` scenario only.
 
 Connections: a `psycopg2.pool.ThreadedConnectionPool` per process (made after gunicorn's fork),
 checked out and given back per request, as a hand-written app would, keeping one open connection
-per thread (before 2026-11-27 it kept one: psycopg2 closes a connection given back beyond
-`minconn`, so under 16 connections most requests of the bare apps opened a new PostgreSQL
-connection, and the backend's CPU left the bench's count when it closed).
+per thread (psycopg2 closes a connection given back beyond `minconn`: with fewer kept, most
+requests would open a new PostgreSQL connection, whose backend's CPU leaves the count when it
+closes).
 """
 
 from __future__ import annotations
@@ -44,7 +47,6 @@ from psycopg2.extras import Json
 from backend.identity.permissions import permissions_for
 from backend.identity.sessions import SESSION_STATEMENTS
 from backend.onboarding.envelopes import PENDING_ENVELOPE_SQL
-from ops.bench._bare_billing import Collect
 
 SESSION_LOOKUP = SESSION_STATEMENTS[True]  # the session with its organizations, prepared
 _PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connections that prepared it
@@ -209,5 +211,4 @@ def create_app() -> falcon.App:
     app.add_route("/api/health", Health())
     app.add_route("/api/auth/session", Session())
     app.add_route("/api/webhooks/esign", Webhook())
-    app.add_route("/api/billing/reservations/{reservation_id}/collect", Collect(pools, SESSION_COOKIE))
     return app

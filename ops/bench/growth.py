@@ -1,5 +1,5 @@
 """`vitrine bench growth`: the cost of the same work on a small and on a large database, in the
-same run (issue 36, "Cost as the data grows"). A platform's tables only grow: a figure that holds
+same run. A platform's tables only grow: a figure that holds
 on a fresh database and not after two years of history is a defect.
 
 The two databases (`_growth_data`: built once per bench data directory by bulk SQL, then kept
