@@ -38,7 +38,10 @@ def periodic_actors(broker) -> list:
 def run_clock() -> int:
     import dramatiq
 
-    import actors  # noqa: F401  (boots, sets up the broker, declares the actors)
+    from backend.runtime import boot
+
+    boot(role="clock")  # before the actors, which would boot as the worker
+    import actors  # noqa: F401  (sets up the broker, declares the actors)
 
     scheduled = periodic_actors(dramatiq.get_broker())
     log.info("clock started", extra={"fields": {

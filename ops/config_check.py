@@ -60,3 +60,26 @@ def summary(config: Config) -> list[str]:
     lines = [f"configuration valid ({config.environment}): database {database}, Redis {redis}, storage {storage}, "
              f"e-mail {mail}, log level {config.log_level}; {count} warning{'' if count == 1 else 's'}"]
     return lines + [f"warning: {warning}" for warning in config.warnings]
+
+
+# Policies under which Redis, once full, evicts keys without an expiry: queued messages among them.
+_DROPPING_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random")
+
+
+def redis_warnings(url: str | None) -> list[str]:
+    """What the Redis at `url` may lose: a warning when its eviction policy may drop queued
+    messages (read with INFO, which managed Redis services allow where CONFIG is disabled). A
+    Redis that cannot be reached says nothing here: the process that needs it says why."""
+    if not url:
+        return []
+    import redis
+
+    try:
+        policy = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2).info("memory").get(
+            "maxmemory_policy")
+    except redis.RedisError:
+        return []
+    if policy in _DROPPING_POLICIES:
+        return [f"REDIS_URL: the Redis eviction policy {policy} may drop queued messages once memory is full "
+                "(set maxmemory-policy noeviction)"]
+    return []

@@ -12,6 +12,7 @@ import pytest
 from ops import cli
 from ops.datadir import DataDirBusy, DataDirLock, owner
 from tests.conftest import ROOT
+from tests.production_settings import production_over
 from tests.test_dev import dev_env, vitrine
 
 
@@ -280,7 +281,7 @@ def test_config_check_names_every_problem_on_its_own_line_with_status_2(data_dir
 def test_the_procfile_processes_in_production_refuse_to_start_the_embedded_servers(command, data_dir):
     """`ENVIRONMENT=production` without DATABASE_URL and REDIS_URL: one line, status 2, nothing
     started (no data directory, no server), for each process of the Procfile (release included)."""
-    production = dict(dev_env(), ENVIRONMENT="production", REDIS_URL="redis://cache.invalid:6379/0")
+    production = dict(production_over(dev_env()), REDIS_URL="redis://cache.invalid:6379/0")
     result = vitrine(command, "--data-dir", str(data_dir), env=production)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.splitlines() == [
