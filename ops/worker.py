@@ -29,10 +29,10 @@ _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent die
 
 
 def dramatiq_command(config: Config, extra: list[str]) -> list[str]:
-    """Dramatiq's command line: the actors, the shutdown bound, then the caller's own options
-    (`--processes`, `--threads`, `--queues`), which come last and so win."""
-    return [sys.executable, "-m", "dramatiq", "actors",
-            "--worker-shutdown-timeout", str(config.worker_shutdown_timeout * 1000), *extra]
+    """Dramatiq's command line: the shutdown bound, the actors, then the caller's own modules and
+    options (`--processes`, `--threads`, `--queues`), which come last and so win."""
+    return [sys.executable, "-m", "dramatiq", "--worker-shutdown-timeout", str(config.worker_shutdown_timeout * 1000),
+            "actors", *extra]
 
 
 def _die_with_parent() -> None:

@@ -429,3 +429,47 @@ def test_a_command_beside_a_live_dev_takes_the_settings_dev_gives_its_processes(
     assert env["ODP_BASE_URL"] == "http://127.0.0.1:8767"  # empty counts as unset, as for dev's processes
     assert env["PLATFORM_LEGAL_SIRET"] == "90123456700013"
     assert env["PLATFORM_LEGAL_COMPANY_NAME"] == "Mine SAS"  # a setting of the user's own is kept
+
+
+@pytest.mark.committed
+@pytest.mark.parametrize("how", ["stdin", "env"])
+def test_create_admin_takes_the_password_from_standard_input_or_the_environment(how):
+    import subprocess
+    import sys
+
+    from backend.db import database
+    from backend.identity.models import User
+    from backend.identity.secrets import verify_password
+
+    email = f"stdin-{how}-{uuid.uuid4().hex[:6]}@example.com"
+    command = [sys.executable, "-m", "ops.cli", "create-admin", "--email", email]
+    env = dict(os.environ)
+    if how == "stdin":
+        command.append("--password-stdin")
+    else:
+        env["VITRINE_ADMIN_PASSWORD"] = "from-the-environment"
+    run = subprocess.run(command, cwd=ROOT, env=env, input="from-standard-input\n" if how == "stdin" else "",
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert f"admin created: {email}" in run.stdout
+    with database.connection_context():
+        user = User.get(User.email == email)
+    assert verify_password(user.password_hash, "from-standard-input" if how == "stdin" else "from-the-environment")
+
+
+def test_create_admin_without_any_password_says_how_to_give_one(capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert cli.main(["create-admin", "--email", "nopassword@example.com", "--password-stdin"]) == 1
+    assert "no password: pipe it to --password-stdin or set VITRINE_ADMIN_PASSWORD" in capsys.readouterr().err
+
+
+def test_an_unreachable_database_is_one_line_with_its_cause_and_a_traceback_only_with_debug():
+    env = dict(os.environ, DATABASE_URL="postgresql://nobody:secret-pw@127.0.0.1:9/none")
+    run = vitrine("queues", env=env)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    lines = [line for line in run.stderr.splitlines() if not line.startswith("{")]  # the boot's JSON log lines
+    assert len(lines) == 1 and lines[0].startswith("vitrine queues: cannot reach PostgreSQL: ") and \
+        "refused" in lines[0] and "secret-pw" not in lines[0], run.stderr
+    assert "Traceback" in vitrine("queues", "--debug", env=env).stderr
