@@ -473,3 +473,15 @@ def test_an_unreachable_database_is_one_line_with_its_cause_and_a_traceback_only
     assert len(lines) == 1 and lines[0].startswith("vitrine queues: cannot reach PostgreSQL: ") and \
         "refused" in lines[0] and "secret-pw" not in lines[0], run.stderr
     assert "Traceback" in vitrine("queues", "--debug", env=env).stderr
+
+
+def test_config_check_names_each_production_problem_on_its_own_line(data_dir):
+    from tests.production_settings import PRODUCTION
+
+    env = {**dev_env(), **PRODUCTION, "SMTP_URL": "", "PUBLIC_BASE_URL": "http://localhost:8000",
+           "ENVIRONMENT": "production"}
+    result = vitrine("config", "check", "--data-dir", str(data_dir), env=env)
+    assert (result.returncode, result.stdout) == (2, "")
+    lines = result.stderr.splitlines()
+    assert [line.split(": ")[2].split(" ")[0] for line in lines] == ["SMTP_URL", "PUBLIC_BASE_URL"], lines
+    assert not data_dir.exists()
