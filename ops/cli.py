@@ -81,6 +81,14 @@ def cmd_seed_demo(args) -> int:
         raise CommandError("seed-demo refuses to run with ENVIRONMENT=production: it creates demo logins "
                            "whose passwords are published")
     runtime = _boot("seed")
+    if args.reset:
+        from backend.documents.seeding import seed_default_versions
+        from ops.seed import erase_data
+
+        args.progress.step("erasing every row (--reset)")
+        erase_data(runtime.config.database_owner_url or runtime.config.database_url)
+        with database.connection_context():
+            seed_default_versions(runtime.storage)  # what `vitrine migrate` published
     with database.connection_context():
         report = seed_demo(runtime, only_if_empty=args.if_empty, progress=args.progress)
         if report != ALREADY_SEEDED:
@@ -353,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
                    NEEDS_DATABASE)
     seed.add_argument("--if-empty", action="store_true",
                       help="only what is missing: nothing (\"already seeded\") when the demo data is there")
+    seed.add_argument("--reset", action="store_true",
+                      help="erase every row of the database first (as its owner), then seed: the demo as new")
 
     create_admin = command("create-admin", cmd_create_admin, "create the first admin (an existing user is promoted)",
                            NEEDS_DATABASE)

@@ -485,3 +485,22 @@ def test_config_check_names_each_production_problem_on_its_own_line(data_dir):
     lines = result.stderr.splitlines()
     assert [line.split(": ")[2].split(" ")[0] for line in lines] == ["SMTP_URL", "PUBLIC_BASE_URL"], lines
     assert not data_dir.exists()
+
+
+@pytest.mark.committed
+def test_seed_demo_reset_erases_what_a_trial_changed_and_seeds_the_demo_again(capsys):
+    from backend.db import database
+    from backend.identity.demo import DEMO_USERS
+    from backend.identity.models import User
+
+    assert cli.main(["seed-demo"]) == 0
+    with database.connection_context():
+        admin = User.get(User.email == DEMO_USERS[0][0])
+        User.update(name="changed by a walk").where(User.id == admin.id).execute()
+        User.create(email="stray@example.com", name="stray")
+    assert cli.main(["seed-demo", "--reset"]) == 0
+    with database.connection_context():
+        assert not User.select().where(User.email == "stray@example.com").exists()
+        assert User.get(User.email == DEMO_USERS[0][0]).name != "changed by a walk"
+        assert User.select().where(User.email.in_([user[0] for user in DEMO_USERS])).count() == len(DEMO_USERS)
+    capsys.readouterr()
