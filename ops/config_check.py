@@ -55,7 +55,8 @@ def summary(config: Config) -> list[str]:
         database += " (not created yet: `vitrine migrate` or `vitrine dev` creates it)"
     redis = url_without_password(config.redis_url) if config.redis_url else f"embedded in {data_dir}"
     volume = " (declared on a persistent volume)" if config.storage_persistent_volume else ""
-    storage = f"gcs bucket {config.gcs_bucket}" if config.storage_backend == "gcs" else f"local {data_dir}/storage{volume}"
+    storage = (f"gcs bucket {config.gcs_bucket}" if config.storage_backend == "gcs"
+               else f"local {data_dir}/storage{volume}")
     mail = "SMTP_URL" if config.smtp_url else f"files in {data_dir}/mail"
     count = len(config.warnings)
     lines = [f"configuration valid ({config.environment}): database {database}, Redis {redis}, storage {storage}, "
