@@ -504,3 +504,43 @@ def test_seed_demo_reset_erases_what_a_trial_changed_and_seeds_the_demo_again(ca
         assert User.get(User.email == DEMO_USERS[0][0]).name != "changed by a walk"
         assert User.select().where(User.email.in_([user[0] for user in DEMO_USERS])).count() == len(DEMO_USERS)
     capsys.readouterr()
+
+
+def test_the_boot_warnings_are_said_once_per_process_group_and_each_process_names_its_role():
+    """`vitrine web` and `vitrine worker` say the warnings before their gunicorn or Dramatiq
+    processes boot, which then leave them out; the clock's boot line says `clock`."""
+    import subprocess
+    import sys
+
+    boot = "from backend.runtime import boot; boot(role='web')"
+    alone = subprocess.run([sys.executable, "-c", boot], cwd=ROOT, env=os.environ, capture_output=True, text=True,
+                           timeout=120)
+    below = subprocess.run([sys.executable, "-c", boot], cwd=ROOT, env={**os.environ, "VITRINE_SUPERVISOR": "web"},
+                           capture_output=True, text=True, timeout=120)
+    levels = [[json.loads(line)["level"] for line in run.stdout.splitlines() if line.startswith("{")]
+              for run in (alone, below)]
+    assert "warn" in levels[0] and "warn" not in levels[1], (alone.stdout, below.stdout)
+    clock = subprocess.run([sys.executable, "-c", "import ops.clock, backend.runtime as r; ops.clock.boot_clock(); "
+                            "print(r.current_runtime() is not None)"], cwd=ROOT, env=os.environ,
+                           capture_output=True, text=True, timeout=120)
+    roles = [json.loads(line).get("role") for line in clock.stdout.splitlines() if '"message": "boot"' in line]
+    assert roles == ["clock"], clock.stdout + clock.stderr
+
+
+def test_a_redis_that_may_evict_queued_messages_is_named_by_config_check(tmp_path):
+    import redis
+
+    from backend import embedded
+    from ops.config_check import redis_warnings
+
+    url = embedded.ensure_redis(tmp_path)
+    try:
+        client = redis.Redis.from_url(url)
+        client.config_set("maxmemory-policy", "allkeys-lru")
+        assert redis_warnings(url) == ["REDIS_URL: the Redis eviction policy allkeys-lru may drop queued messages "
+                                       "once memory is full (set maxmemory-policy noeviction)"]
+        client.config_set("maxmemory-policy", "noeviction")
+        assert redis_warnings(url) == []
+    finally:
+        embedded.stop_redis(tmp_path)
+    assert redis_warnings(url) == []  # unreachable: the process needing it says so
