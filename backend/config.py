@@ -143,7 +143,7 @@ class Config:
     outbox_redeliver_after_seconds: int = 600
     outbox_max_handovers: int = 8
     metrics_token: str | None = None
-    # Seconds a stopping worker gives the messages in progress before handing them back (below a PaaS's 30 s).
+    # Seconds a stopping worker gives the messages in progress before handing them back (below a PaaS's grace period).
     worker_shutdown_timeout: int = 20
     warnings: tuple[str, ...] = field(default=(), compare=False)
 

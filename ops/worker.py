@@ -25,7 +25,7 @@ import sys
 
 from backend.config import Config
 
-_PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies (Linux)
+_PR_SET_PDEATHSIG = 1  # the prctl option naming the signal a process gets when its parent dies (Linux)
 
 
 def dramatiq_command(config: Config, extra: list[str]) -> list[str]:

@@ -44,7 +44,7 @@ def test_sigterm_to_the_worker_s_group_mid_work_drains_it_and_loses_or_doubles_n
     try:
         with transaction():
             for token in tokens:
-                outbox.enqueue("drill_work", token, 300)  # a job of 0.3 s: 8 in flight at any time
+                outbox.enqueue("drill_work", token, 300)  # jobs long enough that a stop finds some in flight
         assert outbox.flush(timeout=30), "the burst was not handed over to Redis"
         wait_for(lambda: len(_done()) >= 24, timeout=90)
         os.killpg(worker.pid, signal.SIGTERM)  # what the platform (and honcho) send: the whole group
