@@ -17,21 +17,23 @@ operator has acknowledged (a status names an invoice the recipient holds). A col
 `paid` at once (spec C), but the money is the bank's to show: until a statement settles the order,
 its 212 waits.
 
-The flow (`status_flows`, shared with the 205/210 of self-billed invoices): `POST /flows` with
+The flow (`status_flows`, shared with the statuses of self-billed invoices): `POST /flows` with
 `flowInfo.flowType = CustomerInvoiceLC` (XP Z12-013's lifecycle flow type), `flowSyntax = CDAR`,
-and as file the status as JSON (`{invoiceNumber, code: 212, label, at, paymentOrderId, amountCents,
-amounts: [{vatRateBps, amountInclTaxCents, vatCents}]}`): the JSON body is the operator's own; it
-builds the CDAR message the standard carries.
+and as file the 212 as a CDAR message (`cdar`): issued by the seller (the platform) to the buyer
+and the public portal, dated the day the money was received, with the amount received including
+VAT per VAT rate (negative when money is given back).
 """
 
 from __future__ import annotations
 
+from datetime import datetime, time
+
 from backend import clock
 from backend.db import database, transaction
-from backend.einvoicing import status_flows
+from backend.einvoicing import cdar, status_flows
 from backend.einvoicing.models import PaymentReport, Transmission
 from backend.einvoicing.operator_client import OperatorClient
-from backend.einvoicing.reform_statuses import ENCAISSEE, LABELS
+from backend.einvoicing.reform_statuses import ENCAISSEE
 from backend.money import round_half_up_div
 
 # Collections and refunds of platform sales settled by the bank, without a report yet (billing's tables).
@@ -105,10 +107,21 @@ def send_due(*, client: OperatorClient) -> dict[str, int]:
         .where(Transmission.invoice_number.in_([r.invoice_number for r in reports]))} if reports else {}
     counts = {"sent": 0, "failed": 0}
     for report in reports:
-        document = {"invoiceNumber": report.invoice_number, "code": ENCAISSEE, "label": LABELS[ENCAISSEE],
-                    "at": report.paid_on.isoformat(), "paymentOrderId": report.payment_order_id,
-                    "amountCents": report.amount_cents, "amounts": report.amounts}
-        sent = status_flows.send(report, document, client=client, scope="einvoicing.payment_report",
+        sent = status_flows.send(report, message_for(report), client=client, scope="einvoicing.payment_report",
                                  processing_rule=rules.get(report.invoice_number, "B2B"))
         counts["sent" if sent else "failed"] += 1
     return counts
+
+
+def message_for(report: PaymentReport) -> cdar.StatusMessage | None:
+    """The report's 212 as a CDAR message (None when its invoice is unknown)."""
+    facts = status_flows.invoice_facts(report.invoice_number)
+    if facts is None:
+        return None
+    return cdar.StatusMessage(
+        message_id=report.idempotency_key, invoice_number=report.invoice_number, invoice_type_code=facts.type_code,
+        invoice_issued_on=facts.issued_on, invoice_issuer_siren=facts.seller.siren, code=ENCAISSEE,
+        at=datetime.combine(report.paid_on, time(0), tzinfo=cdar.PARIS), created_at=report.created_at,
+        issuer=facts.seller, recipients=(facts.buyer, cdar.PUBLIC_PORTAL),
+        received=tuple(cdar.Received(amount_cents=item["amountInclTaxCents"], vat_rate_bps=item["vatRateBps"])
+                       for item in report.amounts))

@@ -18,10 +18,11 @@ from backend.billing.bank import settlement as bank_settlement
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
 from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.db import transaction
-from backend.einvoicing import lifecycle, polling, reconciliation
-from backend.einvoicing.models import DirectoryEntry, PaymentReport, Transmission
+from backend.einvoicing import lifecycle, polling, reconciliation, views
+from backend.einvoicing.models import DirectoryEntry, LifecycleEvent, PaymentReport, Transmission
 from backend.errors import EinvoiceRecipientUnknown
 from backend.identity.models import BillingProfile
+from backend.listing import ListParams
 from tests.billing.helpers import Market, approved_org, booted_config
 
 
@@ -32,13 +33,17 @@ def seeded(storage):
     return seed_default_versions(storage)
 
 
+PLATFORM_SIRET = "90123456700013"
+
+
 def collect_sale(buyer_country: str = "FR") -> Invoice:
+    """A collected sale, issued by a platform with its legal identity (a status names its SIREN)."""
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     BillingProfile.update(country=buyer_country).where(BillingProfile.organization == industrial.id).execute()
     reservation = Market().reservation(industrial, distributor, price_cents=100_000)
     answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key=f"k-{reservation.id}", user_id=None,
-                                config=booted_config())
+                                config=replace(booted_config(), platform_legal_siret=PLATFORM_SIRET))
     return Invoice.get(Invoice.number == answer.invoice_number)
 
 
@@ -79,6 +84,28 @@ def test_an_operator_error_rejects_the_collected_invoice(seeded, storage, config
     operator.act(flow_id, "error", "Le SIREN de l'acheteur est inconnu")
     rejected = lifecycle.resync(draft_id, client=operator_client)
     assert (rejected.status, rejected.last_error_message) == ("rejected", "Le SIREN de l'acheteur est inconnu")
+    # The reform's 213 Rejetée, with a reason of its list (the operator named none: a semantic rejection).
+    [event] = LifecycleEvent.select().where(LifecycleEvent.transmission == draft_id)
+    assert (event.code, event.reason) == (213, "REJ_SEMAN Le SIREN de l'acheteur est inconnu")
+    assert Transmission.get_by_id(draft_id).lifecycle_code == 213
+    assert draft_id in [t.id for t in views.list_transmissions(params=ListParams(), statuses=[], flow_types=[],
+                                                                document_kinds=[], attention=True).items]
+    with clock.frozen_at(clock.now() + timedelta(hours=1)):
+        snapshot = reconciliation.snapshot(config)
+    assert snapshot["providerFailed"] >= 1 and snapshot["refusedBacklog"] >= 1
+
+
+def test_a_polled_operator_error_is_a_213_with_the_operator_s_code(seeded, storage, config, operator,
+                                                                    operator_client):
+    invoice = collect_sale()
+    draft_id = run_post_invoice_hook(invoice.id, storage=storage, config=config).transmission_id
+    flow_id = lifecycle.dispatch(draft_id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "error", "Facture déjà déposée", code="DOUBLON")
+    for _ in range(2):  # a second pass adds nothing
+        polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    [event] = LifecycleEvent.select().where(LifecycleEvent.transmission == draft_id)
+    assert (event.code, event.reason) == (213, "DOUBLON Facture déjà déposée")
+    assert Transmission.get_by_id(draft_id).status == "rejected"
 
 
 @pytest.mark.parametrize(("country", "flow_type"), [("DE", "eu_intra_b2b"), ("CH", "export_b2b")])
@@ -145,10 +172,11 @@ def test_a_212_is_sent_once_per_payment_and_a_negative_one_after_a_refund(seeded
     for _ in range(2):  # a second pass sends nothing more
         polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
     [report] = operator.flows(f"{invoice.number}:212:{collected.id}")
-    assert report["flowType"] == "CustomerInvoiceLC" and report["flowSyntax"] == "CDAR"
-    assert report["statusReport"]["amounts"] == [{"vatRateBps": invoice.vat_rate_bps, "amountInclTaxCents": 144_000,
-                                                  "vatCents": 24_000}]
-    assert report["statusReport"]["at"] == booked_on.isoformat()  # the day the bank booked it
+    assert report["flowType"] == "CustomerInvoiceLC" and report["flowSyntax"] == "CDAR"  # a CDAR message it took
+    status = report["statusReport"]
+    assert (status["code"], status["invoiceNumber"], status["issuerSiren"]) == (212, invoice.number, "901234567")
+    assert status["amounts"] == [{"vatRateBps": invoice.vat_rate_bps, "amountCents": 144_000}]
+    assert status["at"].startswith(booked_on.isoformat())  # the day the bank booked it
 
     with transaction():
         refunded = corrections.refund(invoice_number=invoice.number, amount_cents=10_000, reason="geste commercial",
@@ -156,9 +184,8 @@ def test_a_212_is_sent_once_per_payment_and_a_negative_one_after_a_refund(seeded
     bank_settlement.settle(refunded.payment_order_id, booked_on=date(2026, 12, 8))
     polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
     [negative] = operator.flows(f"{invoice.number}:212:{refunded.payment_order_id}")
-    assert negative["statusReport"]["at"] == "2026-12-08"
-    assert negative["statusReport"]["amountCents"] == -12_000
-    assert negative["statusReport"]["amounts"][0]["vatCents"] == -2_000
+    assert negative["statusReport"]["at"].startswith("2026-12-08")
+    assert negative["statusReport"]["amounts"] == [{"vatRateBps": invoice.vat_rate_bps, "amountCents": -12_000}]
     assert len(operator.flows(flow_type="CustomerInvoiceLC")) == 2
     assert PaymentReport.select().where(PaymentReport.invoice_number == invoice.number,
                                         PaymentReport.status == "sent").count() == 2

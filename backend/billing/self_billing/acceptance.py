@@ -12,7 +12,9 @@ still pending past its deadline. Each step is audited (`billing_audit_entry`) an
 
 A contest blocks the payout (`payouts.py`: 409 `self_billing_contested`) until an admin resolves it
 (`resolution.py`). Under the reform, each decision is also the lifecycle status of the invoice's
-flow (205 Approuvée, 210 Refusée) that the platform sends (`einvoicing/decision_reports.py`).
+flow that the platform sends (`einvoicing/decision_reports.py`): 205 Approuvée for an acceptance,
+207 En litige for a contest (coded `NON_CONFORME`), 210 Refusée only when an admin settles the
+contest by an adjustment (`resolution.py`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from backend.billing.models import (
 from backend.context import current_request_id
 from backend.db import database, transaction
 from backend.einvoicing import decision_reports
+from backend.einvoicing.reason_codes import DEFAULT_CONTEST
+from backend.einvoicing.reform_statuses import APPROVED, DISPUTED
 from backend.errors import Conflict, NotFound, ValidationError
 from backend.logs import log_event
 
@@ -152,7 +156,11 @@ def _decide(invoice_number: str, organization_id: str, user_id: str | None,
         row.save()
         status = str(row.status)
         _audit(f"{SCOPE}.{status}", invoice, user_id=user_id, reason=contest_reason or "accepted by the distributor")
-        decision_reports.queue(invoice.number, accepted=contest_reason is None, reason=contest_reason, at=now)
+        if contest_reason is None:
+            decision_reports.queue(invoice.number, code=APPROVED, at=now)
+        else:
+            decision_reports.queue(invoice.number, code=DISPUTED, at=now, reason_code=DEFAULT_CONTEST,
+                                   reason=contest_reason)
     log_event(f"{SCOPE}.{status}", f"self-billed invoice {status} by the distributor", "info",
               invoiceNumber=invoice.number, organizationId=organization_id, userId=user_id,
               reservationId=invoice.reservation_id)
@@ -195,7 +203,7 @@ def record_tacit_acceptances() -> int:
         invoices = list(Invoice.select().where(Invoice.id.in_(ids))) if ids else []
         for invoice in invoices:
             _audit(f"{SCOPE}.tacitly_accepted", invoice, user_id=None, reason="no contest within 30 days of the e-mail")
-            decision_reports.queue(invoice.number, accepted=True, reason=None, at=now)
+            decision_reports.queue(invoice.number, code=APPROVED, at=now)
     for invoice in invoices:
         log_event(f"{SCOPE}.tacitly_accepted", "self-billed invoice tacitly accepted", "info",
                   invoiceNumber=invoice.number, organizationId=invoice.issuer_organization_id,

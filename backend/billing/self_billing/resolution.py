@@ -8,7 +8,10 @@
   corrected self-billed invoice is issued for the amount the admin sets, the next number of the
   distributor's series, never above the store share of what the customer paid (409
   `amount_above_store_share`, `details.maximumCents`). Both documents are e-mailed by the
-  post-invoice hook like any other; the corrected invoice starts its own 30 days.
+  post-invoice hook like any other; the corrected invoice starts its own 30 days. The contested
+  invoice's 210 Refusée (coded `NON_CONFORME`, the admin's note as its text) is recorded in the
+  same transaction (`einvoicing/decision_reports.py`): the 207 sent at the contest was a dispute
+  that could still settle; this one is final. A rejected contest sends no 210.
 
 Both are audited (`billing.supplier.self_billing.contest_rejected|adjusted`) and logged; the
 adjustment also logs `billing.supplier.self_billing.adjusted` with the corrected invoice.
@@ -32,6 +35,9 @@ from backend.billing.self_billing.invoice import issue_corrected
 from backend.config import Config
 from backend.context import current_request_id
 from backend.db import transaction
+from backend.einvoicing import decision_reports
+from backend.einvoicing.reason_codes import DEFAULT_CONTEST
+from backend.einvoicing.reform_statuses import REFUSED
 from backend.email.messages import public_link, queue_email
 from backend.errors import Conflict, NotFound, ValidationError
 from backend.listing import ListParams, Page, paginate
@@ -107,6 +113,7 @@ def resolve(*, invoice_number: str, decision: str, note: str, amount_cents: int 
                                                    label="Annulation après contestation")
             corrected = issue_corrected(invoice.reservation_id, amount_cents, config=config, user_id=user_id)
             note_number, corrected_number = credit.number, corrected.number
+            decision_reports.queue(invoice.number, code=REFUSED, at=now, reason_code=DEFAULT_CONTEST, reason=note)
             row.resolution, row.corrected_invoice_id = ContestResolution.ADJUSTED, corrected.id
         else:
             row.resolution = ContestResolution.REJECTED

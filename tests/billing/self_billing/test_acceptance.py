@@ -3,7 +3,8 @@ self-billed invoice (issue 32): one e-mail per document under redelivery with th
 readable by `factur-x`; tacit acceptance on day 31 after the e-mail, not 29, and never without an
 e-mail; the contest blocks the payout; an admin rejects or adjusts (supplier credit note, corrected
 invoice in the gapless series passing every Factur-X check, paid at the corrected amount); the
-access matrix; the 205/210 the platform sends."""
+access matrix; the statuses the platform sends for the distributor, through the operator simulator
+over HTTP: 207 at a contest, 210 only when it is settled by an adjustment, none for a rejected one."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from backend.db import database
 from backend.documents.formatting import format_euros
 from backend.einvoicing import decision_reports, lifecycle
 from backend.einvoicing.models import DecisionReport, LifecycleEvent, Transmission
-from backend.einvoicing.operator_client import StubOperatorClient
+from backend.einvoicing.operator_client import OdpClient
 from backend.email.messages import EmailMessage, EmailNotSent, deliver_email
 from backend.identity.models import BillingProfile
 from backend.outbox import OutboxMessage
@@ -35,6 +36,7 @@ from tests.billing.documents.facturx_check import check_pdf, extract_xml
 from tests.billing.helpers import Market, approved_org
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
 from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
+from tests.einvoicing.conftest import CLIENT_ID, CLIENT_SECRET, ENTITY_ID, operator  # noqa: F401 (fixture)
 from tests.factories import add_member, make_user, signed_in
 
 SENT = datetime(2026, 12, 22, 10, 0, tzinfo=UTC)  # the self-billed invoice's e-mail is delivered then
@@ -204,8 +206,26 @@ def test_access_matrix(client, settled):
                                 json={"decision": "adjust", "note": "Prix corrigé"}).status_code == 400
 
 
-def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines):
+@pytest.fixture
+def operator_client(operator):  # noqa: F811
+    return OdpClient(base_url=operator.url, token_url=operator.token_url, client_id=CLIENT_ID,
+                     client_secret=CLIENT_SECRET, entity_id=ENTITY_ID, flow_mode="Sandbox", read_timeout=2.0,
+                     sleep=lambda _seconds: None)
+
+
+def deposited(invoice: Invoice, storage, config, operator, operator_client) -> None:  # noqa: F811
+    """The self-billed invoice's transmission made, deposited and acknowledged by the operator."""
+    run_post_invoice_hook(invoice.id, storage=storage, config=replace(config, einvoicing_self_billing_enabled=True))
+    transmission = Transmission.get(Transmission.invoice_number == invoice.number)
+    flow_id = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "ok")
+    assert lifecycle.resync(transmission.id, client=operator_client).status == "acknowledged"
+
+
+def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines, storage, platform_config,  # noqa: F811
+                                               operator, operator_client):  # noqa: F811
     invoice = settled.invoice
+    deposited(invoice, storage, platform_config, operator, operator_client)
     contested = client.simulate_post(acceptance_path(invoice, "contest"), headers=settled.distributor.headers,
                                      json={"reason": "Le magasin était fermé deux jours"})
     assert contested.status_code == 200
@@ -230,22 +250,34 @@ def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines):
     paid = payout(client, settled.reservation, "after-reject")
     assert paid.status_code == 200 and paid.json["data"]["amountExclTaxCents"] == 100_000
     assert "billing.supplier.self_billing.contest_rejected" in [x["scope"] for x in log_lines()]
+    # The contest was a dispute (207, coded); its rejection refuses nothing: no 210.
+    assert decision_reports.send_due(client=operator_client) == {"sent": 1, "failed": 0}
+    assert [flow["statusReport"]["code"] for flow in operator.flows(flow_type="CustomerInvoiceLC")] == [207]
+    assert [row.code for row in DecisionReport.select().where(DecisionReport.invoice_number == invoice.number)] == [207]
 
 
-def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage, platform_config, log_lines):  # noqa: F811
+def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage, platform_config, log_lines,  # noqa: F811
+                                                        operator, operator_client):  # noqa: F811
     invoice = settled.invoice
     sb_config = replace(platform_config, einvoicing_self_billing_enabled=True)
     run_post_invoice_hook(invoice.id, storage=storage, config=sb_config)  # its transmission draft
     assert client.simulate_post(acceptance_path(invoice, "contest"), headers=settled.distributor.headers,
                                 json={"reason": "Deux jours de fermeture"}).status_code == 200
-    (refused,) = DecisionReport.select().where(DecisionReport.invoice_number == invoice.number)
-    assert (refused.code, refused.reason, refused.status) == (210, "Deux jours de fermeture", "pending")
-    assert LifecycleEvent.select().where(LifecycleEvent.code == 210).count() == 1
-    assert decision_reports.send_due(client=StubOperatorClient()) == {"sent": 0, "failed": 0}  # not acknowledged
+    (disputed,) = DecisionReport.select().where(DecisionReport.invoice_number == invoice.number)
+    assert (disputed.code, disputed.reason_code, disputed.reason, disputed.status) == (
+        207, "NON_CONFORME", "Deux jours de fermeture", "pending")
+    assert LifecycleEvent.select().where(LifecycleEvent.code == 210).count() == 0  # a dispute, not a refusal
+    assert decision_reports.send_due(client=operator_client) == {"sent": 0, "failed": 0}  # not acknowledged
     transmission = Transmission.get(Transmission.invoice_number == invoice.number)
-    assert lifecycle.dispatch(transmission.id, client=StubOperatorClient(), storage=storage).status == "acknowledged"
-    assert decision_reports.send_due(client=StubOperatorClient()) == {"sent": 1, "failed": 0}
-    assert DecisionReport.get_by_id(refused.id).status == "sent"
+    flow_id = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "ok")
+    assert lifecycle.resync(transmission.id, client=operator_client).status == "acknowledged"
+    assert decision_reports.send_due(client=operator_client) == {"sent": 1, "failed": 0}
+    assert DecisionReport.get_by_id(disputed.id).status == "sent"
+    [dispute] = operator.flows(f"{invoice.number}:207")
+    assert (dispute["statusReport"]["code"], dispute["statusReport"]["reasonCode"],
+            dispute["statusReport"]["invoiceTypeCode"], dispute["statusReport"]["issuerRole"]) == (
+        207, "NON_CONFORME", "389", "SE")  # in the distributor's name, the seller of a self-billed invoice
 
     # The service the route calls, with the platform's legal identity the documents print.
     resolved = resolution.resolve(invoice_number=invoice.number, decision="adjust", note="Deux jours déduits",
@@ -276,6 +308,11 @@ def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage
     assert paid.status_code == 200, paid.json
     assert (paid.json["data"]["invoiceNumber"], paid.json["data"]["amountExclTaxCents"],
             paid.json["data"]["amountCents"]) == (corrected.number, 85_714, 102_857)
+    # The adjustment refused the contested invoice: its 210, coded, reached the operator.
+    assert decision_reports.send_due(client=operator_client) == {"sent": 1, "failed": 0}
+    [refusal] = operator.flows(f"{invoice.number}:210")
+    assert (refusal["statusReport"]["code"], refusal["statusReport"]["reasonCode"],
+            refusal["statusReport"]["reason"]) == (210, "NON_CONFORME", "Deux jours déduits")
 
 
 def test_a_missing_pdf_fails_the_delivery_which_is_retried(settled, storage, platform_config):  # noqa: F811
