@@ -1,5 +1,10 @@
 """Payment data out: the platform's own 212 "Encaissée" for each collected service invoice.
 
+A 212 reports money received on an invoice that stands: none for a sale credited in full, refused
+(210) or rejected (213) when its payment is settled (a rejected invoice is deemed never issued, a
+refused or credited one is owed by nobody); a refund's negative 212 goes only after a positive one
+(money given back that was reported as received).
+
 VAT on services is due on payment, so the seller reports what it received, when its bank shows
 it: for each payment order of a `platform_sale` (its collection) settled by a bank statement
 (settlement `settled`, docs/bank.md), one 212 with the amount received per VAT rate, dated the
@@ -33,7 +38,7 @@ from backend.db import database, transaction
 from backend.einvoicing import cdar, status_flows
 from backend.einvoicing.models import PaymentReport, Transmission
 from backend.einvoicing.operator_client import OperatorClient
-from backend.einvoicing.reform_statuses import ENCAISSEE
+from backend.einvoicing.reform_statuses import ENCAISSEE, REFUSED_OR_REJECTED
 from backend.money import round_half_up_div
 
 # Collections and refunds of platform sales settled by the bank, without a report yet (billing's tables).
@@ -46,6 +51,13 @@ _UNREPORTED = """
       AND po.kind IN ('reservation_total', 'refund') AND sale.kind = 'platform_sale'
       AND NOT EXISTS (SELECT 1 FROM einvoice_payment_report r
                       WHERE r.idempotency_key = sale.number || ':212:' || po.id)
+      AND CASE WHEN po.kind = 'refund'
+               THEN EXISTS (SELECT 1 FROM einvoice_payment_report p
+                            WHERE p.invoice_number = sale.number AND p.amount_cents > 0)
+               ELSE sale.status <> 'credited'
+                    AND NOT EXISTS (SELECT 1 FROM einvoice_transmission t
+                                    WHERE t.invoice_number = sale.number AND t.document_kind = 'invoice'
+                                      AND (t.status = 'rejected' OR t.lifecycle_code IN %s)) END
     ORDER BY po.settled_on, po.id
     LIMIT %s
 """
@@ -80,7 +92,8 @@ def vat_of(amount_incl_tax_cents: int, vat_rate_bps: int) -> int:
 def sweep(limit: int = 500) -> int:
     """Record the 212 reports of payments not reported yet; returns how many were recorded."""
     made = 0
-    for number, order_id, kind, amount, settled_on, rate in database.execute_sql(_UNREPORTED, (limit,)).fetchall():
+    rows = database.execute_sql(_UNREPORTED, (REFUSED_OR_REJECTED, limit)).fetchall()
+    for number, order_id, kind, amount, settled_on, rate in rows:
         made += _record(report_key(number, order_id), number, order_id, -amount if kind == "refund" else amount,
                         rate, settled_on)
     for number, order_id, amount, returned_on, rate in database.execute_sql(_RETURNED, (limit,)).fetchall():

@@ -196,3 +196,49 @@ def test_an_invoice_without_its_transmission_is_missing_after_15_minutes(seeded,
     with clock.frozen_at(clock.now() + timedelta(minutes=16)):
         snapshot = reconciliation.snapshot(config)
     assert snapshot["missingTransmission"] >= 1
+
+
+def _deposited_sale(storage, config, operator, operator_client) -> tuple[Invoice, str, str]:
+    """A collected sale deposited and acknowledged: (invoice, transmission id, flow id)."""
+    invoice = collect_sale()
+    draft_id = run_post_invoice_hook(invoice.id, storage=storage, config=config).transmission_id
+    flow_id = lifecycle.dispatch(draft_id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "ok")
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    return invoice, draft_id, flow_id
+
+
+def _attention() -> list[str]:
+    return [t.id for t in views.list_transmissions(params=ListParams(page_size=100), statuses=[], flow_types=[],
+                                                   document_kinds=[], attention=True).items]
+
+
+@pytest.mark.parametrize("outcome", ["credited", "refused"])
+def test_no_212_for_a_sale_credited_in_full_or_refused_and_no_negative_one_after(seeded, storage, config, operator,
+                                                                                 operator_client, outcome):
+    invoice, draft_id, flow_id = _deposited_sale(storage, config, operator, operator_client)
+    [collected] = PaymentOrder.select().where(PaymentOrder.invoice == invoice.id)
+    if outcome == "credited":
+        with transaction():
+            corrections.credit_in_full(invoice_number=invoice.number, reason="erreur de prix", user_id=None,
+                                       config=booted_config())
+    else:
+        operator.control(f"flows/{flow_id}/lifecycle", {"code": 210, "reason": "MONTANTTOTAL_ERR"})
+        polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+        assert Transmission.get_by_id(draft_id).lifecycle_code == 210
+    bank_settlement.settle(collected.id, booked_on=date(2026, 12, 3))
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    assert operator.flows(flow_type="CustomerInvoiceLC") == []
+    assert PaymentReport.select().where(PaymentReport.invoice_number == invoice.number).count() == 0
+
+
+def test_a_209_clears_a_208_from_the_attention_list(seeded, storage, config, operator, operator_client):
+    _, draft_id, flow_id = _deposited_sale(storage, config, operator, operator_client)
+    operator.control(f"flows/{flow_id}/lifecycle", {"code": 208, "reason": "bon de commande manquant"})
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    assert Transmission.get_by_id(draft_id).lifecycle_code == 208 and draft_id in _attention()
+    operator.control(f"flows/{flow_id}/lifecycle", {"code": 209})
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    transmission = views.transmission_with_history(draft_id)
+    assert [(s["code"], s["label"]) for s in transmission.lifecycle] == [(208, "Suspendue"), (209, "Complétée")]
+    assert transmission.lifecycle_code == 209 and draft_id not in _attention()
