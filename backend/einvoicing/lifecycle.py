@@ -8,8 +8,9 @@ refuses a move the table does not allow and writes the history row, with the tri
 and the operator's answer this module sets for the transaction.
 
 Dispatch claims the transmission (`pending_dispatch` -> `dispatching`, or a `dispatching` whose
-claim is older than `DISPATCH_LEASE`: its worker died), reads the PDF, checks that the buyer's
-electronic address (its SIREN) is in the operator's directory (`directory`, answers cached a day),
+claim is older than `DISPATCH_LEASE`: its worker died), reads the PDF, checks that the addressee's
+electronic address (its SIREN: the buyer of a sale, the distributor of a self-billed invoice) is
+in the operator's directory (`directory`, answers cached a day),
 and posts it with its processing rule (`B2B`, or `B2BInt` for e-reporting). A flow identifier moves
 it to `sent` (providerStatus `processing`); an operator error, a missing PDF, an unknown recipient
 (`EINVOICE_RECIPIENT_UNKNOWN`) or a missing operator identity moves it to `failed` with
@@ -39,6 +40,7 @@ from peewee import Select, fn
 from backend import clock
 from backend.db import transaction
 from backend.einvoicing import directory, reason_codes, reform_statuses
+from backend.einvoicing.flow_types import SELF_BILLED_KINDS, addressee_siren
 from backend.einvoicing.models import Transmission
 from backend.einvoicing.operator_client import (
     Flow,
@@ -249,11 +251,16 @@ def _post(transmission: Transmission, *, client: OperatorClient, storage: Storag
         if transmission.dispatch_attempts > 1:  # an earlier attempt may have reached the operator
             flow = client.find_by_tracking_id(transmission.invoice_number)
         if flow is None:
-            if transmission.processing_rule == "B2B" and transmission.buyer_siren \
-                    and not directory.registered(transmission.buyer_siren, client=client):
+            addressee = addressee_siren(transmission.invoice_number, transmission.invoice_kind,
+                                        transmission.buyer_siren)
+            if transmission.processing_rule == "B2B" and addressee \
+                    and not directory.registered(addressee, client=client):
+                who = "the distributor's (it receives its self-billed invoice)" \
+                    if transmission.invoice_kind in SELF_BILLED_KINDS else "the buyer's"
                 return _fail(transmission, EinvoiceRecipientUnknown.code,
-                             f"the buyer's SIREN {transmission.buyer_siren} is not in the operator's directory: "
-                             "its electronic address is unknown", trigger=trigger, actor_user_id=actor_user_id)
+                             f"{who} SIREN {addressee} is not in the operator's directory: its electronic address "
+                             "is unknown; the deposit is held until it is registered", trigger=trigger,
+                             actor_user_id=actor_user_id)
             flow = client.submit_flow(tracking_id=transmission.invoice_number,
                                       name=f"{transmission.invoice_number}.pdf", content=content,
                                       processing_rule=transmission.processing_rule)

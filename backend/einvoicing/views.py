@@ -8,6 +8,8 @@ from peewee import SQL, Table, fn
 from backend.einvoicing import reform_statuses
 from backend.einvoicing.lifecycle import get_transmission
 from backend.einvoicing.models import LifecycleEvent, Transmission, TransmissionEvent
+from backend.einvoicing.status import TransmissionStatus
+from backend.errors import EinvoiceRecipientUnknown
 from backend.listing import ListParams, Page, paginate
 
 SORTS = {
@@ -22,11 +24,14 @@ INVOICES = Table("billing_invoice")  # billing's table: an invoice credited in f
 
 
 def needs_attention():
-    """The latest lifecycle code calls for the admin (207, 208, 210, 213) and the invoice is not
-    corrected yet (credited in full: the credit note the list asks for)."""
+    """The latest lifecycle code calls for the admin (207, 208, 210, 213), or the deposit is held
+    because the addressee is not in the operator's directory, and the invoice is not corrected yet
+    (credited in full)."""
     corrected = fn.EXISTS(INVOICES.select(SQL("1")).where(
         (INVOICES.c.number == Transmission.invoice_number) & (INVOICES.c.status == "credited")))
-    return Transmission.lifecycle_code.in_(list(reform_statuses.ATTENTION)) & ~corrected
+    held = (Transmission.status == TransmissionStatus.FAILED) & (
+        Transmission.last_error_code == EinvoiceRecipientUnknown.code)
+    return (Transmission.lifecycle_code.in_(list(reform_statuses.ATTENTION)) | held) & ~corrected
 
 
 def list_transmissions(*, params: ListParams, statuses: list[str], flow_types: list[str],

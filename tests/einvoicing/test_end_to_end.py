@@ -144,7 +144,9 @@ def test_an_unknown_recipient_blocks_the_dispatch_without_posting(seeded, storag
     operator.control("directory", {"siren": transmission.buyer_siren, "registered": False})
     blocked = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage)
     assert (blocked.status, blocked.last_error_code) == ("failed", "EINVOICE_RECIPIENT_UNKNOWN")
+    assert f"the buyer's SIREN {transmission.buyer_siren}" in blocked.last_error_message
     assert operator.calls()["submit"] == 0 and operator.flows(invoice.number) == []
+    assert transmission.id in _attention()  # held, with its reason, for the admin
     with pytest.raises(EinvoiceRecipientUnknown):  # the admin retry: 409, the answer cached a day
         lifecycle.retry(transmission.id, client=operator_client, storage=storage)
     assert operator.calls()["directory"] == 1

@@ -222,6 +222,25 @@ def deposited(invoice: Invoice, storage, config, operator, operator_client) -> N
     assert lifecycle.resync(transmission.id, client=operator_client).status == "acknowledged"
 
 
+def test_the_directory_check_of_a_self_billed_invoice_looks_up_the_distributor(
+        settled, storage, platform_config, operator, operator_client):  # noqa: F811
+    invoice = settled.invoice
+    run_post_invoice_hook(invoice.id, storage=storage,
+                          config=replace(platform_config, einvoicing_self_billing_enabled=True))
+    transmission = Transmission.get(Transmission.invoice_number == invoice.number)
+    distributor_siren = invoice.issuer["siren"]
+    operator.control("directory", {"siren": distributor_siren, "registered": False})
+    held = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage)
+    assert (held.status, held.last_error_code) == ("failed", "EINVOICE_RECIPIENT_UNKNOWN")
+    assert f"the distributor's (it receives its self-billed invoice) SIREN {distributor_siren}" \
+        in held.last_error_message
+    assert operator.flows(invoice.number) == []
+    operator.control("directory", {"siren": distributor_siren, "registered": True})
+    operator.control("directory", {"siren": "732829320", "registered": False})  # the platform, the buyer
+    with clock.frozen_at(clock.now() + timedelta(days=1, seconds=1)):  # the cached answer expired
+        assert lifecycle.retry(transmission.id, client=operator_client, storage=storage).status == "sent"
+
+
 def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines, storage, platform_config,  # noqa: F811
                                                operator, operator_client):  # noqa: F811
     invoice = settled.invoice
