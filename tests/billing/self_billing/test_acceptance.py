@@ -26,7 +26,7 @@ from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import acceptance, resolution, scheduler
 from backend.db import database
 from backend.documents.formatting import format_euros
-from backend.einvoicing import decision_reports, lifecycle
+from backend.einvoicing import decision_reports, lifecycle, views
 from backend.einvoicing.models import DecisionReport, LifecycleEvent, Transmission
 from backend.einvoicing.operator_client import OdpClient
 from backend.email.messages import EmailMessage, EmailNotSent, deliver_email
@@ -275,6 +275,10 @@ def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines, stora
     assert decision_reports.send_due(client=operator_client) == {"sent": 1, "failed": 0}
     assert [flow["statusReport"]["code"] for flow in operator.flows(flow_type="CustomerInvoiceLC")] == [207]
     assert [row.code for row in DecisionReport.select().where(DecisionReport.invoice_number == invoice.number)] == [207]
+    # The dispute is settled: off the attention list, though its latest status stays 207.
+    transmission = Transmission.get(Transmission.invoice_number == invoice.number)
+    assert transmission.lifecycle_code == 207
+    assert not Transmission.select().where(Transmission.id == transmission.id, views.needs_attention()).exists()
 
 
 def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage, platform_config, log_lines,  # noqa: F811
