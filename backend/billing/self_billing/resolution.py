@@ -1,7 +1,8 @@
 """An admin resolves a distributor's contest of a self-billed invoice (issue 32).
 
 - `reject`: the invoice stands; the contest keeps its reason and gets the admin's note, the
-  distributor is told by e-mail, and the payout may go (the contest no longer blocks it).
+  distributor is told by e-mail (where to answer: `PLATFORM_LEGAL_EMAIL`, else its space), and
+  the payout may go (the contest no longer blocks it).
 - `adjust`: in one transaction under the reservation's financial record lock, a
   `supplier_credit_note` credits what is left of the contested invoice (`settlement.credit_self_billed`:
   the journal, the distributor's debt when it was paid out already, the settlement voided), then a
@@ -29,6 +30,7 @@ from backend.billing.models import AcceptanceStatus, AuditEntry, ContestResoluti
 from backend.billing.self_billing.acceptance import (
     MAX_REASON_CHARS,
     AcceptanceView,
+    tell_distributor,
     view_of,
 )
 from backend.billing.self_billing.invoice import issue_corrected
@@ -113,13 +115,19 @@ def resolve(*, invoice_number: str, decision: str, note: str, amount_cents: int 
                                                    label="Annulation après contestation")
             corrected = issue_corrected(invoice.reservation_id, amount_cents, config=config, user_id=user_id)
             note_number, corrected_number = credit.number, corrected.number
-            decision_reports.queue(invoice.number, code=REFUSED, at=now, reason_code=DEFAULT_CONTEST, reason=note)
+            refusal = decision_reports.queue(invoice.number, code=REFUSED, at=now, reason_code=DEFAULT_CONTEST,
+                                             reason=note)
+            if refusal is not None:
+                tell_distributor(row.organization_id, invoice.number, refusal)
             row.resolution, row.corrected_invoice_id = ContestResolution.ADJUSTED, corrected.id
         else:
             row.resolution = ContestResolution.REJECTED
             link = public_link("/distributor/billing")
+            contact = f"écrivez à {config.platform_legal_email}" if config.platform_legal_email \
+                else "écrivez-nous depuis votre espace"
             for to in billing_recipients(row.organization_id):
-                queue_email("self_billing_contest_rejected", to=to, number=invoice.number, note=note, link=link)
+                queue_email("self_billing_contest_rejected", to=to, number=invoice.number, note=note, link=link,
+                            contact=contact)
         row.resolution_note, row.resolved_at, row.resolved_by_user_id = note, now, user_id
         row.save()
         action = f"{SCOPE}.{'adjusted' if decision == 'adjust' else 'contest_rejected'}"

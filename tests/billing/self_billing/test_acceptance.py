@@ -265,6 +265,12 @@ def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines, stora
     assert data["acceptance"]["contest"]["resolution"]["decision"] == "rejected"
     told = EmailMessage.get(EmailMessage.template == "self_billing_contest_rejected")
     assert told.to_address == settled.distributor.user.email and "Fermeture non signalée" in told.body_text
+    assert "écrivez à" in told.body_text or "depuis votre espace" in told.body_text  # where to answer
+    assert not told.subject.startswith(" ")
+    # The 207 sent in its name was told to the distributor, with its coded reason.
+    [status_told] = EmailMessage.select().where(EmailMessage.template == "self_billing_status_sent")
+    assert status_told.to_address == settled.distributor.user.email
+    assert "207 En litige" in status_told.subject and "NON_CONFORME" in status_told.body_text
     again = client.simulate_post(f"/api/admin/billing/self-billed/{invoice.number}/resolve", headers=admin_headers(),
                                  json={"decision": "reject", "note": "encore"})
     assert again.status_code == 409 and again.json["error"]["details"]["reason"] == "no_open_contest"
