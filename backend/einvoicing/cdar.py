@@ -12,6 +12,7 @@ simulator on receipt), so a message that leaves is one the profile accepts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
@@ -143,8 +144,13 @@ def _date_time(element: etree._Element, moment: datetime) -> None:
     _sub(element, UDT, "DateTimeString", moment.astimezone(PARIS).strftime("%Y%m%d%H%M%S")).set("format", "204")
 
 
+# What XML 1.0 cannot carry (control characters, surrogates, U+FFFE/U+FFFF): left out of a text
+# a user typed (a contest's reason), so such a text never stops its status.
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def _sub(parent: etree._Element, namespace: str, name: str, text: str | None = None) -> etree._Element:
     element = etree.SubElement(parent, f"{{{namespace}}}{name}")
     if text is not None:
-        element.text = text
+        element.text = _NOT_XML.sub("", text)
     return element

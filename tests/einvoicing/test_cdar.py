@@ -47,7 +47,8 @@ def test_a_212_reads_back_with_its_amounts_per_rate_and_the_profile_s_context():
 @given(code=st.sampled_from(sorted(reform_statuses.LABELS)), reason=st.sampled_from(sorted(reason_codes.LABELS)),
        amounts=st.lists(st.tuples(st.integers(-10**9, 10**9).filter(bool), st.sampled_from([0, 210, 550, 1000, 2000])),
                         min_size=1, max_size=3),
-       text=st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40).filter(str.strip))
+       text=st.text(st.characters(blacklist_categories=("Cs", "Cc", "Cn")), min_size=1, max_size=40)
+       .filter(str.strip))
 def test_any_status_the_platform_may_send_reads_back_as_built(code, reason, amounts, text):
     needs_reason = code in reform_statuses.REASON_REQUIRED
     built = message(code=code, reason_code=reason if needs_reason else None, reason=text.strip(),
@@ -58,6 +59,12 @@ def test_any_status_the_platform_may_send_reads_back_as_built(code, reason, amou
     assert summary["reason"] == (text.strip() if needs_reason else None)
     expected = [{"amountCents": a, "vatRateBps": r} for a, r in amounts] if code == 212 else []
     assert summary["amounts"] == expected
+
+
+def test_a_reason_with_characters_xml_cannot_carry_still_builds():
+    summary = check(cdar.build(message(code=207, reason_code="NON_CONFORME", reason="fermé\x0b deux\ufffe jours",
+                                       received=())))
+    assert summary["reason"] == "fermé deux jours"
 
 
 def _broken(content: bytes, old: bytes, new: bytes) -> bytes:
