@@ -31,9 +31,10 @@ def needs_attention():
     rejected, the invoice stands; adjusted, it is credited and its 210 follows."""
     corrected = fn.EXISTS(INVOICES.select(SQL("1")).where(
         (INVOICES.c.number == Transmission.invoice_number) & (INVOICES.c.status == "credited")))
-    settled_dispute = (Transmission.lifecycle_code == reform_statuses.DISPUTED) & fn.EXISTS(
-        ACCEPTANCES.select(SQL("1")).join(INVOICES, on=INVOICES.c.id == ACCEPTANCES.c.invoice_id).where(
-            (INVOICES.c.number == Transmission.invoice_number) & ACCEPTANCES.c.resolution.is_null(False)))
+    resolved = Table("billing_invoice").alias("resolved_invoice")
+    settled_dispute = (Transmission.lifecycle_code == reform_statuses.DISPUTED) & Transmission.invoice_number.in_(
+        ACCEPTANCES.select(resolved.c.number).join(resolved, on=resolved.c.id == ACCEPTANCES.c.invoice_id)
+        .where(ACCEPTANCES.c.resolution.is_null(False)))
     held = (Transmission.status == TransmissionStatus.FAILED) & (
         Transmission.last_error_code == EinvoiceRecipientUnknown.code)
     return (Transmission.lifecycle_code.in_(list(reform_statuses.ATTENTION)) | held) & ~corrected & ~settled_dispute
