@@ -27,9 +27,9 @@ from psycopg2.extras import Json
 from backend.billing import collection_sql, idempotency, numbering, records
 from backend.billing.accounting import ledger
 from backend.billing.collection import COLLECT_ROUTE, COLLECTABLE, PRINCIPAL_SELLER, collect_path
-from backend.billing.invoices import _INSERT_NUMBERED, _NUMBERED
+from backend.billing.invoicing.invoices import _INSERT_NUMBERED, _NUMBERED
+from backend.billing.invoicing.parties import PROFILE_COLUMNS, party_of, platform_party
 from backend.billing.models import FinancialStatus, InvoiceKind
-from backend.billing.parties import PROFILE_COLUMNS, party_of, platform_party
 from backend.billing.reservations import label_of
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps
 from backend.config import load_config

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.billing import collection
+from backend.billing.collection import collect
 from backend.billing.models import Invoice, PaymentMethod
 from backend.db import database, transaction
 from tests.billing.helpers import Market, approved_org, booted_config
@@ -36,7 +36,7 @@ def _collect_all(pairs: list[tuple[str, str]], out: list[str], errors: list[Base
     try:
         with database.connection_context():
             for reservation_id, organization_id in pairs:
-                result = collection.collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
+                result = collect.collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
                                             method=PaymentMethod.BANK_TRANSFER, key=f"thread-{reservation_id}",
                                             user_id=None, config=booted_config())
                 out.append(result.invoice_number)

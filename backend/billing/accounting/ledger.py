@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 
-from backend import prepared
 from backend.billing.accounting import entries
 from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party, paris_day
@@ -248,7 +247,8 @@ def post_refund(credit_note: Invoice, *, amount_cents: int, payment_order_id: st
 
 
 def post_collection(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
-    """A payment of the issued sale `invoice` alone (its collection again after a returned debit)."""
+    """A payment of the issued sale `invoice`: its collection, or its collection again after a
+    returned debit."""
     entries.post(collection_entry(piece_of(invoice), amount_cents=amount_cents, payment_order_id=payment_order_id,
                                   day=day))
 
@@ -276,26 +276,6 @@ def post_legacy_collection(store_invoice: Invoice, *, amount_cents: int, payment
     entries.post(legacy_collection_entry(piece_of(store_invoice), amount_cents=amount_cents,
                                          payment_order_id=payment_order_id, day=day,
                                          store=party_of(store_invoice.issuer)))
-
-
-# The collection's own statement (`backend.billing.collection`): the sale and its payment.
-COLLECTION_SHAPE = (3, 2)
-
-
-def collection_fragment(*, when: str) -> prepared.Fragment:
-    """The `WITH` parts writing a collection's two entries, for the collection's write statement,
-    the sale's receivable lettered with its payment there (the invoice is new: no other line names
-    it), before the commit."""
-    return entries.entries_fragment(COLLECTION_SHAPE, when=when, letter_own=True)
-
-
-def collection_values(*, invoice_id: str, customer: dict, excl_cents: int, vat_cents: int, payment_order_id: str,
-                      day: date, reservation_id: str) -> dict:
-    """The values of `collection_fragment`: the sale invoice `invoice_id` (issued later in the same
-    transaction: its number is filled in on validation) and its payment, including VAT."""
-    piece = Piece(invoice_id, None, day, party_of(customer), excl_cents, vat_cents, reservation_id)
-    return entries.entries_values([sale_invoice_entry(piece), collection_entry(
-        piece, amount_cents=piece.incl_cents, payment_order_id=payment_order_id, day=day)])
 
 
 def balance(account: Account, siren: str | None = None) -> int:

@@ -20,8 +20,8 @@ from peewee import IntegrityError
 from backend import clock
 from backend.billing.documents import mailing
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
+from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import AuditEntry, DocumentMailing, Invoice, SelfBilledAcceptance
-from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import acceptance, resolution, scheduler
 from backend.db import database
 from backend.documents.formatting import format_euros
