@@ -247,10 +247,19 @@ def post_refund(credit_note: Invoice, *, amount_cents: int, payment_order_id: st
 
 
 def post_collection(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
-    """A payment of the issued sale `invoice`: its collection, or its collection again after a
-    returned debit."""
+    """A payment of the issued sale `invoice` alone (its collection again after a returned debit)."""
     entries.post(collection_entry(piece_of(invoice), amount_cents=amount_cents, payment_order_id=payment_order_id,
                                   day=day))
+
+
+def post_sale_collected(invoice: Invoice, *, payment_order_id: str, day: date) -> None:
+    """The collection's entries, in one statement: the sale `invoice` it issues and its payment,
+    including VAT, both on the collection's `day`; their piece (the invoice's number and date) is
+    filled in on validation, as for any entry naming an invoice without its number."""
+    piece = Piece(invoice.id, None, day, party_of(invoice.customer), invoice.amount_excl_tax_cents,
+                  vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps), invoice.reservation_id)
+    entries.post(sale_invoice_entry(piece), collection_entry(piece, amount_cents=piece.incl_cents,
+                                                             payment_order_id=payment_order_id, day=day))
 
 
 def post_returned_debit(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:

@@ -147,8 +147,7 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
     # 6. the platform_sale invoice: the store base and the commission, excluding tax, to the industrial.
     invoice = issue_invoice(sale, config=config)
     # 7. the sale's entry (411 against 706 and 44571) and its payment's (512 against 411).
-    ledger.post_invoice(invoice)
-    ledger.post_collection(invoice, amount_cents=order.amount_cents, payment_order_id=order.id, day=paris_day(now))
+    ledger.post_sale_collected(invoice, payment_order_id=order.id, day=paris_day(now))
     return _answer(order, invoice), invoice.number
 
 
