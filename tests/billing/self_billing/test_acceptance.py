@@ -33,8 +33,8 @@ from backend.identity.models import BillingProfile
 from backend.outbox import OutboxMessage
 from tests.billing.documents.facturx_check import check_pdf, extract_xml
 from tests.billing.helpers import Market, approved_org
+from tests.billing.invoicing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
-from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.factories import add_member, make_user, signed_in
 
 SENT = datetime(2026, 12, 22, 10, 0, tzinfo=UTC)  # the self-billed invoice's e-mail is delivered then

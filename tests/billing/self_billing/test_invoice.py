@@ -34,8 +34,8 @@ from backend.outbox import OutboxMessage
 from tests.billing.accounting.books import book_lines, book_totals
 from tests.billing.documents.facturx_check import check_pdf
 from tests.billing.helpers import Market, approved_org, booted_config
+from tests.billing.invoicing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.billing.self_billing.data import AFTER, DURING, Party, admin_headers, collected, sign_mandate
-from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 
 HOUR_MS = 3_600_000
 

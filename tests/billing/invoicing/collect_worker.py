@@ -1,6 +1,6 @@
 """A second process collecting reservations, for the gapless-numbering test.
 
-`python -m tests.billing.collect_worker ID...`: boots on the test database (environment), prints
+`python -m tests.billing.invoicing.collect_worker ID...`: boots on the test database (environment), prints
 `ready`, waits for a line on stdin, collects each reservation (bank transfer, one key each) and
 prints `numbers:` and the invoice numbers as JSON.
 """
