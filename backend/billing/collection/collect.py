@@ -47,6 +47,7 @@ from backend.logs import log_event
 from backend.marketplace.kyb import require_kyb_approved
 from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel
+from backend.model import new_id
 
 PRINCIPAL_SELLER = BillingModel.PRINCIPAL_SELLER
 COLLECT_ROUTE = "billing.reservation.collect"
@@ -130,22 +131,23 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
     record = records.move_due(reservation_id, FinancialStatus.RESERVATION_TOTAL_DUE,
                               FinancialStatus.RESERVATION_TOTAL_PAID)
     # 4. the reservation_total payment order, of the invoice's total including VAT, `paid` at once:
-    # no payment service provider is called, so its `pending` state is never seen outside.
-    sale = InvoiceDraft(
+    # no payment service provider is called, so its `pending` state is never seen outside. It names
+    # the invoice issued next (its foreign key is checked at the commit).
+    invoice_id, now = new_id(), clock.now()
+    order = PaymentOrder.create(
+        reservation_id=reservation_id, invoice=invoice_id, organization_id=industrial_organization_id,
+        kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PAID,
+        amount_cents=amount_incl_tax_cents(record.total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
+        mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now, updated_at=now, paid_at=now)
+    # 6. the platform_sale invoice: the store base and the commission, excluding tax, to the industrial.
+    invoice = issue_invoice(InvoiceDraft(
         kind=InvoiceKind.PLATFORM_SALE,
         lines=(Line(service_label(reservation), record.store_base_cents),
                Line("Commission de la plateforme", record.commission_cents)),
         issuer_organization_id=None, customer_organization_id=industrial_organization_id,
         reservation_id=reservation_id, service_starts_at=reservation.starts_at,
-        service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True)
-    now = clock.now()
-    order = PaymentOrder.create(
-        reservation_id=reservation_id, invoice=sale.invoice_id, organization_id=industrial_organization_id,
-        kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PAID,
-        amount_cents=amount_incl_tax_cents(record.total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
-        mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now, updated_at=now, paid_at=now)
-    # 6. the platform_sale invoice: the store base and the commission, excluding tax, to the industrial.
-    invoice = issue_invoice(sale, config=config)
+        service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True, invoice_id=invoice_id,
+    ), config=config)
     # 7. the sale's entry (411 against 706 and 44571) and its payment's (512 against 411).
     ledger.post_sale_collected(invoice, payment_order_id=order.id, day=paris_day(now))
     return _answer(order, invoice), invoice.number
@@ -189,8 +191,7 @@ def left_due_on_failure(open_record: Callable[[], None]) -> Iterator[None]:
     record stays opened (due), which the failed transaction's rollback undid. Best effort: the
     collection's own error is what the caller reports, and the next attempt opens it anyway. A
     request refused because another one holds its key (`request_in_flight`) wrote nothing and
-    leaves the record to that one: its own opening raced the holder's read of the record (the
-    holder's statement, waiting on the row, then saw no record and answered `not_due`)."""
+    leaves the record to that one: its own opening would race the holder's reading of it."""
     try:
         yield
     except Exception as exc:
