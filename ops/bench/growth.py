@@ -50,7 +50,7 @@ AS_OF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 def run(stack, quick: bool) -> Result:
-    from backend.billing.parties import platform_party
+    from backend.billing.invoicing.parties import platform_party
     from ops.bench.billing import load_average
     from ops.bench.stack import BENCH_DATABASE
 

@@ -166,7 +166,7 @@ def prepare_due_reservations(count: int, *, config, broker) -> list[str]:
     distributor's self-billing mandate signed and its billing e-mail set. The sales' follow-ups
     are closed and dropped (`broker`'s queues emptied): only the month end's work remains."""
     from backend import clock, outbox
-    from backend.billing import collection
+    from backend.billing.collection import collect
     from backend.billing.models import PaymentMethod, SelfBillingMandate, SelfBillingMandateStatus
     from backend.db import database, transaction
     from backend.identity.models import BillingProfile
@@ -187,7 +187,7 @@ def prepare_due_reservations(count: int, *, config, broker) -> list[str]:
                                   signed_at=clock.now())
     customer = reservation.industrial_organization_id
     for reservation_id in ids:
-        collection.collect(reservation_id=reservation_id, industrial_organization_id=customer,
+        collect.collect(reservation_id=reservation_id, industrial_organization_id=customer,
                            method=PaymentMethod.BANK_TRANSFER, key=f"bench-monthend-{reservation_id}", user_id=None,
                            config=config)
     outbox.flush()

@@ -13,10 +13,11 @@ from datetime import date, timedelta
 import pytest
 
 from backend import clock
-from backend.billing import collection, corrections
+from backend.billing import corrections
 from backend.billing.bank import settlement as bank_settlement
+from backend.billing.collection import collect
+from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
-from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.db import transaction
 from backend.einvoicing import lifecycle, polling, reconciliation, views
 from backend.einvoicing.models import DirectoryEntry, LifecycleEvent, PaymentReport, Transmission
@@ -41,7 +42,7 @@ def collect_sale(buyer_country: str = "FR") -> Invoice:
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     BillingProfile.update(country=buyer_country).where(BillingProfile.organization == industrial.id).execute()
     reservation = Market().reservation(industrial, distributor, price_cents=100_000)
-    answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key=f"k-{reservation.id}", user_id=None,
                                 config=replace(booted_config(), platform_legal_siret=PLATFORM_SIRET))
     return Invoice.get(Invoice.number == answer.invoice_number)

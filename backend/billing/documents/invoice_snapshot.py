@@ -35,7 +35,7 @@ from backend.config import Config
 from backend.marketplace.models import AdSpace, Reservation, Store
 
 PARIS = ZoneInfo("Europe/Paris")
-NOT_PROVIDED = "non renseigné"  # backend.billing.parties writes it for a value missing at issue
+NOT_PROVIDED = "non renseigné"  # backend.billing.invoicing.parties writes it for a value missing at issue
 SIREN_ENDPOINT_SCHEME = "0225"
 
 

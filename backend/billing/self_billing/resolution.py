@@ -4,7 +4,7 @@
   distributor is told by e-mail (where to answer: `PLATFORM_LEGAL_EMAIL`, else its space), and
   the payout may go (the contest no longer blocks it).
 - `adjust`: in one transaction under the reservation's financial record lock, a
-  `supplier_credit_note` credits what is left of the contested invoice (`settlement.credit_self_billed`:
+  `supplier_credit_note` credits what is left of the contested invoice (`store_share.credit_self_billed`:
   the journal, the distributor's debt when it was paid out already, the settlement voided), then a
   corrected self-billed invoice is issued for the amount the admin sets, the next number of the
   distributor's series, never above the store share of what the customer paid (409
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from backend import clock
-from backend.billing import records, settlement
+from backend.billing import records, store_share
 from backend.billing.contacts import billing_recipients
 from backend.billing.models import AcceptanceStatus, AuditEntry, ContestResolution, Invoice, SelfBilledAcceptance
 from backend.billing.self_billing.acceptance import (
@@ -110,8 +110,8 @@ def resolve(*, invoice_number: str, decision: str, note: str, amount_cents: int 
     with transaction():
         invoice, record, row = _locked_open_contest(invoice_number)
         if decision == "adjust":
-            left, _ = settlement.due_of(invoice)
-            credit = settlement.credit_self_billed(invoice, left, record, reason=note, user_id=user_id, config=config,
+            left, _ = store_share.due_of(invoice)
+            credit = store_share.credit_self_billed(invoice, left, record, reason=note, user_id=user_id, config=config,
                                                    label="Annulation après contestation")
             corrected = issue_corrected(invoice.reservation_id, amount_cents, config=config, user_id=user_id)
             note_number, corrected_number = credit.number, corrected.number

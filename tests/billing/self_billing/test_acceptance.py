@@ -21,8 +21,8 @@ from peewee import IntegrityError
 from backend import clock
 from backend.billing.documents import mailing
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
+from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import AuditEntry, DocumentMailing, Invoice, SelfBilledAcceptance
-from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import acceptance, resolution, scheduler
 from backend.db import database
 from backend.documents.formatting import format_euros
@@ -34,8 +34,8 @@ from backend.identity.models import BillingProfile
 from backend.outbox import OutboxMessage
 from tests.billing.documents.facturx_check import check_pdf, extract_xml
 from tests.billing.helpers import Market, approved_org
+from tests.billing.invoicing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
-from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.einvoicing.conftest import CLIENT_ID, CLIENT_SECRET, ENTITY_ID, operator  # noqa: F401 (fixture)
 from tests.factories import add_member, make_user, signed_in
 

@@ -9,8 +9,8 @@ import io
 import pytest
 from pypdf import PdfReader
 
+from backend.billing.invoicing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.models import AuditEntry, SelfBillingMandate
-from backend.billing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.self_billing.mandate_document import STORAGE_CONTEXT
 from backend.billing.self_billing.mandate_events import apply_provider_event
 from backend.identity.models import BillingProfile

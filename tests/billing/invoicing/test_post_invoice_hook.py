@@ -14,9 +14,9 @@ from peewee import DatabaseError
 
 from backend import clock
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
-from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.invoicing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import Invoice, InvoiceKind
-from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.vat import amount_incl_tax_cents
 from backend.db import database, transaction
 from backend.einvoicing import reconciliation

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from backend.billing import collection
+from backend.billing.collection import collect
 from backend.billing.models import Invoice, PaymentMethod
 from backend.db import database, transaction
 from tests.billing.helpers import Market, approved_org, booted_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NUMBERS = "numbers:"
 THREADS, PER_THREAD, PROCESSES, PER_PROCESS = 4, 8, 2, 14
 
@@ -36,7 +36,7 @@ def _collect_all(pairs: list[tuple[str, str]], out: list[str], errors: list[Base
     try:
         with database.connection_context():
             for reservation_id, organization_id in pairs:
-                result = collection.collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
+                result = collect.collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
                                             method=PaymentMethod.BANK_TRANSFER, key=f"thread-{reservation_id}",
                                             user_id=None, config=booted_config())
                 out.append(result.invoice_number)
@@ -51,7 +51,8 @@ def test_numbers_are_gapless_unique_and_chronological_across_threads_and_process
     by_process = [pairs[i * PER_PROCESS:(i + 1) * PER_PROCESS] for i in range(PROCESSES)]
     rest = pairs[PROCESSES * PER_PROCESS:]
     children = [
-        subprocess.Popen([sys.executable, "-m", "tests.billing.collect_worker", *[p[0] for p in chunk]], cwd=ROOT,
+        subprocess.Popen([sys.executable, "-m", "tests.billing.invoicing.collect_worker", *[p[0] for p in chunk]],
+                         cwd=ROOT,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                          env={**os.environ, "LOG_LEVEL": "error"})
         for chunk in by_process

@@ -1,18 +1,17 @@
-"""Collections the platform starts itself (API.md "Money that always balances"): the admin route and
-the retry pass of auto-collection.
+"""Auto-collection (spec C): every passage of a reservation to `approved` collects it
+asynchronously, never touching the approval, and a retry pass collects again what is still due.
 
-- `collect_on_behalf`: `POST /api/admin/billing/reservations/{id}/collect` (`billing.manage.all`,
-  `Idempotency-Key`, body `{paymentMethod}`) runs the collection service on the industrial's
-  behalf; its keys are scoped to the route and the reservation, never to the admin's active
-  organization.
+- `auto_collect`: the `reservation.approved` subscriber; by direct debit under the industrial's
+  active SEPA mandate, else by bank transfer, with the key `auto-collect-<reservationId>`
+  (`collect.auto_collect_key`).
 - `retry_due_collections`: a reservation whose auto-collection failed (a KYB reopened, a missing
   mandate, a transient error) would otherwise be served and never invoiced. Every
   `principal_seller` reservation `approved` or `completed` whose collection is still due (no
   financial record yet, or `reservation_total_due`) and was last tried at least
-  `AUTO_COLLECTION_RETRY_MINUTES` ago is collected again with the key
-  `auto-collect-<reservationId>` (a failed flow stores nothing for the key); one still due is
-  marked tried (its record's `updated_at`) so the next try waits the interval again. A reservation
-  whose direct debit the bank returned is left to an admin once its mandate's retries are stopped
+  `AUTO_COLLECTION_RETRY_MINUTES` ago is collected again with its auto-collection key (a failed
+  flow stores nothing for the key); one still due is marked tried (its record's `updated_at`) so
+  the next try waits the interval again. A reservation whose direct debit the bank returned is
+  left to an admin once its mandate's retries are stopped
   (`billing_sepa_mandate.retries_stopped_at`, docs/bank.md).
 """
 
@@ -24,7 +23,9 @@ from datetime import timedelta
 from peewee import JOIN
 
 from backend import clock
-from backend.billing import collection, records
+from backend.billing import records, sepa_mandates
+from backend.billing.collection import again
+from backend.billing.collection.collect import Collected, auto_collect_key, collect
 from backend.billing.models import (
     FinancialRecord,
     FinancialStatus,
@@ -36,26 +37,48 @@ from backend.billing.models import (
 from backend.billing.reservations import COLLECTABLE
 from backend.config import Config
 from backend.db import transaction
-from backend.errors import NotFound
+from backend.errors import DomainError
 from backend.logs import log_event
 from backend.marketplace.models import Reservation
-from backend.marketplace.pricing import BillingModel
-
-ADMIN_COLLECT_ROUTE = "billing.admin.reservation.collect"
+from backend.marketplace.pricing import BillingModel, resolve_billing_model
 
 
-def collect_on_behalf(*, reservation_id: str, method: PaymentMethod, key: str, user_id: str | None,
-                      config: Config) -> collection.Collected:
-    """The admin route: the reservation's industrial organization collected, the key scoped to
-    the route and the reservation (client keys `auto-collect-...` are 400)."""
-    collection.check_client_key(key)
-    industrial = (Reservation.select(Reservation.industrial_organization_id)
-                  .where(Reservation.id == reservation_id).scalar())
-    if industrial is None:
-        raise NotFound("reservation not found")
-    return collection.collect(reservation_id=reservation_id, industrial_organization_id=industrial, method=method,
-                              key=key, user_id=user_id, config=config, scope=f"reservation:{reservation_id}",
-                              route=ADMIN_COLLECT_ROUTE)
+def auto_method(organization_id: str) -> PaymentMethod:
+    """How auto-collection collects: by direct debit under the organization's active mandate, else
+    by bank transfer."""
+    return PaymentMethod.SEPA_DD if sepa_mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
+
+
+def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
+    """The `reservation.approved` subscriber: collect asynchronously, never touching the approval.
+    A domain refusal is logged (`auto_failed`) and leaves `reservation_total_due` for the manual
+    route; an unexpected error is logged and raised, so the worker retries it."""
+    reservation = Reservation.get_or_none(Reservation.id == reservation_id)
+    if reservation is None or reservation.status not in COLLECTABLE:
+        return None
+    if resolve_billing_model(reservation.billing_model) is not BillingModel.PRINCIPAL_SELLER:
+        log_event("billing.reservation.collect.auto_skipped", "auto-collection skipped: not principal_seller",
+                  "info", reservationId=reservation_id, billingModel=BillingModel.LEGACY_MANDATE.value)
+        return None
+    organization_id = reservation.industrial_organization_id
+    method = auto_method(organization_id)
+    fields = {"reservationId": reservation_id, "paymentMethod": method.value}
+    log_event("billing.reservation.collect.auto_triggered", "auto-collection triggered", "info", **fields)
+    try:
+        result = collect(reservation_id=reservation_id, industrial_organization_id=organization_id,
+                         method=method, user_id=None, config=config, auto=True,
+                         key=auto_collect_key(reservation_id, again.returned_orders(reservation_id)))
+    except DomainError as exc:
+        log_event("billing.reservation.collect.auto_failed", "auto-collection failed", "warn", **fields,
+                  code=exc.code, errorMessage=exc.message)
+        return None
+    except Exception as exc:
+        log_event("billing.reservation.collect.auto_failed", "auto-collection failed", "error", **fields,
+                  code="INTERNAL_ERROR", errorMessage=str(exc))
+        raise
+    log_event("billing.reservation.collect.auto_succeeded", "auto-collection succeeded", "info", **fields,
+              invoiceNumber=result.invoice_number, idempotent=result.idempotent)
+    return result
 
 
 def due_collections(retry_after: timedelta) -> list[str]:
@@ -84,7 +107,7 @@ def retry_due_collections(*, config: Config) -> dict[str, int]:
     counters: Counter[str] = Counter(due=len(ids))
     for reservation_id in ids:
         try:
-            collected = collection.auto_collect(reservation_id, config=config)
+            collected = auto_collect(reservation_id, config=config)
         except Exception:  # logged by auto_collect (`auto_failed`); the next pass tries again
             collected = None
         if collected is not None:

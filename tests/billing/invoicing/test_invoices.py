@@ -8,8 +8,8 @@ import pytest
 from peewee import DatabaseError
 
 from backend import clock
-from backend.billing import numbering
-from backend.billing.invoices import Amounts, InvoiceDraft, Line, amounts, issue_invoice
+from backend.billing.invoicing import numbering
+from backend.billing.invoicing.invoices import Amounts, InvoiceDraft, Line, amounts, issue_invoice
 from backend.billing.models import Invoice, InvoiceKind
 from backend.db import database, transaction
 from backend.events import INVOICE_ISSUED, SUBSCRIBERS

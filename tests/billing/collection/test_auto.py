@@ -10,7 +10,7 @@ import pytest
 
 from actors import billing as billing_actors
 from backend import clock
-from backend.billing import collection
+from backend.billing.collection import collect
 from backend.billing.models import FinancialRecord, Invoice, PaymentMethod, PaymentOrder, SepaMandate
 from backend.db import database, transaction
 from backend.errors import Conflict
@@ -46,9 +46,9 @@ def test_a_review_approval_collects_by_bank_transfer_without_a_mandate(log_lines
     assert ("billing.reservation.collect.auto_triggered", "bank_transfer") in scopes
     assert ("billing.reservation.collect.auto_succeeded", "bank_transfer") in scopes
     # the manual route with the auto key replays the automatic collection
-    replay = collection.collect(reservation_id=reservation.id,
+    replay = collect.collect(reservation_id=reservation.id,
                                 industrial_organization_id=reservation.industrial_organization_id,
-                                method=PaymentMethod.BANK_TRANSFER, key=collection.auto_collect_key(reservation.id),
+                                method=PaymentMethod.BANK_TRANSFER, key=collect.auto_collect_key(reservation.id),
                                 user_id=None, config=booted_config())
     assert replay.idempotent and replay.invoice_number == invoice.number
 
@@ -75,7 +75,7 @@ def test_a_failure_leaves_the_approval_and_the_manual_route_then_succeeds(monkey
         raise Conflict("injected invoicing failure", reason="injected")
 
     with monkeypatch.context() as patch:
-        patch.setattr(collection, "issue_invoice", broken)
+        patch.setattr(collect, "issue_invoice", broken)
         run_auto_collections()
     assert Reservation.get_by_id(reservation.id).status == "approved"
     assert FinancialRecord.get_by_id(reservation.id).financial_status == "reservation_total_due"
@@ -83,7 +83,7 @@ def test_a_failure_leaves_the_approval_and_the_manual_route_then_succeeds(monkey
     failed = [line for line in log_lines() if line["scope"] == "billing.reservation.collect.auto_failed"]
     assert failed and failed[0]["code"] == "CONFLICT" and failed[0]["errorMessage"] == "injected invoicing failure"
     assert failed[0]["paymentMethod"] == "bank_transfer"
-    manual = collection.collect(reservation_id=reservation.id,
+    manual = collect.collect(reservation_id=reservation.id,
                                 industrial_organization_id=reservation.industrial_organization_id,
                                 method=PaymentMethod.BANK_TRANSFER, key="manual-retry", user_id=None,
                                 config=booted_config())

@@ -8,9 +8,9 @@ application clock (read before the lock) and that last time, computed under the 
 times never go backwards along the numbers, so number order is issue order. Never a database
 sequence (which leaves gaps on rollback), never `MAX()+1` without a lock.
 
-`NEXT_NUMBER` is one statement (the counter created on the series' first invoice, else
-incremented), meant as the first part of the statement that inserts the invoice (`invoices`): the
-counter row is locked by a single round trip, as late as possible in the transaction.
+`allocate` is one statement (the counter created on the series' first invoice, else
+incremented), sent by the service that issues the invoice (`invoices`) just before the invoice's
+own insert, so that the counter row stays locked as briefly as the transaction allows.
 
 Series (API.md; the year is the issue date's year in Europe/Paris):
 
@@ -29,8 +29,10 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from backend import clock, prepared
-from backend.billing.models import InvoiceKind
+from peewee import EXCLUDED, fn
+
+from backend import clock
+from backend.billing.models import InvoiceKind, NumberCounter
 from backend.db import in_transaction
 
 PARIS = ZoneInfo("Europe/Paris")
@@ -60,22 +62,23 @@ def series_name(kind: InvoiceKind, *, year: int, issuer_siren: str | None = None
     return f"{prefix}-{year}"
 
 
-# The series' next sequence and the issue time (values: `next_number_values`); the counter row
-# stays locked until the enclosing transaction ends.
-NEXT_NUMBER = prepared.Fragment(
-    "INSERT INTO billing_number_counter AS c (series, last_value, updated_at) VALUES (%(series)s, 1, %(now)s)"
-    " ON CONFLICT (series) DO UPDATE SET last_value = c.last_value + 1,"
-    " updated_at = GREATEST(EXCLUDED.updated_at, c.updated_at)"
-    " RETURNING last_value AS sequence, updated_at AS issued_at"
-)
-# The number: the series, a dash, the sequence zero-padded to 6 digits (more once past 999999), on
-# the columns NEXT_NUMBER returns (as `n`).
-NUMBER = prepared.Fragment("%(series)s || '-' || lpad(n.sequence::text, greatest(6, length(n.sequence::text)), '0')")
+def allocate(series: str, now: datetime) -> tuple[str, int, datetime]:
+    """`(number, sequence, issue time)` of the series' next invoice, in the caller's transaction:
+    the counter row stays locked until it ends. The issue time is the later of `now` and the
+    series' last one."""
+    counter = NumberCounter
+    sequence, issued_at = (
+        counter.insert(series=series, last_value=1, updated_at=now)
+        .on_conflict(conflict_target=[counter.series],
+                     update={counter.last_value: counter.last_value + 1,
+                             counter.updated_at: fn.GREATEST(EXCLUDED.updated_at, counter.updated_at)})
+        .returning(counter.last_value, counter.updated_at).tuples().execute())[0]
+    return number_of(series, sequence), sequence, issued_at
 
 
-def next_number_values(series: str, now: datetime) -> dict:
-    """The values of `NEXT_NUMBER` and `NUMBER` (`series_now` gives both)."""
-    return prepared.bind((NEXT_NUMBER, NUMBER), {"series": series, "now": now})
+def number_of(series: str, sequence: int) -> str:
+    """The number: the series, a dash, the sequence zero-padded to 6 digits (more once past 999999)."""
+    return f"{series}-{sequence:06d}"
 
 
 def series_now(kind: InvoiceKind, *, issuer_siren: str | None = None) -> tuple[str, datetime]:

