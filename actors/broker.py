@@ -171,20 +171,18 @@ class EpochCheck(Middleware):
 
 
 class FrozenBootHeap(Middleware):
-    """What a worker process holds once booted (every module, the actors, the PDF renderer, about
-    140,000 objects) lives as long as the process: once the `dramatiq` command has loaded the
-    actors, before the worker's threads start, it leaves the cyclic garbage collector's
-    generations (`gc.freeze()`, as a web worker does after boot, ops/gunicorn.conf.py). Otherwise
-    every full collection walks it all again, and rendering an invoice PDF allocates enough for
-    one or two each time: a fifth of the worker's CPU per self-billed invoice (438 -> 355 ms,
-    `vitrine bench monthend`, docs/benchmarks.md). What messages allocate is collected as before.
-    Only a worker process of the command runs the hook (a `Worker` started in a test does not).
+    """What a worker process holds once booted (every module, the actors, the PDF renderer) lives
+    as long as the process: once the `dramatiq` command has loaded the actors, before the
+    worker's threads start, it leaves the cyclic garbage collector's generations (`gc.freeze()`,
+    as a web worker does after boot, ops/gunicorn.conf.py). Otherwise every full collection walks
+    it all again, and rendering an invoice PDF allocates enough for one or two each time. Only a
+    worker process of the command runs the hook (a `Worker` started in a test does not).
 
-    It also collects the youngest generation every `WORKER_GC_THRESHOLD[0]` allocations instead
-    of Python's 700: a PDF render allocates millions of short-lived objects, and at 700 the
-    collector ran 133 times a render, promoted what the render still held and walked the whole
-    unfrozen heap about once a render (11 % of a render's CPU, `vitrine bench monthend`,
-    docs/benchmarks.md). The cyclic garbage waiting for a collection stays a few megabytes."""
+    It also collects the youngest generation less often than Python's default
+    (`WORKER_GC_THRESHOLD`): a PDF render allocates millions of short-lived objects, and at the
+    default the collector runs many times a render, promotes what the render still holds and
+    walks the whole unfrozen heap about once a render. The cyclic garbage waiting for a
+    collection stays a few megabytes."""
 
     def after_process_boot(self, broker) -> None:
         load_renderer()  # imported before the freeze: weasyprint's modules are half the heap
