@@ -8,6 +8,7 @@ from datetime import timedelta
 from peewee import fn
 
 from backend import clock, prepared
+from backend.db import database
 from backend.errors import Forbidden
 from backend.identity.models import AuthSession, Membership, Organization, User, kyb_blocked
 from backend.identity.permissions import permissions_for
@@ -70,10 +71,8 @@ ORGANIZATIONS_SQL = (
 )
 SESSION_ONLY = SESSION_SQL.format(organizations="")
 SESSION_WITH_ORGANIZATIONS = SESSION_SQL.format(organizations=ORGANIZATIONS_SQL)
-# Prepared (`backend.prepared`): PostgreSQL plans the four-table join once per connection, not at
-# every request (planning cost about as much as running it).
 SESSION_STATEMENTS = {False: prepared.Statement("identity_session", SESSION_ONLY),
-                       True: prepared.Statement("identity_session_organizations", SESSION_WITH_ORGANIZATIONS)}
+                      True: prepared.Statement("identity_session_organizations", SESSION_WITH_ORGANIZATIONS)}
 
 
 def resolve_session(token: str | None, *, organizations: bool = False) -> ResolvedSession | None:
@@ -81,7 +80,8 @@ def resolve_session(token: str | None, *, organizations: bool = False) -> Resolv
     statement); `organizations`: with the user's organizations, in the same statement."""
     if not token:
         return None
-    row = SESSION_STATEMENTS[organizations].execute({"token_hash": token_digest(token), "now": clock.now()}).fetchone()
+    row = database.execute_sql(SESSION_STATEMENTS[organizations].sql,
+                               {"token_hash": token_digest(token), "now": clock.now()}).fetchone()
     if row is None:
         return None
     (session_id, active_organization_id, membership_role, actor_type, kyb_status,
