@@ -98,10 +98,6 @@ def transaction() -> Iterator[None]:
         hook()
 
 
-def write_block_batches() -> None:
-    """Nothing waits in a block any more (`outbox.enqueue` inserts at once); kept for the callers
-    written when it did."""
-
 
 # SQLSTATEs of a concurrent change that lost a race: deadlock_detected, serialization_failure,
 # unique_violation. Run again, the losing change sees the winner's rows and decides on them.
@@ -124,14 +120,6 @@ def is_concurrency_conflict(exc: BaseException) -> bool:
     """A deadlock, a serialization failure or a unique violation: a race another change won."""
     return sqlstate(exc) in CONCURRENCY_SQLSTATES
 
-
-def commit_with(sql: str, params=None, *, then: str | None = None):
-    """Run `sql` inside the enclosing `transaction()`, then `then` (with the same `params`) when
-    given, and return the last cursor; the enclosing block commits as any other."""
-    if not in_transaction():
-        raise RuntimeError("commit_with needs an enclosing transaction()")
-    cursor = database.execute_sql(sql, params)
-    return database.execute_sql(then, params) if then else cursor
 
 
 def in_transaction() -> bool:

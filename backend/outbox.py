@@ -30,7 +30,6 @@ The life of a row:
 from __future__ import annotations
 
 import atexit
-import functools
 import json
 import os
 import threading
@@ -43,7 +42,7 @@ from datetime import timedelta
 from peewee import BigAutoField, CharField, IntegerField, TextField
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
-from backend import clock, prepared
+from backend import clock
 from backend.context import current_request_id
 from backend.db import close_connection, database, in_transaction, on_commit, open_connection, transaction
 from backend.logs import get_logger
@@ -104,55 +103,16 @@ INSERT_ROW = (
 
 def enqueue(actor_name: str, *args: object) -> OutboxMessage:
     """Record `actor_name(*args)` to run once the enclosing transaction commits: the row is
-    inserted now, in that transaction, and handed to the broker after the commit. Arguments JSON
-    cannot hold are refused here (TypeError)."""
-    row = _new_row("enqueue", actor_name, args)
+    inserted now, in that transaction, and handed to the broker after the commit. Refused outside
+    a transaction (RuntimeError); arguments JSON cannot hold are refused here (TypeError)."""
+    if not in_transaction():
+        raise RuntimeError("outbox.enqueue must run inside transaction()")
+    row = OutboxMessage(actor_name=actor_name, args=list(args), attempts=0, request_id=current_request_id(),
+                        created_at=clock.now())
     row.id = database.execute_sql(INSERT_ROW, (actor_name, json.dumps(row.args), row.request_id,
                                                row.created_at)).fetchone()[0]
     on_commit(lambda: handoff.submit((row,)))
     return row
-
-
-@dataclass(frozen=True)
-class Part:
-    """A row for a service that inserts it as a part of one of its own statements (a `WITH` part
-    `<name> AS (part_fragment(name))`, whose `RETURNING id` the statement hands back): one round trip
-    less than `enqueue`. Once the statement ran, `written(id)` hands the row over after the
-    enclosing transaction commits, as `enqueue`'s rows are."""
-
-    name: str
-    row: OutboxMessage
-    params: dict
-
-    def written(self, row_id: int) -> None:
-        self.row.id = row_id
-        on_commit(lambda: handoff.submit((self.row,)))
-
-
-@functools.lru_cache(maxsize=64)
-def part_fragment(name: str) -> prepared.Fragment:
-    """The `INSERT ... RETURNING id` of a `Part` called `name` (its values are named `<name>_*`)."""
-    if not name.isidentifier():
-        raise ValueError(f"an outbox part's name is an SQL identifier: {name!r}")
-    return prepared.Fragment(
-        f"INSERT INTO outbox_message (actor_name, args, request_id, created_at, attempts) VALUES"  # noqa: S608
-        f" (%({name}_actor)s, %({name}_args)s, %({name}_request)s, %({name}_created)s, 0) RETURNING id")
-
-
-def part(actor_name: str, *args: object, name: str) -> Part:
-    """`actor_name(*args)` as a `Part` of the caller's statement (inside its `transaction()`)."""
-    row = _new_row("part", actor_name, args)
-    return Part(name, row, part_fragment(name).values(**{
-        f"{name}_actor": actor_name, f"{name}_args": json.dumps(row.args), f"{name}_request": row.request_id,
-        f"{name}_created": row.created_at}))
-
-
-def _new_row(caller: str, actor_name: str, args: tuple) -> OutboxMessage:
-    """The row of `actor_name(*args)`, not written yet; refused outside a transaction."""
-    if not in_transaction():
-        raise RuntimeError(f"outbox.{caller} must run inside transaction()")
-    return OutboxMessage(__no_default__=True, actor_name=actor_name, args=list(args), attempts=0,
-                         request_id=current_request_id(), created_at=clock.now())
 
 
 def dispatch(ids: list[int]) -> int:

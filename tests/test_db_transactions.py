@@ -72,12 +72,6 @@ def test_a_failing_statement_rolls_back_and_the_connection_is_usable(table):
     assert _rows() == [1]
 
 
-def test_on_commit_and_commit_with_need_a_transaction(table):
+def test_on_commit_needs_a_transaction(table):
     with pytest.raises(RuntimeError):
         db.on_commit(lambda: None)
-    with pytest.raises(RuntimeError):
-        db.commit_with("SELECT 1")
-    with transaction():
-        cursor = db.commit_with("INSERT INTO txn_rows VALUES (1)", then="SELECT count(*) FROM txn_rows")
-        assert cursor.fetchone() == (1,)
-    assert _rows() == [1]

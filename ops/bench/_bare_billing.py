@@ -107,7 +107,7 @@ class Collect:
         try:
             with conn.cursor() as cursor:
                 now = datetime.now(UTC)
-                cursor.execute(SESSION_LOOKUP.sql, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
+                cursor.execute(SESSION_LOOKUP, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
                                                     "now": now})
                 session = cursor.fetchone()
                 if session is None:

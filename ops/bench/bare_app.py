@@ -8,7 +8,7 @@ ORM), not PostgreSQL:
 
 - `GET /api/health`: the same JSON envelope, no database.
 - `GET /api/auth/session`: the cookie's SHA-256, the session statement with the user's
-  organizations (prepared once per connection, as Vitrine's), the pending-envelope check, the
+  organizations (the same text Vitrine sends), the pending-envelope check, the
   same answer.
 - `POST /api/webhooks/esign`: the HMAC-SHA256 of the raw body compared in constant time, the
   issued-at window, the JSON parsed, then in one transaction the event `INSERT ... ON CONFLICT DO
@@ -35,7 +35,6 @@ import json
 import os
 import threading
 import time
-import weakref
 from datetime import UTC, datetime
 
 import falcon
@@ -48,8 +47,7 @@ from backend.identity.permissions import permissions_for
 from backend.identity.sessions import SESSION_STATEMENTS
 from backend.onboarding.envelopes import PENDING_ENVELOPE_SQL
 
-SESSION_LOOKUP = SESSION_STATEMENTS[True]  # the session with its organizations, prepared
-_PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connections that prepared it
+SESSION_LOOKUP = SESSION_STATEMENTS[True]  # the session with its organizations
 REFERENCE_QUEUE = "bench_reference"
 REFERENCE_ACTOR = "bench_reference"
 SESSION_COOKIE = "auth.session_token"
@@ -142,10 +140,7 @@ class Session:
         conn = pools.connection()
         try:
             with conn.cursor() as cursor:
-                if conn not in _PREPARED:  # prepared once per connection, as Vitrine's lookup is
-                    cursor.execute(SESSION_LOOKUP.prepare_sql)
-                    _PREPARED[conn] = True
-                cursor.execute(SESSION_LOOKUP.execute_sql, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
+                cursor.execute(SESSION_LOOKUP, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
                                                             "now": datetime.now(UTC)})
                 row = cursor.fetchone()
                 if row is None:
