@@ -32,5 +32,3 @@ _.default_policy, _.esign_contract_threshold_cents
 # printing: the columns of a SELECT row named in its NamedTuple, and the delivery address id the
 # batch deposit accepts but does not read yet (left to that area)
 _.store_street, _.store_postal_code, _.store_country, _.address_id
-# Dramatiq's RedisBroker hooks: the consumer class it builds, the `ack` command its consumers run
-_.consumer_class, _.do_ack

@@ -1,29 +1,33 @@
 """The Dramatiq broker, set up once per process before any actor is declared.
 
-Redis broker with: periodiq (schedules), the request-id middleware (a message carries the id of
-the request that caused it), a database session per message, the outbox completion (a message
-that came from an outbox row closes it once its actor has done the work), periodic jobs whose
-failure waits for the next tick, and a maintenance pass every few seconds in each worker so that
-the messages a killed worker held come back within 30 s. `install_outbox_sender` makes
-`backend.outbox` hand committed rows to this broker. The broker's epoch marker
-(`backend.broker_epoch`) is checked by each worker's maintenance pass, by the clock's sweeper,
-and by a process's hand-over thread once a Redis connection was opened again: work a Redis lost
-with its data is handed over again within seconds.
+Dramatiq's own `RedisBroker` with public middleware only: periodiq (schedules), the request-id
+middleware (a message carries the id of the request that caused it), a database session per
+message, the outbox completion (a message that came from an outbox row closes it once its actor
+has done the work), periodic jobs whose failure waits for the next tick, the broker's epoch check
+every few seconds in each worker, and the worker's boot heap frozen. `install_outbox_sender`
+makes `backend.outbox` hand committed rows to this broker (`broker.enqueue`). The broker's epoch
+marker (`backend.broker_epoch`) is checked by each worker, by the clock's sweeper, and by a
+process's hand-over thread once a Redis connection was opened again: work a Redis lost with its
+data is handed over again within seconds.
+
+A killed worker's messages come back through Dramatiq's own maintenance, which its public
+settings tune: every worker process beats (each command its consumers send to Redis records it
+alive) and every command but an acknowledgement runs the maintenance (`MAINTENANCE_CHANCE`), which
+puts back on their queue the messages of a worker silent for `HEARTBEAT_TIMEOUT_MS`. An idle
+consumer polls its queue at least every second, so those messages are queued again about that
+timeout after the kill, where Dramatiq's defaults (a minute, one command in a thousand) took
+minutes.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
-import time
 from collections.abc import Sequence
-from uuid import uuid4
 
 import dramatiq
 import redis
-from dramatiq import Message
-from dramatiq.brokers.redis import RedisBroker, _RedisConsumer
-from dramatiq.common import current_millis
+from dramatiq.brokers.redis import RedisBroker
 from dramatiq.middleware import Middleware, Retries
 from periodiq import PeriodiqMiddleware
 from redis.backoff import ExponentialBackoff
@@ -44,14 +48,14 @@ _watch: EpochWatch | None = None
 # after an outage or a restart): the next hand-over checks the broker's epoch.
 _connected = threading.Event()
 
-# A worker process that has not been heard of for HEARTBEAT_TIMEOUT_MS is dead: a maintenance pass
-# puts the messages it held back on their queues. Every live worker runs a pass (which is also its
-# heartbeat) every MAINTENANCE_INTERVAL_S, so a killed worker's messages come back within
-# HEARTBEAT_TIMEOUT_MS + MAINTENANCE_INTERVAL_S (20 s); Dramatiq's own random maintenance (one
-# command in a thousand) took minutes. A live worker is never declared dead: its maintenance thread
-# beats whatever its actors are doing.
+# A worker process not heard of for HEARTBEAT_TIMEOUT_MS is dead: the maintenance puts the
+# messages it held back on their queues. MAINTENANCE_CHANCE is per million commands (Dramatiq's
+# scale): every command but an acknowledgement runs it. A live worker's consumers poll every
+# queue at least once a second, whatever its actors are doing, so it is never declared dead.
 HEARTBEAT_TIMEOUT_MS = 15_000
-MAINTENANCE_INTERVAL_S = 5.0
+MAINTENANCE_CHANCE = 1_000_000
+# How often each worker process compares the broker's epoch marker (`EpochCheck`).
+EPOCH_CHECK_INTERVAL_S = 5.0
 
 
 class RequestIdMiddleware(Middleware):
@@ -90,20 +94,17 @@ class OutboxCompletion(Middleware):
     """Close the outbox row a message came from once the work is done (end-to-end at least once).
 
     Added before `Retries` so that its after-hooks (which Dramatiq runs in reverse order) see
-    Retries' decision: `message.failed` means no retry will come. An actor that returned leaves
-    its row's mark to `outbox.done_marks`, which writes the marks of the worker's threads in one
-    statement, then acknowledges their messages (`PromptRedisBroker.do_ack`); the worker's
-    shutdown writes what waits. A declared `throws`
-    exception is the actor's answer (done, at once); retries exhausted is a dead row; a failure
-    that will be retried pushes the row's redelivery past that retry. A failure here only means
-    the sweeper re-sends the row later, which idempotent actors absorb."""
+    Retries' decision: `message.failed` means no retry will come. The hook runs before the worker
+    acknowledges the message, so a worker that dies before the row is closed leaves the message
+    to Redis. An actor that returned, or raised an exception it declares in `throws` (its
+    answer), closes the row; retries exhausted is a dead row; a failure that will be retried
+    pushes the row's redelivery past that retry. Each mark is one UPDATE, a short transaction of
+    its own. A failure here only means the sweeper re-sends the row later, which idempotent
+    actors absorb."""
 
     def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
         outbox_id = message.options.get("outbox_id")
         if outbox_id is None:
-            return
-        if exception is None:  # written with others by the process's done-mark thread, then acknowledged
-            outbox.done_marks.add(outbox_id, message.options.get("redis_message_id", message.message_id))
             return
         try:
             opened = db.open_connection()
@@ -118,14 +119,10 @@ class OutboxCompletion(Middleware):
     def after_skip_message(self, broker, message) -> None:
         self.after_process_message(broker, message, exception=RuntimeError("message skipped"))
 
-    def after_worker_shutdown(self, broker, worker) -> None:
-        if not outbox.done_marks.flush(timeout=10):
-            log.warning("outbox done marks not all written at shutdown; their messages come back")
-
     @staticmethod
-    def _settle(broker, message, outbox_id: int, exception: BaseException) -> None:
+    def _settle(broker, message, outbox_id: int, exception: BaseException | None) -> None:
         throws = broker.get_actor(message.actor_name).options.get("throws") or ()
-        if throws and isinstance(exception, throws):
+        if exception is None or (throws and isinstance(exception, throws)):
             outbox.mark_done(outbox_id)
         elif message.failed:
             outbox.mark_dead(outbox_id, f"{type(exception).__name__}: {exception}")
@@ -148,19 +145,19 @@ class PeriodicFailures(Middleware):
         )
 
 
-class Maintenance(Middleware):
-    """In each worker process, a thread that runs the broker's maintenance on every queue every
-    `interval` seconds: requeue the messages of workers silent for the heartbeat timeout, expire
-    old dead letters. Its dispatch calls are this process's heartbeat too."""
+class EpochCheck(Middleware):
+    """In each worker process, a thread that compares the broker's epoch marker every `interval`
+    seconds (`check_epoch`): work a Redis lost with its data is handed over again within seconds,
+    not at the clock's next sweep."""
 
-    def __init__(self, interval: float = MAINTENANCE_INTERVAL_S) -> None:
+    def __init__(self, interval: float = EPOCH_CHECK_INTERVAL_S) -> None:
         self.interval = interval
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def after_worker_boot(self, broker, worker) -> None:
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, args=(broker,), name="broker-maintenance", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="broker-epoch-check", daemon=True)
         self._thread.start()
 
     def before_worker_shutdown(self, broker, worker) -> None:
@@ -168,43 +165,24 @@ class Maintenance(Middleware):
         if self._thread is not None:
             self._thread.join(timeout=self.interval + 1)
 
-    def _run(self, broker) -> None:
+    def _run(self) -> None:
         while not self._stop.wait(self.interval):
-            try:
-                run_maintenance(broker)
-            except Exception as exc:  # Redis away: the next pass tries again
-                log.warning("broker maintenance failed", extra={"fields": {"error": str(exc)}})
-                continue
             check_epoch()
 
 
-def run_maintenance(broker: RedisBroker) -> None:
-    """One maintenance pass over every declared queue (delay queues included), through Dramatiq's
-    own dispatch script with its maintenance flag set (`qsize` changes nothing)."""
-    dispatch = broker.scripts["dispatch"]
-    for queue in sorted(broker.get_declared_queues()):
-        dispatch(
-            args=["qsize", int(time.time() * 1000), queue, broker.broker_id, broker.heartbeat_timeout,
-                  broker.dead_message_ttl, 1, broker._max_unpack_size()],
-            keys=[broker.namespace],
-        )
-
-
 class FrozenBootHeap(Middleware):
-    """What a worker process holds once booted (every module, the actors, the PDF renderer, about
-    140,000 objects) lives as long as the process: once the `dramatiq` command has loaded the
-    actors, before the worker's threads start, it leaves the cyclic garbage collector's
-    generations (`gc.freeze()`, as a web worker does after boot, ops/gunicorn.conf.py). Otherwise
-    every full collection walks it all again, and rendering an invoice PDF allocates enough for
-    one or two each time: a fifth of the worker's CPU per self-billed invoice (438 -> 355 ms,
-    `vitrine bench monthend`, docs/benchmarks.md). What messages allocate is collected as before.
-    Only a worker process of the command runs the hook (a `Worker` started in a test does not).
+    """What a worker process holds once booted (every module, the actors, the PDF renderer) lives
+    as long as the process: once the `dramatiq` command has loaded the actors, before the
+    worker's threads start, it leaves the cyclic garbage collector's generations (`gc.freeze()`,
+    as a web worker does after boot, ops/gunicorn.conf.py). Otherwise every full collection walks
+    it all again, and rendering an invoice PDF allocates enough for one or two each time. Only a
+    worker process of the command runs the hook (a `Worker` started in a test does not).
 
-    It also collects the youngest generation every `WORKER_GC_THRESHOLD[0]` allocations instead
-    of Python's 700: a PDF render allocates millions of short-lived objects, and at 700 the
-    collector ran 133 times a render, promoted what the render still held and walked the whole
-    unfrozen heap about once a render (11 % of a render's CPU, `vitrine bench monthend`,
-    docs/benchmarks.md). The cyclic garbage waiting for a collection stays a few megabytes."""
+    It also collects the youngest generation less often than Python's default
+    (`WORKER_GC_THRESHOLD`): a PDF render allocates millions of short-lived objects, and at the
+    default the collector runs many times a render, promotes what the render still holds and
+    walks the whole unfrozen heap about once a render. The cyclic garbage waiting for a
+    collection stays a few megabytes."""
 
     def after_process_boot(self, broker) -> None:
         load_renderer()  # imported before the freeze: weasyprint's modules are half the heap
@@ -217,69 +195,6 @@ class FrozenBootHeap(Middleware):
 
 # The cyclic collector's thresholds in a worker process (`FrozenBootHeap`; Python's are 700, 10, 10).
 WORKER_GC_THRESHOLD = (50_000, 20, 20)
-
-
-# A consumer with nothing to fetch backs off exponentially, up to the worker timeout (1 s). A batch
-# status advance waits in its request for the `printing` queue to pick its run up (its groups then
-# follow each other inside one message): that queue's consumers back off at most
-# PROMPT_QUEUES[queue] ms, so an idle worker polls it 40 to 80 times a second, one short Lua call each.
-PROMPT_QUEUES = {"printing": 25}
-
-
-class WindowConsumer(_RedisConsumer):
-    """Dramatiq's Redis consumer, except when its prefetch window is full (every message it fetched
-    still being processed): Dramatiq's sleeps 5 to 10 ms, then 10 to 20 ms and more, whatever the
-    worker threads do meanwhile, and a busy worker's threads finished a window of 16 messages in
-    less than that (the consumer's sleep was a third of its samples, `bench outbox`). This one
-    waits until half the window was acknowledged (or rejected), then fetches as Dramatiq does."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._room = threading.Event()
-
-    def ack(self, message) -> None:
-        try:
-            super().ack(message)
-        finally:
-            self._released()
-
-    def nack(self, message) -> None:
-        try:
-            super().nack(message)
-        finally:
-            self._released()
-
-    def _released(self) -> None:
-        if self.outstanding_message_count <= self.prefetch // 2:
-            self._room.set()
-
-    def __next__(self):
-        if not self.message_cache and self.outstanding_message_count >= self.prefetch:
-            self._room.clear()
-            if self.outstanding_message_count > self.prefetch // 2:  # nothing released since the test
-                self._room.wait(self.timeout / 1000)
-        return super().__next__()
-
-
-class PromptRedisBroker(RedisBroker):
-    """The Redis broker, whose consumers of `PROMPT_QUEUES` poll more often when idle, and whose
-    acknowledgement of a message waits for its outbox row's done mark (`outbox.done_marks`)."""
-
-    @property
-    def consumer_class(self):
-        return WindowConsumer
-
-    def consume(self, queue_name: str, prefetch: int = 1, timeout: int = 5000):
-        return super().consume(queue_name, prefetch, min(timeout, PROMPT_QUEUES.get(queue_name, timeout)))
-
-    def do_ack(self, queue_name: str, message_id: str):
-        """Dramatiq's `ack`, called by the worker thread once the message is processed. While the
-        message's outbox row waits for its done mark, the message is acknowledged once the mark
-        is written, with the rest of its statement's in one round trip (`acknowledge_many`), and
-        the worker thread waits for that (`outbox.DoneMarks.follow`)."""
-        if outbox.done_marks.follow(message_id, (queue_name, message_id)):
-            return None
-        return self._dispatch("ack")(queue_name, message_id)
 
 
 def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
@@ -295,21 +210,20 @@ def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
     pool = redis.ConnectionPool.from_url(
         config.redis_url, socket_timeout=5, socket_connect_timeout=3, redis_connect_func=_on_connect,
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2, supported_errors=(redis.ConnectionError,)))
-    broker = PromptRedisBroker(client=redis.Redis(connection_pool=pool), namespace=namespace,
-                               heartbeat_timeout=HEARTBEAT_TIMEOUT_MS)
+    broker = RedisBroker(client=redis.Redis(connection_pool=pool), namespace=namespace,
+                         heartbeat_timeout=HEARTBEAT_TIMEOUT_MS, maintenance_chance=MAINTENANCE_CHANCE)
     broker.add_middleware(PeriodiqMiddleware(skip_delay=60))
     broker.add_middleware(RequestIdMiddleware())
     broker.add_middleware(DatabaseSession())
     broker.add_middleware(OutboxCompletion(), before=Retries)
     # Also before Retries, after OutboxCompletion: its after-hook runs between theirs (reverse order).
     broker.add_middleware(PeriodicFailures(), before=Retries)
-    broker.add_middleware(Maintenance())
+    broker.add_middleware(EpochCheck())
     broker.add_middleware(FrozenBootHeap())
     for queue in QUEUES:
         broker.declare_queue(queue)
     dramatiq.set_broker(broker)
     install_outbox_sender(broker)
-    outbox.done_marks.set_follow_up(lambda acks: acknowledge_many(broker, acks))
     global _watch
     _watch = EpochWatch(broker.client, namespace)
     outbox.set_redelivery(outbox.Redelivery(after_seconds=config.outbox_redeliver_after_seconds,
@@ -319,25 +233,27 @@ def setup_broker(config: Config, *, namespace: str = "dramatiq") -> RedisBroker:
 
 
 def install_outbox_sender(broker) -> None:
-    """Hand outbox rows to `broker`, a hand-over batch at a time (`enqueue_many`)."""
+    """Hand outbox rows to `broker`, one `broker.enqueue` each (the enqueue middleware runs)."""
 
     def send(rows: Sequence[outbox.OutboxMessage]) -> list[BaseException | None]:
-        outcomes: list[BaseException | None] = [None] * len(rows)
-        messages: dict[int, Message] = {}
-        for n, row in enumerate(rows):
-            try:
-                messages[n] = broker.get_actor(row.actor_name).message_with_options(
-                    args=tuple(row.args), request_id=row.request_id, outbox_id=row.id)
-            except Exception as exc:  # an actor this process does not know: that row only
-                outcomes[n] = exc
-        for n, outcome in zip(messages, enqueue_many(broker, list(messages.values())), strict=True):
-            outcomes[n] = outcome
+        outcomes = [_enqueue(broker, row) for row in rows]
         if _connected.is_set():
             _connected.clear()
             check_epoch()
         return outcomes
 
     outbox.set_sender(send)
+
+
+def _enqueue(broker, row: outbox.OutboxMessage) -> BaseException | None:
+    """None once the broker took `row`'s message, else the error (an actor this process does not
+    know, Redis away): that row only stays unsent."""
+    try:
+        broker.enqueue(broker.get_actor(row.actor_name).message_with_options(
+            args=tuple(row.args), request_id=row.request_id, outbox_id=row.id))
+    except Exception as exc:
+        return exc
+    return None
 
 
 def _on_connect(connection) -> None:
@@ -360,81 +276,6 @@ def check_epoch() -> None:
                 db.close_connection()
     except Exception as exc:
         log.warning("broker epoch check failed", extra={"fields": {"error": f"{type(exc).__name__}: {exc}"}})
-
-
-def enqueue_many(broker, messages: Sequence[Message]) -> list[BaseException | None]:
-    """`broker.enqueue` of each message, for a Redis broker in one pipelined round trip (Dramatiq's
-    own `dispatch` script, as `RedisBroker.enqueue` runs it, and the same enqueue middleware hooks);
-    one outcome per message: None once Redis took it, else the error. A hand-over of 500 rows was
-    500 round trips, which waiting for Redis on a loaded machine made most of the outbox's cost.
-    A single message is one script call, as `enqueue` makes it (a pipeline first asks Redis
-    whether the script is loaded)."""
-    if not isinstance(broker, RedisBroker):
-        return [_outcome(broker.enqueue, message) for message in messages]
-    outcomes: list[BaseException | None] = [None] * len(messages)
-    ready: list[tuple[int, Message]] = []
-    for n, message in enumerate(messages):
-        # A Redis message id of its own for each enqueue, as RedisBroker.enqueue gives it.
-        message = message.copy(options={"redis_message_id": str(uuid4())})
-        outcomes[n] = _outcome(broker.emit_before, "enqueue", message, None)
-        if outcomes[n] is None:
-            ready.append((n, message))
-    if not ready:
-        return outcomes
-    dispatch, keys = broker.scripts["dispatch"], [broker.namespace]
-    # Dramatiq's occasional maintenance pass, drawn once per batch (the workers' Maintenance runs it anyway).
-    calls = [["enqueue", current_millis(), message.queue_name, broker.broker_id, broker.heartbeat_timeout,
-              broker.dead_message_ttl, broker._should_do_maintenance("enqueue") if not n else 0,
-              broker._max_unpack_size(), message.options["redis_message_id"], message.encode()]
-             for n, (_, message) in enumerate(ready)]
-    try:
-        if len(calls) == 1:
-            results = [dispatch(keys=keys, args=calls[0])]
-        else:
-            with broker.client.pipeline(transaction=False) as pipe:
-                for args in calls:
-                    dispatch(keys=keys, args=args, client=pipe)
-                results = pipe.execute(raise_on_error=False)
-    except Exception as exc:  # Redis away: none is known to be taken (the sweeper re-sends them)
-        for n, _ in ready:
-            outcomes[n] = exc
-        return outcomes
-    for (n, message), result in zip(ready, results, strict=True):
-        if isinstance(result, Exception):
-            outcomes[n] = result
-        elif (error := _outcome(broker.emit_after, "enqueue", message, None)) is not None:
-            # Redis has the message: it counts as sent (a re-send would only duplicate it).
-            log.warning("enqueue middleware failed after the message was queued",
-                        extra={"fields": {"actor": message.actor_name, "error": str(error)}})
-    return outcomes
-
-
-def acknowledge_many(broker: RedisBroker, acks: Sequence[tuple[str, str]]) -> None:
-    """Dramatiq's `ack` of each (queue, Redis message id), in one pipelined round trip (its own
-    `dispatch` script, as `RedisBroker.do_ack` runs it); raises when Redis did not take them all.
-    Acknowledging a message twice changes nothing (the script finds it gone)."""
-    dispatch, keys = broker.scripts["dispatch"], [broker.namespace]
-    calls = [["ack", current_millis(), queue_name, broker.broker_id, broker.heartbeat_timeout,
-              broker.dead_message_ttl, 0, broker._max_unpack_size(), message_id] for queue_name, message_id in acks]
-    if len(calls) == 1:
-        dispatch(keys=keys, args=calls[0])
-        return
-    try:  # the script by its hash alone: the consumers keep it loaded (a pipeline of the script asks first)
-        with broker.client.pipeline(transaction=False) as pipe:
-            for args in calls:
-                pipe.evalsha(dispatch.sha, len(keys), *keys, *args)
-            pipe.execute()
-    except redis.exceptions.NoScriptError:  # Redis restarted since: each call loads it again
-        for args in calls:
-            dispatch(keys=keys, args=args)
-
-
-def _outcome(call, *args) -> BaseException | None:
-    try:
-        call(*args)
-    except Exception as exc:
-        return exc
-    return None
 
 
 def queue_sizes(broker: RedisBroker) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Actors for operators and benchmarks: a no-op to measure the broker path end to end."""
+"""Actors for operators and benchmarks: a no-op that shows a worker is consuming its queue."""
 
 from __future__ import annotations
 
@@ -7,4 +7,4 @@ import dramatiq
 
 @dramatiq.actor(queue_name="default", max_retries=3, time_limit=10_000, throws=())
 def noop(*args: object) -> None:
-    """Does nothing: measures dispatch and processing overhead (`vitrine bench outbox`)."""
+    """Does nothing: a probe that a worker is consuming its queue (`vitrine bench` waits for it)."""

@@ -73,6 +73,7 @@ def handle_domain_error(req, resp, ex: DomainError, params) -> None:
     _answer(resp, ex.code, ex.message, ex.details or None)
     if isinstance(ex, RateLimited):
         resp.media["data"] = {"retryAfterSeconds": ex.retry_after_seconds}
+    if getattr(ex, "retry_after_seconds", None) is not None:  # a 429, or a 503 that knows when to retry
         resp.set_header("Retry-After", str(ex.retry_after_seconds))
 
 

@@ -1,8 +1,8 @@
 """How the API writes JSON: every `resp.media` (the `{ok, data}` envelope, errors, the OpenAPI
 document) goes through `dumps`, installed once as Falcon's JSON handler by `create_app`.
 
-orjson (about 15x faster than the standard library on a printer's whole order list, 12 MB),
-with the standard library's semantics: UTF-8, non-ASCII characters as they are (never `\\u`
+orjson (much faster than the standard library on large answers, such as a printer's whole order
+list), with the standard library's semantics: UTF-8, non-ASCII characters as they are (never `\\u`
 escapes), keys in insertion order, and a value JSON has no type for refused with a `TypeError`
 (a `datetime`, a `date`, a `Decimal`, a dataclass: schemas dump those to strings or numbers
 first). What orjson itself refuses but the standard library wrote (integers past 64 bits, keys

@@ -61,7 +61,7 @@ class RequestId:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.request_started = time.perf_counter()
         # The WSGI variable itself: `get_header` builds it from the name and, for a header the
-        # client did not send (the usual case), catches a KeyError: 0.6 to 1.5 us a request.
+        # client did not send (the usual case), catches a KeyError on every request.
         req.context.request_id = accept_request_id(req.env.get("HTTP_X_REQUEST_ID"))
         req.context.request_id_token = bind_request_id(req.context.request_id)
 

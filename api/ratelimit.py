@@ -21,7 +21,9 @@ rotating addresses inside it does not multiply the budget. The warning of a refu
 once per client, bucket and window (the first refusal), so a flood of 429 cannot fill the logs.
 
 Counters live in Redis (`RATE_LIMIT_STORAGE_URL`, default `REDIS_URL`), shared by every web
-process; `vitrine dev` (one web process) keeps them in memory (`memory://`).
+process; `vitrine dev` (one web process) keeps them in memory (`memory://`). When they cannot be
+read (Redis down), a limited route fails closed: 503 `SERVICE_UNAVAILABLE` with `Retry-After`,
+since answering without counting would open sign-in to unlimited password guessing.
 """
 
 from __future__ import annotations
@@ -31,14 +33,27 @@ import math
 import time
 from dataclasses import dataclass
 
+import redis
 from limits import RateLimitItemPerMinute
 from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
-from backend.errors import RateLimited
+from backend.errors import RateLimited, ServiceUnavailable
 from backend.logs import get_logger
 
 log = get_logger("api-rate-limit")
+
+
+# How long a client refused for unreachable counters waits before trying again.
+COUNTERS_RETRY_AFTER_SECONDS = 5
+
+
+class CountersUnreachable(ServiceUnavailable):
+    """The rate-limit counters cannot be read: the request is refused, not let through uncounted."""
+
+    def __init__(self) -> None:
+        super().__init__("the rate-limit counters are unreachable; retry shortly")
+        self.retry_after_seconds = COUNTERS_RETRY_AFTER_SECONDS
 
 
 @dataclass(frozen=True)
@@ -137,11 +152,17 @@ class RateLimiter:
     def hit(self, bucket: Bucket, client: str, route: str) -> dict[str, str]:
         """Count one request; the headers to send, or RateLimited when the limit is exceeded."""
         item = self._items[bucket.name]
-        allowed = self._limiter.hit(item, bucket.name, client)
-        stats = self._limiter.get_window_stats(item, bucket.name, client)
+        try:
+            allowed = self._limiter.hit(item, bucket.name, client)
+            stats = self._limiter.get_window_stats(item, bucket.name, client)
+            first_refusal = not allowed and self._first_refusal(item, bucket, client)
+        except (redis.RedisError, OSError) as exc:
+            log.warning("rate-limit counters unreachable: request refused", extra={"fields": {
+                "bucket": bucket.name, "route": route, "error": f"{type(exc).__name__}: {exc}"[:200]}})
+            raise CountersUnreachable from exc
         reset = max(1, math.ceil(stats.reset_time - time.time()))
         if not allowed:
-            if self._first_refusal(item, bucket, client):
+            if first_refusal:
                 log.warning("rate limit exceeded", extra={"fields": {
                     "bucket": bucket.name, "ip": client, "route": route, "retryAfterSeconds": reset}})
             raise RateLimited(f"too many requests; retry in {reset} s", retry_after_seconds=reset)

@@ -3,8 +3,8 @@
 The platform writes a marker into the broker's Redis (`<namespace>:vitrine-epoch`: a random token
 and the Redis run id it was written on) and keeps the same token in PostgreSQL
 (`outbox_broker_epoch`, a row per broker namespace). `EpochWatch.check()` compares them; the
-clock's sweeper calls it every minute, each worker process's maintenance thread every few
-seconds, and every process's hand-over thread when a new Redis connection was opened (the
+clock's sweeper calls it every minute, each worker process's epoch check (`actors.broker.EpochCheck`)
+every few seconds, and every process's hand-over thread when a new Redis connection was opened (the
 connection came back). Verdicts:
 
 - marker and run id as this process last saw them: nothing to do (one round trip, no SQL);

@@ -8,11 +8,13 @@ once at boot. Secrets are never logged: `Config.describe()` reports them as pres
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field, fields
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from stdnum import bic, iban
 from stdnum.eu import at_02
@@ -45,6 +47,7 @@ SECRET_SETTINGS = frozenset(
     {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "smtp_url", "metrics_token"}
 )
 
+ENVIRONMENTS = ("development", "test", "staging", "production")
 LOG_LEVELS = ("debug", "info", "warn", "error")
 # How a `vitrine` command writes its log lines (the web, worker and clock always write JSON):
 # auto: short lines when stderr is a terminal, JSON otherwise.
@@ -75,6 +78,8 @@ class Config:
     argon2_parallelism: int = 1
 
     storage_backend: str = "local"
+    # The operator says the data directory is on a disk that outlives a deploy (production with local storage).
+    storage_persistent_volume: bool = False
     gcs_bucket: str | None = None
     storage_emulator_host: str | None = None
 
@@ -138,6 +143,8 @@ class Config:
     outbox_redeliver_after_seconds: int = 600
     outbox_max_handovers: int = 8
     metrics_token: str | None = None
+    # Seconds a stopping worker gives the messages in progress before handing them back (below a PaaS's grace period).
+    worker_shutdown_timeout: int = 20
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __repr__(self) -> str:
@@ -280,6 +287,45 @@ ONE_DATABASE_ROLE = (
 _OPERATOR_IDENTITY = ("ODP_CLIENT_ID", "ODP_CLIENT_SECRET", "ODP_ENTITY_ID")
 # What production must name: without them a process would start the embedded servers of development.
 _PRODUCTION_SERVICES = ("DATABASE_URL", "REDIS_URL")
+# The providers' credentials: without them every signature, webhook or e-invoice is refused.
+_PROVIDER_CREDENTIALS = ("ESIGN_API_KEY", "ESIGN_WEBHOOK_SECRET", *_OPERATOR_IDENTITY)
+_LOOPBACK_HOSTS = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def _is_loopback(url: str) -> bool:
+    """Whether `url` names this machine (nobody else can follow a link to it)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host in _LOOPBACK_HOSTS or host.endswith(".localhost") or not host:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+def _production_refusals(env: _Env, storage_backend: str, warnings: list[str]) -> None:
+    """What production refuses to start with, because it loses data or breaks for every user, and
+    what it only warns about. Each refusal names its variable."""
+    if storage_backend == "local" and not _bool(env, "STORAGE_PERSISTENT_VOLUME", False):
+        env.problem("STORAGE_BACKEND=local in production needs STORAGE_PERSISTENT_VOLUME=true (VITRINE_DATA_DIR on a "
+                    "disk that outlives a deploy), or STORAGE_BACKEND=gcs: a PaaS's local disk is lost at each deploy")
+    if not _str(env, "SMTP_URL"):
+        env.problem("SMTP_URL is not set: production would write its e-mails as files nobody receives")
+    public_base_url = _str(env, "PUBLIC_BASE_URL", Config.public_base_url)
+    if _is_loopback(public_base_url):
+        env.problem(f"PUBLIC_BASE_URL must be the address users reach, not this machine, got {public_base_url!r}")
+    missing = [name for name in _PROVIDER_CREDENTIALS if not _str(env, name)]
+    if missing:
+        env.problem("provider credentials missing in production (signatures, webhooks and e-invoices would be "
+                    "refused): " + ", ".join(missing))
+    missing = [name for name in _PLATFORM_IDENTITY if not _str(env, name)]
+    if missing:
+        env.problem("platform legal identity incomplete in production (invoices would print fallback values): "
+                    + ", ".join(missing))
+    if _int(env, "TRUSTED_PROXY_COUNT", 0, minimum=0) == 0:
+        warnings.append("TRUSTED_PROXY_COUNT=0: behind a PaaS router every client has the router's address, so the "
+                        "whole site shares one sign-in budget (set it to the number of proxies in front)")
 
 
 def load_config(environ: dict[str, str] | None = None) -> Config:
@@ -301,7 +347,11 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     if flow_mode not in ("Sandbox", "Production"):
         flow_mode = env.problem(f"ODP_FLOW_MODE must be Sandbox or Production, got {flow_mode!r}", "Sandbox")
 
-    if env.get("E2E_TEST_MODE", "").strip() == "1" and (_str(env, "ENVIRONMENT") or "").lower() == "production":
+    environment = (_str(env, "ENVIRONMENT", "development") or "development").lower()
+    if environment not in ENVIRONMENTS:
+        environment = env.problem(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}, got {environment!r}",
+                                  "development")
+    if env.get("E2E_TEST_MODE", "").strip() == "1" and environment == "production":
         # The stub operator marks every invoice acknowledged without sending it: never in production.
         env.problem("E2E_TEST_MODE=1 is refused when ENVIRONMENT=production")
 
@@ -322,30 +372,31 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         # The message must not repeat the URL: it may hold the SMTP password.
         env.problem("SMTP_URL must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)")
 
-    environment = _str(env, "ENVIRONMENT", "development")
     unset = [name for name in _PRODUCTION_SERVICES if not _str(env, name)]
-    if environment.lower() == "production" and unset:
+    if environment == "production" and unset:
         env.problem("ENVIRONMENT=production needs its own servers, not the embedded ones of development: "
                     f"set {', '.join(unset)}")
 
+    if environment == "production":
+        _production_refusals(env, storage_backend, warnings)
     missing = [name for name in _PLATFORM_IDENTITY if not _str(env, name)]
-    if missing:
+    if missing and environment != "production":
         warnings.append(
             "platform legal identity incomplete (documents use fallback values): " + ", ".join(missing)
         )
     missing = [name for name in _OPERATOR_IDENTITY if not _str(env, name)]
-    if missing:
+    if missing and environment != "production":
         warnings.append(
             "e-invoicing operator identity incomplete (transmissions refused until set): "
             + ", ".join(missing)
         )
     if _str(env, "DATABASE_URL") and _str(env, "DATABASE_OWNER_URL") in (None, _str(env, "DATABASE_URL")):
         warnings.append(ONE_DATABASE_ROLE)
-    if (_str(env, "ENVIRONMENT") or "").lower() == "production":
+    if environment == "production":
         for name in ("ESIGN_BASE_URL", "ODP_BASE_URL", "ODP_TOKEN_URL"):  # they carry API keys and secrets
             if not (_str(env, name) or getattr(Config, name.lower())).lower().startswith("https://"):
                 env.problem(f"{name} must be an https:// URL in production")
-    if not _str(env, "ESIGN_WEBHOOK_SECRET"):
+    if not _str(env, "ESIGN_WEBHOOK_SECRET") and environment != "production":
         warnings.append("ESIGN_WEBHOOK_SECRET is not set: every e-signature webhook will be refused")
 
     config = Config(
@@ -366,6 +417,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         argon2_memory_cost_kib=_int(env, "ARGON2_MEMORY_COST_KIB", 19_456, minimum=8),
         argon2_parallelism=_int(env, "ARGON2_PARALLELISM", 1, minimum=1),
         storage_backend=storage_backend,
+        storage_persistent_volume=_bool(env, "STORAGE_PERSISTENT_VOLUME", False),
         gcs_bucket=_str(env, "GCS_BUCKET"),
         storage_emulator_host=_str(env, "STORAGE_EMULATOR_HOST"),
         smtp_url=_str(env, "SMTP_URL"),
@@ -423,6 +475,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         outbox_redeliver_after_seconds=_int(env, "OUTBOX_REDELIVER_AFTER_SECONDS", 600, minimum=1),
         outbox_max_handovers=_int(env, "OUTBOX_MAX_HANDOVERS", 8, minimum=1),
         metrics_token=_str(env, "METRICS_TOKEN"),
+        worker_shutdown_timeout=_int(env, "WORKER_SHUTDOWN_TIMEOUT", 20, minimum=1),
         warnings=tuple(warnings),
     )
     if env.problems:

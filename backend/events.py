@@ -40,13 +40,3 @@ def publish(event: str, *args: object) -> None:
     for actor_name in SUBSCRIBERS[event]:
         outbox.enqueue(actor_name, *args)
 
-
-def part_names(event: str) -> tuple[str, ...]:
-    """The names of `parts(event, ...)`, for the statement that inserts them (`outbox.part_fragment`)."""
-    return tuple(f"{event.replace('.', '_')}_{n}" for n in range(len(SUBSCRIBERS[event])))
-
-
-def parts(event: str, *args: object) -> list[outbox.Part]:
-    """`publish`, for a service that inserts the rows in one of its own statements (`outbox.Part`)."""
-    return [outbox.part(actor_name, *args, name=name)
-            for actor_name, name in zip(SUBSCRIBERS[event], part_names(event), strict=True)]

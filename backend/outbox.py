@@ -3,31 +3,25 @@ closed only when its actor has done the work.
 
 The life of a row:
 
-1. `enqueue("actor_name", *args)` inserts it inside the caller's `transaction()`: when the
-   innermost `transaction()` block ends, all the rows it enqueued in one statement (a block
-   that raises drops them with its savepoint).
-2. After the commit of the (sub)transaction that created it, the row goes to this process's
-   hand-over thread (`Handoff`), which gives rows to the broker in batches (the sender takes a
-   batch at once: one pipelined Redis round trip, `actors.broker.enqueue_many`) and marks each
-   batch `sent_at` in one statement; the rows the broker refused get one statement too. The
-   request thread never talks to Redis: a Redis stall delays the hand-over, never an answer. A
-   row of a rolled-back transaction or savepoint never reaches the thread (the hand-over is an
-   after-commit hook of the block that created it), and the rows are handed over from memory,
-   not read back.
-3. The worker's `OutboxCompletion` middleware (`actors/broker.py`) closes the row (`done_at`,
-   like `sent_at` a commit that does not wait for the disk) when its actor returned, or raised
-   an exception it declares in `throws` (a refusal is an answer); it marks it `dead_at` when
-   Dramatiq gives the message up (retries exhausted). The marks of returned actors are written
-   together (`DoneMarks`): the worker's threads' marks in one statement, then their messages'
-   acknowledgements, so a message is acknowledged only after its mark is committed: a worker
-   that dies in between leaves the message to Redis, which hands it to another worker.
+1. `enqueue("actor_name", *args)` inserts it at once, inside the caller's `transaction()` (one
+   `INSERT ... RETURNING id`); a rolled-back transaction or savepoint takes it away.
+2. After the commit of the transaction that created it, the row goes to this process's
+   hand-over thread (`Handoff`), which gives each row to the broker (`broker.enqueue`, Dramatiq's
+   public API) and marks the rows it took `sent_at`, the rows it refused with their error. The
+   request thread never talks to Redis: a Redis stall delays the hand-over, never an answer.
+3. The worker's `OutboxCompletion` middleware (`actors/broker.py`) closes the row (`done_at`, a
+   short transaction of its own) once its actor returned, or raised an exception it declares in
+   `throws` (a refusal is an answer), before Dramatiq acknowledges the message: a worker that
+   dies in between leaves the message to Redis, which hands it to another worker. It marks the
+   row `dead_at` when Dramatiq gives the message up (retries exhausted), and pushes its
+   `redeliver_at` past a retry Dramatiq will make.
 4. `sweep()`, every minute on the clock, re-sends (a) rows never handed over after
    `OUTBOX_RESEND_AFTER_SECONDS` (a crash or a Redis outage between commit and hand-over) and
    (b) rows handed over but not done once their `redeliver_at` passed: Redis lost the message
-   (restart without persistence, FLUSHALL, eviction) or it died with a worker. Each hand-over
-   doubles the wait (`OUTBOX_REDELIVER_AFTER_SECONDS` x 2^n, at most 6 h); a row still not done
-   after `OUTBOX_MAX_HANDOVERS` hand-overs is marked dead, which `vitrine queues` and
-   `/api/metrics` show. A Redis that lost its data is found sooner by its epoch marker
+   (restart without persistence, FLUSHALL, eviction). Each hand-over doubles the wait
+   (`OUTBOX_REDELIVER_AFTER_SECONDS` x 2^n, capped); a row still not done after
+   `OUTBOX_MAX_HANDOVERS` hand-overs is marked dead, which `vitrine queues` and `/api/metrics`
+   show. A Redis that lost its data is found sooner by its epoch marker
    (`backend.broker_epoch`), which hands every row handed over but not done over again at once
    (`hand_over_again`). Actors are idempotent, so a re-sent message whose first copy ran after
    all is harmless: work is done at least once end to end, never lost.
@@ -36,7 +30,6 @@ The life of a row:
 from __future__ import annotations
 
 import atexit
-import functools
 import json
 import os
 import threading
@@ -49,18 +42,9 @@ from datetime import timedelta
 from peewee import BigAutoField, CharField, IntegerField, TextField
 from playhouse.postgres_ext import BinaryJSONField, DateTimeTZField
 
-from backend import clock, prepared
+from backend import clock
 from backend.context import current_request_id
-from backend.db import (
-    block_batch,
-    close_connection,
-    database,
-    in_transaction,
-    on_commit,
-    open_connection,
-    transaction,
-    write_block_batches,
-)
+from backend.db import close_connection, database, in_transaction, on_commit, open_connection, transaction
 from backend.logs import get_logger
 from backend.model import BaseModel, created_at_field
 
@@ -83,12 +67,6 @@ class OutboxMessage(BaseModel):
     class Meta:
         table_name = "outbox_message"
 
-    @classmethod
-    def select(cls, *fields):
-        # Rows this thread enqueued wait in their transaction() block: a read sees them.
-        write_block_batches()
-        return super().select(*fields)
-
 
 @dataclass(frozen=True)
 class Redelivery:
@@ -99,8 +77,8 @@ class Redelivery:
     cap_seconds: int = 6 * 3600
 
 
-# Hands rows to the broker, all at once where it can: one outcome per row, None when the broker
-# took it, else the error (the row stays unsent for the sweeper). Raising fails the whole batch.
+# Hands rows to the broker: one outcome per row, None when the broker took it, else the error (the
+# row stays unsent for the sweeper). Raising fails the whole batch.
 Sender = Callable[[Sequence[OutboxMessage]], Sequence[BaseException | None]]
 _sender: Sender | None = None
 _redelivery = Redelivery()
@@ -117,88 +95,24 @@ def set_redelivery(policy: Redelivery) -> None:
     _redelivery = policy
 
 
-# Written out, and many rows in one statement: every follow-up of every service pays it (peewee
-# building an INSERT per row cost several times what PostgreSQL spends running it).
 INSERT_ROW = (
     "INSERT INTO outbox_message (actor_name, args, request_id, created_at, attempts)"
     " VALUES (%s, %s, %s, %s, 0) RETURNING id"
 )
-INSERT_ROWS = "INSERT INTO outbox_message (id, actor_name, args, request_id, created_at, attempts) VALUES {rows}"
-NEXT_IDS = "SELECT nextval(pg_get_serial_sequence('outbox_message', 'id')) FROM generate_series(1, %s)"
-INSERT_CHUNK = 1_000  # rows per statement (5 parameters each; PostgreSQL takes at most 65,535)
 
 
 def enqueue(actor_name: str, *args: object) -> OutboxMessage:
-    """Record `actor_name(*args)` to run once the enclosing transaction commits. The row is
-    written when the innermost `transaction()` block ends (or a nested block starts, or this
-    thread reads `OutboxMessage`), with the other rows waiting in the block in one statement;
-    its `id` is set then."""
-    row = _new_row("enqueue", actor_name, args)
-    # Serialized now: arguments JSON cannot hold are refused at the call (TypeError), not at the block's end.
-    block_batch("outbox", _write_rows).append((row, json.dumps(row.args)))
-    return row
-
-
-@dataclass(frozen=True)
-class Part:
-    """A row for a service that inserts it as a part of one of its own statements (a `WITH` part
-    `<name> AS (part_fragment(name))`, whose `RETURNING id` the statement hands back): one round trip
-    less than `enqueue`. Once the statement ran, `written(id)` hands the row over after the
-    enclosing transaction commits, as `enqueue`'s rows are."""
-
-    name: str
-    row: OutboxMessage
-    params: dict
-
-    def written(self, row_id: int) -> None:
-        self.row.id = row_id
-        on_commit(lambda: handoff.submit((self.row,)))
-
-
-@functools.lru_cache(maxsize=64)
-def part_fragment(name: str) -> prepared.Fragment:
-    """The `INSERT ... RETURNING id` of a `Part` called `name` (its values are named `<name>_*`)."""
-    if not name.isidentifier():
-        raise ValueError(f"an outbox part's name is an SQL identifier: {name!r}")
-    return prepared.Fragment(
-        f"INSERT INTO outbox_message (actor_name, args, request_id, created_at, attempts) VALUES"  # noqa: S608
-        f" (%({name}_actor)s, %({name}_args)s, %({name}_request)s, %({name}_created)s, 0) RETURNING id")
-
-
-def part(actor_name: str, *args: object, name: str) -> Part:
-    """`actor_name(*args)` as a `Part` of the caller's statement (inside its `transaction()`)."""
-    row = _new_row("part", actor_name, args)
-    return Part(name, row, part_fragment(name).values(**{
-        f"{name}_actor": actor_name, f"{name}_args": json.dumps(row.args), f"{name}_request": row.request_id,
-        f"{name}_created": row.created_at}))
-
-
-def _new_row(caller: str, actor_name: str, args: tuple) -> OutboxMessage:
-    """The row of `actor_name(*args)`, not written yet; refused outside a transaction."""
+    """Record `actor_name(*args)` to run once the enclosing transaction commits: the row is
+    inserted now, in that transaction, and handed to the broker after the commit. Refused outside
+    a transaction (RuntimeError); arguments JSON cannot hold are refused here (TypeError)."""
     if not in_transaction():
-        raise RuntimeError(f"outbox.{caller} must run inside transaction()")
-    return OutboxMessage(__no_default__=True, actor_name=actor_name, args=list(args), attempts=0,
-                         request_id=current_request_id(), created_at=clock.now())
-
-
-def _write_rows(pending: list[tuple[OutboxMessage, str]]) -> None:
-    """Insert a block's rows (ids in enqueue order) and hand them over once committed, from memory."""
-    if len(pending) == 1:
-        [(row, args)] = pending
-        row.id = database.execute_sql(INSERT_ROW, (row.actor_name, args, row.request_id,
-                                                   row.created_at)).fetchone()[0]
-    else:
-        ids = sorted(n for (n,) in database.execute_sql(NEXT_IDS, (len(pending),)).fetchall())
-        for (row, _), row_id in zip(pending, ids, strict=True):
-            row.id = row_id
-        for start in range(0, len(pending), INSERT_CHUNK):
-            chunk = pending[start:start + INSERT_CHUNK]
-            params = [value for row, args in chunk
-                      for value in (row.id, row.actor_name, args, row.request_id, row.created_at)]
-            database.execute_sql(INSERT_ROWS.format(rows=", ".join(["(%s, %s, %s, %s, %s, 0)"] * len(chunk))),
-                                 params)
-    written = tuple(row for row, _ in pending)
-    on_commit(lambda: handoff.submit(written))
+        raise RuntimeError("outbox.enqueue must run inside transaction()")
+    row = OutboxMessage(actor_name=actor_name, args=list(args), attempts=0, request_id=current_request_id(),
+                        created_at=clock.now())
+    row.id = database.execute_sql(INSERT_ROW, (actor_name, json.dumps(row.args), row.request_id,
+                                               row.created_at)).fetchone()[0]
+    on_commit(lambda: handoff.submit((row,)))
+    return row
 
 
 def dispatch(ids: list[int]) -> int:
@@ -210,7 +124,7 @@ def dispatch(ids: list[int]) -> int:
 
 
 def _hand_over_all(rows: Iterable[OutboxMessage]) -> int:
-    """Give `rows` to the broker (one call for all) and record, one statement each, the rows it
+    """Give `rows` to the broker and record, one statement each, the rows it
     took (`_mark_sent`) and those it did not (`_record_failures`)."""
     rows = list(rows)
     if not rows:
@@ -254,19 +168,8 @@ MARK_SENT = (
 def _mark_sent(ids: list[int]) -> None:
     """One statement for the rows handed over."""
     if ids:
-        _write_unflushed(MARK_SENT, {"now": clock.now(), "base": _redelivery.after_seconds,
-                                     "cap": _redelivery.cap_seconds, "ids": ids})
-
-
-def _write_unflushed(sql: str, params: object) -> None:
-    """Run `sql` in a transaction of its own whose commit does not wait for the disk (one round
-    trip), or in the enclosing transaction, which decides. Only for the outbox's bookkeeping marks
-    (`sent_at`, `done_at`): a mark a crash loses makes the sweeper send the row again, which
-    at-least-once actors tolerate, and a flush per message was most of its cost."""
-    if in_transaction():  # the sweeper's transaction, a test's
-        database.execute_sql(sql, params)
-        return
-    database.execute_sql(f"BEGIN; SET LOCAL synchronous_commit TO OFF; {sql}; COMMIT", params)
+        database.execute_sql(MARK_SENT, {"now": clock.now(), "base": _redelivery.after_seconds,
+                                         "cap": _redelivery.cap_seconds, "ids": ids})
 
 
 class Handoff:
@@ -344,172 +247,10 @@ def flush(timeout: float = 10.0) -> bool:
     return handoff.flush(timeout)
 
 
-MARK_DONE = "UPDATE outbox_message SET done_at = %s WHERE id = %s AND done_at IS NULL"
-MARK_DONE_MANY = (
-    "UPDATE outbox_message AS o SET done_at = d.at FROM unnest(%s::bigint[], %s::timestamptz[]) AS d(id, at)"
-    " WHERE o.id = d.id AND o.done_at IS NULL"
-)
-
-
 def mark_done(outbox_id: int) -> None:
-    """Close the row now, in this thread (a refusal the actor declares in `throws`)."""
-    _write_unflushed(MARK_DONE, (clock.now(), outbox_id))
-
-
-# What follows a batch of done marks once written: the tokens `DoneMarks.defer` was given for them.
-FollowUp = Callable[[list], None]
-
-
-class DoneMarks:
-    """This worker process's done marks: the worker's threads leave the row of each message whose
-    actor returned (`add`, keyed by the message's delivery), and what must come after the mark,
-    the broker's acknowledgement of the message, goes through `follow`: a thread that finds no
-    statement on its way writes every mark waiting in one statement (`MARK_DONE_MANY`, a commit
-    that does not wait for the disk) and has the follow-up (`set_follow_up`) do their
-    acknowledgements at once; a thread that finds one on its way waits for the writer to take its
-    mark in the next. A statement per message, with its commit, was a third of the worker's busy
-    time (docs/benchmarks.md, "Outbox end to end"). The process's done-mark thread writes the
-    marks no thread follows (a message Dramatiq rejects) after `linger` seconds, follow-ups to try
-    again, and what a flush asks for.
-
-    A thread waits in `follow` until its message is acknowledged. A message is never
-    acknowledged before its row is done, and a worker thread holds at most one message between
-    its actor's return and its acknowledgement, as before: a worker killed meanwhile leaves those
-    messages to another worker (Redis re-delivers unacknowledged messages), and no row is left not
-    done once its message is gone. A statement that fails (the database away) is logged and its
-    messages acknowledged all the same: the sweeper re-sends the rows, as when a single mark
-    failed. A follow-up that fails (Redis away) is tried again every `retry_seconds`, its threads
-    waiting, as Dramatiq's own acknowledgement does. `flush` waits for all of it (the worker's
-    shutdown, the exit)."""
-
-    def __init__(self, *, linger: float = 0.05, batch_size: int = 1_000, retry_seconds: float = 1.0) -> None:
-        self.linger, self.batch_size, self.retry_seconds = linger, batch_size, retry_seconds
-        self._follow_up: FollowUp | None = None
-        self._reset()
-
-    def _reset(self) -> None:
-        self._cond = threading.Condition()
-        self._waiting: dict[object, tuple[int, object]] = {}  # key -> (outbox id, done at)
-        self._writing: set[object] = set()  # the keys of the statement being written
-        self._followers: dict[object, tuple[object, threading.Event]] = {}  # key -> (token, done), until written
-        self._unsettled: list[tuple[object, threading.Event]] = []  # follow-ups that failed, tried again
-        self._busy = False
-        self._pid = os.getpid()
-        self._thread: threading.Thread | None = None
-
-    def set_follow_up(self, follow_up: FollowUp | None) -> None:
-        self._follow_up = follow_up
-
-    def add(self, outbox_id: int, key: object) -> None:
-        """The actor of `outbox_id`'s message (delivery `key`) returned: its row is done."""
-        if self._pid != os.getpid():
-            self._reset()
-        with self._cond:
-            self._waiting[key] = (outbox_id, clock.now())
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="outbox-done-marks", daemon=True)
-                self._thread.start()
-            if len(self._waiting) == 1:  # the writer waits for a first mark (the later ones leave its linger alone)
-                self._cond.notify_all()
-
-    def follow(self, key: object, token: object) -> bool:
-        """Have the follow-up do `token` once the mark of `key` is written, and wait until it did:
-        True then; False at once when no mark of `key` waits (none, or written): the caller acts."""
-        if self._pid != os.getpid() or self._follow_up is None:
-            return False
-        done = threading.Event()
-        with self._cond:
-            if key not in self._waiting and key not in self._writing:
-                return False
-            self._followers[key] = (token, done)
-            lead = not self._busy
-            self._busy = True
-        if lead:  # no statement on its way: this thread writes the waiting marks itself
-            self._write_waiting()
-        done.wait()
-        return True
-
-    def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until every mark added is written and its follow-up done; False on timeout."""
-        if self._pid != os.getpid():
-            return True
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while self._waiting or self._busy or self._unsettled:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.notify_all()  # a linger or a retry waiting for its turn goes now
-                self._cond.wait(min(remaining, 0.05))
-        return True
-
-    def _run(self) -> None:
-        """The marks no worker thread waits for (a message Dramatiq rejects), follow-ups to try
-        again, and a flush: written when no thread writes (the threads write their own)."""
-        while True:
-            with self._cond:
-                while not self._waiting and not self._unsettled:
-                    self._cond.wait()
-                self._cond.wait(self.linger if self._waiting else self.retry_seconds)
-                if self._busy:
-                    continue
-                self._busy = True
-            self._write_waiting(retry=True)
-
-    def _write_waiting(self, *, retry: bool = False) -> None:
-        """Write every waiting mark, a statement per `batch_size`, and do their follow-ups; the
-        caller set `_busy` (one writer at a time) and this clears it."""
-        while True:
-            with self._cond:
-                if not self._waiting and not (retry and self._unsettled):
-                    self._busy = False
-                    self._cond.notify_all()
-                    return
-                keys = list(self._waiting)[: self.batch_size]
-                batch = [self._waiting.pop(key) for key in keys]
-                self._writing = set(keys)
-                unsettled, self._unsettled = (self._unsettled, []) if retry else ([], self._unsettled)
-            try:
-                self._write(batch)
-            finally:
-                with self._cond:
-                    followers = [*unsettled, *(self._followers.pop(key) for key in keys if key in self._followers)]
-                    self._writing = set()
-                self._settle(followers)
-            retry = False
-
-    @staticmethod
-    def _write(batch: list[tuple[int, object]]) -> None:
-        if not batch:
-            return
-        try:
-            opened = open_connection()
-            try:
-                _write_unflushed(MARK_DONE_MANY, ([row_id for row_id, _ in batch], [at for _, at in batch]))
-            finally:
-                if opened:
-                    close_connection()
-        except Exception as exc:  # the database is away: the sweeper re-sends these rows
-            log.warning("outbox done marks not recorded; the sweeper will re-send",
-                        extra={"fields": {"rows": len(batch), "outboxId": batch[0][0], "error": str(exc)}})
-
-    def _settle(self, followers: list[tuple[object, threading.Event]]) -> None:
-        if not followers:
-            return
-        try:
-            self._follow_up([token for token, _ in followers])  # type: ignore[misc]
-        except Exception as exc:
-            log.warning("outbox done marks' follow-up failed; tried again",
-                        extra={"fields": {"messages": len(followers), "error": str(exc)}})
-            with self._cond:
-                self._unsettled.extend(followers)
-            return
-        for _, done in followers:
-            done.set()
-
-
-done_marks = DoneMarks()
-atexit.register(done_marks.flush, 5.0)
+    """Close the row: its actor did the work, or answered with a refusal it declares."""
+    OutboxMessage.update(done_at=clock.now()).where(
+        OutboxMessage.id == outbox_id, OutboxMessage.done_at.is_null()).execute()
 
 
 def mark_dead(outbox_id: int, reason: str) -> None:

@@ -99,7 +99,7 @@ def boot(config: Config | None = None, *, role: str, **clients: Any) -> Runtime:
     register_secrets(config.secrets())
     config = with_service_urls(config)
     if _current is None or _current.config != config:
-        if os.environ.get("VITRINE_SUPERVISOR") != "dev":  # `vitrine dev` prints them once, in its banner
+        if not os.environ.get("VITRINE_SUPERVISOR"):  # the supervisor (`vitrine dev`, web, worker) said them once
             for warning in config.warnings:
                 log.warning(warning)
         log.info("boot", extra={"fields": {"role": role, "settings": config.describe()}})

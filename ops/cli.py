@@ -81,6 +81,14 @@ def cmd_seed_demo(args) -> int:
         raise CommandError("seed-demo refuses to run with ENVIRONMENT=production: it creates demo logins "
                            "whose passwords are published")
     runtime = _boot("seed")
+    if args.reset:
+        from backend.documents.seeding import seed_default_versions
+        from ops.seed import erase_data
+
+        args.progress.step("erasing every row (--reset)")
+        erase_data(runtime.config.database_owner_url or runtime.config.database_url)
+        with database.connection_context():
+            seed_default_versions(runtime.storage)  # what `vitrine migrate` published
     with database.connection_context():
         report = seed_demo(runtime, only_if_empty=args.if_empty, progress=args.progress)
         if report != ALREADY_SEEDED:
@@ -93,18 +101,59 @@ def cmd_seed_demo(args) -> int:
     return 0
 
 
+ADMIN_PASSWORD_VARIABLE = "VITRINE_ADMIN_PASSWORD"  # noqa: S105 (the name of a variable, not a password)
+
+
+def admin_password(args) -> str:
+    """The new admin's password, never on the command line unless asked: `--password-stdin` reads
+    standard input's first line, else `VITRINE_ADMIN_PASSWORD`, else `--password`, else a prompt on
+    a terminal (shell history and `ps` never see the first three)."""
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = os.environ.get(ADMIN_PASSWORD_VARIABLE) or args.password
+    if not password and sys.stdin.isatty():
+        import getpass
+
+        password = getpass.getpass(f"password for {args.email}: ")
+    if not password:
+        raise CommandError(f"no password: pipe it to --password-stdin or set {ADMIN_PASSWORD_VARIABLE}")
+    return password
+
+
 def cmd_create_admin(args) -> int:
     from backend.db import database
     from backend.errors import DomainError
     from backend.identity.admin_users import ensure_admin
 
+    password = admin_password(args)
     _boot("cli")
     try:
         with database.connection_context():
-            user, created = ensure_admin(email=args.email, password=args.password)
+            user, created = ensure_admin(email=args.email, password=password)
     except DomainError as exc:
         raise CommandError(exc.message) from None
     print(f"admin {'created' if created else 'promoted (password unchanged)'}: {user.email}")
+    return 0
+
+
+def cmd_catalog_import(args) -> int:
+    """Universes, rayons and furniture types from a CSV file (`backend.marketplace.catalog_import`)."""
+    from backend.db import database
+    from backend.errors import DomainError
+    from backend.marketplace.catalog_import import import_catalog
+
+    try:
+        text = Path(args.file).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read {args.file}: {exc}") from None
+    _boot("cli")
+    try:
+        with database.connection_context():
+            report = import_catalog(text, dry_run=args.dry_run)
+    except DomainError as exc:
+        raise CommandError(f"{args.file}: {exc.message} (nothing written)") from None
+    print("\n".join(report.lines(args.dry_run) + (["dry run: nothing written"] if args.dry_run else [])))
     return 0
 
 
@@ -202,23 +251,41 @@ def cmd_stop_embedded(args) -> int:
     return 0
 
 
+def announce(config, role: str) -> None:
+    """The boot warnings of a process group, said once by the process the platform started (JSON
+    lines on stdout): the gunicorn or Dramatiq processes below it boot without repeating them."""
+    from backend.logs import configure_logging, get_logger
+    from ops.config_check import redis_warnings
+
+    configure_logging(config.log_level)
+    log = get_logger("boot")
+    for warning in (*config.warnings, *redis_warnings(config.redis_url)):
+        log.warning(warning, extra={"fields": {"role": role}})
+    os.environ["VITRINE_SUPERVISOR"] = role
+
+
 def cmd_web(args) -> int:
     """The Procfile's web: gunicorn with ops/gunicorn.conf.py, once the configuration is valid."""
+    announce(args.config, "web")
     conf = Path(__file__).parent / "gunicorn.conf.py"
     argv = [sys.executable, "-m", "gunicorn", "api.app:create_app()", "-c", str(conf), *args.extra]
     os.execv(sys.executable, argv)  # noqa: S606 (our own interpreter, fixed arguments)
 
 
 def cmd_worker(args) -> int:
-    """The Procfile's worker: `dramatiq actors`, once the configuration is valid."""
-    os.execv(sys.executable, [sys.executable, "-m", "dramatiq", "actors", *args.extra])  # noqa: S606 (as above)
+    """The Procfile's worker: `dramatiq actors` in a session of its own (`ops.worker`), once the
+    configuration is valid."""
+    from ops.worker import run_worker
+
+    announce(args.config, "worker")
+    return run_worker(args.config, args.extra)
 
 
 def cmd_config_check(args) -> int:
     """Reached once `main` found the configuration valid (its check is every process's)."""
-    from ops.config_check import summary
+    from ops.config_check import redis_warnings, summary
 
-    print("\n".join(summary(args.config)))
+    print("\n".join(summary(args.config) + [f"warning: {w}" for w in redis_warnings(args.config.redis_url)]))
     return 0
 
 
@@ -269,9 +336,13 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS,
                         help="data directory of the embedded servers (default $VITRINE_DATA_DIR or ./var)")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="a failure shows its traceback, not only its one line")
     parser = argparse.ArgumentParser(prog="vitrine", description="Vitrine back end")
     parser.add_argument("--data-dir", metavar="DIR", default=None,
                         help="data directory of the embedded servers (default $VITRINE_DATA_DIR or ./var)")
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="a failure shows its traceback, not only its one line")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, func, help_text: str, needs: str = NEEDS_NOTHING, **kwargs) -> argparse.ArgumentParser:
@@ -290,12 +361,25 @@ def build_parser() -> argparse.ArgumentParser:
                    NEEDS_DATABASE)
     seed.add_argument("--if-empty", action="store_true",
                       help="only what is missing: nothing (\"already seeded\") when the demo data is there")
+    seed.add_argument("--reset", action="store_true",
+                      help="erase every row of the database first (as its owner), then seed: the demo as new")
 
     create_admin = command("create-admin", cmd_create_admin, "create the first admin (an existing user is promoted)",
                            NEEDS_DATABASE)
     create_admin.add_argument("--email", required=True, metavar="EMAIL", help="the admin's e-mail address")
-    create_admin.add_argument("--password", required=True, metavar="PASSWORD",
-                              help="the new account's password (kept unchanged for an existing user)")
+    create_admin.add_argument("--password", metavar="PASSWORD",
+                              help="the new account's password (kept unchanged for an existing user); it lands "
+                                   f"in the shell's history: prefer --password-stdin or {ADMIN_PASSWORD_VARIABLE}")
+    create_admin.add_argument("--password-stdin", action="store_true",
+                              help="read the password from standard input's first line")
+
+    catalog = command("catalog", None, "the catalogue's reference data").add_subparsers(
+        dest="catalog_command", required=True, metavar="COMMAND", help="a catalogue command")
+    catalog_help = "import universes, rayons and furniture types from a CSV file (what exists is kept)"
+    catalog_import = catalog.add_parser("import", parents=[common], help=catalog_help, description=catalog_help)
+    catalog_import.add_argument("file", metavar="FILE.csv", help="the rows (docs/deploy.md, \"First data\")")
+    catalog_import.add_argument("--dry-run", action="store_true", help="say what would be created, write nothing")
+    catalog_import.set_defaults(func=cmd_catalog_import, needs=NEEDS_DATABASE)
 
     queues = command("queues", cmd_queues, "queue, delayed and dead-letter sizes, unsent outbox rows", NEEDS_DATABASE)
     queues.add_argument("--json", action="store_true", help="one JSON object on stdout")
@@ -441,6 +525,33 @@ def configuration_error(exc: ConfigError) -> int:
     return 2
 
 
+def _connection_errors() -> tuple[type[BaseException], ...]:
+    import peewee
+    import psycopg2
+    import redis
+
+    from backend.errors import ServiceUnavailable
+
+    return (peewee.OperationalError, peewee.InterfaceError, psycopg2.OperationalError, redis.ConnectionError,
+            redis.TimeoutError, ServiceUnavailable)
+
+
+CONNECTION_ERRORS = _connection_errors()
+
+
+def unreachable(exc: BaseException) -> str:
+    """A server that cannot be reached, in one line: which one, and the cause its client gave (the
+    wrong password, the refused connection), never a URL (it may hold a password)."""
+    import redis
+
+    server = "Redis" if isinstance(exc, redis.RedisError) else "PostgreSQL"
+    cause = exc
+    while cause.__cause__ is not None:
+        cause = cause.__cause__
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    return f"cannot reach {server}: {lines[0] if lines else type(cause).__name__}"
+
+
 PASS_THROUGH = frozenset({"web", "worker"})  # their further arguments go to gunicorn / dramatiq
 
 
@@ -470,7 +581,8 @@ def main(argv: list[str] | None = None) -> int:
     from ops.progress import Progress
 
     # `vitrine billing invoice-pdf` reports as `[billing invoice-pdf 1/2 0.3 s] ...`.
-    args.progress = Progress(" ".join(filter(None, (args.command, getattr(args, "billing_command", None)))))
+    args.progress = Progress(" ".join(filter(None, (args.command, getattr(args, "billing_command", None)
+                                                    or getattr(args, "catalog_command", None)))))
     try:
         prepare(args.needs, args.progress)
         return args.func(args) or 0
@@ -481,6 +593,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except EmbeddedError as exc:  # an embedded server that cannot start says why in one line
         print(f"vitrine {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except CONNECTION_ERRORS as exc:
+        if args.debug:
+            raise
+        print(f"vitrine {args.command}: {unreachable(exc)} (--debug shows the traceback)", file=sys.stderr)
         return 1
     except BrokenPipeError:  # `vitrine queues | head -1`: the reader has gone, nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit, when stdout is flushed

@@ -35,10 +35,18 @@ def periodic_actors(broker) -> list:
     return [actor for actor in broker.actors.values() if "periodic" in actor.options]
 
 
+def boot_clock() -> None:
+    """Boot as the clock, then declare the actors (which would otherwise boot as the worker)."""
+    from backend.runtime import boot
+
+    boot(role="clock")
+    import actors  # noqa: F401  (sets up the broker, declares the actors)
+
+
 def run_clock() -> int:
     import dramatiq
 
-    import actors  # noqa: F401  (boots, sets up the broker, declares the actors)
+    boot_clock()
 
     scheduled = periodic_actors(dramatiq.get_broker())
     log.info("clock started", extra={"fields": {

@@ -54,9 +54,34 @@ def summary(config: Config) -> list[str]:
     if not config.database_url and not (data_dir / "postgres" / "PG_VERSION").exists():
         database += " (not created yet: `vitrine migrate` or `vitrine dev` creates it)"
     redis = url_without_password(config.redis_url) if config.redis_url else f"embedded in {data_dir}"
-    storage = f"gcs bucket {config.gcs_bucket}" if config.storage_backend == "gcs" else f"local {data_dir}/storage"
+    volume = " (declared on a persistent volume)" if config.storage_persistent_volume else ""
+    storage = (f"gcs bucket {config.gcs_bucket}" if config.storage_backend == "gcs"
+               else f"local {data_dir}/storage{volume}")
     mail = "SMTP_URL" if config.smtp_url else f"files in {data_dir}/mail"
     count = len(config.warnings)
     lines = [f"configuration valid ({config.environment}): database {database}, Redis {redis}, storage {storage}, "
              f"e-mail {mail}, log level {config.log_level}; {count} warning{'' if count == 1 else 's'}"]
     return lines + [f"warning: {warning}" for warning in config.warnings]
+
+
+# Policies under which Redis, once full, evicts keys without an expiry: queued messages among them.
+_DROPPING_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random")
+
+
+def redis_warnings(url: str | None) -> list[str]:
+    """What the Redis at `url` may lose: a warning when its eviction policy may drop queued
+    messages (read with INFO, which managed Redis services allow where CONFIG is disabled). A
+    Redis that cannot be reached says nothing here: the process that needs it says why."""
+    if not url:
+        return []
+    import redis
+
+    try:
+        policy = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2).info("memory").get(
+            "maxmemory_policy")
+    except redis.RedisError:
+        return []
+    if policy in _DROPPING_POLICIES:
+        return [f"REDIS_URL: the Redis eviction policy {policy} may drop queued messages once memory is full "
+                "(set maxmemory-policy noeviction)"]
+    return []

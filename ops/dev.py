@@ -55,7 +55,7 @@ RESTART_DELAYS = (1, 2, 4, 8, 16, 30)  # seconds before the 1st, 2nd, ... restar
 STABLE_AFTER = 60.0  # a child up this long has its restart delay reset
 BOOT_LOG = Path("logs") / "dev.log"  # under the data directory
 TAIL_LINES = 15  # of a child's output, shown when it dies before the platform is up
-# The Dramatiq worker's processes and threads (`vitrine bench monthend` runs its worker alike).
+# The Dramatiq worker's processes and threads (`vitrine bench monthend` and `scaleout` run theirs alike).
 WORKER_PROCESSES = 1
 WORKER_THREADS = 4
 

@@ -7,7 +7,11 @@ for one. `seed-demo --if-empty` (what `vitrine dev` runs at every start) seeds o
 whose data is absent: nothing on a seeded database ("already seeded"), everything on an empty one,
 the rest of a seed that was interrupted (Ctrl-C during `vitrine dev`'s first start). Without it,
 every seeder runs again (idempotent: it tops up what is missing, which may include work on rows
-the demo did not write, such as collecting the demo industrial's newly approved reservations)."""
+the demo did not write, such as collecting the demo industrial's newly approved reservations).
+
+`seed-demo --reset` erases every row first (`erase_data`), so a demo a walk or a trial left in
+another state (a KYB sent back for review, a mandate revoked) is the seeded one again. It is
+refused in production, as the seed itself."""
 
 from __future__ import annotations
 
@@ -58,6 +62,28 @@ SEEDERS: list[Seeder] = [
            lambda runtime: seed_demo_self_billing_mandate(storage=runtime.storage, config=runtime.config),
            lambda: SelfBillingMandate.select().where(SelfBillingMandate.organization_id == DISTRIBUTOR).exists()),
 ]
+
+# Tables whose rows the migrations write (reference data the code relies on): never erased.
+MIGRATED_DATA = ("migratehistory", "billing_financial_transition", "billing_status_transition")
+
+
+def erase_data(owner_url: str) -> None:
+    """Every row of the database but the migrations' own, as the role owning the tables: the
+    triggers that keep the books, invoices and audit entries unchanged refuse the runtime role,
+    and rightly so; this is for a demo or a test database only."""
+    import psycopg2
+
+    connection = psycopg2.connect(owner_url)
+    try:
+        with connection, connection.cursor() as cursor:
+            cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+            tables = [name for (name,) in cursor.fetchall() if name not in MIGRATED_DATA]
+            if tables:
+                cursor.execute("SET LOCAL session_replication_role = replica")
+                cursor.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
+    finally:
+        connection.close()
+
 
 ALREADY_SEEDED = "demo data: already seeded, nothing done (`vitrine seed-demo` without --if-empty tops it up)"
 

@@ -20,3 +20,8 @@ class HealthOut(Schema):
         liveness probe. The fields above document the answer; tests/test_health.py holds the
         answer equal to their field-by-field dump."""
         return obj
+
+
+class ReadyOut(Schema):
+    status = fields.String(required=True, metadata={"enum": ["ready"],
+                                                    "description": "PostgreSQL and Redis answer this process"})

@@ -169,21 +169,11 @@ def _database(request):
             pass
 
 
-# Tables whose rows the migrations write (reference data the code relies on): never truncated.
-_MIGRATED_DATA = ("migratehistory", "billing_financial_transition", "billing_status_transition")
-
-
 def _truncate_all() -> None:
     """As the owner, past the triggers that refuse to truncate the books (the runtime role cannot)."""
-    import psycopg2
+    from ops.seed import erase_data
 
-    with psycopg2.connect(os.environ["DATABASE_OWNER_URL"]) as connection, connection.cursor() as cursor:
-        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
-        tables = [name for (name,) in cursor.fetchall() if name not in _MIGRATED_DATA]
-        if tables:
-            cursor.execute("SET LOCAL session_replication_role = replica")
-            cursor.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
-    connection.close()
+    erase_data(os.environ["DATABASE_OWNER_URL"])
 
 
 @pytest.fixture

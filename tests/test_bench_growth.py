@@ -23,7 +23,7 @@ TINY = Sizes(organizations=5, reservations=400, invoices=300, orders=50, transmi
 def test_the_builder_writes_valid_rows_kept_and_reused(config, client):
     from backend import clock
     from backend.billing.accounting.verify import verify
-    from backend.billing.parties import platform_party
+    from backend.billing.invoicing.parties import platform_party
     from backend.billing.self_billing.scheduler import candidates
     from ops.bench.billing import populate
 

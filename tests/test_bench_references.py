@@ -13,8 +13,8 @@ import pytest
 
 
 @pytest.fixture
-def bare(config, monkeypatch):
-    """The bare app, on the test database and Redis (it reads them from the environment)."""
+def pools(config, monkeypatch):
+    """The bare apps' pools, on the test database and Redis (they read them from the environment)."""
     from ops.bench import bare_app
 
     monkeypatch.setenv("DATABASE_URL", config.database_url)
@@ -22,9 +22,25 @@ def bare(config, monkeypatch):
     monkeypatch.setenv("ESIGN_WEBHOOK_SECRET", "whsec_reference_test")
     pools = bare_app._Pools()
     monkeypatch.setattr(bare_app, "pools", pools)
-    yield falcon.testing.TestClient(bare_app.create_app())
+    yield pools
     if pools._pg is not None:
         pools._pg.closeall()
+
+
+@pytest.fixture
+def bare(pools):
+    """The bare app of the health, session and webhook routes."""
+    from ops.bench import bare_app
+
+    return falcon.testing.TestClient(bare_app.create_app())
+
+
+@pytest.fixture
+def bare_billing(pools):
+    """The bare collection app."""
+    from ops.bench import _bare_billing
+
+    return falcon.testing.TestClient(_bare_billing.create_app())
 
 
 @pytest.mark.committed
@@ -63,7 +79,7 @@ def test_the_bare_webhook_stores_each_event_once_with_its_outbox_row(bare):
 
 
 @pytest.mark.committed
-def test_the_bare_collection_writes_what_vitrine_writes(client, bare):
+def test_the_bare_collection_writes_what_vitrine_writes(client, bare_billing):
     """`ops/bench/_bare_billing.py` sends Vitrine's statements with Vitrine's values: the same answer,
     the same invoice (parties, lines, amounts), the same entries, and books that still verify."""
     from backend.billing.accounting.verify import verify
@@ -80,7 +96,7 @@ def test_the_bare_collection_writes_what_vitrine_writes(client, bare):
         database.execute_sql("UPDATE ad_space a SET name = 'E0' FROM reservation r"
                              " WHERE r.id = %s AND a.id = r.ad_space_id", (ids[1],))
     answers = []
-    for app, request in zip((client, bare), _plan(ids, token), strict=True):
+    for app, request in zip((client, bare_billing), _plan(ids, token), strict=True):
         answer = app.simulate_post(request.path, body=request.body, headers=dict(request.headers))
         assert answer.status_code == 200, answer.text
         answers.append({k: v for k, v in answer.json["data"].items() if k not in ("reservationId", "paymentOrderId")})

@@ -12,6 +12,7 @@ import pytest
 from ops import cli
 from ops.datadir import DataDirBusy, DataDirLock, owner
 from tests.conftest import ROOT
+from tests.production_settings import production_over
 from tests.test_dev import dev_env, vitrine
 
 
@@ -280,7 +281,7 @@ def test_config_check_names_every_problem_on_its_own_line_with_status_2(data_dir
 def test_the_procfile_processes_in_production_refuse_to_start_the_embedded_servers(command, data_dir):
     """`ENVIRONMENT=production` without DATABASE_URL and REDIS_URL: one line, status 2, nothing
     started (no data directory, no server), for each process of the Procfile (release included)."""
-    production = dict(dev_env(), ENVIRONMENT="production", REDIS_URL="redis://cache.invalid:6379/0")
+    production = dict(production_over(dev_env()), REDIS_URL="redis://cache.invalid:6379/0")
     result = vitrine(command, "--data-dir", str(data_dir), env=production)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.splitlines() == [
@@ -428,3 +429,118 @@ def test_a_command_beside_a_live_dev_takes_the_settings_dev_gives_its_processes(
     assert env["ODP_BASE_URL"] == "http://127.0.0.1:8767"  # empty counts as unset, as for dev's processes
     assert env["PLATFORM_LEGAL_SIRET"] == "90123456700013"
     assert env["PLATFORM_LEGAL_COMPANY_NAME"] == "Mine SAS"  # a setting of the user's own is kept
+
+
+@pytest.mark.committed
+@pytest.mark.parametrize("how", ["stdin", "env"])
+def test_create_admin_takes_the_password_from_standard_input_or_the_environment(how):
+    import subprocess
+    import sys
+
+    from backend.db import database
+    from backend.identity.models import User
+    from backend.identity.secrets import verify_password
+
+    email = f"stdin-{how}-{uuid.uuid4().hex[:6]}@example.com"
+    command = [sys.executable, "-m", "ops.cli", "create-admin", "--email", email]
+    env = dict(os.environ)
+    if how == "stdin":
+        command.append("--password-stdin")
+    else:
+        env["VITRINE_ADMIN_PASSWORD"] = "from-the-environment"
+    run = subprocess.run(command, cwd=ROOT, env=env, input="from-standard-input\n" if how == "stdin" else "",
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert f"admin created: {email}" in run.stdout
+    with database.connection_context():
+        user = User.get(User.email == email)
+    assert verify_password(user.password_hash, "from-standard-input" if how == "stdin" else "from-the-environment")
+
+
+def test_create_admin_without_any_password_says_how_to_give_one(capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert cli.main(["create-admin", "--email", "nopassword@example.com", "--password-stdin"]) == 1
+    assert "no password: pipe it to --password-stdin or set VITRINE_ADMIN_PASSWORD" in capsys.readouterr().err
+
+
+def test_an_unreachable_database_is_one_line_with_its_cause_and_a_traceback_only_with_debug():
+    env = dict(os.environ, DATABASE_URL="postgresql://nobody:secret-pw@127.0.0.1:9/none")
+    run = vitrine("queues", env=env)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    lines = [line for line in run.stderr.splitlines() if not line.startswith("{")]  # the boot's JSON log lines
+    assert len(lines) == 1 and lines[0].startswith("vitrine queues: cannot reach PostgreSQL: ") and \
+        "refused" in lines[0] and "secret-pw" not in lines[0], run.stderr
+    assert "Traceback" in vitrine("queues", "--debug", env=env).stderr
+
+
+def test_config_check_names_each_production_problem_on_its_own_line(data_dir):
+    from tests.production_settings import PRODUCTION
+
+    env = {**dev_env(), **PRODUCTION, "SMTP_URL": "", "PUBLIC_BASE_URL": "http://localhost:8000",
+           "ENVIRONMENT": "production"}
+    result = vitrine("config", "check", "--data-dir", str(data_dir), env=env)
+    assert (result.returncode, result.stdout) == (2, "")
+    lines = result.stderr.splitlines()
+    assert [line.split(": ")[2].split(" ")[0] for line in lines] == ["SMTP_URL", "PUBLIC_BASE_URL"], lines
+    assert not data_dir.exists()
+
+
+@pytest.mark.committed
+def test_seed_demo_reset_erases_what_a_trial_changed_and_seeds_the_demo_again(capsys):
+    from backend.db import database
+    from backend.identity.demo import DEMO_USERS
+    from backend.identity.models import User
+
+    assert cli.main(["seed-demo"]) == 0
+    with database.connection_context():
+        admin = User.get(User.email == DEMO_USERS[0][0])
+        User.update(name="changed by a walk").where(User.id == admin.id).execute()
+        User.create(email="stray@example.com", name="stray")
+    assert cli.main(["seed-demo", "--reset"]) == 0
+    with database.connection_context():
+        assert not User.select().where(User.email == "stray@example.com").exists()
+        assert User.get(User.email == DEMO_USERS[0][0]).name != "changed by a walk"
+        assert User.select().where(User.email.in_([user[0] for user in DEMO_USERS])).count() == len(DEMO_USERS)
+    capsys.readouterr()
+
+
+def test_the_boot_warnings_are_said_once_per_process_group_and_each_process_names_its_role():
+    """`vitrine web` and `vitrine worker` say the warnings before their gunicorn or Dramatiq
+    processes boot, which then leave them out; the clock's boot line says `clock`."""
+    import subprocess
+    import sys
+
+    boot = "from backend.runtime import boot; boot(role='web')"
+    alone = subprocess.run([sys.executable, "-c", boot], cwd=ROOT, env=os.environ, capture_output=True, text=True,
+                           timeout=120)
+    below = subprocess.run([sys.executable, "-c", boot], cwd=ROOT, env={**os.environ, "VITRINE_SUPERVISOR": "web"},
+                           capture_output=True, text=True, timeout=120)
+    levels = [[json.loads(line)["level"] for line in run.stdout.splitlines() if line.startswith("{")]
+              for run in (alone, below)]
+    assert "warn" in levels[0] and "warn" not in levels[1], (alone.stdout, below.stdout)
+    clock = subprocess.run([sys.executable, "-c", "import ops.clock, backend.runtime as r; ops.clock.boot_clock(); "
+                            "print(r.current_runtime() is not None)"], cwd=ROOT, env=os.environ,
+                           capture_output=True, text=True, timeout=120)
+    roles = [json.loads(line).get("role") for line in clock.stdout.splitlines() if '"message": "boot"' in line]
+    assert roles == ["clock"], clock.stdout + clock.stderr
+
+
+def test_a_redis_that_may_evict_queued_messages_is_named_by_config_check(tmp_path):
+    import redis
+
+    from backend import embedded
+    from ops.config_check import redis_warnings
+
+    url = embedded.ensure_redis(tmp_path)
+    try:
+        client = redis.Redis.from_url(url)
+        client.config_set("maxmemory-policy", "allkeys-lru")
+        assert redis_warnings(url) == ["REDIS_URL: the Redis eviction policy allkeys-lru may drop queued messages "
+                                       "once memory is full (set maxmemory-policy noeviction)"]
+        client.config_set("maxmemory-policy", "noeviction")
+        assert redis_warnings(url) == []
+    finally:
+        embedded.stop_redis(tmp_path)
+    assert redis_warnings(url) == []  # unreachable: the process needing it says so

@@ -101,9 +101,73 @@ def test_the_repr_of_a_configuration_never_shows_a_secret(config):
 ])
 def test_production_names_its_own_database_and_redis(urls, unset):
     with pytest.raises(ConfigError) as refused:
-        load_config({"ENVIRONMENT": "production", **urls})
+        load_config(_production(**{"DATABASE_URL": None, "REDIS_URL": None, **urls}))
     assert refused.value.problems == (
         f"ENVIRONMENT=production needs its own servers, not the embedded ones of development: set {unset}",)
-    both = {"DATABASE_URL": "postgresql://app:pw@db:5432/vitrine", "REDIS_URL": "redis://cache:6379/0"}
-    assert load_config({"ENVIRONMENT": "production", **both}).environment == "production"
+    assert load_config(_production()).environment == "production"
     assert load_config({"ENVIRONMENT": "development", **urls}).environment == "development"  # embedded default
+
+
+def _production(**changes: str | None) -> dict[str, str]:
+    from tests.production_settings import PRODUCTION
+
+    env = {**PRODUCTION, **changes}
+    return {name: value for name, value in env.items() if value is not None}
+
+
+def test_a_complete_production_configuration_starts_without_warning():
+    config = load_config(_production())
+    assert (config.environment, config.warnings) == ("production", ())
+
+
+@pytest.mark.parametrize("value", ["prod", "Prod ", "live", "dev"])
+def test_an_environment_outside_the_four_names_is_refused(value):
+    with pytest.raises(ConfigError) as refused:
+        load_config({"ENVIRONMENT": value})
+    assert refused.value.problems == (
+        f"ENVIRONMENT must be one of development, test, staging, production, got {value.strip().lower()!r}",)
+
+
+@pytest.mark.parametrize("value", ["development", "test", "staging", "production", "Production"])
+def test_the_four_environments_are_taken_in_any_case(value):
+    assert load_config(_production(ENVIRONMENT=value)).environment == value.lower()
+
+
+@pytest.mark.parametrize("changes,problem", [
+    ({"STORAGE_BACKEND": "local", "GCS_BUCKET": None}, "STORAGE_BACKEND=local in production needs "
+                                                       "STORAGE_PERSISTENT_VOLUME=true"),
+    ({"SMTP_URL": None}, "SMTP_URL is not set"),
+    ({"PUBLIC_BASE_URL": None}, "PUBLIC_BASE_URL must be the address users reach, not this machine, "
+                                "got 'http://127.0.0.1:8000'"),
+    ({"PUBLIC_BASE_URL": "https://localhost"}, "PUBLIC_BASE_URL must be the address users reach"),
+    ({"PUBLIC_BASE_URL": "http://[::1]:8000"}, "PUBLIC_BASE_URL must be the address users reach"),
+    ({"PUBLIC_BASE_URL": "http://0.0.0.0:8000"}, "PUBLIC_BASE_URL must be the address users reach"),
+    ({"ESIGN_API_KEY": None}, "provider credentials missing in production (signatures, webhooks and e-invoices "
+                              "would be refused): ESIGN_API_KEY"),
+    ({"ESIGN_WEBHOOK_SECRET": None, "ODP_CLIENT_SECRET": None}, "provider credentials missing in production "
+        "(signatures, webhooks and e-invoices would be refused): ESIGN_WEBHOOK_SECRET, ODP_CLIENT_SECRET"),
+    ({"PLATFORM_LEGAL_IBAN": None, "PLATFORM_LEGAL_CITY": ""}, "platform legal identity incomplete in "
+        "production (invoices would print fallback values): PLATFORM_LEGAL_CITY, PLATFORM_LEGAL_IBAN"),
+])
+def test_production_refuses_each_setting_that_would_lose_data_or_break_every_user(changes, problem):
+    with pytest.raises(ConfigError) as refused:
+        load_config(_production(**changes))
+    assert len(refused.value.problems) == 1 and refused.value.problems[0].startswith(problem)
+    assert load_config(_production(**changes, ENVIRONMENT="staging")).environment == "staging"  # production only
+
+
+def test_local_storage_on_a_declared_persistent_volume_starts_in_production():
+    config = load_config(_production(STORAGE_BACKEND="local", GCS_BUCKET=None, STORAGE_PERSISTENT_VOLUME="true"))
+    assert (config.storage_backend, config.storage_persistent_volume) == ("local", True)
+
+
+def test_production_warns_when_no_proxy_is_trusted():
+    config = load_config(_production(TRUSTED_PROXY_COUNT="0"))
+    assert [w.split(":")[0] for w in config.warnings] == ["TRUSTED_PROXY_COUNT=0"]
+
+
+def test_the_worker_shutdown_timeout_stays_below_a_platform_s_thirty_seconds_by_default():
+    assert load_config({}).worker_shutdown_timeout < 30
+    assert load_config({"WORKER_SHUTDOWN_TIMEOUT": "8"}).worker_shutdown_timeout == 8
+    with pytest.raises(ConfigError, match="WORKER_SHUTDOWN_TIMEOUT must be at least 1"):
+        load_config({"WORKER_SHUTDOWN_TIMEOUT": "0"})

@@ -201,7 +201,7 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
 WALKS = (  # (doc, heading, a line of the walk's output) of the walks not run above
     ("onboarding.md", "## Doing it by hand", '"emailVerified":true'),
     ("billing.md", "## Try it on the running platform", '"financialStatus":"partially_refunded"'),
-    ("billing.md", "### Try it\n\nWith `.venv/bin/vitrine dev --port 8200` running (the e-signature", ".pdf: "),
+    ("self-billing.md", "### Try it\n\nWith `.venv/bin/vitrine dev --port 8200` running (the e-signature", ".pdf: "),
 )
 
 

@@ -13,6 +13,7 @@ import redis
 
 from backend import embedded
 from tests.conftest import ROOT
+from tests.production_settings import production_over
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def test_the_web_worker_and_clock_run_without_the_development_packages(tmp_path)
             "from pathlib import Path\n"
             "from backend import embedded\n"
             "embedded.ensure_postgres(Path('unused'))\n")  # and the shadowing holds: this one fails
-    env = dict(os.environ, ENVIRONMENT="production", PYTHONPATH=str(tmp_path))
+    env = dict(production_over(os.environ), PYTHONPATH=str(tmp_path))
     run = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert run.stdout.splitlines()[-1] == "True", run.stdout[-2000:] + run.stderr[-2000:]

@@ -6,10 +6,11 @@ from __future__ import annotations
 import dramatiq
 from periodiq import cron
 
-from backend.billing import collection, collection_admin, idempotency, sepa_mandates
-from backend.billing import post_invoice_hook as post_invoice
+from backend.billing import idempotency, sepa_mandates
 from backend.billing.bank import overdue
+from backend.billing.collection import auto
 from backend.billing.documents import mailing
+from backend.billing.invoicing import post_invoice_hook as post_invoice
 from backend.runtime import current_runtime
 
 
@@ -17,14 +18,14 @@ from backend.runtime import current_runtime
 def auto_collect_reservation(reservation_id: str) -> None:
     """Subscriber of `reservation.approved`: collect the reservation total (key
     `auto-collect-<reservationId>`); a refusal is logged and left to the manual route."""
-    collection.auto_collect(reservation_id, config=current_runtime().config)
+    auto.auto_collect(reservation_id, config=current_runtime().config)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=0, time_limit=600_000, throws=(), periodic=cron("* * * * *"))
 def retry_auto_collections() -> None:
     """Every minute: collect again the reservations whose auto-collection failed at least
     `AUTO_COLLECTION_RETRY_MINUTES` ago (API.md)."""
-    collection_admin.retry_due_collections(config=current_runtime().config)
+    auto.retry_due_collections(config=current_runtime().config)
 
 
 @dramatiq.actor(queue_name="billing", max_retries=0, time_limit=300_000, throws=(), periodic=cron("7 * * * *"))

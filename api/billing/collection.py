@@ -10,7 +10,8 @@ from __future__ import annotations
 from api.access import BILLING_MANAGER, Route, roles
 from api.operations import IDEMPOTENCY_KEY, operation
 from api.requests import acting_organization
-from backend.billing import collection, collection_admin, idempotency, legacy, queries
+from backend.billing import idempotency, legacy, queries
+from backend.billing.collection import admin, collect
 from backend.identity.permissions import BILLING_COLLECT
 from schemas.billing.collection import CollectIn, CollectOut, SummaryOut
 
@@ -33,9 +34,9 @@ class Collect:
                "the organization's active SEPA mandate (409, `sepa_mandate_missing`). Issues the `platform_sale` "
                "invoice, pays the `reservation_total` payment order, books the sale (VE) and its payment (BQ).",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
-        key = collection.check_client_key(idempotency.check_key(req.get_header("Idempotency-Key")))
-        return collection.collect(
+    def on_post(self, req, resp, reservation_id: str, body: dict) -> collect.Collected:
+        key = collect.check_client_key(idempotency.check_key(req.get_header("Idempotency-Key")))
+        return collect.collect(
             reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
             method=body["paymentMethod"], key=key, user_id=req.context.principal.user_id, config=self.config,
         )
@@ -44,18 +45,18 @@ class Collect:
                description=KEY_DESCRIPTION + "`legacy_mandate` reservations only (else 409): "
                "`LEGACY_DEPOSIT_RATE_BPS` of the store base, a `store_deposit` invoice from the store.",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post_deposit(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
+    def on_post_deposit(self, req, resp, reservation_id: str, body: dict) -> collect.Collected:
         return self._legacy(req, reservation_id, body, legacy.DEPOSIT)
 
     @operation("Collect the balance of a legacy reservation",
                description=KEY_DESCRIPTION + "`legacy_mandate` reservations whose deposit is paid (else 409): the "
                "rest of the store base (`store_balance`), and the platform's `platform_commission` to the store.",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post_balance(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
+    def on_post_balance(self, req, resp, reservation_id: str, body: dict) -> collect.Collected:
         return self._legacy(req, reservation_id, body, legacy.BALANCE)
 
-    def _legacy(self, req, reservation_id: str, body: dict, step: str) -> collection.Collected:
-        key = collection.check_client_key(idempotency.check_key(req.get_header("Idempotency-Key")))
+    def _legacy(self, req, reservation_id: str, body: dict, step: str) -> collect.Collected:
+        key = collect.check_client_key(idempotency.check_key(req.get_header("Idempotency-Key")))
         return legacy.collect_step(
             step, reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
             method=body["paymentMethod"], key=key, user_id=req.context.principal.user_id, config=self.config,
@@ -72,8 +73,8 @@ class AdminCollect:
                "organization (same refusals), the key scoped to this route and the reservation. Keys starting "
                "with `auto-collect-` are reserved (400).",
                tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post(self, req, resp, reservation_id: str, body: dict) -> collection.Collected:
-        return collection_admin.collect_on_behalf(
+    def on_post(self, req, resp, reservation_id: str, body: dict) -> collect.Collected:
+        return admin.collect_on_behalf(
             reservation_id=reservation_id, method=body["paymentMethod"],
             key=idempotency.check_key(req.get_header("Idempotency-Key")), user_id=req.context.principal.user_id,
             config=self.config)

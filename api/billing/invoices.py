@@ -11,7 +11,6 @@ from api.responses import send_pdf
 from backend.billing import corrections, idempotency, queries
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT, verified_document
 from backend.billing.errors import BillingPdfNotReady
-from backend.db import transaction
 from schemas.billing.invoices import CreditNoteIn, CreditNoteOut, InvoicesOut, InvoicesQuery, RefundIn, RefundOut
 
 PARTIES = roles("industrial", "distributor", "admin", kyb_required=True)
@@ -69,9 +68,8 @@ class Invoice:
                "`supplier_credit_note`), marks the invoice `credited`, moves no money; audited with the reason.",
                tags=("billing",), body=CreditNoteIn, answer=CreditNoteOut, status=201)
     def on_post_credit_note(self, req, resp, invoice_id: str, body: dict) -> corrections.Credited:
-        with transaction():
-            return corrections.credit_in_full(invoice_number=invoice_id, reason=body["reason"],
-                                              user_id=req.context.principal.user_id, config=self.config)
+        return corrections.credit_in_full(invoice_number=invoice_id, reason=body["reason"],
+                                          user_id=req.context.principal.user_id, config=self.config)
 
 
 def routes(deps) -> list[Route]:

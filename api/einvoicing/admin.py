@@ -28,8 +28,10 @@ class Transmissions:
         "E-invoice transmissions, server-paginated",
         description=(
             "Filters `status`, `flowType`, `documentKind`, `lifecycleCode` (the latest lifecycle code; each "
-            "repeatable); `attention=true`: the latest code is 207, 208, 210 or 213 and the invoice is not yet "
-            "credited in full (a 210 or 213 calls for a credit note, then a corrected invoice); `search` on the "
+            "repeatable); `attention=true`: the latest code is 207, 208, 210 or 213, or the deposit is held "
+            "because the addressee is not in the operator's directory (`EINVOICE_RECIPIENT_UNKNOWN`), and the "
+            "invoice is not yet credited in full (a 210 calls for a replacement invoice, a 213 for a corrected "
+            "one deposited again: docs/einvoicing.md, runbook); `search` on the "
             "invoice number; `sortBy` createdAt (default), updatedAt, statusChangedAt, invoiceNumber, status, "
             "amountInclTaxCents; `sortDir` desc by default. Each item carries its `lifecycle`."
         ),

@@ -11,7 +11,7 @@ from api.access import INDUSTRIAL, Route
 from api.operations import Answer, operation
 from api.printing.preflight import PreflightResource, PreflightSlot
 from api.requests import acting_organization
-from backend.printing import batch_views, batches
+from backend.printing import batch_confirmation, batch_drafts, batch_preview, batch_state, batch_views
 from schemas.printing.batches import (
     BatchAnswer,
     BatchDepositIn,
@@ -42,7 +42,7 @@ class CampaignGroups:
     )
     def on_get(self, req, resp, campaign_id: str) -> dict:
         organization_id = acting_organization(req, "industrial")
-        return {"groups": batches.campaign_groups(organization_id=organization_id, campaign_id=campaign_id)}
+        return {"groups": batch_drafts.campaign_groups(organization_id=organization_id, campaign_id=campaign_id)}
 
     @operation(
         "The reservations of one furniture group, with whether a batch can take them",
@@ -52,7 +52,7 @@ class CampaignGroups:
     )
     def on_get_reservations(self, req, resp, campaign_id: str, furniture_type_id: str) -> dict:
         organization_id = acting_organization(req, "industrial")
-        group = batches.campaign_group(organization_id=organization_id, campaign_id=campaign_id,
+        group = batch_drafts.campaign_group(organization_id=organization_id, campaign_id=campaign_id,
                                        furniture_type_id=furniture_type_id)
         return {"reservations": group.members}
 
@@ -83,19 +83,20 @@ class Batches:
     )
     def on_post(self, req, resp, body: dict) -> Answer:
         organization_id, user_id = acting_organization(req, "industrial"), req.context.principal.user_id
-        batch, created = batches.open_batch(organization_id=organization_id, campaign_id=body["campaignId"],
-                                            furniture_type_id=body["promoFurnitureTypeId"], user_id=user_id)
-        return Answer({"batch": batches.batch_state(batch)}, 201 if created else 200)
+        batch, created = batch_drafts.open_batch(organization_id=organization_id, campaign_id=body["campaignId"],
+                                                 furniture_type_id=body["promoFurnitureTypeId"], user_id=user_id)
+        return Answer({"batch": batch_state.batch_state(batch)}, 201 if created else 200)
 
 
 class BatchPreflights(PreflightResource):
     def check_slot(self, *, organization_id: str, zone_id: str, face_index: int | None, batch_id: str) -> None:
-        batches.check_batch_preflight_slot(batch_id=batch_id, organization_id=organization_id, zone_id=zone_id,
-                                           face_index=face_index)
+        batch_drafts.check_batch_preflight_slot(batch_id=batch_id, organization_id=organization_id, zone_id=zone_id,
+                                                face_index=face_index)
 
     def attach(self, *, organization_id: str, user_id: str, slot: PreflightSlot, batch_id: str):
-        return batches.attach_batch_preflight(batch_id=batch_id, organization_id=organization_id, zone_id=slot.zone_id,
-                                              face_index=slot.face_index, asset_id=slot.asset_id, user_id=user_id)
+        return batch_drafts.attach_batch_preflight(batch_id=batch_id, organization_id=organization_id,
+                                                   zone_id=slot.zone_id, face_index=slot.face_index,
+                                                   asset_id=slot.asset_id, user_id=user_id)
 
 
 class Batch:
@@ -110,8 +111,8 @@ class Batch:
     )
     def on_get(self, req, resp, batch_id: str) -> dict:
         organization_id = acting_organization(req, "industrial")
-        batch = batches.industrial_batch(organization_id=organization_id, batch_id=batch_id)
-        return {"batch": batches.batch_state(batch)}
+        batch = batch_state.industrial_batch(organization_id=organization_id, batch_id=batch_id)
+        return {"batch": batch_state.batch_state(batch)}
 
     @operation(
         "The batch's preflights",
@@ -121,7 +122,7 @@ class Batch:
     )
     def on_get_preflights(self, req, resp, batch_id: str) -> dict:
         organization_id = acting_organization(req, "industrial")
-        return {"preflights": batches.list_batch_preflights(batch_id=batch_id, organization_id=organization_id)}
+        return {"preflights": batch_drafts.list_batch_preflights(batch_id=batch_id, organization_id=organization_id)}
 
     @operation(
         "The confirmation's classification, split and recap, written nowhere",
@@ -135,9 +136,10 @@ class Batch:
         answer=PreviewOut,
         answer_description="per reservation, exclusions and the recap counters",
     )
-    def on_post_preview(self, req, resp, batch_id: str, body: dict) -> batches.Outcome:
+    def on_post_preview(self, req, resp, batch_id: str, body: dict) -> batch_preview.Outcome:
         organization_id = acting_organization(req, "industrial")
-        return batches.preview_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit_from(body))
+        return batch_preview.preview_batch(batch_id=batch_id, organization_id=organization_id,
+                                           deposit=deposit_from(body))
 
     @operation(
         "One pending order per retained reservation that prints anything; LOT- code; batch sent",
@@ -157,8 +159,9 @@ class Batch:
     )
     def on_post_confirm(self, req, resp, batch_id: str, body: dict) -> Answer:
         organization_id = acting_organization(req, "industrial")
-        outcome = batches.confirm_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit_from(body),
-                                        default_printer_organization_id=self.default_printer)
+        outcome = batch_confirmation.confirm_batch(batch_id=batch_id, organization_id=organization_id,
+                                                   deposit=deposit_from(body),
+                                                   default_printer_organization_id=self.default_printer)
         return Answer(outcome, 201 if outcome.order_codes and not outcome.replayed else 200)
 
 

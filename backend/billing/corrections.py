@@ -17,9 +17,9 @@ audit entry with the reason and the actor.
 - A **credit note** (`POST .../credit-note`) credits what is left in full and moves no money; the
   invoice becomes `credited`, and the credit note is booked (customer or supplier credit note).
   For a sale the customer is in credit (financial status `cancelled` when the whole sale is
-  credited); for a self-billed invoice the reservation becomes settleable again (`settlement`).
+  credited); for a self-billed invoice the reservation is self-billed again (`store_share`).
 - Settlement follows the sale: after self-billing, what a refund or a credit note of the sale
-  credits is credited on the self-billed invoice for its store share (`settlement.follow_sale`).
+  credits is credited on the self-billed invoice for its store share (`store_share.follow_sale`).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from backend import clock
-from backend.billing import idempotency, records, sepa_mandates, settlement
+from backend.billing import idempotency, records, sepa_mandates, store_share
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
-from backend.billing.invoices import credited_cents, incl_tax_cents, issue_credit_note
+from backend.billing.invoicing.invoices import credited_cents, incl_tax_cents, issue_credit_note
 from backend.billing.models import (
     CREDIT_NOTE_KIND_OF,
     AuditEntry,
@@ -47,6 +47,7 @@ from backend.billing.models import (
 from backend.billing.vat import vat_amount_cents
 from backend.config import Config
 from backend.context import current_request_id
+from backend.db import transaction
 from backend.errors import Conflict, DomainError, NotFound, ValidationError
 from backend.logs import log_event
 
@@ -183,7 +184,7 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
         _book_sale_credit(note, refund=order)
         if amount_cents == left:
             _set_status(invoice, InvoiceStatus.CREDITED)
-        settlement.follow_sale(record, invoice, before=before, amount=amount_cents,
+        store_share.follow_sale(record, invoice, before=before, amount=amount_cents,
                                whole=FinancialStatus.FULLY_REFUNDED, reason=reason, user_id=user_id, config=config)
     remaining = left - amount_cents
     _audit("billing.refund", reason=reason, user_id=user_id, invoice=invoice, payment_order_id=order.id,
@@ -206,27 +207,29 @@ def _refund_order(sale: Invoice, note: Invoice, amount_cents: int, *, method: Pa
 
 
 def credit_in_full(*, invoice_number: str, reason: str, user_id: str | None, config: Config) -> Credited:
-    """Credit what is left of the invoice (inside the caller's transaction), moving no money."""
-    reason = _reason(reason)
-    invoice = _locked_invoice(invoice_number)
-    if InvoiceKind(invoice.kind) not in CREDIT_NOTE_KIND_OF:
-        raise Conflict(f"a {invoice.kind} invoice cannot be credited here", reason="not_creditable", kind=invoice.kind)
-    record = records.locked_record(invoice.reservation_id)
-    before = credited_cents(invoice.id)
-    left = invoice.amount_excl_tax_cents - before
-    if left <= 0 or invoice.status == InvoiceStatus.CREDITED:
-        raise Conflict("the invoice is already credited in full", reason="already_credited")
-    if invoice.kind == InvoiceKind.PLATFORM_SALE:
-        note = issue_credit_note(invoice, left, label="Avoir", reason=reason, user_id=user_id, config=config)
-        _book_sale_credit(note)
-        _set_status(invoice, InvoiceStatus.CREDITED)
-        settlement.follow_sale(record, invoice, before=before, amount=left, whole=FinancialStatus.CANCELLED,
-                               reason=reason, user_id=user_id, config=config)
-    else:
-        note = settlement.credit_self_billed(invoice, left, record, reason=reason, user_id=user_id, config=config,
-                                             label="Avoir")
-    _audit("billing.credit_note", reason=reason, user_id=user_id, invoice=invoice, amountCents=left,
-           creditNoteNumber=note.number)
+    """Credit what is left of the invoice, moving no money, in one transaction."""
+    with transaction():
+        reason = _reason(reason)
+        invoice = _locked_invoice(invoice_number)
+        if InvoiceKind(invoice.kind) not in CREDIT_NOTE_KIND_OF:
+            raise Conflict(f"a {invoice.kind} invoice cannot be credited here", reason="not_creditable",
+                           kind=invoice.kind)
+        record = records.locked_record(invoice.reservation_id)
+        before = credited_cents(invoice.id)
+        left = invoice.amount_excl_tax_cents - before
+        if left <= 0 or invoice.status == InvoiceStatus.CREDITED:
+            raise Conflict("the invoice is already credited in full", reason="already_credited")
+        if invoice.kind == InvoiceKind.PLATFORM_SALE:
+            note = issue_credit_note(invoice, left, label="Avoir", reason=reason, user_id=user_id, config=config)
+            _book_sale_credit(note)
+            _set_status(invoice, InvoiceStatus.CREDITED)
+            store_share.follow_sale(record, invoice, before=before, amount=left, whole=FinancialStatus.CANCELLED,
+                                    reason=reason, user_id=user_id, config=config)
+        else:
+            note = store_share.credit_self_billed(invoice, left, record, reason=reason, user_id=user_id,
+                                                  config=config, label="Avoir")
+        _audit("billing.credit_note", reason=reason, user_id=user_id, invoice=invoice, amountCents=left,
+               creditNoteNumber=note.number)
     log_event("billing.credit_note.issued", "credit note issued", "info", invoiceNumber=invoice.number,
               creditNoteNumber=note.number, amountCents=left)
     return Credited(invoice.number, note.number, left, InvoiceStatus.CREDITED.value)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from backend import clock
-from backend.billing import collection, corrections
+from backend.billing import corrections
+from backend.billing.collection import auto, collect
 from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, PaymentMethod, SepaMandate
 from backend.billing.reservations import COLLECTABLE
 from backend.config import Config
@@ -33,8 +34,8 @@ def seed_demo_billing(*, config: Config) -> str:
                       FinancialRecord.financial_status != "reservation_total_due")))
            .order_by(Reservation.created_at, Reservation.id))
     for reservation in due:
-        collection.collect(reservation_id=reservation.id, industrial_organization_id=INDUSTRIAL,
-                           method=collection.auto_method(INDUSTRIAL), key=collection.auto_collect_key(reservation.id),
+        collect.collect(reservation_id=reservation.id, industrial_organization_id=INDUSTRIAL,
+                           method=auto.auto_method(INDUSTRIAL), key=collect.auto_collect_key(reservation.id),
                            user_id=None, config=config)
         collected += 1
     sale = (Invoice.select().where(Invoice.customer_organization_id == INDUSTRIAL,

@@ -18,27 +18,22 @@ key gets 409 `CONFLICT` instead of doing the work a second time; the key's recor
 the lock is held (a stored answer is replayed). Effect and answer commit together and the lock
 is released by that commit (or the rollback): a crash never leaves an effect without its stored
 answer, nor a claim to wait for, and a request that fails stores nothing (the same key may be
-retried: nothing was done). A caller may hold and read the key with its own first statement, in
-one round trip (`claim(key, read=...)`: the collection), and store the answer in a statement of
-its own (`STORE` with `Key.store_values`).
+retried: nothing was done).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from peewee import DatabaseError
-from psycopg2.extras import Json
-
-from backend import clock, prepared
+from backend import clock
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord
-from backend.db import database, sqlstate, transaction
+from backend.db import database, transaction
 from backend.errors import Conflict, ValidationError
 
 TTL = timedelta(hours=24)
@@ -71,20 +66,6 @@ class Key:
     key: str
     request_hash: str
 
-    def store_values(self, answer: dict) -> dict:
-        """The values of `STORE` that store `answer` as the key's completed one (names start
-        `idem_`), for `Claim.store` or a statement of the caller's own."""
-        now = clock.now()
-        return STORE.values(idem_scope=self.scope, idem_route=self.route, idem_key=self.key,
-                            idem_hash=self.request_hash, idem_body=Json(answer), idem_now=now, idem_expires=now + TTL)
-
-    def read_values(self) -> dict:
-        """The values of `HOLD` and `READ_JOIN` (a flow holding and reading the key itself,
-        `claim(..., read=)`)."""
-        return prepared.bind((HOLD, READ_JOIN), {
-            "idem_scope": self.scope, "idem_route": self.route, "idem_key": self.key,
-            "idem_lock": lock_id(self.scope, self.route, self.key)})
-
 
 def lock_id(scope: str, route: str, key: str) -> int:
     """The key's advisory lock: a signed 64-bit hash of scope, route and key."""
@@ -95,101 +76,46 @@ def lock_id(scope: str, route: str, key: str) -> int:
 @dataclass(frozen=True)
 class Claim:
     """A key held for the request's transaction. `replay`: the answer stored for it (the request
-    was done: answer that again, `idempotent: true`); None: do the work and store its answer
-    (`store`, or `STORE` in a statement of the caller's own with `Key.store_values`). `row`: the
-    row of the caller's first statement, when it read the key (`claim(..., read=)`)."""
+    was done: answer that again, `idempotent: true`); None: do the work and `store` its answer."""
 
     key: Key
     replay: dict | None
-    row: Mapping[str, object] | None = None
 
     def store(self, answer: dict) -> None:
-        database.execute_sql(STORE.sql, self.key.store_values(answer))
+        """`answer` stored as the key's completed one, over the record of an expired key if any."""
+        now = clock.now()
+        values = {"request_hash": self.key.request_hash, "state": "completed", "response_status": 200,
+                  "response_body": answer, "created_at": now, "expires_at": now + TTL}
+        (IdempotencyRecord.insert(scope=self.key.scope, route=self.key.route, key=self.key.key, **values)
+         .on_conflict(conflict_target=[IdempotencyRecord.scope, IdempotencyRecord.route, IdempotencyRecord.key],
+                      update={getattr(IdempotencyRecord, name): value for name, value in values.items()})
+         .execute())
 
 
 @contextmanager
-def claim(key: Key, *, read: Callable[[], Mapping[str, object] | None] | None = None) -> Iterator[Claim]:
+def claim(key: Key) -> Iterator[Claim]:
     """The request's transaction with `key` held: 409 while another request holds it, 422 when
     it was used with another request. What the block writes commits with the stored answer, or
-    nothing does (an exception rolls everything back, and the key is free again).
-
-    `read`: the caller's first statement, sent with `HOLD` before it in the same round trip and
-    joining the key's record (`READ_JOIN`, `READ_COLUMNS`); its row is `claim.row` (None: no
-    row, so no stored answer either)."""
+    nothing does (an exception rolls everything back, and the key is free again)."""
     with transaction():
-        if read is None:
-            yield Claim(key, _hold(key))
-            return
-        try:
-            row = read()
-        except DatabaseError as exc:
-            if sqlstate(exc) == _HELD_ELSEWHERE:
-                raise _in_flight() from None
-            raise
-        stored = None
-        if row is not None and row["key_hash"] is not None:
-            stored = tuple(row[column] for column in _READ_NAMES)
-        yield Claim(key, _stored_answer(key.request_hash, stored, clock.now()), row)
-
-
-_LOCK = prepared.Statement("billing_idempotency_lock", "SELECT pg_try_advisory_xact_lock(%(lock)s)")
-# The key held by a statement that fails (lock_not_available) when another request holds it
-# (migration 102), for a caller sending it before its own read (`claim(..., read=)`, `Key.read_values`).
-HOLD = prepared.Fragment("SELECT billing_hold_idempotency_key(%(idem_lock)s)")
-_HELD_ELSEWHERE = "55P03"
-_READ_NAMES = ("key_hash", "key_body", "key_expires_at")
-# What a statement reading the key itself selects and joins (`claim(..., read=)`, `Key.read_values`).
-READ_COLUMNS = prepared.Fragment("k.request_hash AS key_hash, k.response_body AS key_body,"
-                                  " k.expires_at AS key_expires_at")
-READ_JOIN = prepared.Fragment("LEFT JOIN billing_idempotency_record k ON k.scope = %(idem_scope)s"
-                               " AND k.route = %(idem_route)s AND k.key = %(idem_key)s")
-_READ = prepared.Statement("billing_idempotency_read", (
-    "SELECT request_hash, response_body, expires_at, id FROM billing_idempotency_record"
-    " WHERE scope = %(scope)s AND route = %(route)s AND key = %(key)s"))
-
-
-def _in_flight() -> Conflict:
-    return Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
+        yield Claim(key, _hold(key))
 
 
 def _hold(key: Key) -> dict | None:
     """Hold the key for this transaction (without waiting: 409 while another request holds it);
     its stored answer when it has one (None: do the work)."""
-    if not _LOCK.execute({"lock": lock_id(key.scope, key.route, key.key)}).fetchone()[0]:
-        raise _in_flight()
+    lock = lock_id(key.scope, key.route, key.key)
+    if not database.execute_sql("SELECT pg_try_advisory_xact_lock(%s)", (lock,)).fetchone()[0]:
+        raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
     # Read once the lock is held (another statement): sees whatever its last holder committed.
-    row = _READ.execute({"scope": key.scope, "route": key.route, "key": key.key}).fetchone()
-    now = clock.now()
-    if row is not None and row[2] <= now:  # expired: the key is new again
-        database.execute_sql("DELETE FROM billing_idempotency_record WHERE id = %s", (row[3],))
-        return None
-    return _stored_answer(key.request_hash, row[:3] if row is not None else None, now)
-
-
-def _stored_answer(request_hash: str, row: tuple | None, now: datetime) -> dict | None:
-    """The answer to replay from the key's record `(request_hash, response_body, expires_at)`,
-    or None when the work is to be done (no record, or an expired one); 422 for another request."""
-    if row is None:
-        return None
-    stored_hash, body, expires_at = row
-    if expires_at <= now:
-        return None  # the key is new again (`STORE` overwrites the record)
-    if stored_hash != request_hash:
+    record = IdempotencyRecord.get_or_none(IdempotencyRecord.scope == key.scope, IdempotencyRecord.route == key.route,
+                                           IdempotencyRecord.key == key.key)
+    if record is None or record.expires_at <= clock.now():
+        return None  # no record, or an expired one: the key is new again (`Claim.store` overwrites it)
+    if record.request_hash != key.request_hash:
         raise IdempotencyKeyReused("this Idempotency-Key was used with another request",
                                    reason="idempotency_key_reused")
-    return body
-
-
-# The key's answer stored (`completed`), over the record of an expired key if any.
-STORE = prepared.Fragment(
-    "INSERT INTO billing_idempotency_record AS r (scope, route, key, request_hash, state, response_status,"
-    " response_body, created_at, expires_at) VALUES (%(idem_scope)s, %(idem_route)s, %(idem_key)s, %(idem_hash)s,"
-    " 'completed', 200, %(idem_body)s, %(idem_now)s, %(idem_expires)s)"
-    " ON CONFLICT (scope, route, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = 'completed',"
-    " response_status = 200, response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at,"
-    " expires_at = EXCLUDED.expires_at"
-)
-
+    return record.response_body
 
 
 def purge_expired() -> int:

@@ -22,8 +22,8 @@ from backend import clock
 from backend.billing import idempotency, records
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
-from backend.billing.collection import Collected, collected, collection_key, left_due_on_failure, logged
-from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.collection.collect import Collected, collected, collection_key, left_due_on_failure, logged
+from backend.billing.invoicing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import FinancialStatus, InvoiceKind, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus
 from backend.billing.reservations import eligible_reservation, service_label
 from backend.billing.sepa_mandates import mandate_ref_for

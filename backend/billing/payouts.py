@@ -5,7 +5,7 @@ decided in docs/billing.md): the platform pays the distributor its self-billed i
 transaction under the financial record's row lock: the reservation is `supplier_settlement_pending`
 with its live `supplier_self_billed` invoice; what is due is that invoice less its credit notes
 (409 `nothing_to_pay` when credited in full), including VAT on the payment order, less what the
-distributor owes back (`settlement.take_debt`: supplier credit notes issued after an earlier
+distributor owes back (`store_share.take_debt`: supplier credit notes issued after an earlier
 payout), shown as `deductedCents`; when the debt takes all of it, no payment order is made.
 Like a collection, no payment service provider is called: the `supplier_payout` payment order
 (`bank_transfer` to the distributor) is created `pending` and moved to `paid` at once (the
@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from backend import clock
-from backend.billing import idempotency, records, settlement
+from backend.billing import idempotency, records, store_share
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
 from backend.billing.models import (
@@ -100,16 +100,16 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
         raise Conflict(f"the reservation is not awaiting its supplier payout (financial status "
                        f"{record.financial_status})", reason="not_settlement_pending",
                        financialStatus=record.financial_status)
-    invoice = settlement.live_self_billed(reservation_id)
+    invoice = store_share.live_self_billed(reservation_id)
     if invoice is None:  # only self-billing moves a record to `supplier_settlement_pending`
         raise Conflict("the reservation has no self-billed invoice", reason="not_self_billed")
-    due_excl, due_incl = settlement.due_of(invoice)
+    due_excl, due_incl = store_share.due_of(invoice)
     if due_excl <= 0:
         raise Conflict("the self-billed invoice is credited in full: nothing to pay", reason="nothing_to_pay",
                        invoiceNumber=invoice.number)
     accepted = _check_acceptance(invoice, early_reason)
     distributor = invoice.issuer_organization_id
-    kept = settlement.take_debt(distributor, settlement.Debt(due_excl, due_incl))
+    kept = store_share.take_debt(distributor, store_share.Debt(due_excl, due_incl))
     paid_excl, paid_incl = due_excl - kept.excl_tax_cents, due_incl - kept.cents
     now = clock.now()
     order = None
@@ -122,7 +122,7 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
         (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
          .where(PaymentOrder.id == order.id).execute())
         ledger.post_payout(invoice, amount_cents=paid_incl, payment_order_id=order.id, day=paris_day(now))
-    settlement.record_deduction(distributor, kept, invoice=invoice, payment_order_id=order.id if order else None,
+    store_share.record_deduction(distributor, kept, invoice=invoice, payment_order_id=order.id if order else None,
                                 day=paris_day(now))
     if invoice.status == InvoiceStatus.ISSUED:
         Invoice.update(status=InvoiceStatus.PAID, paid_at=now, updated_at=now).where(Invoice.id == invoice.id).execute()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from peewee import fn
 
 from backend.billing.errors import BillingPdfNotReady
-from backend.billing.invoices import Amounts, amounts, incl_tax_cents
+from backend.billing.invoicing.invoices import Amounts, amounts, incl_tax_cents
 from backend.billing.models import (
     FinancialRecord,
     FinancialStatus,

@@ -2,21 +2,22 @@
 
 A reservation has no record until billing first touches it (its status reads `draft`); the
 reservation-total collection writes `reservation_total_due` directly (spec C: "not a formal
-transition") in its first read, and again on its own when it fails
-(`collection.left_due_on_failure`), so a collection that fails leaves the reservation due and
-the manual collect route is the retry.
+transition") before its steps, and again on its own when it fails
+(`collection.collect.left_due_on_failure`), so a collection that fails leaves the reservation due
+and the manual collect route is the retry.
+
+Every move of a financial status goes through `move` (a locked record, along `TRANSITION_MAP`);
+a collection's step "from `reservation_total_due` only" is `move_due`.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from backend import clock, prepared
+from backend import clock
 from backend.billing.models import FinancialRecord, FinancialStatus
-from backend.db import database, transaction
+from backend.db import transaction
 from backend.errors import Conflict
 from backend.marketplace.models import Reservation
-from backend.marketplace.pricing import BillingModel, resolve_billing_model
+from backend.marketplace.pricing import resolve_billing_model
 
 # The financial transition map (spec C's tree, completed by API.md "Money that always balances"):
 # every move of a financial status, and its trigger. The one table: `move` refuses any other, the
@@ -78,46 +79,6 @@ def open_record(reservation: Reservation, status: FinancialStatus) -> FinancialR
     return FinancialRecord.get_by_id(reservation.id)
 
 
-# `open_record` in one statement: an INSERT ... SELECT from the reservation, conditions included.
-OPEN_COLLECTABLE = prepared.Fragment(
-    "INSERT INTO billing_financial_record (reservation_id, billing_model, financial_status, store_base_cents,"
-    " commission_cents, total_cents, commission_rate_bps)"
-    " SELECT id, %(model)s, %(status)s, base_amount_cents, commission_amount_cents, total_amount_cents,"
-    " commission_rate_bps FROM reservation WHERE id = %(id)s AND industrial_organization_id = %(org)s"
-    " AND status = ANY(%(collectable)s::text[]) AND coalesce(billing_model = 'principal_seller', false) = %(principal)s"
-    " ON CONFLICT (reservation_id) DO NOTHING"
-)
-
-
-def open_collectable_values(reservation_id: str, industrial_organization_id: str, model: BillingModel,
-                            status: FinancialStatus, collectable: frozenset[str]) -> dict:
-    """The values of `OPEN_COLLECTABLE` (`id` and `org` name the reservation and its organization)."""
-    return OPEN_COLLECTABLE.values(model=model.value, status=status.value, id=reservation_id,
-                                   org=industrial_organization_id, collectable=sorted(collectable),
-                                   principal=model is BillingModel.PRINCIPAL_SELLER)
-
-
-def open_collectable(reservation_id: str, industrial_organization_id: str, model: BillingModel,
-                     status: FinancialStatus, collectable: frozenset[str]) -> None:
-    """`open_record` in one statement, for the organization's reservation only when its status is
-    in `collectable` and it is billed under `model` (else nothing: the caller's checks say why).
-    The collection sends the same statement as part of its read (`OPEN_COLLECTABLE`)."""
-    database.execute_sql(OPEN_COLLECTABLE.sql, open_collectable_values(
-        reservation_id, industrial_organization_id, model, status, collectable))
-
-
-# Moves the reservation's record (and locks it) when it is at `current`; returns its frozen amounts.
-SETTLE = prepared.Fragment("UPDATE billing_financial_record SET financial_status = %(status)s, updated_at = %(now)s"
-                           " WHERE reservation_id = %(id)s AND financial_status = %(current)s"
-                           " RETURNING store_base_cents, commission_cents, total_cents")
-
-
-def settle_values(reservation_id: str, current: FinancialStatus, status: FinancialStatus, now: datetime) -> dict:
-    """The values of `SETTLE`: the move `current -> status` (a transition of the map)."""
-    check_transition(current, status)
-    return SETTLE.values(id=reservation_id, current=current.value, status=status.value, now=now)
-
-
 def check_transition(current: FinancialStatus, status: FinancialStatus) -> None:
     if status != current and status not in TRANSITIONS[current]:
         raise ValueError(f"{current} -> {status} is not a financial status transition")
@@ -145,3 +106,15 @@ def move(record: FinancialRecord, status: FinancialStatus, **changes) -> None:
     for name, value in changes.items():
         setattr(record, name, value)
     record.save()
+
+
+def move_due(reservation_id: str, due: FinancialStatus, paid: FinancialStatus) -> FinancialRecord:
+    """A collection's move of the reservation's record from `due` only: the record locked and
+    moved to `paid`; 409 `not_due` at any other status (`draft` without a record)."""
+    record = locked_record(reservation_id)
+    status = record.financial_status if record else FinancialStatus.DRAFT.value
+    if status != due:
+        raise Conflict(f"the reservation is not due for collection (financial status {status})",
+                       reason="not_due", financialStatus=status)
+    move(record, paid)
+    return record

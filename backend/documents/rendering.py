@@ -31,7 +31,7 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typograp
 
 class _NoLogFontToolsWarning(logging.Filter):
     # weasyprint warns once per font and per document when it subsets with fontTools; the path is
-    # reported once by `font_subsetting()` (and `vitrine bench pdf`) instead.
+    # reported by `font_subsetting()` instead (`vitrine bench monthend` prints it).
     def filter(self, record: logging.LogRecord) -> bool:
         return not record.getMessage().startswith("Using fontTools instead of HarfBuzz")
 
@@ -40,8 +40,8 @@ logging.getLogger("weasyprint").addFilter(_NoLogFontToolsWarning())
 
 # One weasyprint render at a time in a process. A render is CPU-bound Python under the process's
 # one GIL: two at once in two threads finish no sooner than one after the other, and interleaved
-# (a GIL hand-over every few milliseconds) each costs a fifth more CPU (4 threads: 276-297 ms a
-# render against 228-238 ms in turn; the worker rendering a month end's invoices, docs/benchmarks.md).
+# (a GIL hand-over every few milliseconds) each costs more CPU than one after the other, as the
+# worker rendering a month end's invoices shows (`vitrine bench monthend`, docs/performance.md).
 # The threads' other work (queries, storage, HTTP, the template's sandbox) still runs beside it.
 _RENDER_LOCK = threading.Lock()
 

@@ -451,8 +451,8 @@ def render_markdown_source(content: str, variables: dict) -> tuple[str, list[str
 
 @lru_cache(maxsize=128)
 def _check_syntax(content: str) -> None:
-    """`_parse` once per distinct content (a published version's never changes; parsing the
-    invoice template took 2-3 ms of every invoice PDF): a refusal raises, and is not cached."""
+    """`_parse` once per distinct content (a published version's never changes, and parsing a
+    template is a visible share of every invoice PDF): a refusal raises, and is not cached."""
     _parse(protect_anchors(content)[0])
 
 

@@ -1,16 +1,22 @@
 """The distributor's decision on a self-billed invoice, as the reform's lifecycle status: the
-platform sends it (issue 32; docs/einvoicing.md "Self-billed invoices: 205 and 210").
+platform sends it (docs/einvoicing.md "Self-billed invoices: the statuses sent for the
+distributor").
 
 Why the platform sends and does not receive: under self-billing the platform, the buyer, issues
-the invoice in the distributor's name and deposits it; the party that approves or refuses an
-invoice is its recipient, here the seller. The distributor decides on the platform (accept,
-contest, or silence for 30 days), under the self-billing mandate it signed with the platform,
-so the platform reports that decision for the invoice's flow: 205 Approuvée for an express or
-tacit acceptance, 210 Refusée for a contest (its reason). Each is recorded once (`<number>:<code>`),
-shown at once in the transmission's `lifecycle`, and posted by the polling pass like the 212s
-(`status_flows`: `CustomerInvoiceLC`, `CDAR`, the status as JSON `{invoiceNumber, code, label, at,
-reason}`) once the operator has acknowledged the invoice. An invoice with no transmission
-(self-billing kept out of e-invoicing) gets no status.
+the invoice in the distributor's name and deposits it; the party that approves, disputes or
+refuses an invoice is its recipient, here the seller. The distributor decides on the platform
+(accept, contest, or silence for 30 days), under the self-billing mandate it signed with the
+platform, so the platform reports that decision for the invoice's flow:
+- 205 Approuvée for an express or tacit acceptance;
+- 207 En litige for a contest, with its coded reason: a dispute that may still settle;
+- 210 Refusée when an admin settles the contest by an adjustment (the invoice is credited and a
+  corrected one issued): the refusal is final and reaches the administration; a contest the
+  admin rejects sends no 210 (the invoice stands).
+Each is recorded once (`<number>:<code>`), shown at once in the transmission's `lifecycle`, and
+posted by the polling pass like the 212s (`status_flows`: a CDAR message issued in the
+distributor's name, role seller, to the platform, and for a 210 to the public portal too) once the
+operator has acknowledged the invoice. An invoice with no transmission (self-billing kept out of
+e-invoicing) gets no status.
 """
 
 from __future__ import annotations
@@ -18,30 +24,36 @@ from __future__ import annotations
 from datetime import datetime
 
 from backend import clock
-from backend.einvoicing import status_flows
+from backend.einvoicing import cdar, reason_codes, status_flows
 from backend.einvoicing.models import DecisionReport, LifecycleEvent, Transmission
 from backend.einvoicing.operator_client import OperatorClient
-from backend.einvoicing.reform_statuses import LABELS, REFUSED
+from backend.einvoicing.reform_statuses import APPROVED, DISPUTED, REFUSED, TO_ADMINISTRATION
 
-APPROVED = 205
+CODES = (APPROVED, DISPUTED, REFUSED)
 
 
-def queue(invoice_number: str, *, accepted: bool, reason: str | None, at: datetime) -> DecisionReport | None:
+def queue(invoice_number: str, *, code: int, at: datetime, reason_code: str | None = None,
+          reason: str | None = None) -> DecisionReport | None:
     """Record the decision's status for the invoice's flow, in the caller's transaction (nothing
-    without a transmission); a second call for the same code adds nothing."""
+    without a transmission); a second call for the same code adds nothing. A 207 or a 210 needs a
+    reason code of the reform's list (ValueError otherwise)."""
+    if code not in CODES:
+        raise ValueError(f"a distributor's decision is one of {CODES}, not {code}")
+    if code != APPROVED and reason_code not in reason_codes.LABELS:
+        raise ValueError(f"a {code} carries a reason code of the reform's list, not {reason_code!r}")
     transmission = Transmission.get_or_none(Transmission.invoice_number == invoice_number,
                                             Transmission.document_kind == "invoice")
     if transmission is None:
         return None
-    code = APPROVED if accepted else REFUSED
     key = f"{invoice_number}:{code}"
+    shown = f"{reason_code} {reason}" if reason_code and reason else reason_code
     inserted = (DecisionReport.insert(id=DecisionReport.id.default(), idempotency_key=key,
-                                      invoice_number=invoice_number, code=code, reason=reason, decided_at=at,
-                                      created_at=clock.now())
+                                      invoice_number=invoice_number, code=code, reason_code=reason_code,
+                                      reason=reason, decided_at=at, created_at=clock.now())
                 .on_conflict(conflict_target=[DecisionReport.idempotency_key], action="IGNORE").execute())
     if not inserted:
         return None
-    (LifecycleEvent.insert(transmission=transmission.id, code=code, at=at, reason=reason, received_at=clock.now())
+    (LifecycleEvent.insert(transmission=transmission.id, code=code, at=at, reason=shown, received_at=clock.now())
      .on_conflict_ignore().execute())
     return DecisionReport.get(DecisionReport.idempotency_key == key)
 
@@ -50,8 +62,20 @@ def send_due(*, client: OperatorClient) -> dict[str, int]:
     """Post the pending statuses whose invoice the operator acknowledged; returns `{sent, failed}`."""
     counts = {"sent": 0, "failed": 0}
     for report in status_flows.due(DecisionReport):
-        document = {"invoiceNumber": report.invoice_number, "code": report.code, "label": LABELS[report.code],
-                    "at": clock.iso(report.decided_at), "reason": report.reason}
-        sent = status_flows.send(report, document, client=client, scope="einvoicing.decision_report")
+        sent = status_flows.send(report, message_for(report), client=client, scope="einvoicing.decision_report")
         counts["sent" if sent else "failed"] += 1
     return counts
+
+
+def message_for(report: DecisionReport) -> cdar.StatusMessage | None:
+    """The decision as a CDAR message, issued in the distributor's name (None when its invoice is
+    unknown)."""
+    facts = status_flows.invoice_facts(report.invoice_number)
+    if facts is None:
+        return None
+    recipients = (facts.buyer, cdar.PUBLIC_PORTAL) if report.code in TO_ADMINISTRATION else (facts.buyer,)
+    return cdar.StatusMessage(
+        message_id=report.idempotency_key, invoice_number=report.invoice_number, invoice_type_code=facts.type_code,
+        invoice_issued_on=facts.issued_on, invoice_issuer_siren=facts.seller.siren, code=report.code,
+        at=report.decided_at, created_at=report.created_at, issuer=facts.seller, recipients=recipients,
+        reason_code=report.reason_code, reason=report.reason)

@@ -104,3 +104,15 @@ def frozen_buyer(invoice_number: str) -> FrozenBuyer | None:
 def document_kind_for(invoice_kind: str) -> DocumentKind | None:
     """`invoice` or `credit_note` for a transmitted invoice kind; None for a legacy kind."""
     return DOCUMENT_KIND_OF_INVOICE.get(invoice_kind)
+
+
+def addressee_siren(invoice_number: str, invoice_kind: str | None, buyer_siren: str | None) -> str | None:
+    """The SIREN of the party an invoice is deposited for, whose platform the directory must
+    know: the buyer of a sale; the distributor (the seller, who receives it) of a self-billed
+    invoice or credit note, issued by the platform in its name."""
+    if invoice_kind not in SELF_BILLED_KINDS:
+        return buyer_siren
+    row = database.execute_sql(
+        f"SELECT issuer->>'siren' FROM {INVOICE_TABLE} WHERE number = %s", (invoice_number,)).fetchone()  # noqa: S608
+    siren = row[0].strip() if row and isinstance(row[0], str) else None
+    return siren if siren and len(siren) == 9 and siren.isdigit() else None

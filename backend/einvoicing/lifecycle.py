@@ -8,8 +8,9 @@ refuses a move the table does not allow and writes the history row, with the tri
 and the operator's answer this module sets for the transaction.
 
 Dispatch claims the transmission (`pending_dispatch` -> `dispatching`, or a `dispatching` whose
-claim is older than `DISPATCH_LEASE`: its worker died), reads the PDF, checks that the buyer's
-electronic address (its SIREN) is in the operator's directory (`directory`, answers cached a day),
+claim is older than `DISPATCH_LEASE`: its worker died), reads the PDF, checks that the addressee's
+electronic address (its SIREN: the buyer of a sale, the distributor of a self-billed invoice) is
+in the operator's directory (`directory`, answers cached a day),
 and posts it with its processing rule (`B2B`, or `B2BInt` for e-reporting). A flow identifier moves
 it to `sent` (providerStatus `processing`); an operator error, a missing PDF, an unknown recipient
 (`EINVOICE_RECIPIENT_UNKNOWN`) or a missing operator identity moves it to `failed` with
@@ -23,8 +24,9 @@ A dispatch never outlives its claim: the dispatch actor's time limit (`DISPATCH_
 it, and the lease is that limit plus the longest operator call that may still be blocking then.
 
 Resync asks the operator: for `sent`, by flow id (`Ok`/`Archived` -> `acknowledged`, `Error` ->
-`rejected`, `Pending` or anything else: no move); for the other non-terminal statuses, by
-`trackingId`, and a flow found there moves the transmission to `sent` through `dispatching`.
+`rejected` with the reform's 213 Rejetée in its lifecycle, `Pending` or anything else: no move);
+for the other non-terminal statuses, by `trackingId`, and a flow found there moves the
+transmission to `sent` through `dispatching`.
 """
 
 from __future__ import annotations
@@ -37,9 +39,16 @@ from peewee import Select, fn
 
 from backend import clock
 from backend.db import transaction
-from backend.einvoicing import directory, reform_statuses
+from backend.einvoicing import directory, reason_codes, reform_statuses
+from backend.einvoicing.flow_types import SELF_BILLED_KINDS, addressee_siren
 from backend.einvoicing.models import Transmission
-from backend.einvoicing.operator_client import Flow, OperatorClient, OperatorError, OperatorUnavailable
+from backend.einvoicing.operator_client import (
+    Flow,
+    LifecycleStatus,
+    OperatorClient,
+    OperatorError,
+    OperatorUnavailable,
+)
 from backend.einvoicing.status import (
     RETRYABLE,
     OperatorStatus,
@@ -169,10 +178,13 @@ def apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
                       answer=flow.answer, provider_status=ProviderStatus.ACCEPTED, operator_status=flow.status,
                       last_synced_at=now)
     elif flow.status == OperatorStatus.ERROR:
-        moved = _move(transmission.id, (S.SENT,), S.REJECTED, trigger=trigger, actor_user_id=actor_user_id,
-                      answer=flow.answer, provider_status=ProviderStatus.REJECTED, operator_status=flow.status,
-                      last_error_message=(flow.error_message or "rejected by the operator")[:2000],
-                      last_synced_at=now)
+        with transaction():
+            moved = _move(transmission.id, (S.SENT,), S.REJECTED, trigger=trigger, actor_user_id=actor_user_id,
+                          answer=flow.answer, provider_status=ProviderStatus.REJECTED, operator_status=flow.status,
+                          last_error_message=(flow.error_message or "rejected by the operator")[:2000],
+                          last_synced_at=now)
+            if moved is not None:
+                reform_statuses.record([(transmission.id, rejection_of(flow))])
     else:
         if flow.status != OperatorStatus.PENDING:
             log.warning("unknown operator status: the transmission stays sent", extra={"fields": {
@@ -180,6 +192,20 @@ def apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
         moved = _move(transmission.id, (S.SENT,), None, trigger=trigger, operator_status=flow.status,
                       last_synced_at=now)
     return moved or _reload(transmission.id)
+
+
+def rejection_of(flow: Flow) -> LifecycleStatus:
+    """An operator `Error` at the deposit as the reform's 213 Rejetée: dated when the operator
+    changed the flow, its reason the operator's code when it is one of the reform's list (else a
+    semantic rejection) and its message."""
+    errors = flow.answer.get("errors") if isinstance(flow.answer.get("errors"), list) else []
+    codes = [e.get("code") for e in errors if isinstance(e, dict) and e.get("code") in reason_codes.LABELS]
+    code = codes[0] if codes else reason_codes.DEFAULT_REJECTION
+    at = str(flow.answer.get("updatedAt") or "")
+    if reform_statuses.parse_at(at) is None:
+        at = clock.iso(clock.now())
+    return LifecycleStatus(code=reform_statuses.REJECTED, at=at,
+                           reason=f"{code} {flow.error_message or reason_codes.label(code)}")
 
 
 # --- dispatch -------------------------------------------------------------------------------
@@ -225,11 +251,16 @@ def _post(transmission: Transmission, *, client: OperatorClient, storage: Storag
         if transmission.dispatch_attempts > 1:  # an earlier attempt may have reached the operator
             flow = client.find_by_tracking_id(transmission.invoice_number)
         if flow is None:
-            if transmission.processing_rule == "B2B" and transmission.buyer_siren \
-                    and not directory.registered(transmission.buyer_siren, client=client):
+            addressee = addressee_siren(transmission.invoice_number, transmission.invoice_kind,
+                                        transmission.buyer_siren)
+            if transmission.processing_rule == "B2B" and addressee \
+                    and not directory.registered(addressee, client=client):
+                who = "the distributor's (it receives its self-billed invoice)" \
+                    if transmission.invoice_kind in SELF_BILLED_KINDS else "the buyer's"
                 return _fail(transmission, EinvoiceRecipientUnknown.code,
-                             f"the buyer's SIREN {transmission.buyer_siren} is not in the operator's directory: "
-                             "its electronic address is unknown", trigger=trigger, actor_user_id=actor_user_id)
+                             f"{who} SIREN {addressee} is not in the operator's directory: its electronic address "
+                             "is unknown; the deposit is held until it is registered", trigger=trigger,
+                             actor_user_id=actor_user_id)
             flow = client.submit_flow(tracking_id=transmission.invoice_number,
                                       name=f"{transmission.invoice_number}.pdf", content=content,
                                       processing_rule=transmission.processing_rule)

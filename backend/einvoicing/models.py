@@ -174,11 +174,12 @@ class PollingPass(BaseModel):
 
 
 class DecisionReport(SentStatus):
-    """A 205 Approuvée or 210 Refusée the platform sends for a self-billed invoice, in the name of
-    the distributor who decided (migration 153); its key `<invoiceNumber>:<code>`."""
+    """A 205 Approuvée, 207 En litige or 210 Refusée the platform sends for a self-billed invoice,
+    in the name of the distributor who decided (migrations 153, 195); its key `<invoiceNumber>:<code>`."""
 
     id = id_field()
     code = SmallIntegerField()
+    reason_code = CharField(max_length=40, null=True)  # the reform's closed list (BR-FR-CDV-CL-09)
     reason = TextField(null=True)
     decided_at = DateTimeTZField()
 

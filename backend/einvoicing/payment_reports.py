@@ -1,5 +1,10 @@
 """Payment data out: the platform's own 212 "Encaissée" for each collected service invoice.
 
+A 212 reports money received on an invoice that stands: none for a sale credited in full, refused
+(210) or rejected (213) when its payment is settled (a rejected invoice is deemed never issued, a
+refused or credited one is owed by nobody); a refund's negative 212 goes only after a positive one
+(money given back that was reported as received).
+
 VAT on services is due on payment, so the seller reports what it received, when its bank shows
 it: for each payment order of a `platform_sale` (its collection) settled by a bank statement
 (settlement `settled`, docs/bank.md), one 212 with the amount received per VAT rate, dated the
@@ -17,21 +22,23 @@ operator has acknowledged (a status names an invoice the recipient holds). A col
 `paid` at once (spec C), but the money is the bank's to show: until a statement settles the order,
 its 212 waits.
 
-The flow (`status_flows`, shared with the 205/210 of self-billed invoices): `POST /flows` with
+The flow (`status_flows`, shared with the statuses of self-billed invoices): `POST /flows` with
 `flowInfo.flowType = CustomerInvoiceLC` (XP Z12-013's lifecycle flow type), `flowSyntax = CDAR`,
-and as file the status as JSON (`{invoiceNumber, code: 212, label, at, paymentOrderId, amountCents,
-amounts: [{vatRateBps, amountInclTaxCents, vatCents}]}`): the JSON body is the operator's own; it
-builds the CDAR message the standard carries.
+and as file the 212 as a CDAR message (`cdar`): issued by the seller (the platform) to the buyer
+and the public portal, dated the day the money was received, with the amount received including
+VAT per VAT rate (negative when money is given back).
 """
 
 from __future__ import annotations
 
+from datetime import datetime, time
+
 from backend import clock
 from backend.db import database, transaction
-from backend.einvoicing import status_flows
+from backend.einvoicing import cdar, status_flows
 from backend.einvoicing.models import PaymentReport, Transmission
 from backend.einvoicing.operator_client import OperatorClient
-from backend.einvoicing.reform_statuses import ENCAISSEE, LABELS
+from backend.einvoicing.reform_statuses import ENCAISSEE, REFUSED_OR_REJECTED
 from backend.money import round_half_up_div
 
 # Collections and refunds of platform sales settled by the bank, without a report yet (billing's tables).
@@ -44,6 +51,13 @@ _UNREPORTED = """
       AND po.kind IN ('reservation_total', 'refund') AND sale.kind = 'platform_sale'
       AND NOT EXISTS (SELECT 1 FROM einvoice_payment_report r
                       WHERE r.idempotency_key = sale.number || ':212:' || po.id)
+      AND CASE WHEN po.kind = 'refund'
+               THEN EXISTS (SELECT 1 FROM einvoice_payment_report p
+                            WHERE p.invoice_number = sale.number AND p.amount_cents > 0)
+               ELSE sale.status <> 'credited'
+                    AND NOT EXISTS (SELECT 1 FROM einvoice_transmission t
+                                    WHERE t.invoice_number = sale.number AND t.document_kind = 'invoice'
+                                      AND (t.status = 'rejected' OR t.lifecycle_code IN %s)) END
     ORDER BY po.settled_on, po.id
     LIMIT %s
 """
@@ -78,7 +92,8 @@ def vat_of(amount_incl_tax_cents: int, vat_rate_bps: int) -> int:
 def sweep(limit: int = 500) -> int:
     """Record the 212 reports of payments not reported yet; returns how many were recorded."""
     made = 0
-    for number, order_id, kind, amount, settled_on, rate in database.execute_sql(_UNREPORTED, (limit,)).fetchall():
+    rows = database.execute_sql(_UNREPORTED, (REFUSED_OR_REJECTED, limit)).fetchall()
+    for number, order_id, kind, amount, settled_on, rate in rows:
         made += _record(report_key(number, order_id), number, order_id, -amount if kind == "refund" else amount,
                         rate, settled_on)
     for number, order_id, amount, returned_on, rate in database.execute_sql(_RETURNED, (limit,)).fetchall():
@@ -105,10 +120,21 @@ def send_due(*, client: OperatorClient) -> dict[str, int]:
         .where(Transmission.invoice_number.in_([r.invoice_number for r in reports]))} if reports else {}
     counts = {"sent": 0, "failed": 0}
     for report in reports:
-        document = {"invoiceNumber": report.invoice_number, "code": ENCAISSEE, "label": LABELS[ENCAISSEE],
-                    "at": report.paid_on.isoformat(), "paymentOrderId": report.payment_order_id,
-                    "amountCents": report.amount_cents, "amounts": report.amounts}
-        sent = status_flows.send(report, document, client=client, scope="einvoicing.payment_report",
+        sent = status_flows.send(report, message_for(report), client=client, scope="einvoicing.payment_report",
                                  processing_rule=rules.get(report.invoice_number, "B2B"))
         counts["sent" if sent else "failed"] += 1
     return counts
+
+
+def message_for(report: PaymentReport) -> cdar.StatusMessage | None:
+    """The report's 212 as a CDAR message (None when its invoice is unknown)."""
+    facts = status_flows.invoice_facts(report.invoice_number)
+    if facts is None:
+        return None
+    return cdar.StatusMessage(
+        message_id=report.idempotency_key, invoice_number=report.invoice_number, invoice_type_code=facts.type_code,
+        invoice_issued_on=facts.issued_on, invoice_issuer_siren=facts.seller.siren, code=ENCAISSEE,
+        at=datetime.combine(report.paid_on, time(0), tzinfo=cdar.PARIS), created_at=report.created_at,
+        issuer=facts.seller, recipients=(facts.buyer, cdar.PUBLIC_PORTAL),
+        received=tuple(cdar.Received(amount_cents=item["amountInclTaxCents"], vat_rate_bps=item["vatRateBps"])
+                       for item in report.amounts))

@@ -1,4 +1,4 @@
-"""Polling (Specification C; incremental since issue 31).
+"""Polling (Specification C), incremental.
 
 A pass asks the operator what changed, not each transmission where it stands: one search per page
 of the flows updated since the last pass (`updatedAfter` = the latest `updatedAt` the last complete

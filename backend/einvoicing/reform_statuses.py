@@ -1,6 +1,10 @@
-"""The reform's lifecycle statuses after the deposit (API.md, "E-invoicing after the deposit").
+"""The reform's lifecycle statuses (API.md, "E-invoicing after the deposit" and "E-invoicing
+statuses"; docs/einvoicing.md "Lifecycle statuses" cites the lists).
 
-The operator reports them for a flow (code, date, reason); each is stored once as a row of
+Every code of the reform's list is known here, with its label, not only the ones the platform
+sends or expects: a status the operator reports is stored as it came, so a later one can clear an
+earlier one (209 Complétée after 208 Suspendue; an approval, a refusal or a payment after 207 En
+litige). The operator reports them for a flow (code, date, reason); each is stored once as a row of
 `einvoice_lifecycle_event` (unique per transmission, code and date, so a status polled twice or a
 redelivered page adds nothing), and a trigger keeps the transmission's latest code
 (`lifecycle_code`). `acknowledged` stays Specification C's status: these codes come on top.
@@ -18,17 +22,28 @@ from backend.logs import get_logger
 log = get_logger("einvoicing.reform_statuses")
 
 LABELS = {
-    200: "Déposée", 202: "Reçue", 203: "Mise à disposition", 204: "Prise en charge", 205: "Approuvée",
-    206: "Approuvée partiellement", 207: "En litige", 208: "Suspendue", 210: "Refusée", 211: "Paiement transmis",
-    212: "Encaissée", 213: "Rejetée",
+    200: "Déposée", 201: "Émise par la plateforme", 202: "Reçue par la plateforme", 203: "Mise à disposition",
+    204: "Prise en charge", 205: "Approuvée", 206: "Approuvée partiellement", 207: "En litige", 208: "Suspendue",
+    209: "Complétée", 210: "Refusée", 211: "Paiement transmis", 212: "Encaissée", 213: "Rejetée", 214: "Visée",
+    220: "Annulée", 221: "Erreur de routage", 224: "Demande de paiement direct", 225: "Affacturée",
+    226: "Affacturée confidentiel", 227: "Changement de compte à payer", 228: "Non affacturée",
 }
-REFUSED = 210  # by the buyer
-REJECTED = 213  # by a platform
-# The latest code that calls for the admin: refused or rejected (a credit note, then a corrected
-# invoice), disputed or suspended (talk to the buyer).
-ATTENTION = (207, 208, REFUSED, REJECTED)
-REFUSED_OR_REJECTED = (REFUSED, REJECTED)
+DEPOSITED = 200
+APPROVED = 205
+DISPUTED = 207  # the recipient disputes the invoice; it may still settle
+SUSPENDED = 208  # the recipient waits for a supplement
+REFUSED = 210  # by the recipient: final, the invoice is replaced
 ENCAISSEE = 212
+REJECTED = 213  # by a platform: the invoice is deemed not issued
+# The statuses that reach the tax administration.
+TO_ADMINISTRATION = (DEPOSITED, REFUSED, ENCAISSEE, REJECTED)
+# Statuses that must carry a coded reason.
+REASON_REQUIRED = frozenset({206, DISPUTED, SUSPENDED, REFUSED, REJECTED, 221})
+# The latest code that calls for the admin: refused (replace the invoice) or rejected (correct and
+# deposit it again), disputed or suspended (talk to the recipient). A later status of another kind
+# (209 after 208, 205 after 207) clears it, being the latest.
+ATTENTION = (DISPUTED, SUSPENDED, REFUSED, REJECTED)
+REFUSED_OR_REJECTED = (REFUSED, REJECTED)
 
 
 def label(code: int) -> str:

@@ -8,6 +8,8 @@ from peewee import SQL, Table, fn
 from backend.einvoicing import reform_statuses
 from backend.einvoicing.lifecycle import get_transmission
 from backend.einvoicing.models import LifecycleEvent, Transmission, TransmissionEvent
+from backend.einvoicing.status import TransmissionStatus
+from backend.errors import EinvoiceRecipientUnknown
 from backend.listing import ListParams, Page, paginate
 
 SORTS = {
@@ -19,14 +21,23 @@ SORTS = {
     "amountInclTaxCents": Transmission.amount_incl_tax_cents,
 }
 INVOICES = Table("billing_invoice")  # billing's table: an invoice credited in full is `credited`
+ACCEPTANCES = Table("billing_self_billed_acceptance")  # billing's: a distributor's contest and its resolution
 
 
 def needs_attention():
-    """The latest lifecycle code calls for the admin (207, 208, 210, 213) and the invoice is not
-    corrected yet (credited in full: the credit note the list asks for)."""
+    """The latest lifecycle code calls for the admin (207, 208, 210, 213), or the deposit is held
+    because the addressee is not in the operator's directory, and the invoice is not corrected yet
+    (credited in full). A 207 sent for a distributor whose contest an admin resolved is settled:
+    rejected, the invoice stands; adjusted, it is credited and its 210 follows."""
     corrected = fn.EXISTS(INVOICES.select(SQL("1")).where(
         (INVOICES.c.number == Transmission.invoice_number) & (INVOICES.c.status == "credited")))
-    return Transmission.lifecycle_code.in_(list(reform_statuses.ATTENTION)) & ~corrected
+    resolved = Table("billing_invoice").alias("resolved_invoice")
+    settled_dispute = (Transmission.lifecycle_code == reform_statuses.DISPUTED) & Transmission.invoice_number.in_(
+        ACCEPTANCES.select(resolved.c.number).join(resolved, on=resolved.c.id == ACCEPTANCES.c.invoice_id)
+        .where(ACCEPTANCES.c.resolution.is_null(False)))
+    held = (Transmission.status == TransmissionStatus.FAILED) & (
+        Transmission.last_error_code == EinvoiceRecipientUnknown.code)
+    return (Transmission.lifecycle_code.in_(list(reform_statuses.ATTENTION)) | held) & ~corrected & ~settled_dispute
 
 
 def list_transmissions(*, params: ListParams, statuses: list[str], flow_types: list[str],

@@ -72,7 +72,14 @@ TEMPLATES: dict[str, Template] = {
         "Votre contestation de la facture {number} : {platform}",
         "Bonjour,\n\nVotre contestation de la facture {number}, émise en votre nom par autofacturation, a été "
         "examinée et n'a pas été retenue.\n\nMotif : {note}\n\nLa facture est maintenue telle qu'émise et son "
-        "paiement suit son cours. Pour en discuter, répondez à ce message.\n\n{link}",
+        "paiement suit son cours. Pour en discuter, {contact}.\n\n{link}",
+    ),
+    # A lifecycle status the platform sends in the distributor's name (backend/einvoicing/decision_reports.py).
+    "self_billing_status_sent": Template(
+        "Facture {number} : statut « {status} » transmis en votre nom",
+        "Bonjour,\n\nAu titre du mandat d'autofacturation que vous avez signé, {platform} transmet en votre nom, "
+        "pour la facture électronique {number}, le statut « {status} »{reason} à sa plateforme de "
+        "dématérialisation, qui l'inscrit dans le cycle de vie de la facture{recipients}.\n\n{link}",
     ),
     "bank_transfer_overdue": Template(
         "Facture {invoice_number} : virement non reçu",

@@ -7,7 +7,8 @@ from datetime import timedelta
 
 from peewee import fn
 
-from backend import clock, prepared
+from backend import clock
+from backend.db import database
 from backend.errors import Forbidden
 from backend.identity.models import AuthSession, Membership, Organization, User, kyb_blocked
 from backend.identity.permissions import permissions_for
@@ -70,10 +71,7 @@ ORGANIZATIONS_SQL = (
 )
 SESSION_ONLY = SESSION_SQL.format(organizations="")
 SESSION_WITH_ORGANIZATIONS = SESSION_SQL.format(organizations=ORGANIZATIONS_SQL)
-# Prepared (`backend.prepared`): PostgreSQL plans the four-table join once per connection, not at
-# every request (planning cost about as much as running it).
-SESSION_STATEMENTS = {False: prepared.Statement("identity_session", SESSION_ONLY),
-                       True: prepared.Statement("identity_session_organizations", SESSION_WITH_ORGANIZATIONS)}
+SESSION_STATEMENTS = {False: SESSION_ONLY, True: SESSION_WITH_ORGANIZATIONS}
 
 
 def resolve_session(token: str | None, *, organizations: bool = False) -> ResolvedSession | None:
@@ -81,13 +79,14 @@ def resolve_session(token: str | None, *, organizations: bool = False) -> Resolv
     statement); `organizations`: with the user's organizations, in the same statement."""
     if not token:
         return None
-    row = SESSION_STATEMENTS[organizations].execute({"token_hash": token_digest(token), "now": clock.now()}).fetchone()
+    row = database.execute_sql(SESSION_STATEMENTS[organizations],
+                               {"token_hash": token_digest(token), "now": clock.now()}).fetchone()
     if row is None:
         return None
     (session_id, active_organization_id, membership_role, actor_type, kyb_status,
      user_id, email, name, email_verified_at, user_roles, user_permissions, created_at) = row[:12]
     # Only the columns read here are loaded: `user` answers the session route, nothing saves it.
-    user = User(__no_default__=True, id=user_id, email=email, name=name, email_verified_at=email_verified_at,
+    user = User(id=user_id, email=email, name=name, email_verified_at=email_verified_at,
                 roles=user_roles, permissions=user_permissions, created_at=created_at)
     roles = frozenset(user_roles)
     return ResolvedSession(
@@ -103,7 +102,7 @@ def resolve_session(token: str | None, *, organizations: bool = False) -> Resolv
             organization_open=actor_type is not None and not kyb_blocked(actor_type, kyb_status),
         ),
         organizations=[
-            (Organization(__no_default__=True, id=org_id, actor_type=org_type, legal_name=legal_name,
+            (Organization(id=org_id, actor_type=org_type, legal_name=legal_name,
                           kyb_status=org_kyb), role)
             for org_id, org_type, legal_name, org_kyb, role in row[12]
         ] if organizations else None,

@@ -88,8 +88,8 @@ class ReservationPlan(NamedTuple):
         return SupportMode.REUSE_ALL if not self.lines else SupportMode.HYBRID
 
 
-# `tuple.__new__(ReservationPlan, values)`: the plan of one reservation at half the cost of the
-# NamedTuple's own `__new__` (one per reservation of a batch).
+# `tuple.__new__(ReservationPlan, values)`: the plan of one reservation without the count check of
+# the NamedTuple's own `__new__` (one per reservation of a batch).
 _new_tuple = tuple.__new__
 
 
@@ -308,7 +308,7 @@ def plan_deposit(
 
     A reservation's plan depends only on what it prints in each same-visual zone (its key): each
     distinct key is planned once and its lines and reused faces (immutable) are shared by every
-    reservation with that key (a 1,000-store batch has a handful of keys)."""
+    reservation with that key (a large batch has a handful of keys)."""
     by_id = {zone.id: zone for zone in zones}
     stock, allocations = stock or {}, allocations or {}
     ids = list(dict.fromkeys(reservation_ids))

@@ -90,7 +90,7 @@ def entry_names(files: list[ArchiveFile]) -> list[str]:
 @functools.lru_cache(maxsize=1024)
 def entry_names_of(files: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
     """The entry name of each (technical name, quantity), in the given order; cached, since the
-    orders of a batch name the same files alike (a list of 10,000 orders names a few distinct sets).
+    orders of a batch name the same files alike (a long list of orders names a few distinct sets).
 
     Twins (identical technical names, compared without case since archives are unpacked on
     case-insensitive file systems too): the first keeps the base name, the second gets `_2`,

@@ -1,22 +1,19 @@
 """Advancing every order of a batch (`PATCH /api/printer/print-batches/{code}/status`).
 
 A run record holds the request and, once done, its counters; one item per order (sorted by code)
-holds the order's group (`ADVANCE_STATUS_CONCURRENCY` orders per group, default 10) and, once
-settled, its outcome. One Dramatiq message works through the run: it settles the current group in
-one transaction, with the run row locked, through the single-order service taken for the group's
+holds the order's group (`ADVANCE_STATUS_CONCURRENCY` orders per group) and, once settled, its
+outcome. One Dramatiq message works through the run: it settles the current group in one
+transaction, with the run row locked, through the single-order service taken for the group's
 orders together (`orders.apply_status_changes`: the same lock order, checks and writes as the
-single route, three statements for the group instead of six per order), writes the items'
-outcomes in one statement, then moves to the next group, unless the group had a failure, in
-which case the run ends there (its counters counted from the items). Each group commits before the
-next one starts, so the groups are settled one after another, and a group is settled exactly
-once: the run row's lock and its `current_group` decide, so a second message for the same run (a
+single route, a few statements for the group whatever its size), writes the items' outcomes in
+one statement, then moves to the next group, unless the group had a failure, in which case the
+run ends there (its counters counted from the items). Each group commits before the next one
+starts, so the groups are settled one after another, and a group is settled exactly once: the
+run row's lock and its `current_group` decide, so a second message for the same run (a
 redelivery, the clock's resend) only continues where the run stands. Past
 `MESSAGE_BUDGET_SECONDS` the message hands the rest of the run to a new message (an outbox row
 written with the group it settled), so no worker thread is held for long. A running run's
 counters are counted live from its items when read.
-
-(Each group of 10 messages once went through the queue: the hand-over of the next group, the
-Redis consumer's idle polling and two commits per order were most of a 1,000-order advance.)
 
 Outcomes are disjoint (spec B): `advanced` (the order changed status), `skipped` (a
 VALIDATION_ERROR: another step, a cancelled order) and `failed` (anything else: NOT_FOUND, an
@@ -27,12 +24,10 @@ broken order is `failed` (INTERNAL_ERROR) and its siblings still advance.
 
 A run never stays `running` for good: the worker retries a message that failed for a transient
 reason (the database unreachable: `ServiceUnavailable` is retried, not thrown), and the clock
-(`resume_stalled_runs`, every minute) sends the run again when it has not moved for
-`STALL_SECONDS`. A batch has at most one running run (a partial unique index): a second request
-answers that run. The run's state names, for each skipped or failed order, its code, error code
-and reason.
+(`resume_stalled_runs`) sends the run again when it has not moved for `STALL_SECONDS`. A batch
+has at most one running run (a partial unique index): a second request answers that run. The
+run's state names, for each skipped or failed order, its code, error code and reason.
 """
-
 from __future__ import annotations
 
 import math
@@ -44,11 +39,11 @@ from datetime import datetime, timedelta
 from peewee import fn
 
 from backend import clock, outbox
-from backend.db import commit_with, database, transaction
+from backend.db import database, transaction
 from backend.errors import DomainError, NotFound, ValidationError
 from backend.logs import get_logger
 from backend.printing import orders
-from backend.printing.batches import SENT
+from backend.printing.batch_state import SENT
 from backend.printing.models import PrintBatchStatusRun as StatusRun
 from backend.printing.models import PrintBatchStatusRunItem as StatusRunItem
 from backend.printing.models import PrintOrder, PrintOrderBatch
@@ -226,17 +221,17 @@ def _step(run_id: str, printer_organization_id: str, deadline: float, *, togethe
             if values.keys() & part.keys():  # one round trip, one namespace of values
                 raise ValueError(f"statements sent together name a value twice: {values.keys() & part.keys()}")
             values.update(part)
-        commit_with("; ".join(sql for sql, _ in writes), values)
+        database.execute_sql("; ".join(sql for sql, _ in writes), values)
     return step
 
 
-# A group is three round trips. (1) The run row locked, then read again with its current group's
-# items (their order's code, and their outcome: settled by a message of the former per-order
-# advance), in the group's order, by a second statement whose snapshot is taken once the lock is
-# held (it reads what the lock's previous holder committed). (2) The orders' locks
-# (`orders.lock_orders`). (3) The orders' writes, the items' outcomes and the run row, sent with
-# the COMMIT. The run row is read and written as text: as peewee queries (`select().for_update()
-# .first()`, `save()`) its statements were a fifth of a group's Python time.
+# A group is a few round trips whatever its size. (1) The run row locked, then read again with its
+# current group's items (their order's code, and their outcome: settled by a message of the former
+# per-order advance), in the group's order, by a second statement whose snapshot is taken once the
+# lock is held (it reads what the lock's previous holder committed). (2) The orders' locks
+# (`orders.lock_orders`). (3) The orders' writes, the items' outcomes and the run row, sent
+# together; then the transaction's COMMIT. The run row is read and written as text, one statement
+# each, rather than built as peewee queries for every group.
 LOCK_RUN = "SELECT id FROM print_batch_status_run WHERE id = %(run)s FOR UPDATE"
 RUN_GROUP = (
     "SELECT r.*, i.id, o.code, i.outcome FROM print_batch_status_run r"
@@ -252,7 +247,7 @@ SAVE_RUN = (
 # commit (synchronous) flushes every earlier one with it, so a run that answers `done` is durable;
 # a crash in between loses whole groups only (each is one transaction: its orders, their outcomes
 # and the run's `current_group` together), which the resumed run settles again. Waiting for each
-# flush was half of a group's time on a loaded disk.
+# flush would make a long run's time that of the disk, not of its work.
 ASYNC_COMMIT = "SET LOCAL synchronous_commit TO OFF"
 # A run's last group tells the requests waiting for it (`wait_for_run`), with its commit.
 RUN_DONE = "print_batch_run_done"
@@ -272,7 +267,8 @@ def _settle_group(run: StatusRun, items: list[tuple], printer_organization_id: s
     """Advance the current group's orders, then move the run to the next group or to its end (with
     the counters: the items settled before, counted, and this group's outcomes). The caller holds
     the run row's lock and gives the group's `items` (id, order code, outcome), and sends `writes`
-    (the orders' writes when together, then the items' outcomes) with the run row and the COMMIT."""
+    (the orders' writes when together, then the items' outcomes) with the run row, before the
+    COMMIT."""
     pending = [(item_id, code) for item_id, code, outcome in items if outcome is None]
     codes = [code for _, code in pending]
     if together:
@@ -303,7 +299,7 @@ Outcome = tuple[str, str | None, str | None]  # (outcome, error code, reason)
 def _advance_together(run: StatusRun, printer_organization_id: str, codes: list[str],
                       deferred: list[tuple[str, dict]]) -> dict[str, Outcome]:
     """The group's orders through the service together, in the group's transaction; their writes
-    appended to `deferred`, sent with the group's COMMIT."""
+    appended to `deferred`, sent with the group's other writes."""
     if not codes:
         return {}
     answers = orders.apply_status_changes(order_codes=codes, printer_organization_id=printer_organization_id,
@@ -353,9 +349,9 @@ def run_state(*, batch_code: str, printer_organization_id: str, run_id: str) -> 
 def wait_for_run(run_id: str, *, timeout_seconds: float) -> RunState:
     """The run's state once done, or as it stands when `timeout_seconds` have passed. The request's
     connection listens on `RUN_DONE`, which the run's last group notifies with its commit: the
-    status (one indexed read) is read again as soon as a notification comes, and otherwise every
-    20 ms at first, then at most every 100 ms (polling alone, the answer left up to 100 ms after
-    the run ended: a tenth of a 1,000-order advance)."""
+    status (one indexed read) is read again as soon as a notification comes, and otherwise at a
+    short interval doubling up to a bound, so the answer follows the run's end closely even when
+    a notification is missed."""
     deadline, pause = time.monotonic() + timeout_seconds, 0.02
     status = StatusRun.select(StatusRun.status).where(StatusRun.id == run_id)
     connection = database.connection()

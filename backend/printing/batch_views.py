@@ -17,7 +17,7 @@ from backend.errors import NotFound
 from backend.identity.models import Organization
 from backend.marketplace.models import Campaign
 from backend.printing.archive import AggregatedLine, ArchiveFile, aggregate_lines, entry_names
-from backend.printing.batches import SENT, derived_status
+from backend.printing.batch_state import SENT, derived_status
 from backend.printing.models import PrintAsset, PrintOrder, PrintOrderBatch, PrintOrderLine
 from backend.printing.order_views import LineView, OrderView, order_rows, with_lines
 from backend.printing.plans import formatted_address
@@ -133,7 +133,7 @@ def printer_batch(*, batch_code: str, printer_organization_id: str) -> BatchView
 
 def printer_batch_files(*, batch_code: str, printer_organization_id: str) -> list[ArchiveFile]:
     """What the printer's batch ZIP holds (`printer_batch(...).archive_files`) in two statements,
-    the lines aggregated by the database: a 1,000-order batch's views are not built to download it."""
+    the lines aggregated by the database: a large batch's views are not built to download it."""
     batch_id = (PrintOrderBatch.select(PrintOrderBatch.id)
                 .where(PrintOrderBatch.code == batch_code, PrintOrderBatch.status == SENT,
                        PrintOrderBatch.printer_organization_id == printer_organization_id).scalar())

@@ -213,8 +213,8 @@ _RESERVATIONS = """SELECT r.id, r.campaign_id, c.name AS campaign_name, s.name A
       JOIN store s ON s.id = a.store_id"""
 # A page's rows are probed one by one through the primary keys: each `LATERAL ... OFFSET 0` is kept
 # as it is (not flattened into the joins, which the planner made hash joins over whole tables, a
-# sequential scan of `print_order` included, for 100 rows). Past `_PROBED_UP_TO` rows, the hash
-# joins cost less (about 4.5 us a row against 11 for the probes, plus a few ms of scans).
+# sequential scan of `print_order` included, for a page's rows). Past `_PROBED_UP_TO` rows, the
+# hash joins cost less than the probes, their scans included.
 _PROBED = f"""CROSS JOIN LATERAL (SELECT * FROM print_order o WHERE o.id = page.id OFFSET 0) o
   CROSS JOIN LATERAL ({_RESERVATIONS} WHERE r.id = o.reservation_id OFFSET 0) r"""  # noqa: S608 (constants only)
 _JOINED = f"""JOIN print_order o ON o.id = page.id
@@ -240,7 +240,7 @@ _TALLY_FILTERS = {
     Scope.BATCH: "AND t.in_batch",
 }
 # `ANY(ARRAY(SELECT unnest(...)))` hides the ids from the planner, which otherwise estimates each
-# of them (a whole workload's 10,000 ids: more time planning than running). Sorted in Python, per
+# of them (a whole workload's ids: more time planning than running). Sorted in Python, per
 # order: a sort of every line here spills to disk on a big list.
 _LIST_LINES = """
 SELECT l.order_id, l.position, l.zone_id, z.code, z.label, z.width_mm, z.height_mm, l.face_index, l.quantity,
@@ -257,7 +257,7 @@ def printer_orders(
     limit: int | None = None, offset: int = 0,
 ) -> tuple[list[dict], int]:
     """The printer's orders (drafts never), most recently updated first, and their total count;
-    every order without `limit` (one 1,000-store batch alone makes 1,000 orders).
+    every order without `limit` (a large batch alone makes an order per store).
 
     Two statements (a third past the last page, for the total), and each order as the plain values
     of its list item (`schemas.printing.orders.PrinterPrintOrderListItemOut`, under the API's
@@ -307,8 +307,8 @@ ItemLine = namedtuple("ItemLine", "order_id position zone_id zone_code zone_labe
 
 def batch_items_of(orders: Iterable[tuple[ItemOrder, list[ItemLine]]]) -> list[dict]:
     """`batch_order_items` of orders their writer knows, without reading them back (a batch
-    confirmation answers the 1,000 orders and 3,000 lines it has just written: reading them back
-    was 36-39 ms of PostgreSQL CPU): the same items, by code (`PM-` and digits: the same order
+    confirmation answers the orders and lines it has just written: reading them back would cost
+    the database as much as writing them): the same items, by code (`PM-` and digits: the same order
     whatever the database's collation). Orders given the same list of lines (orders of the same
     plan) share their line items, made once."""
     shared: dict[int, _LineItems] = {}
@@ -375,7 +375,7 @@ def _list_item(row: tuple, lines: list[tuple]) -> dict:
 def _line_items(lines: list[tuple]) -> _LineItems:
     """An order's line items (its line rows sorted here, in place), with their panels and surface.
     One pass over the lines builds their items and sums the metrics of `orders.metrics_of`, so a
-    whole workload's 30,000 lines are walked once."""
+    whole workload's lines are walked once."""
     lines.sort(key=_POSITION)
     names = iter(entry_names_of(tuple([(line[10], line[8]) for line in lines if line[9] is not None])))
     panels = surface_mm2 = 0

@@ -46,14 +46,10 @@ def impression_for(order_status: str) -> ImpressionStatus:
     return _IMPRESSION_BY_ORDER_STATUS[PrintOrderStatus(order_status)]
 
 
-def allocate_order_code() -> str:
-    """The next `PM-0001` code from the sequence: at least four digits, more when it grows past
-    9999; gaps (rolled-back transactions) are acceptable, duplicates impossible."""
-    return allocate_order_codes(1)[0]
-
-
 def allocate_order_codes(count: int) -> list[str]:
-    """`count` codes from the sequence in one statement, in increasing order."""
+    """`count` codes from the sequence in one statement, in increasing order: `PM-0001`, at least
+    four digits, more when it grows past 9999; gaps (rolled-back transactions) are acceptable,
+    duplicates impossible."""
     if count == 0:
         return []
     rows = database.execute_sql(
@@ -72,8 +68,8 @@ def lock_order(where: str, params: tuple) -> PrintOrder | None:
 
 
 # The one lock order as text, `where` a filter on `print_order o` with `%s` values: a batch advance
-# sends it for each group of ten orders, and building it as a peewee query was most of a group's
-# Python time (`peewee.Query.sql` under `lock_orders`, 60 % of `advance_run`'s profile).
+# sends it for each group of orders, and building it as a peewee query was most of a group's
+# Python time (`peewee.Query.sql` under `lock_orders`).
 _LOCK_RESERVATIONS = ("SELECT r.id FROM reservation r WHERE r.id IN (SELECT o.reservation_id FROM print_order o"
                       " WHERE {where}) ORDER BY r.id FOR UPDATE OF r")
 _LOCK_ORDERS = "SELECT o.* FROM print_order o WHERE {where} ORDER BY o.id FOR UPDATE"

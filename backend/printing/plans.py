@@ -21,8 +21,8 @@ from backend.printing.status import PrintOrderStatus
 
 
 class Recipient(NamedTuple):
-    """Where an order is shipped, frozen on the order (a tuple: a 1,000-store batch makes one per
-    store, and a frozen dataclass cost 1.7 ms of its preview)."""
+    """Where an order is shipped, frozen on the order (a tuple: a large batch makes one per store,
+    and a frozen dataclass costs its preview several times more)."""
 
     target: DeliveryTarget
     name: str | None = None
@@ -120,9 +120,8 @@ def write_plans(
     order with its lines for each plan that prints anything, the reused faces (replacing whatever
     an earlier deposit declared: they are always the latest deposit's), and each reservation's
     support mode and deposit status. A handful of statements whatever the number of reservations:
-    the rows by `COPY` (`copy_rows`; a 1,000-store batch's 1,000 orders, 3,000 lines and 1,000
-    reused faces as multi-row INSERTs cost 125-130 ms of PostgreSQL CPU and some 28 ms of Python
-    adapting them row by row; by COPY 88-90 ms)."""
+    the rows by `COPY` (`copy_rows`: a large batch's orders, lines and reused faces as multi-row
+    INSERTs cost the database more, and Python adapting them row by row)."""
     moment = clock.now()
     at = moment.isoformat()  # written once, not formatted per row
     if writes:
@@ -157,8 +156,8 @@ def write_plans(
     return WrittenPlans(written, moment)
 
 
-# The ids as one array value: built by peewee as an `IN` of 1,000 placeholders, these two statements
-# were a third of a 1,000-store confirmation's Python time (`peewee.Query.sql` under `write_plans`).
+# The ids as one array value: built by peewee as an `IN` with a placeholder per id, these two
+# statements were a large part of a large confirmation's Python time (`peewee.Query.sql`).
 _DELETE_REUSED = "DELETE FROM print_reused_face WHERE reservation_id = ANY(%s)"
 _UPDATE_RESERVATIONS = ("UPDATE reservation SET impression_status = %s, print_support_mode = %s, updated_at = %s"
                         " WHERE id = ANY(%s)")

@@ -1,6 +1,6 @@
-"""The per-organization upload quota (`UPLOAD_QUOTA_BYTES`, default 10 GiB): the live visuals an
-organization keeps in its library may not grow past it (KYB documents are not counted: at most
-three of 10 MB, replaced rather than added).
+"""The per-organization upload quota (`UPLOAD_QUOTA_BYTES`, docs/operations.md): the live visuals an
+organization keeps in its library may not grow past it (KYB documents are not counted: a few
+small files, replaced rather than added).
 
 An upload streams with at most the room left as its limit, then the stored size is checked again
 under a per-organization lock before its row is written, so two concurrent uploads cannot both

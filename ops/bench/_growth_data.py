@@ -73,10 +73,9 @@ def build(sizes: Sizes, *, platform: dict) -> None:
     """Write the database of `sizes` into the current (freshly migrated) database; `platform`
     is the issuer of the sale invoices (`parties.platform_party`)."""
     from backend.db import database, transaction
-    from ops.bench.printer import _zones
 
     with transaction():
-        world = _printing.build_world(stores=100, zones=_zones())
+        world = _printing.build_world(stores=100, zones=list(_printing.GROWTH_ZONES))
         _organizations(sizes, world)
         spaces = -(-sizes.reservations // WEEKS_PER_SPACE)
         database.execute_sql(_AD_SPACES, {"spaces": spaces, "store_ids": world.store_ids,
@@ -298,8 +297,8 @@ UPDATE billing_number_counter SET last_value = %(last)s,
        updated_at = timestamptz '2026-01-02 08:00+00' + %(last)s * interval '10 seconds'
  WHERE series = %(series)s
 """
-# Print orders of the printer on the first reservations, statuses in turn (as `ops/bench/printer.py`
-# writes them), three lines each (a zone's two faces together, the other zone face by face).
+# Print orders of the printer on the first reservations, statuses in turn (as the printer's
+# status changes write them), three lines each (a zone's two faces together, the other zone face by face).
 _ORDERS = """
 WITH orders AS (
     INSERT INTO print_order (id, code, reservation_id, printer_organization_id, industrial_organization_id, status,

@@ -1,17 +1,16 @@
-"""Bench data of the printing scenarios: organizations, a printer user's session, a furniture type,
-stores, ad spaces and approved reservations inserted in bulk, and visuals of a chosen size."""
+"""Bench data of the batch and growth scenarios: organizations, a printer user's session, a
+furniture type, stores, ad spaces and approved reservations inserted in bulk, and visuals of a
+chosen size; `Reader`, a file over chunks, for streaming rows into COPY."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-
-import requests
 
 from backend.identity.models import Membership, Organization, User
 from backend.identity.sessions import open_session
 from backend.marketplace import furniture, store_zones
+from backend.marketplace.furniture import ZoneSpec
 from backend.marketplace.models import AdSpace, Campaign, FurnitureTypeVersion, FurnitureZone, Reservation, Store
 from backend.model import new_id
 from backend.printing.files import PRINT_ASSETS_CONTEXT
@@ -19,6 +18,9 @@ from backend.printing.models import PrintAsset
 
 INDUSTRIAL, DISTRIBUTOR, PRINTER = "industrial:552100554", "distributor:385347927", "printer:414217190"
 CHUNK = 1024 * 1024
+# A furniture type of two printable zones and one that is not, as a printer's catalogue holds.
+GROWTH_ZONES = (ZoneSpec("FRONTON", "Fronton", 2, True, 1000, 300), ZoneSpec("JOUE", "Joue", 2, True, 400, 1200),
+                ZoneSpec("SOCLE", "Socle", 1, False, 1000, 150))
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ def store_visuals(storage, count: int, size: int, *, organization_id: str = INDU
                 yield block[:min(left, CHUNK)]
                 left -= CHUNK
 
-        stored = storage.put_stream(PRINT_ASSETS_CONTEXT, key, _Reader(chunks()), "application/pdf", max_bytes=size)
+        stored = storage.put_stream(PRINT_ASSETS_CONTEXT, key, Reader(chunks()), "application/pdf", max_bytes=size)
         rows.append(PrintAsset.create(id=asset_id, organization_id=organization_id, original_name=f"Visuel {n}.pdf",
                                       technical_name=f"visuel-{n % 10}.pdf", content_type="application/pdf",
                                       size_bytes=size, sha256=stored.sha256, crc32=stored.crc32,
@@ -111,7 +113,7 @@ def store_visuals(storage, count: int, size: int, *, organization_id: str = INDU
     return rows
 
 
-class _Reader:
+class Reader:
     """A file-like `read(n)` over an iterator of chunks."""
 
     def __init__(self, chunks) -> None:
@@ -129,14 +131,3 @@ class _Reader:
             data, self.buffer = self.buffer[:n], self.buffer[n:]
         return data
 
-
-def download(url: str, headers: dict) -> tuple[int, float]:
-    """Stream `url` to nowhere: (bytes, seconds)."""
-
-    began = time.perf_counter()
-    size = 0
-    with requests.get(url, headers=headers, stream=True, timeout=600) as answer:
-        answer.raise_for_status()
-        for chunk in answer.iter_content(chunk_size=CHUNK):
-            size += len(chunk)
-    return size, time.perf_counter() - began

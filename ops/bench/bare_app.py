@@ -8,20 +8,23 @@ ORM), not PostgreSQL:
 
 - `GET /api/health`: the same JSON envelope, no database.
 - `GET /api/auth/session`: the cookie's SHA-256, the session statement with the user's
-  organizations (prepared once per connection, as Vitrine's), the pending-envelope check, the
+  organizations (the same text Vitrine sends), the pending-envelope check, the
   same answer.
 - `POST /api/webhooks/esign`: the HMAC-SHA256 of the raw body compared in constant time, the
   issued-at window, the JSON parsed, then in one transaction the event `INSERT ... ON CONFLICT DO
   NOTHING` and the outbox row, and after the commit the Dramatiq message `LPUSH`ed to Redis in the
   request thread. Its rows are named `bare-...` and its messages go to a queue no worker reads
   (`REFERENCE_QUEUE`), so the scenario's own counts are left alone.
-- `POST /api/billing/reservations/{id}/collect`: `ops.bench._bare_billing`.
+
+The collection's bare reference is an app of its own (`ops.bench._bare_billing:create_app()`,
+with the same pools): it sends the billing area's own statements, so a change there touches the
+`billing` scenario only.
 
 Connections: a `psycopg2.pool.ThreadedConnectionPool` per process (made after gunicorn's fork),
 checked out and given back per request, as a hand-written app would, keeping one open connection
-per thread (before 2026-11-27 it kept one: psycopg2 closes a connection given back beyond
-`minconn`, so under 16 connections most requests of the bare apps opened a new PostgreSQL
-connection, and the backend's CPU left the bench's count when it closed).
+per thread (psycopg2 closes a connection given back beyond `minconn`: with fewer kept, most
+requests would open a new PostgreSQL connection, whose backend's CPU leaves the count when it
+closes).
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ import json
 import os
 import threading
 import time
-import weakref
 from datetime import UTC, datetime
 
 import falcon
@@ -44,10 +46,8 @@ from psycopg2.extras import Json
 from backend.identity.permissions import permissions_for
 from backend.identity.sessions import SESSION_STATEMENTS
 from backend.onboarding.envelopes import PENDING_ENVELOPE_SQL
-from ops.bench._bare_billing import Collect
 
-SESSION_LOOKUP = SESSION_STATEMENTS[True]  # the session with its organizations, prepared
-_PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connections that prepared it
+SESSION_LOOKUP = SESSION_STATEMENTS[True]  # the session with its organizations
 REFERENCE_QUEUE = "bench_reference"
 REFERENCE_ACTOR = "bench_reference"
 SESSION_COOKIE = "auth.session_token"
@@ -140,10 +140,7 @@ class Session:
         conn = pools.connection()
         try:
             with conn.cursor() as cursor:
-                if conn not in _PREPARED:  # prepared once per connection, as Vitrine's lookup is
-                    cursor.execute(SESSION_LOOKUP.prepare_sql)
-                    _PREPARED[conn] = True
-                cursor.execute(SESSION_LOOKUP.execute_sql, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
+                cursor.execute(SESSION_LOOKUP, {"token_hash": hashlib.sha256(token.encode()).hexdigest(),
                                                             "now": datetime.now(UTC)})
                 row = cursor.fetchone()
                 if row is None:
@@ -209,5 +206,4 @@ def create_app() -> falcon.App:
     app.add_route("/api/health", Health())
     app.add_route("/api/auth/session", Session())
     app.add_route("/api/webhooks/esign", Webhook())
-    app.add_route("/api/billing/reservations/{reservation_id}/collect", Collect(pools, SESSION_COOKIE))
     return app

@@ -88,9 +88,9 @@ def _build_year(entries: int) -> float:
             database.execute_sql(f"ALTER TABLE {table} DISABLE TRIGGER USER")
         cursor.copy_expert("COPY accounting_entry (id, journal_code, fiscal_year, number, entry_date, piece_ref,"
                            " piece_date, label, event, created_at, validated_at, validation_seq) FROM STDIN",
-                           _printing._Reader(_chunked(_entries(entries))))
+                           _printing.Reader(_chunked(_entries(entries))))
         cursor.copy_expert("COPY accounting_line (entry_id, line_no, account, aux_account, aux_label, label,"
-                           " debit_cents, credit_cents) FROM STDIN", _printing._Reader(_chunked(_lines(entries))))
+                           " debit_cents, credit_cents) FROM STDIN", _printing.Reader(_chunked(_lines(entries))))
         database.execute_sql("SET CONSTRAINTS ALL IMMEDIATE")  # the deferred foreign keys checked now
         for table in _BOOKS:
             database.execute_sql(f"ALTER TABLE {table} ENABLE TRIGGER USER")

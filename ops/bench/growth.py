@@ -1,5 +1,5 @@
 """`vitrine bench growth`: the cost of the same work on a small and on a large database, in the
-same run (issue 36, "Cost as the data grows"). A platform's tables only grow: a figure that holds
+same run. A platform's tables only grow: a figure that holds
 on a fresh database and not after two years of history is a defect.
 
 The two databases (`_growth_data`: built once per bench data directory by bulk SQL, then kept
@@ -50,7 +50,7 @@ AS_OF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 def run(stack, quick: bool) -> Result:
-    from backend.billing.parties import platform_party
+    from backend.billing.invoicing.parties import platform_party
     from ops.bench.billing import load_average
     from ops.bench.stack import BENCH_DATABASE
 

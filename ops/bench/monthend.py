@@ -1,4 +1,4 @@
-"""`vitrine bench monthend`: the month-end run (issue 36). 1,000 collected reservations are due for
+"""`vitrine bench monthend`: the month-end run. 1,000 collected reservations are due for
 self-billing; one pass of the self-billing scheduler runs on a worker configured as `vitrine dev`
 runs it (`ops.dev.WORKER_PROCESSES` x `WORKER_THREADS`), with `vitrine dev`'s settings (the
 platform's legal identity, the scheduler on) and the self-billed invoices' e-invoicing on.
@@ -32,6 +32,7 @@ import multiprocessing
 import os
 import threading
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -68,15 +69,76 @@ SELECT (SELECT count(*) FROM billing_invoice WHERE kind = %(kind)s),
 def run(stack, quick: bool) -> Result:
     from backend.config import load_config
     from backend.db import database
-    from backend.documents.seeding import seed_default_versions
+    from backend.documents import rendering
     from backend.runtime import current_runtime
-    from ops.dev import DEMO_LEGAL_IDENTITY, WORKER_PROCESSES, WORKER_THREADS
-    from ops.simulators.odp import OdpSimulator
-    from ops.simulators.odp_store import Settings
+    from ops.dev import WORKER_PROCESSES, WORKER_THREADS
 
     count = 100 if quick else 1_000
     storage = current_runtime().storage
     load_before = billing.load_average()
+    done = month_end(stack, count, processes=WORKER_PROCESSES, threads=WORKER_THREADS)
+    with database.connection_context():
+        reference = _reference(count, config=load_config(dict(stack.env, **done.env)), storage=storage,
+                               processes=WORKER_PROCESSES)
+    load_after = billing.load_average()
+    run = done.run
+    return Result(
+        title=f"month-end run: {count:,} reservations self-billed in one scheduler pass, each invoice's PDF, e-mail "
+              "and acknowledged transmission",
+        reference=f"weasyprint.HTML(string=<each invoice's final HTML>).write_pdf(pdf_variant='pdf/a-3b') x {count:,}, "
+                  f"{WORKER_PROCESSES} process(es), warmed up",
+        settings=[f"worker as vitrine dev runs it: dramatiq, {WORKER_PROCESSES} process(es) x {WORKER_THREADS} threads "
+                  "(ops/dev.py)",
+                  f"operator simulator and e-invoicing polling every {einvoicing.POLL_EVERY * 1000:.0f} ms in this "
+                  "process; e-mails written as .eml files",
+                  f"set-up (not measured): {done.setup_seconds:.1f} s for {count:,} reservations collected by the "
+                  "service",
+                  f"weasyprint's font subsetting: {rendering.font_subsetting()} (fonttools is the slower path)"],
+        figures=[
+            Figure("month-end run (s)", run.seconds, reference.seconds),
+            Figure("per invoice (ms)", 1000 * run.seconds / count, 1000 * reference.seconds / count, summary=False),
+            *(Figure(label, at, 0.0, summary=False) for label, at in run.milestones),
+            *(Figure(f"core {n} busy (%)", 100 * mine, 100 * theirs, summary=False)
+              for n, (mine, theirs) in enumerate(zip(run.cores, reference.cores, strict=True))),
+            Figure("worker CPU per invoice (ms)", 1000 * run.worker_cpu / count, 1000 * reference.cpu / count,
+                   summary=False),
+            Figure("PostgreSQL CPU per invoice (ms)", 1000 * run.postgres_cpu / count, 0.0, summary=False),
+            Figure("bench process CPU per invoice (ms)", 1000 * run.bench_cpu / count, 0.0, summary=False),
+        ],
+        checks=[*done.checks,
+                f"reference PDF + the invoice's Factur-X XML = the stored PDF of {reference.sample}: "
+                f"{reference.identical} (expected True: the reference renders the same documents)"],
+        notes=[f"cores busy: {', '.join(f'{100 * c:.0f} %' for c in run.cores)} during the run, "
+               f"{', '.join(f'{100 * c:.0f} %' for c in reference.cores)} during the reference (the whole machine's "
+               "use, other users included)",
+               "reference CPU: the rendering processes'; PostgreSQL and this process have no reference (shown as 0)",
+               f"load average (1, 5, 15 min): {load_before} before, {load_after} after", SHARED_CORES_NOTE],
+        ok=done.ok and reference.identical,
+    )
+
+
+@dataclass
+class MonthEnd:
+    """One month-end run: its timings, the environment its worker ran with, what it checked."""
+
+    run: _Run
+    env: dict[str, str]
+    setup_seconds: float
+    checks: list[str]
+    ok: bool
+
+
+def month_end(stack, count: int, *, processes: int, threads: int) -> MonthEnd:
+    """`count` reservations made due (not measured), then one scheduler pass on a worker of
+    `processes` x `threads` until every invoice is issued, stored, mailed and acknowledged."""
+    from backend.db import database
+    from backend.documents.seeding import seed_default_versions
+    from backend.runtime import current_runtime
+    from ops.dev import DEMO_LEGAL_IDENTITY
+    from ops.simulators.odp import OdpSimulator
+    from ops.simulators.odp_store import Settings
+
+    storage = current_runtime().storage
     with database.connection_context():
         seed_default_versions(storage)
         setup_began = time.perf_counter()
@@ -89,47 +151,13 @@ def run(stack, quick: bool) -> Result:
                        ODP_CLIENT_ID=einvoicing.CLIENT_ID, ODP_CLIENT_SECRET=einvoicing.CLIENT_SECRET,
                        ODP_ENTITY_ID=einvoicing.ENTITY_ID, EINVOICING_SELF_BILLING_ENABLED="true",
                        SELF_BILLING_SCHEDULER_ENABLED="true", SELF_BILLING_SCHEDULER_INTERVAL_MS="60000")
-            with stack.worker("worker", env=env, processes=WORKER_PROCESSES, threads=WORKER_THREADS) as worker:
+            with stack.worker("worker", env=env, processes=processes, threads=threads) as worker:
                 einvoicing.probe_worker(stack)
                 run = _month_end(stack, worker.pid, postgres, simulator, count)
             flows, posts = len(simulator.store.flows), simulator.store.calls["submit"]
         checks, ok = month_end_checks(count, storage=storage, data_dir=Path(stack.config.data_dir))
-        config = load_config(dict(stack.env, **env))
-        reference = _reference(count, config=config, storage=storage, processes=WORKER_PROCESSES)
-    load_after = billing.load_average()
-    ok &= flows == count == posts and reference.identical
-    return Result(
-        title=f"month-end run: {count:,} reservations self-billed in one scheduler pass, each invoice's PDF, e-mail "
-              "and acknowledged transmission",
-        reference=f"weasyprint.HTML(string=<each invoice's final HTML>).write_pdf(pdf_variant='pdf/a-3b') x {count:,}, "
-                  f"{WORKER_PROCESSES} process(es), warmed up",
-        settings=[f"worker as vitrine dev runs it: dramatiq, {WORKER_PROCESSES} process(es) x {WORKER_THREADS} threads "
-                  "(ops/dev.py)",
-                  f"operator simulator and e-invoicing polling every {einvoicing.POLL_EVERY * 1000:.0f} ms in this "
-                  "process; e-mails written as .eml files",
-                  f"set-up (not measured): {setup_seconds:.1f} s for {count:,} reservations collected by the service"],
-        figures=[
-            Figure("month-end run (s)", run.seconds, reference.seconds),
-            Figure("per invoice (ms)", 1000 * run.seconds / count, 1000 * reference.seconds / count, summary=False),
-            *(Figure(label, at, 0.0, summary=False) for label, at in run.milestones),
-            *(Figure(f"core {n} busy (%)", 100 * mine, 100 * theirs, summary=False)
-              for n, (mine, theirs) in enumerate(zip(run.cores, reference.cores, strict=True))),
-            Figure("worker CPU per invoice (ms)", 1000 * run.worker_cpu / count, 1000 * reference.cpu / count,
-                   summary=False),
-            Figure("PostgreSQL CPU per invoice (ms)", 1000 * run.postgres_cpu / count, 0.0, summary=False),
-            Figure("bench process CPU per invoice (ms)", 1000 * run.bench_cpu / count, 0.0, summary=False),
-        ],
-        checks=[*checks,
-                f"flows at the operator: {flows} from {posts} posts (expected {count}: none posted twice)",
-                f"reference PDF + the invoice's Factur-X XML = the stored PDF of {reference.sample}: "
-                f"{reference.identical} (expected True: the reference renders the same documents)"],
-        notes=[f"cores busy: {', '.join(f'{100 * c:.0f} %' for c in run.cores)} during the run, "
-               f"{', '.join(f'{100 * c:.0f} %' for c in reference.cores)} during the reference (the whole machine's "
-               "use, other users included)",
-               "reference CPU: the rendering processes'; PostgreSQL and this process have no reference (shown as 0)",
-               f"load average (1, 5, 15 min): {load_before} before, {load_after} after", SHARED_CORES_NOTE],
-        ok=ok,
-    )
+    checks.append(f"flows at the operator: {flows} from {posts} posts (expected {count}: none posted twice)")
+    return MonthEnd(run, env, setup_seconds, checks, ok and flows == count == posts)
 
 
 def prepare_due_reservations(count: int, *, config, broker) -> list[str]:
@@ -138,7 +166,7 @@ def prepare_due_reservations(count: int, *, config, broker) -> list[str]:
     distributor's self-billing mandate signed and its billing e-mail set. The sales' follow-ups
     are closed and dropped (`broker`'s queues emptied): only the month end's work remains."""
     from backend import clock, outbox
-    from backend.billing import collection
+    from backend.billing.collection import collect
     from backend.billing.models import PaymentMethod, SelfBillingMandate, SelfBillingMandateStatus
     from backend.db import database, transaction
     from backend.identity.models import BillingProfile
@@ -159,7 +187,7 @@ def prepare_due_reservations(count: int, *, config, broker) -> list[str]:
                                   signed_at=clock.now())
     customer = reservation.industrial_organization_id
     for reservation_id in ids:
-        collection.collect(reservation_id=reservation_id, industrial_organization_id=customer,
+        collect.collect(reservation_id=reservation_id, industrial_organization_id=customer,
                            method=PaymentMethod.BANK_TRANSFER, key=f"bench-monthend-{reservation_id}", user_id=None,
                            config=config)
     outbox.flush()
@@ -291,9 +319,10 @@ def _reference(count: int, *, config, storage, processes: int) -> _Reference:
                                    title=template.title_snapshot), pdf_options(snapshot)) for snapshot in snapshots]
     context = multiprocessing.get_context("spawn")
     ready = context.Barrier(processes + 1)
+    before = {child.pid for child in multiprocessing.active_children()}
     with context.Pool(processes, initializer=_warm_up, initargs=(work[0], ready)) as pool:
         ready.wait()
-        pids = [child.pid for child in pool._pool]
+        pids = [child.pid for child in multiprocessing.active_children() if child.pid not in before]
         cpu_before, cores = sum(process_tree_cpu_seconds(pid) for pid in pids), core_ticks()
         began = time.perf_counter()
         first = pool.map(render_reference, work, chunksize=max(1, count // (8 * processes)))[0]

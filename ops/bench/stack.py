@@ -186,7 +186,7 @@ def open_stack() -> Iterator[Stack]:
         embedded.ensure_database(admin_url, BENCH_DATABASE, recreate=True)
         cleanup.callback(_release_database, admin_url)
         env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url,
-                   VITRINE_DATA_DIR=str(data_dir), ENVIRONMENT="bench")
+                   VITRINE_DATA_DIR=str(data_dir), ENVIRONMENT="staging")
         stack = Stack(data_dir=data_dir, env=env, config=_boot_here(env, data_dir), admin_url=admin_url)
         cleanup.callback(embedded.drop_database, admin_url, BENCH_TEMPLATE)
         _copy_database(admin_url, BENCH_DATABASE, BENCH_TEMPLATE)

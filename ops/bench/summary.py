@@ -63,7 +63,7 @@ def _measured(figure: Figure, goal) -> str:
 
 
 def format_summary(rows: list[Row], *, quick: bool) -> str:
-    """The closing table, as Markdown (readable in a terminal, pasted as is in docs/benchmarks.md)."""
+    """The closing table, as Markdown (readable in a terminal, pasted as is in docs/performance.md)."""
     header = Row("scenario", "figure", "goal", "measured", "verdict")
     widths = [max(len(getattr(row, name)) for row in [header, *rows]) for name in Row.__dataclass_fields__]
 

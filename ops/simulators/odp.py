@@ -10,17 +10,22 @@ Routes:
   HTTP Basic) and the scope (`settings.scope`); 401 `invalid_client`, 400 `invalid_scope`;
 - `POST /public/einvoicing/v1/flows`: multipart with a `file` part and a `flowInfo` plain field
   (JSON `{entityId, flowSyntax, processingRule, trackingId, name, sha256, flowType?}`): the invoice
-  PDF (`Factur-X`), or with `flowType: CustomerInvoiceLC` a status the platform issues (a JSON 212);
-  400 when `flowInfo` is missing or sent as a file part, or when the sha256 is not the file's; 409
+  PDF (`Factur-X`), or with `flowType: CustomerInvoiceLC` and `flowSyntax: CDAR` a status the
+  platform issues, a CDAR message checked like the platform checks it (`cdar_validation`: 400 with
+  every problem found); 400 when `flowInfo` is missing or sent as a file part, or when the sha256
+  is not the file's; 409
   `{flowId}` for a duplicate trackingId when `reject_duplicates`; answers 201 the flow;
 - `POST /public/einvoicing/v1/flows/search`: `{where: {flowMode, flowId?, trackingId?,
   updatedAfter?}, limit, offset}` answers `{results, total, limit, offset}` (submission order);
 - `POST /public/directory/v1/directory-line/search`: `{filters: {addressingIdentifier: {op,
   value}}, limit}` answers `{results, totalNumberOfResults}`;
   these need `Authorization: Bearer <token>` and `X-FlowMode: Sandbox|Production`;
-- `POST /_control/flows/{flowId}/{ok|error|archive}` (JSON `{message?}` for error) sets a status;
+- `POST /_control/flows/{flowId}/{ok|error|archive}` (JSON `{message?, code?}` for error: the
+  error's code, e.g. one of the reform's reasons such as `DOUBLON`) sets a status;
   `POST /_control/flows/{flowId}/lifecycle` (JSON `{code, reason?}`) adds a lifecycle status;
-- `POST /_control/directory` (`{siren, registered}`), `GET /_control/flows[?trackingId=&flowType=]`,
+- `POST /_control/directory` (`{siren, registered}`), `GET /_control/flows[?trackingId=&flowType=]`
+  (a status's flow shows what its message says as `statusReport`: code, label, reason code,
+  amounts),
   `GET|POST /_control/faults`, `POST /_control/settings`, `GET /_control/state` (calls, `inFlight`),
   `POST /_control/reset`.
 """
@@ -241,10 +246,12 @@ class Handler(SimulatorHandler):
             self._json(200, store.snapshot())
 
     def control_action(self, flow_id: str, action: str) -> None:
-        message = self._json_body().get("message")
+        body = self._json_body()
+        message, code = body.get("message"), body.get("code")
         store = self.server.store
         with store.lock:
-            flow = store.act(flow_id, action, message if isinstance(message, str) else None)
+            flow = store.act(flow_id, action, message if isinstance(message, str) else None,
+                             code if isinstance(code, str) else None)
         self._json(200, flow)
 
     def control_flows(self) -> None:

@@ -15,24 +15,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
-import json
 import secrets
 import threading
 import time
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 
+from backend.einvoicing import cdar_validation
+from backend.einvoicing.reform_statuses import LABELS as LIFECYCLE_LABELS
+
 FLOW_MODES = ("Sandbox", "Production")
 CONTROL_STATUSES = {"ok": "Ok", "error": "Error", "archive": "Archived"}
 DEFAULT_SCOPE = "einvoicing:public-api"
-# The reform's lifecycle statuses (codes and labels).
-LIFECYCLE_LABELS = {
-    200: "Déposée", 202: "Reçue", 203: "Mise à disposition", 204: "Prise en charge", 205: "Approuvée",
-    206: "Approuvée partiellement", 207: "En litige", 208: "Suspendue", 210: "Refusée", 211: "Paiement transmis",
-    212: "Encaissée", 213: "Rejetée",
-}
 INVOICE_SYNTAXES = ("Factur-X", "CII", "UBL")
-STATUS_FLOW_TYPE = "CustomerInvoiceLC"  # a status the platform issues (its 212), as JSON
+STATUS_FLOW_TYPE = "CustomerInvoiceLC"  # a status the platform issues, as a CDAR message
+STATUS_SYNTAX = "CDAR"
+XML_TYPES = ("application/xml", "text/xml")
 PROCESSING_RULES = ("B2B", "B2BInt")
 
 
@@ -174,6 +172,8 @@ class Store:
         if missing:
             raise OperatorError(400, "flowInfo is missing " + ", ".join(missing))
         status_report = flow_info.get("flowType") == STATUS_FLOW_TYPE
+        if status_report and flow_info["flowSyntax"] != STATUS_SYNTAX:
+            raise OperatorError(400, f"a {STATUS_FLOW_TYPE} flow has flowSyntax {STATUS_SYNTAX}")
         if not status_report and flow_info["flowSyntax"] not in INVOICE_SYNTAXES:
             raise OperatorError(400, "flowSyntax must be Factur-X, CII or UBL")
         if flow_info.get("processingRule", "B2B") not in PROCESSING_RULES:
@@ -218,17 +218,15 @@ class Store:
 
     @staticmethod
     def _status_report(content_type: str, content: bytes) -> dict:
-        """A status the platform issues (its 212): JSON `{invoiceNumber, code, at, amounts}`."""
-        if content_type != "application/json":
-            raise OperatorError(400, "a status report is application/json")
+        """A status the platform issues: a CDAR message the lifecycle profile accepts (the same
+        check as the platform's before sending); what it says is kept as the flow's
+        `statusReport`."""
+        if content_type not in XML_TYPES:
+            raise OperatorError(400, "a status is a CDAR message (application/xml)")
         try:
-            report = json.loads(content)
-        except ValueError:
-            raise OperatorError(400, "a status report must be JSON") from None
-        if not isinstance(report, dict) or report.get("code") != 212 or not report.get("invoiceNumber") \
-                or not isinstance(report.get("amounts"), list):
-            raise OperatorError(400, "a status report needs invoiceNumber, code 212 and amounts")
-        return report
+            return cdar_validation.check(content)
+        except cdar_validation.CdarInvalid as exc:
+            raise OperatorError(400, f"invalid CDAR message: {exc}") from None
 
     def search(self, *, flow_mode: str, where: dict, limit: int, offset: int) -> dict:
         updated_after = where.get("updatedAfter")
@@ -276,14 +274,15 @@ class Store:
                                                          "platform": "simulated-platform"}]
         return {"results": lines, "totalNumberOfResults": len(lines)}
 
-    def act(self, flow_id: str, action: str, message: str | None = None) -> dict:
+    def act(self, flow_id: str, action: str, message: str | None = None, code: str | None = None) -> dict:
         flow = self.flows.get(flow_id)
         if flow is None:
             raise OperatorError(404, "unknown flow")
         flow["flowStatus"] = CONTROL_STATUSES[action]
         flow["updatedAt"] = max(time.time(), flow["updatedAt"] + 0.001)
         if action == "error":
-            flow["errors"] = [{"code": "VALIDATION_FAILED", "message": message or "rejected by the recipient platform"}]
+            flow["errors"] = [{"code": code or "VALIDATION_FAILED",
+                               "message": message or "rejected by the recipient platform"}]
         return self._public(flow)
 
     def flows_for(self, tracking_id: str | None, flow_type: str | None = None) -> list[dict]:

@@ -14,7 +14,7 @@ class CollectIn(Schema):
 
 
 class CollectOut(MoneyMovedOut):
-    """`backend.billing.collection.Collected`."""
+    """`backend.billing.collection.collect.Collected`."""
 
     reservationId = fields.String(attribute="reservation_id", required=True)
     invoiceNumber = fields.String(attribute="invoice_number", required=True)

@@ -7,8 +7,10 @@ from __future__ import annotations
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from backend.printing.allocation import Slot
+from backend.printing.batch_preview import BatchDeposit, Reuse
+from backend.printing.batch_selection import Delivery, Exclusion
+from backend.printing.batch_state import MIXED
 from backend.printing.batch_views import status_of
-from backend.printing.batches import MIXED, BatchDeposit, Delivery, Exclusion, Reuse
 from backend.printing.impressions import shown_impression_status
 from backend.printing.models import DeliveryTarget, ImpressionStatus
 from backend.printing.plans import Recipient
@@ -73,7 +75,7 @@ class AllocationIn(Schema):
 
 class IdList(fields.List):
     """A list of ids (strings of 1 to `max_length` characters) checked in one pass: marshmallow
-    deserializes a list item by item through the inner field (2 ms for a 1,000-store selection);
+    deserializes a list item by item through the inner field (slow for a large selection);
     a list with anything else in it goes that way, for the same errors."""
 
     def __init__(self, *, max_length: int, **kwargs) -> None:
@@ -142,7 +144,7 @@ def deposit_from(body: dict) -> BatchDeposit:
 
 
 class GroupOut(Schema):
-    """A furniture group of a campaign (`backend.printing.batches.Group`)."""
+    """A furniture group of a campaign (`backend.printing.batch_drafts.Group`)."""
 
     furnitureTypeId = fields.String(attribute="furniture_type_id", required=True)
     furnitureTypeVersionId = fields.String(attribute="configuration.version_id", required=True)
@@ -194,14 +196,14 @@ class BatchOrderOut(PrinterPrintOrderListItemOut):
 
 def dump_prebuilt(schema: Schema, obj, prebuilt: dict) -> dict:
     """`schema`'s dump of `obj` where the fields of `prebuilt` are answered as they are (plain values
-    under the API's names already, built in one pass for lists of 1,000 entries and more), the
+    under the API's names already, built in one pass for long lists), the
     others dumped field by field."""
     others = [name for name in schema.fields if name not in prebuilt]
     return {**prebuilt, **(type(schema)(only=others).dump(obj) if others else {})}
 
 
 class BatchOut(Schema):
-    """A batch with its configuration (`backend.printing.batches.BatchState`). Its `orders` are the
+    """A batch with its configuration (`backend.printing.batch_state.BatchState`). Its `orders` are the
     list items of `order_views.batch_order_items`, answered as they are; tests/printing/test_batches.py
     holds each equal to `BatchOrderOut`'s dump of the order's view."""
 
@@ -276,11 +278,11 @@ SUMMARY_FIELDS = ("batchId", "recap", "zones", "reservations", "exclusions")
 
 
 class PreviewOut(Schema):
-    """A preview (`backend.printing.batches.Outcome`, its `summary`).
+    """A preview (`backend.printing.batch_preview.Outcome`, its `summary`).
 
-    The summary is plain values under the API's names already (`batches.summarize`), one entry per
+    The summary is plain values under the API's names already (`batch_preview.summarize`), one entry per
     selected reservation: it is answered as it is, and only the other fields are dumped field by
-    field (a 1,000-store preview spent more time in marshmallow than in its query).
+    field (a large preview spent more time in marshmallow than in its query).
     tests/printing/test_batches.py holds this equal to the field-by-field dump."""
 
     def dump(self, obj, *, many: bool | None = None) -> dict:
@@ -297,7 +299,7 @@ class PreviewOut(Schema):
 
 class ConfirmOut(PreviewOut):
     """A confirmation (`Outcome`): the preview's fields and what it did. Its `orders` (one per order
-    made: 1,000 nested dumps were a quarter of a 1,000-store confirmation's Python time) are
+    made: their nested dumps were a large share of a large confirmation's Python time) are
     answered as built, last, as the field-by-field dump placed them."""
 
     def dump(self, obj, *, many: bool | None = None) -> dict:

@@ -102,7 +102,7 @@ class PrinterPrintOrderListOut(Schema):
 
     def dump(self, obj: dict, *, many: bool | None = None) -> dict:
         """The list's items come as plain values already (`order_views.printer_orders`): a printer
-        may ask for its whole workload, 10,000 orders and more, which field-by-field dumping made
+        may ask for its whole workload, however many orders, which field-by-field dumping made
         the dominant cost. The fields above document the answer; tests/printing/test_list_queries.py
         holds each item equal to `PrinterPrintOrderListItemOut`'s dump of the same order's view."""
         return {"orders": obj["orders"]}

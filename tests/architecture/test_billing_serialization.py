@@ -16,15 +16,16 @@ OTHER_FORMATS = {
     # log lines, an error's field names and the fingerprint of a request body (the API's request
     # JSON) are keyed like the API
     "log line fields, a validation error's fields": {
-        ("collection.py", "collect"), ("collection.py", "auto_collect"), ("legacy.py", "collect_step"),
+        ("collection/collect.py", "collect"), ("collection/auto.py", "auto_collect"), ("legacy.py", "collect_step"),
         ("corrections.py", "refund"), ("payouts.py", "pay_out"), ("self_billing/resolution.py", "resolve")},
     "an error's details (the bank file run's refusal)": {("bank/orders.py", "refuse_problems")},
     "a list's `sortBy` values (the query's, API.md Lists)": {("bank/files.py", "<module>"),
                                                             ("self_billing/resolution.py", "contested")},
-    "the request body fingerprinted": {("collection.py", "collection_key"), ("corrections.py", "refund_once")},
+    "the request body fingerprinted": {("collection/collect.py", "collection_key"), ("corrections.py", "refund_once")},
     # JSON documents stored in a row as written there (read back by the documents and the API)
     "a JSON document stored on its row (party snapshot, invoice lines, mandate signer)": {
-        ("parties.py", "party_of"), ("parties.py", "platform_party"), ("invoices.py", "as_json"),
+        ("invoicing/parties.py", "party_of"), ("invoicing/parties.py", "platform_party"),
+        ("invoicing/invoices.py", "as_json"),
         ("self_billing/mandate.py", "_reserve_draft"), ("self_billing/mandate_demo.py", "<module>")},
     # the variables of a document template, the XMP of a Factur-X PDF, a command's JSON report
     "a template's variables": {("documents/render.py", "template_context"),

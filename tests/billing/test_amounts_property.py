@@ -8,8 +8,8 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backend.billing import collection
-from backend.billing.invoices import amounts
+from backend.billing.collection import collect
+from backend.billing.invoicing.invoices import amounts
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
 from backend.billing.vat import vat_rate_bps
 from backend.db import transaction
@@ -47,7 +47,7 @@ def _check(config, price: int, rate_bps: int) -> None:
     assert (reservation.base_amount_cents, reservation.commission_amount_cents, reservation.total_amount_cents) == (
         shown["netDistributorAmountCents"], shown["platformCommissionAmountCents"],
         shown["industrialTotalPayableCents"])
-    answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="p", user_id=None, config=config)
     invoice = Invoice.get(Invoice.number == answer.invoice_number)
     shown_amounts = amounts(invoice)

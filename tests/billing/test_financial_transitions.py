@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from peewee import DatabaseError
 
-from backend.billing import collection, records
+from backend.billing import records
+from backend.billing.collection import collect
 from backend.billing.models import FinancialRecord, FinancialStatus, PaymentMethod, PaymentOrder
 from backend.db import database, transaction
 from tests.billing.helpers import Market, approved_org, booted_config
@@ -21,7 +22,7 @@ def test_the_database_holds_the_map_of_the_code():
 def test_the_database_refuses_a_move_the_map_does_not_hold():
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     reservation = Market().reservation(industrial, distributor)
-    collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                        method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None, config=booted_config())
     moved = FinancialRecord.update(financial_status=FinancialStatus.SUPPLIER_SETTLEMENT_PAID).where(
         FinancialRecord.reservation_id == reservation.id)
@@ -38,7 +39,7 @@ def test_the_database_refuses_a_move_the_map_does_not_hold():
 def test_the_top_of_the_allowed_prices_is_collected_without_overflow():
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     reservation = Market().reservation(industrial, distributor, price_cents=1_000_000_000, rate_bps=10_000)
-    answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="top", user_id=None,
                                 config=booted_config())
     assert PaymentOrder.get_by_id(answer.payment_order_id).amount_cents == 2_400_000_000

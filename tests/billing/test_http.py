@@ -10,7 +10,7 @@ import time
 import pytest
 
 from backend.billing import idempotency
-from backend.billing.collection import COLLECT_ROUTE
+from backend.billing.collection.collect import COLLECT_ROUTE
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT as INVOICE_PDF_CONTEXT
 from backend.billing.models import FinancialRecord, Invoice
 from backend.db import database, transaction

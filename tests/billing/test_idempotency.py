@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from backend import clock
-from backend.billing import collection, idempotency
+from backend.billing import idempotency
+from backend.billing.collection import collect
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import FinancialRecord, IdempotencyRecord, Invoice, PaymentMethod, SepaMandate
 from backend.errors import Conflict, ValidationError
@@ -16,7 +17,7 @@ from tests.billing.helpers import Market, approved_org, booted_config
 
 
 def _collect(reservation, key, method=PaymentMethod.BANK_TRANSFER):
-    return collection.collect(reservation_id=reservation.id,
+    return collect.collect(reservation_id=reservation.id,
                               industrial_organization_id=reservation.industrial_organization_id, method=method,
                               key=key, user_id=None, config=booted_config())
 
@@ -42,14 +43,14 @@ def test_the_answer_is_stored_before_the_number_and_replayed_with_it(reservation
 
 
 def test_an_answer_stored_with_its_number_replays_as_it_is(reservation):
-    request_hash = idempotency.fingerprint("POST", collection.collect_path(reservation.id),
+    request_hash = idempotency.fingerprint("POST", collect.collect_path(reservation.id),
                                            {"paymentMethod": "bank_transfer"})
     answer = {"reservation_id": reservation.id, "payment_order_id": "p", "invoice_number": "FAC-RES-2026-000042",
               "financial_status": "reservation_total_paid", "payment_status": "paid"}
-    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
+    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collect.COLLECT_ROUTE,
                              key="key-1", request_hash=request_hash, state="completed", response_status=200,
                              response_body=answer, expires_at=clock.now() + idempotency.TTL)
-    assert _collect(reservation, "key-1") == collection.Collected(**answer, idempotent=True)
+    assert _collect(reservation, "key-1") == collect.Collected(**answer, idempotent=True)
 
 
 def test_same_key_with_another_body_is_422(reservation):
@@ -69,7 +70,7 @@ def test_a_key_held_by_a_running_request_is_409_and_nothing_is_written():
     with database.connection_context(), transaction():
         reservation = Market().reservation(approved_org("industrial"), approved_org("distributor"))
     held, release = threading.Event(), threading.Event()
-    lock = idempotency.lock_id(reservation.industrial_organization_id, collection.COLLECT_ROUTE, "key-1")
+    lock = idempotency.lock_id(reservation.industrial_organization_id, collect.COLLECT_ROUTE, "key-1")
 
     def running_request():  # another connection holds the key, as a request in flight does
         with database.connection_context(), transaction():
@@ -106,7 +107,7 @@ def test_a_failed_flow_releases_its_key_and_an_expired_key_is_new_again(reservat
 
 def test_an_expired_key_with_another_request_runs_the_flow_and_its_record_is_replaced(reservation):
     long_ago = clock.now() - idempotency.TTL - timedelta(seconds=1)
-    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collection.COLLECT_ROUTE,
+    IdempotencyRecord.create(scope=reservation.industrial_organization_id, route=collect.COLLECT_ROUTE,
                              key="key-1", request_hash="another request", state="completed", response_status=200,
                              response_body={"old": True}, created_at=long_ago, expires_at=long_ago + idempotency.TTL)
     first = _collect(reservation, "key-1")  # not 422: the expired key is new again

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from backend import clock
-from backend.billing import collection, corrections, payouts, settlement
+from backend.billing import corrections, payouts, store_share
 from backend.billing.accounting import ledger, verify
 from backend.billing.accounting.chart import Account
-from backend.billing.invoices import credited_cents, incl_tax_cents
+from backend.billing.collection import collect
+from backend.billing.invoicing.invoices import credited_cents, incl_tax_cents
 from backend.billing.models import (
     FinancialRecord,
     Invoice,
@@ -111,10 +112,10 @@ class MoneyModel(RuleBasedStateMachine):
     def collect(self, method, price, replay) -> None:
         reservation = self.market.reservation(self.industrial, self.distributor, price_cents=price)
         key = f"collect-{reservation.id}"
-        answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=self.industrial.id,
+        answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=self.industrial.id,
                                     method=method, key=key, user_id=None, config=self.config)
         if replay:
-            again = collection.collect(reservation_id=reservation.id, industrial_organization_id=self.industrial.id,
+            again = collect.collect(reservation_id=reservation.id, industrial_organization_id=self.industrial.id,
                                        method=method, key=key, user_id=None, config=self.config)
             assert again == dataclasses.replace(answer, idempotent=True)
         record = FinancialRecord.get_by_id(reservation.id)
@@ -188,7 +189,7 @@ class MoneyModel(RuleBasedStateMachine):
     @rule(data=st.data())
     def credit_self_billed(self, data) -> None:
         sale = data.draw(st.sampled_from(self.sales))
-        invoice = settlement.live_self_billed(sale.reservation_id)
+        invoice = store_share.live_self_billed(sale.reservation_id)
         if invoice is None:
             return
         with transaction():
@@ -265,12 +266,12 @@ class MoneyModel(RuleBasedStateMachine):
         billed = Invoice.select().where(Invoice.issuer_organization_id == self.distributor.id,
                                         Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED)
         assert ledger.balance(Account.SUPPLIERS, self.distributor.siren) == received - sum(
-            settlement.due_of(invoice)[1] for invoice in billed)
+            store_share.due_of(invoice)[1] for invoice in billed)
         owed_back = database.execute_sql(
             "SELECT coalesce(sum(owed), 0) FROM (SELECT sum(debit_cents - credit_cents) AS owed FROM accounting_line"
             " WHERE account = %s AND aux_account = %s GROUP BY letter_group) AS g WHERE owed > 0",
             (Account.SUPPLIERS.value, self.distributor.siren)).fetchone()[0]
-        assert owed_back == settlement.outstanding_debt(self.distributor.id).cents
+        assert owed_back == store_share.outstanding_debt(self.distributor.id).cents
         # `vitrine accounting verify`'s checks of what was posted (the entries are validated at commit)
         for check in verify.CHECKS:
             if check.name in ("invoice not posted once", "payment not posted once", "ledger differs from invoice",
@@ -298,17 +299,17 @@ class MoneyModel(RuleBasedStateMachine):
         distributor = self.distributor.id
         received = sum(o.amount_cents for o in PaymentOrder.select().where(
             PaymentOrder.organization_id == distributor, PaymentOrder.kind == "supplier_payout"))
-        debt = settlement.outstanding_debt(distributor)
+        debt = store_share.outstanding_debt(distributor)
         paid_out = Invoice.select().where(Invoice.issuer_organization_id == distributor,
                                           Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED,
                                           Invoice.paid_at.is_null(False))
-        assert received - debt.cents == sum(settlement.due_of(i)[1] for i in paid_out)
+        assert received - debt.cents == sum(store_share.due_of(i)[1] for i in paid_out)
         store_final = 0
         for sale in self.sales:
             store_left = sale.base - (split_largest_remainder(sale.credited, [sale.base, sale.commission])[0]
                                       if sale.credited else 0)
             store_final += store_left + vat_amount_cents(store_left, sale.rate_bps) + 1  # one cent of rounding
-            live = settlement.live_self_billed(sale.reservation_id)
+            live = store_share.live_self_billed(sale.reservation_id)
             if live is not None:
                 assert live.amount_excl_tax_cents - credited_cents(live.id) == store_left
         assert 0 <= received - debt.cents <= store_final
@@ -334,8 +335,8 @@ class MoneyModel(RuleBasedStateMachine):
         for sale in self.sales:
             record = FinancialRecord.get_by_id(sale.reservation_id)
             if record.financial_status == "supplier_settlement_pending":
-                live = settlement.live_self_billed(sale.reservation_id)
-                assert live is not None and settlement.due_of(live)[0] > 0
+                live = store_share.live_self_billed(sale.reservation_id)
+                assert live is not None and store_share.due_of(live)[0] > 0
             if sale.credit > 0:  # a credit is always repayable
                 assert sale.credited == sale.total and self._repayable(sale) > 0
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.billing import collection, legacy, recovery
+from backend.billing import legacy, recovery
+from backend.billing.collection import collect
 from backend.billing.models import AuditEntry, FinancialRecord, Invoice, PaymentMethod
 from backend.errors import Conflict
 from backend.marketplace.models import Reservation
@@ -37,7 +38,7 @@ def test_dry_run_reports_and_the_real_run_recomputes_the_commission():
     assert Reservation.get_by_id(billed.id).billing_model == "legacy_mandate"
     (audit,) = AuditEntry.select().where(AuditEntry.action == "billing.recover_legacy")
     assert (audit.reservation_id, audit.details["after"]["commissionAmountCents"]) == (old.id, 2_000)
-    answer = collection.collect(reservation_id=old.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=old.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None,
                                 config=booted_config())
     assert answer.financial_status == "reservation_total_paid"
@@ -66,7 +67,7 @@ def test_a_failed_legacy_collection_is_recovered_and_then_collected():
     assert (record.financial_status, record.billing_model, record.store_base_cents, record.commission_cents,
             record.total_cents, record.commission_rate_bps) == (
         "reservation_total_due", "principal_seller", 10_001, 2_000, 12_001, 2000)
-    answer = collection.collect(reservation_id=failed.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=failed.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None, config=booted_config())
     assert answer.financial_status == "reservation_total_paid"
     assert Invoice.get(Invoice.number == answer.invoice_number).amount_excl_tax_cents == 12_001

@@ -6,9 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from backend.billing import collection, corrections
+from backend.billing import corrections
 from backend.billing.accounting import ledger
 from backend.billing.accounting.chart import Account
+from backend.billing.collection import collect
 from backend.billing.models import (
     AuditEntry,
     FinancialRecord,
@@ -25,7 +26,7 @@ from tests.billing.helpers import Market, approved_org, booted_config
 def sale():
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     reservation = Market().reservation(industrial, distributor, price_cents=100_000)  # total 120 000 HT
-    answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None,
                                 config=booted_config())
     return Invoice.get(Invoice.number == answer.invoice_number), industrial, distributor

@@ -9,10 +9,12 @@ from dataclasses import replace
 import pytest
 
 from backend import clock
-from backend.billing import collection, corrections, payouts
+from backend.billing import corrections, payouts
+from backend.billing.collection import auto
+from backend.billing.collection import collect as collection
 from backend.billing.documents.render import render_invoice_pdf
+from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import Invoice, InvoiceKind, PaymentMethod, SelfBillingMandate
-from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import acceptance, incidents, scheduler
 from backend.billing.self_billing import invoice as self_billing
 from backend.billing.self_billing.mandate_events import apply_provider_event
@@ -20,10 +22,10 @@ from backend.errors import DomainError
 from backend.identity.models import BillingProfile
 from tests.billing.documents import invoice_samples as samples
 from tests.billing.helpers import Market, approved_org, booted_config
+from tests.billing.invoicing.test_post_invoice_hook import issue, platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.billing.self_billing import mandate_fixtures
 from tests.billing.self_billing.data import AFTER, DURING, collected, sign_mandate
 from tests.billing.self_billing.test_invoice import open_incident_on, refuse_invoices_of
-from tests.billing.test_post_invoice_hook import issue, platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.factories import make_admin
 
 # The e-signature simulator's fixtures, which the mandate rows ask for.
@@ -83,13 +85,13 @@ def collect_fails(run: Run) -> None:  # sepa_dd without a mandate: 409
 
 
 def auto_collects(run: Run) -> None:
-    collection.auto_collect(run.market.reservation(run.industrial, run.distributor).id, config=booted_config())
+    auto.auto_collect(run.market.reservation(run.industrial, run.distributor).id, config=booted_config())
 
 
 def auto_collect_fails(run: Run) -> None:  # the industrial's billing identity is incomplete: 409
     reservation = run.market.reservation(run.industrial, run.distributor)
     BillingProfile.update(city="").where(BillingProfile.organization == run.industrial.id).execute()
-    collection.auto_collect(reservation.id, config=booted_config())
+    auto.auto_collect(reservation.id, config=booted_config())
 
 
 def self_bills(run: Run) -> None:

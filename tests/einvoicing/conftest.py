@@ -59,8 +59,9 @@ class Operator:
     def settings(self, **values) -> dict:
         return self.control("settings", values)
 
-    def act(self, flow_id: str, action: str, message: str | None = None) -> dict:
-        return self.control(f"flows/{flow_id}/{action}", {"message": message} if message else {})
+    def act(self, flow_id: str, action: str, message: str | None = None, code: str | None = None) -> dict:
+        body = {key: value for key, value in (("message", message), ("code", code)) if value}
+        return self.control(f"flows/{flow_id}/{action}", body)
 
     def flows(self, tracking_id: str | None = None, flow_type: str | None = None) -> list[dict]:
         params = {key: value for key, value in (("trackingId", tracking_id), ("flowType", flow_type)) if value}

@@ -122,9 +122,9 @@ def test_a_refusal_reaches_the_attention_list_until_the_invoice_is_credited(api,
     by_code = api.simulate_get(f"{BASE}/transmissions", params={"lifecycleCode": "205"}, headers=admin_headers)
     assert [i["invoiceNumber"] for i in by_code.json["data"]["items"]] == [approved.invoice_number]
     # The invoice credited in full (the credit note it calls for): out of the attention list.
-    database.execute_sql("CREATE TEMP TABLE billing_invoice (number varchar(80), kind varchar(40), "
+    database.execute_sql("CREATE TEMP TABLE billing_invoice (id varchar(36), number varchar(80), kind varchar(40), "
                          "issued_at timestamptz, status varchar(40), customer jsonb) ON COMMIT DROP")
-    database.execute_sql("INSERT INTO billing_invoice VALUES (%s, 'platform_sale', now(), 'credited', NULL)",
+    database.execute_sql("INSERT INTO billing_invoice VALUES ('i-1', %s, 'platform_sale', now(), 'credited', NULL)",
                          (refused.invoice_number,))
     listed = api.simulate_get(f"{BASE}/transmissions", params={"attention": "true"}, headers=admin_headers)
     assert listed.json["data"]["items"] == []

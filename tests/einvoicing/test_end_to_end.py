@@ -13,15 +13,17 @@ from datetime import date, timedelta
 import pytest
 
 from backend import clock
-from backend.billing import collection, corrections
+from backend.billing import corrections
 from backend.billing.bank import settlement as bank_settlement
+from backend.billing.collection import collect
+from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
-from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.db import transaction
-from backend.einvoicing import lifecycle, polling, reconciliation
-from backend.einvoicing.models import DirectoryEntry, PaymentReport, Transmission
+from backend.einvoicing import lifecycle, polling, reconciliation, views
+from backend.einvoicing.models import DirectoryEntry, LifecycleEvent, PaymentReport, Transmission
 from backend.errors import EinvoiceRecipientUnknown
 from backend.identity.models import BillingProfile
+from backend.listing import ListParams
 from tests.billing.helpers import Market, approved_org, booted_config
 
 
@@ -32,13 +34,17 @@ def seeded(storage):
     return seed_default_versions(storage)
 
 
+PLATFORM_SIRET = "90123456700013"
+
+
 def collect_sale(buyer_country: str = "FR") -> Invoice:
+    """A collected sale, issued by a platform with its legal identity (a status names its SIREN)."""
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     BillingProfile.update(country=buyer_country).where(BillingProfile.organization == industrial.id).execute()
     reservation = Market().reservation(industrial, distributor, price_cents=100_000)
-    answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key=f"k-{reservation.id}", user_id=None,
-                                config=booted_config())
+                                config=replace(booted_config(), platform_legal_siret=PLATFORM_SIRET))
     return Invoice.get(Invoice.number == answer.invoice_number)
 
 
@@ -79,6 +85,28 @@ def test_an_operator_error_rejects_the_collected_invoice(seeded, storage, config
     operator.act(flow_id, "error", "Le SIREN de l'acheteur est inconnu")
     rejected = lifecycle.resync(draft_id, client=operator_client)
     assert (rejected.status, rejected.last_error_message) == ("rejected", "Le SIREN de l'acheteur est inconnu")
+    # The reform's 213 Rejetée, with a reason of its list (the operator named none: a semantic rejection).
+    [event] = LifecycleEvent.select().where(LifecycleEvent.transmission == draft_id)
+    assert (event.code, event.reason) == (213, "REJ_SEMAN Le SIREN de l'acheteur est inconnu")
+    assert Transmission.get_by_id(draft_id).lifecycle_code == 213
+    assert draft_id in [t.id for t in views.list_transmissions(params=ListParams(), statuses=[], flow_types=[],
+                                                                document_kinds=[], attention=True).items]
+    with clock.frozen_at(clock.now() + timedelta(hours=1)):
+        snapshot = reconciliation.snapshot(config)
+    assert snapshot["providerFailed"] >= 1 and snapshot["refusedBacklog"] >= 1
+
+
+def test_a_polled_operator_error_is_a_213_with_the_operator_s_code(seeded, storage, config, operator,
+                                                                    operator_client):
+    invoice = collect_sale()
+    draft_id = run_post_invoice_hook(invoice.id, storage=storage, config=config).transmission_id
+    flow_id = lifecycle.dispatch(draft_id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "error", "Facture déjà déposée", code="DOUBLON")
+    for _ in range(2):  # a second pass adds nothing
+        polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    [event] = LifecycleEvent.select().where(LifecycleEvent.transmission == draft_id)
+    assert (event.code, event.reason) == (213, "DOUBLON Facture déjà déposée")
+    assert Transmission.get_by_id(draft_id).status == "rejected"
 
 
 @pytest.mark.parametrize(("country", "flow_type"), [("DE", "eu_intra_b2b"), ("CH", "export_b2b")])
@@ -117,7 +145,9 @@ def test_an_unknown_recipient_blocks_the_dispatch_without_posting(seeded, storag
     operator.control("directory", {"siren": transmission.buyer_siren, "registered": False})
     blocked = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage)
     assert (blocked.status, blocked.last_error_code) == ("failed", "EINVOICE_RECIPIENT_UNKNOWN")
+    assert f"the buyer's SIREN {transmission.buyer_siren}" in blocked.last_error_message
     assert operator.calls()["submit"] == 0 and operator.flows(invoice.number) == []
+    assert transmission.id in _attention()  # held, with its reason, for the admin
     with pytest.raises(EinvoiceRecipientUnknown):  # the admin retry: 409, the answer cached a day
         lifecycle.retry(transmission.id, client=operator_client, storage=storage)
     assert operator.calls()["directory"] == 1
@@ -145,10 +175,11 @@ def test_a_212_is_sent_once_per_payment_and_a_negative_one_after_a_refund(seeded
     for _ in range(2):  # a second pass sends nothing more
         polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
     [report] = operator.flows(f"{invoice.number}:212:{collected.id}")
-    assert report["flowType"] == "CustomerInvoiceLC" and report["flowSyntax"] == "CDAR"
-    assert report["statusReport"]["amounts"] == [{"vatRateBps": invoice.vat_rate_bps, "amountInclTaxCents": 144_000,
-                                                  "vatCents": 24_000}]
-    assert report["statusReport"]["at"] == booked_on.isoformat()  # the day the bank booked it
+    assert report["flowType"] == "CustomerInvoiceLC" and report["flowSyntax"] == "CDAR"  # a CDAR message it took
+    status = report["statusReport"]
+    assert (status["code"], status["invoiceNumber"], status["issuerSiren"]) == (212, invoice.number, "901234567")
+    assert status["amounts"] == [{"vatRateBps": invoice.vat_rate_bps, "amountCents": 144_000}]
+    assert status["at"].startswith(booked_on.isoformat())  # the day the bank booked it
 
     with transaction():
         refunded = corrections.refund(invoice_number=invoice.number, amount_cents=10_000, reason="geste commercial",
@@ -156,9 +187,8 @@ def test_a_212_is_sent_once_per_payment_and_a_negative_one_after_a_refund(seeded
     bank_settlement.settle(refunded.payment_order_id, booked_on=date(2026, 12, 8))
     polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
     [negative] = operator.flows(f"{invoice.number}:212:{refunded.payment_order_id}")
-    assert negative["statusReport"]["at"] == "2026-12-08"
-    assert negative["statusReport"]["amountCents"] == -12_000
-    assert negative["statusReport"]["amounts"][0]["vatCents"] == -2_000
+    assert negative["statusReport"]["at"].startswith("2026-12-08")
+    assert negative["statusReport"]["amounts"] == [{"vatRateBps": invoice.vat_rate_bps, "amountCents": -12_000}]
     assert len(operator.flows(flow_type="CustomerInvoiceLC")) == 2
     assert PaymentReport.select().where(PaymentReport.invoice_number == invoice.number,
                                         PaymentReport.status == "sent").count() == 2
@@ -169,3 +199,49 @@ def test_an_invoice_without_its_transmission_is_missing_after_15_minutes(seeded,
     with clock.frozen_at(clock.now() + timedelta(minutes=16)):
         snapshot = reconciliation.snapshot(config)
     assert snapshot["missingTransmission"] >= 1
+
+
+def _deposited_sale(storage, config, operator, operator_client) -> tuple[Invoice, str, str]:
+    """A collected sale deposited and acknowledged: (invoice, transmission id, flow id)."""
+    invoice = collect_sale()
+    draft_id = run_post_invoice_hook(invoice.id, storage=storage, config=config).transmission_id
+    flow_id = lifecycle.dispatch(draft_id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "ok")
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    return invoice, draft_id, flow_id
+
+
+def _attention() -> list[str]:
+    return [t.id for t in views.list_transmissions(params=ListParams(page_size=100), statuses=[], flow_types=[],
+                                                   document_kinds=[], attention=True).items]
+
+
+@pytest.mark.parametrize("outcome", ["credited", "refused"])
+def test_no_212_for_a_sale_credited_in_full_or_refused_and_no_negative_one_after(seeded, storage, config, operator,
+                                                                                 operator_client, outcome):
+    invoice, draft_id, flow_id = _deposited_sale(storage, config, operator, operator_client)
+    [collected] = PaymentOrder.select().where(PaymentOrder.invoice == invoice.id)
+    if outcome == "credited":
+        with transaction():
+            corrections.credit_in_full(invoice_number=invoice.number, reason="erreur de prix", user_id=None,
+                                       config=booted_config())
+    else:
+        operator.control(f"flows/{flow_id}/lifecycle", {"code": 210, "reason": "MONTANTTOTAL_ERR"})
+        polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+        assert Transmission.get_by_id(draft_id).lifecycle_code == 210
+    bank_settlement.settle(collected.id, booked_on=date(2026, 12, 3))
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    assert operator.flows(flow_type="CustomerInvoiceLC") == []
+    assert PaymentReport.select().where(PaymentReport.invoice_number == invoice.number).count() == 0
+
+
+def test_a_209_clears_a_208_from_the_attention_list(seeded, storage, config, operator, operator_client):
+    _, draft_id, flow_id = _deposited_sale(storage, config, operator, operator_client)
+    operator.control(f"flows/{flow_id}/lifecycle", {"code": 208, "reason": "bon de commande manquant"})
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    assert Transmission.get_by_id(draft_id).lifecycle_code == 208 and draft_id in _attention()
+    operator.control(f"flows/{flow_id}/lifecycle", {"code": 209})
+    polling.run_pass(polling.start_pass_if_due(1), client=operator_client, storage=storage)
+    transmission = views.transmission_with_history(draft_id)
+    assert [(s["code"], s["label"]) for s in transmission.lifecycle] == [(208, "Suspendue"), (209, "Complétée")]
+    assert transmission.lifecycle_code == 209 and draft_id not in _attention()

@@ -243,7 +243,7 @@ def test_lifecycle_rows_are_stored_once_in_order_and_the_latest_is_kept(issue, d
     approved = LifecycleStatus(205, "2026-11-25T09:30:00.000Z", "bon pour paiement")
     assert reform_statuses.record([(draft.id, approved), (draft.id, received)]) == 2
     assert reform_statuses.record([(draft.id, received), (draft.id, approved),
-                                   (draft.id, LifecycleStatus(209, "2026-11-25T10:00:00Z")),
+                                   (draft.id, LifecycleStatus(299, "2026-11-25T10:00:00Z")),
                                    (draft.id, LifecycleStatus(210, "yesterday"))]) == 0
     rows = list(LifecycleEvent.select().where(LifecycleEvent.transmission == draft.id)
                 .order_by(LifecycleEvent.at))

@@ -59,7 +59,7 @@ def test_lifecycle_statuses_are_scripted_per_flow_and_move_updated_at(operator, 
     assert answer["lifecycle"][0]["reason"] == "Montant contesté" and answer["updatedAt"] > before
     assert operator_client.changed_flows(updated_after=before).flows[0].lifecycle[0].code == 210
     assert operator_client.changed_flows(updated_after=answer["updatedAt"]).flows == []
-    for bad in ({"code": 209}, {"code": "210"}, {"code": 210, "reason": 3}):
+    for bad in ({"code": 299}, {"code": "210"}, {"code": 210, "reason": 3}):
         response = requests.post(f"{operator.url}/_control/flows/{flow.flow_id}/lifecycle", json=bad, timeout=5)
         assert response.status_code == 400
 

@@ -20,7 +20,7 @@ from backend.marketplace.models import (
     Universe,
 )
 from backend.printing.models import PrintOrder, PrintOrderLine
-from backend.printing.orders import allocate_order_code
+from backend.printing.orders import allocate_order_codes
 from backend.printing.plans import Recipient
 from storage.local import LocalStorage
 from tests.factories import add_member, make_organization, make_user, signed_in
@@ -106,7 +106,7 @@ def make_print_order(setting):
 
     def make(status: str = "pending", lines: list[dict] | None = None, printer_organization_id: str | None = None):
         order = PrintOrder.create(
-            code=allocate_order_code(),
+            code=allocate_order_codes(1)[0],
             reservation_id=setting.reservation().id,
             printer_organization_id=printer_organization_id or setting.printer.id,
             industrial_organization_id=setting.industrial.id,

@@ -14,8 +14,10 @@ from marshmallow import Schema
 
 from backend.db import database
 from backend.marketplace.models import AdSpace, Reservation, Store
-from backend.printing import batch_views, batches
-from backend.printing.batches import BatchDeposit, Delivery, Reuse, derived_status
+from backend.printing import batch_confirmation, batch_preview, batch_views
+from backend.printing.batch_preview import BatchDeposit, Reuse
+from backend.printing.batch_selection import Delivery
+from backend.printing.batch_state import derived_status
 from backend.printing.models import DeliveryTarget, PrintOrder, PrintOrderBatch, PrintOrderLine, PrintReusedFace
 from backend.printing.order_views import order_rows, with_lines
 from schemas.printing.batches import BatchDetailOut, BatchListOut, BatchOrderOut, ConfirmOut, PreviewOut
@@ -82,7 +84,7 @@ def test_two_concurrent_opens_give_one_draft(request):
     with database.connection_context():
         setting = request.getfixturevalue("setting")
         setting.reservation()
-    from backend.printing.batches import open_batch
+    from backend.printing.batch_drafts import open_batch
 
     barrier, results = threading.Barrier(2), []
 
@@ -130,12 +132,12 @@ def test_preview_and_confirmation_answers_are_their_field_by_field_dumps(client,
     selection = [*ids, ids[0], "unknown-reservation"]
     deposit = BatchDeposit(selection, Delivery(DeliveryTarget.STORE), reuse=Reuse(stock={setting.zones[1].id: 3}))
     organization_id = setting.industrial.id
-    preview = batches.preview_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit)
+    preview = batch_preview.preview_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit)
     assert PreviewOut().dump(preview) == Schema.dump(PreviewOut(), preview)
     assert [e["reason"] for e in PreviewOut().dump(preview)["exclusions"]] == ["not_to_deposit", "duplicate",
                                                                               "not_found"]
-    confirmed = batches.confirm_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit,
-                                      default_printer_organization_id=None)
+    confirmed = batch_confirmation.confirm_batch(batch_id=batch_id, organization_id=organization_id, deposit=deposit,
+                                                 default_printer_organization_id=None)
     answer = ConfirmOut().dump(confirmed)
     assert answer == Schema.dump(ConfirmOut(), confirmed) and len(answer["batch"]["orders"]) == 2
     assert json.dumps(answer) == json.dumps(Schema.dump(ConfirmOut(), confirmed))  # the same bytes: keys in order
@@ -147,15 +149,15 @@ def test_preview_and_confirmation_answers_are_their_field_by_field_dumps(client,
 @pytest.mark.parametrize("size", [1, 6])
 def test_a_preview_reads_in_two_statements_whatever_its_size(setting, group, size):
     """The batch with its furniture type's current configuration and its preflights in one
-    statement (run prepared), the selection in another; nothing per reservation."""
+    statement, the selection in another; nothing per reservation."""
     from tests.support import sql_statements
 
     batch_id, ids = group(size)
     deposit = BatchDeposit(ids, Delivery(DeliveryTarget.STORE), reuse=Reuse(stock={setting.zones[1].id: 3}))
-    batches.preview_batch(batch_id=batch_id, organization_id=setting.industrial.id, deposit=deposit)  # prepares
     with sql_statements() as seen:
-        preview = batches.preview_batch(batch_id=batch_id, organization_id=setting.industrial.id, deposit=deposit)
-    assert [statement.split()[0] for statement in seen] == ["EXECUTE", "SELECT"]
+        preview = batch_preview.preview_batch(batch_id=batch_id, organization_id=setting.industrial.id, deposit=deposit)
+    assert [statement.split()[0] for statement in seen] == ["SELECT", "SELECT"]
+    assert "FROM print_order_batch b" in seen[0] and "FROM reservation r" in seen[1]
     assert preview.summary["recap"]["retained"] == size
 
 

@@ -9,7 +9,7 @@ import pytest
 from backend import clock
 from backend.marketplace.models import AdSpace, Store
 from backend.printing.models import PrintAsset, PrintOrder, PrintOrderLine, PrintReusedFace
-from backend.printing.orders import allocate_order_code
+from backend.printing.orders import allocate_order_codes
 from backend.printing.plans import Recipient
 from tests.factories import make_admin, signed_in
 
@@ -22,7 +22,7 @@ def _asset(setting, name: str) -> PrintAsset:
 
 
 def _order(setting, reservation, status: str, lines: list[tuple]) -> PrintOrder:
-    order = PrintOrder.create(code=allocate_order_code(), reservation_id=reservation.id,
+    order = PrintOrder.create(code=allocate_order_codes(1)[0], reservation_id=reservation.id,
                               printer_organization_id=setting.printer.id,
                               industrial_organization_id=setting.industrial.id, status=status,
                               **Recipient.of_store(setting.store).columns())

@@ -60,7 +60,7 @@ def _query_schemas():
 
 def test_every_list_field_of_a_query_schema_takes_a_single_value():
     offenders = [f"{name}.{field}" for name, schema in _query_schemas()
-                 for field, declared in schema._declared_fields.items()
+                 for field, declared in schema().fields.items()
                  if isinstance(declared, fields.List) and not isinstance(declared, QueryList)]
     assert offenders == []
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from backend.db import database, transaction
 from backend.printing import order_views
 from backend.printing.models import PrintOrder, PrintOrderBatch
-from backend.printing.orders import allocate_order_code
+from backend.printing.orders import allocate_order_codes
 from backend.printing.plans import Recipient
 from backend.printing.status import PrintOrderStatus
 from tests.factories import make_organization
@@ -65,7 +65,7 @@ def _apply(step: tuple, world, used: list[int]) -> None:
         rows = []
         for _ in range(count):
             used[0] += 1
-            rows.append({"code": allocate_order_code(), "reservation_id": reservations[used[0]],
+            rows.append({"code": allocate_order_codes(1)[0], "reservation_id": reservations[used[0]],
                          "printer_organization_id": printers[printer], "status": status,
                          "industrial_organization_id": setting.industrial.id,
                          "batch_id": batch_id if in_batch else None, **Recipient.of_store(setting.store).columns()})

@@ -11,7 +11,7 @@ from backend.clock import frozen_at
 from backend.db import database
 from backend.errors import NotFound, ValidationError
 from backend.printing.models import PrintOrder, PrintOrderLine, PrintOrderStatusChange
-from backend.printing.orders import allocate_order_code, change_status, order_metrics, rollback_status
+from backend.printing.orders import allocate_order_codes, change_status, order_metrics, rollback_status
 from tests.factories import make_organization
 
 MOMENT = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
@@ -29,14 +29,14 @@ def changes(order):
 
 @pytest.mark.owner  # setval: the runtime role only draws from the sequence
 def test_codes_come_from_the_sequence_zero_padded_to_four_digits():
-    first = allocate_order_code()
-    second = allocate_order_code()
+    first = allocate_order_codes(1)[0]
+    second = allocate_order_codes(1)[0]
     assert first.startswith("PM-") and len(first) >= 7
     assert int(second[3:]) == int(first[3:]) + 1
     database.execute_sql("SELECT setval('print_order_code_seq', 9999)")
-    assert allocate_order_code() == "PM-10000"
+    assert allocate_order_codes(1)[0] == "PM-10000"
     database.execute_sql("SELECT setval('print_order_code_seq', 6, true)")
-    assert allocate_order_code() == "PM-0007"
+    assert allocate_order_codes(1)[0] == "PM-0007"
 
 
 def test_a_code_is_unique(make_print_order):
@@ -58,9 +58,9 @@ def test_a_reservation_has_one_active_order_at_a_time(make_print_order):
     fields = dict(reservation_id=order.reservation_id, printer_organization_id=order.printer_organization_id,
                   industrial_organization_id=order.industrial_organization_id, delivery_target="none")
     with pytest.raises(IntegrityError), database.atomic():
-        PrintOrder.create(code=allocate_order_code(), status="draft", **fields)
+        PrintOrder.create(code=allocate_order_codes(1)[0], status="draft", **fields)
     PrintOrder.update(status="cancelled").where(PrintOrder.id == order.id).execute()
-    assert PrintOrder.create(code=allocate_order_code(), status="draft", **fields).status == "draft"
+    assert PrintOrder.create(code=allocate_order_codes(1)[0], status="draft", **fields).status == "draft"
 
 
 def test_a_deposit_slot_holds_one_line(setting, make_print_order):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from backend import clock
-from backend.billing import collection_admin
+from backend.billing.collection import auto
 from backend.billing.models import FinancialRecord
 from tests.billing.helpers import Market, booted_config
 from tests.billing.self_billing.data import Party
@@ -35,7 +35,7 @@ def test_another_client_cannot_block_a_reservations_collection(client):
     # The owner collects with the very key the other used, and the retry pass is not blocked either.
     config = booted_config()
     with clock.frozen_at(clock.now() + timedelta(minutes=config.auto_collection_retry_minutes, seconds=1)):
-        assert collection_admin.retry_due_collections(config=config) == {"due": 1, "collected": 1, "failed": 0}
+        assert auto.retry_due_collections(config=config) == {"due": 1, "collected": 1, "failed": 0}
     assert FinancialRecord.get_by_id(target.id).financial_status == "reservation_total_paid"
     replay = _collect(client, target.id, owner.headers, "shared-key")
     assert replay.status_code == 409 and replay.json["error"]["details"]["reason"] == "not_due"

@@ -10,7 +10,7 @@ from peewee import DatabaseError
 
 from backend import clock
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT as INVOICE_PDF_CONTEXT
-from backend.billing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.invoicing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import AuditEntry, Invoice, InvoiceKind, SelfBillingMandate
 from backend.billing.self_billing.mandate_document import STORAGE_CONTEXT as MANDATE_CONTEXT
 from backend.billing.self_billing.mandate_document import storage_key as mandate_key

@@ -12,10 +12,12 @@ from backend.config import ConfigError, load_config
 from backend.einvoicing.operator_client import OdpClient, OperatorRejected
 from backend.identity.models import User
 from ops import cli
+from tests.production_settings import PRODUCTION, production_over
 
 
 def test_seed_demo_refuses_to_run_in_production(monkeypatch, capsys):
-    monkeypatch.setenv("ENVIRONMENT", "production")
+    for name, value in production_over({}).items():
+        monkeypatch.setenv(name, value)
     assert cli.main(["seed-demo"]) == 1
     assert "ENVIRONMENT=production" in capsys.readouterr().err
     assert not User.select().where(User.email == "admin@vitrine.example").exists()
@@ -23,7 +25,7 @@ def test_seed_demo_refuses_to_run_in_production(monkeypatch, capsys):
 
 @pytest.mark.parametrize("name", ["ESIGN_BASE_URL", "ODP_BASE_URL", "ODP_TOKEN_URL"])
 def test_provider_urls_must_be_https_in_production(name):
-    production = {"ENVIRONMENT": "production", "DATABASE_URL": "postgresql://db/vitrine", "REDIS_URL": "redis://redis:6379/0"}
+    production = PRODUCTION
     with pytest.raises(ConfigError, match=f"{name} must be an https:// URL in production"):
         load_config({**production, name: "http://provider.example/api"})
     assert load_config({**production, name: "https://provider.example/api"})

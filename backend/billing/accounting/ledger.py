@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 
-from backend import prepared
 from backend.billing.accounting import entries
 from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party, paris_day
@@ -253,6 +252,16 @@ def post_collection(invoice: Invoice, *, amount_cents: int, payment_order_id: st
                                   day=day))
 
 
+def post_sale_collected(invoice: Invoice, *, payment_order_id: str, day: date) -> None:
+    """The collection's entries, in one statement: the sale `invoice` it issues and its payment,
+    including VAT, both on the collection's `day`; their piece (the invoice's number and date) is
+    filled in on validation, as for any entry naming an invoice without its number."""
+    piece = Piece(invoice.id, None, day, party_of(invoice.customer), invoice.amount_excl_tax_cents,
+                  vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps), invoice.reservation_id)
+    entries.post(sale_invoice_entry(piece), collection_entry(piece, amount_cents=piece.incl_cents,
+                                                             payment_order_id=payment_order_id, day=day))
+
+
 def post_returned_debit(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
     entries.post(returned_debit_entry(piece_of(invoice), amount_cents=amount_cents,
                                       payment_order_id=payment_order_id, day=day))
@@ -276,26 +285,6 @@ def post_legacy_collection(store_invoice: Invoice, *, amount_cents: int, payment
     entries.post(legacy_collection_entry(piece_of(store_invoice), amount_cents=amount_cents,
                                          payment_order_id=payment_order_id, day=day,
                                          store=party_of(store_invoice.issuer)))
-
-
-# The collection's own statement (`backend.billing.collection`): the sale and its payment.
-COLLECTION_SHAPE = (3, 2)
-
-
-def collection_fragment(*, when: str) -> prepared.Fragment:
-    """The `WITH` parts writing a collection's two entries, for the collection's write statement,
-    the sale's receivable lettered with its payment there (the invoice is new: no other line names
-    it), before the commit."""
-    return entries.entries_fragment(COLLECTION_SHAPE, when=when, letter_own=True)
-
-
-def collection_values(*, invoice_id: str, customer: dict, excl_cents: int, vat_cents: int, payment_order_id: str,
-                      day: date, reservation_id: str) -> dict:
-    """The values of `collection_fragment`: the sale invoice `invoice_id` (issued later in the same
-    transaction: its number is filled in on validation) and its payment, including VAT."""
-    piece = Piece(invoice_id, None, day, party_of(customer), excl_cents, vat_cents, reservation_id)
-    return entries.entries_values([sale_invoice_entry(piece), collection_entry(
-        piece, amount_cents=piece.incl_cents, payment_order_id=payment_order_id, day=day)])
 
 
 def balance(account: Account, siren: str | None = None) -> int:

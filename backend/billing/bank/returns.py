@@ -5,7 +5,7 @@ manual match's) transaction, the payment order goes `failed` with the code (sett
 `returned`, the booking date of the return), the bank entry is reversed in the books (`BQ`: 411
 debited again, 512 credited), the reservation's financial status goes back from
 `reservation_total_paid` to `reservation_total_due` (migration 146's transition) so the retry pass
-or the admin route collects it again on the same invoice (`backend.billing.collection_again`), and
+or the admin route collects it again on the same invoice (`backend.billing.collection.again`), and
 an audit entry is written. The caller logs `billing.reservation.collect.failed` once committed.
 
 Automatic retries of a mandate stop (`billing_sepa_mandate.retries_stopped_at`, an admin decides)

@@ -57,8 +57,9 @@ _PAYMENT_MEANS_CODES = {PaymentMethod.SEPA_DIRECT_DEBIT: "59", PaymentMethod.CRE
 
 def billing_framework(snapshot: InvoiceSnapshot) -> str:
     """BT-23, the French billing framework ("cadre de facturation"): a service invoice (S...),
-    `S2` when it was paid in full when issued (a collected sale: BT-113 = BT-112, nothing due,
-    BR-FR-CO-09), else `S1`. Self-billed invoices use the same codes (the type code 389 / 261
+    `S2` when its money was received in full when it was issued (BT-113 = BT-112, nothing due,
+    BR-FR-CO-09: `invoice_snapshot` decides it from the invoice's state at issue), else `S1`.
+    Self-billed invoices use the same codes (the type code 389 / 261
     says they are self-billed); S9 ("bidirectional") is for a different scheme."""
     return "S2" if snapshot.due_cents == 0 and snapshot.paid_cents > 0 else "S1"
 

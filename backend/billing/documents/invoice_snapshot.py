@@ -14,7 +14,6 @@ The platform's option for VAT on debits is the one frozen in its party snapshot
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from zoneinfo import ZoneInfo
 
@@ -36,7 +35,7 @@ from backend.config import Config
 from backend.marketplace.models import AdSpace, Reservation, Store
 
 PARIS = ZoneInfo("Europe/Paris")
-NOT_PROVIDED = "non renseigné"  # backend.billing.parties writes it for a value missing at issue
+NOT_PROVIDED = "non renseigné"  # backend.billing.invoicing.parties writes it for a value missing at issue
 SIREN_ENDPOINT_SCHEME = "0225"
 
 
@@ -52,7 +51,12 @@ def snapshot_of_invoice(invoice: Invoice, config: Config) -> InvoiceSnapshot:
         for line in invoice.lines
     )
     kind = str(invoice.kind)
-    snapshot = InvoiceSnapshot(
+    # What an invoice says is fixed at issue, whenever its PDF is rendered. Nothing the platform
+    # issues is paid when issued: a collection records its order `paid` with the invoice, but the
+    # money is the bank's to show later (a debit not yet presented, a transfer not yet on a
+    # statement), and a payout comes later still; so no prepaid amount (BT-113), BT-23 `S1`, and
+    # the invoice says what is due, never "réglée".
+    return InvoiceSnapshot(
         invoice_number=invoice.number, kind=kind, issued_at=invoice.issued_at,
         issue_date=_paris_date(invoice.issued_at), due_date=_paris_date(invoice.due_at),
         seller=issuer, buyer=customer, lines=lines, amount_excl_tax_cents=invoice.amount_excl_tax_cents,
@@ -62,10 +66,6 @@ def snapshot_of_invoice(invoice: Invoice, config: Config) -> InvoiceSnapshot:
         preceding_invoice=_preceding(invoice), payment_means=_payment_means(invoice, issuer, config),
         paid_cents=0, credited_before_cents=invoice.credited_before_cents,
     )
-    if invoice.paid_at is not None and not snapshot.is_credit_note:
-        # Paid in the issuing transaction (a collected sale): BT-113 is the whole total.
-        return dataclasses.replace(snapshot, paid_cents=snapshot.amount_incl_tax_cents)
-    return snapshot
 
 
 def _value(data: dict, key: str) -> str | None:

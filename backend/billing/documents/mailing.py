@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from backend import clock
 from backend.billing.contacts import billing_recipients
 from backend.billing.documents.stored_pdf import PDF_CONTENT_TYPE, STORAGE_CONTEXT
-from backend.billing.models import CREDIT_NOTE_KINDS, DocumentMailing, Invoice, InvoiceKind, InvoiceStatus
+from backend.billing.models import CREDIT_NOTE_KINDS, DocumentMailing, Invoice, InvoiceKind
 from backend.billing.vat import amount_incl_tax_cents
 from backend.db import database, transaction
 from backend.documents.formatting import format_date, format_euros
@@ -52,9 +52,7 @@ def _context(invoice: Invoice) -> dict[str, str]:
     credit_note = invoice.kind in CREDIT_NOTE_KINDS
     if credit_note:
         credited = Invoice.get_by_id(invoice.credited_invoice_id)
-        payment = f"Cet avoir se rapporte à la facture {credited.number} : son montant vient en déduction."
-    elif invoice.status == InvoiceStatus.PAID:
-        payment = "Réglée."
+        payment = f"Cet avoir se rapporte à la facture {credited.number}."
     elif invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED:  # paid out once accepted (docs/billing.md)
         payment = "Paiement par virement une fois la facture acceptée, expressément ou tacitement."
     else:

@@ -12,7 +12,9 @@ still pending past its deadline. Each step is audited (`billing_audit_entry`) an
 
 A contest blocks the payout (`payouts.py`: 409 `self_billing_contested`) until an admin resolves it
 (`resolution.py`). Under the reform, each decision is also the lifecycle status of the invoice's
-flow (205 Approuvée, 210 Refusée) that the platform sends (`einvoicing/decision_reports.py`).
+flow that the platform sends (`einvoicing/decision_reports.py`): 205 Approuvée for an acceptance,
+207 En litige for a contest (coded `NON_CONFORME`), 210 Refusée only when an admin settles the
+contest by an adjustment (`resolution.py`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from backend import clock
+from backend.billing.contacts import billing_recipients
 from backend.billing.documents.mailing import CONTESTATION_DAYS, emailed_at
 from backend.billing.models import (
     AcceptanceStatus,
@@ -33,6 +36,10 @@ from backend.billing.models import (
 from backend.context import current_request_id
 from backend.db import database, transaction
 from backend.einvoicing import decision_reports
+from backend.einvoicing.reason_codes import DEFAULT_CONTEST
+from backend.einvoicing.reason_codes import label as reason_label
+from backend.einvoicing.reform_statuses import APPROVED, DISPUTED, TO_ADMINISTRATION, label
+from backend.email.messages import public_link, queue_email
 from backend.errors import Conflict, NotFound, ValidationError
 from backend.logs import log_event
 
@@ -152,11 +159,29 @@ def _decide(invoice_number: str, organization_id: str, user_id: str | None,
         row.save()
         status = str(row.status)
         _audit(f"{SCOPE}.{status}", invoice, user_id=user_id, reason=contest_reason or "accepted by the distributor")
-        decision_reports.queue(invoice.number, accepted=contest_reason is None, reason=contest_reason, at=now)
+        if contest_reason is None:
+            report = decision_reports.queue(invoice.number, code=APPROVED, at=now)
+        else:
+            report = decision_reports.queue(invoice.number, code=DISPUTED, at=now, reason_code=DEFAULT_CONTEST,
+                                            reason=contest_reason)
+        if report is not None:
+            tell_distributor(invoice.issuer_organization_id, invoice.number, report)
     log_event(f"{SCOPE}.{status}", f"self-billed invoice {status} by the distributor", "info",
               invoiceNumber=invoice.number, organizationId=organization_id, userId=user_id,
               reservationId=invoice.reservation_id)
     return view_of(invoice, row)
+
+
+def tell_distributor(organization_id: str, invoice_number: str, report) -> None:
+    """E-mail the distributor's billing contacts that a status goes out in its name (in the
+    caller's transaction): which one, with its coded reason, and to whom."""
+    status = f"{report.code} {label(report.code)}"
+    reason = f" (motif {report.reason_code} : {reason_label(report.reason_code)})" if report.reason_code else ""
+    recipients = " et le transmet à l'administration fiscale" if report.code in TO_ADMINISTRATION else ""
+    link = public_link("/distributor/billing")
+    for to in billing_recipients(organization_id):
+        queue_email("self_billing_status_sent", to=to, number=invoice_number, status=status, reason=reason,
+                    recipients=recipients, link=link)
 
 
 def accept(*, invoice_number: str, organization_id: str, user_id: str | None) -> AcceptanceView:
@@ -195,7 +220,9 @@ def record_tacit_acceptances() -> int:
         invoices = list(Invoice.select().where(Invoice.id.in_(ids))) if ids else []
         for invoice in invoices:
             _audit(f"{SCOPE}.tacitly_accepted", invoice, user_id=None, reason="no contest within 30 days of the e-mail")
-            decision_reports.queue(invoice.number, accepted=True, reason=None, at=now)
+            report = decision_reports.queue(invoice.number, code=APPROVED, at=now)
+            if report is not None:
+                tell_distributor(invoice.issuer_organization_id, invoice.number, report)
     for invoice in invoices:
         log_event(f"{SCOPE}.tacitly_accepted", "self-billed invoice tacitly accepted", "info",
                   invoiceNumber=invoice.number, organizationId=invoice.issuer_organization_id,

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from backend import clock
-from backend.billing import records, settlement
+from backend.billing import records, store_share
 from backend.billing.accounting import ledger
 from backend.billing.errors import BillingMandateMissing
-from backend.billing.invoices import InvoiceDraft, Line, credited_cents, issue_invoice
+from backend.billing.invoicing.invoices import InvoiceDraft, Line, credited_cents, issue_invoice
+from backend.billing.invoicing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.models import AuditEntry, FinancialStatus, Invoice, InvoiceKind
-from backend.billing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.queries import InvoiceItem, invoice_item
 from backend.billing.reservations import service_label
 from backend.billing.self_billing.acceptance import open_acceptance
@@ -94,11 +94,11 @@ def _locked_settleable(reservation_id: str):
     self-billed invoice already issued. Settlement follows the sale: a collected sale, whole or
     partly refunded, with something left of its store share (else 409 `not_settleable`)."""
     record = records.locked_record(reservation_id)
-    existing = settlement.live_self_billed(reservation_id)
+    existing = store_share.live_self_billed(reservation_id)
     if existing is not None:
         return None, None, existing, None
-    sale = settlement.sale_of(reservation_id)
-    share = settlement.store_share_left(record, credited_cents(sale.id)) if record and sale else 0
+    sale = store_share.sale_of(reservation_id)
+    share = store_share.store_share_left(record, credited_cents(sale.id)) if record and sale else 0
     if (record is None or record.billing_model != BillingModel.PRINCIPAL_SELLER.value
             or record.financial_status not in SETTLEABLE or share <= 0):
         status = record.financial_status if record else FinancialStatus.DRAFT.value

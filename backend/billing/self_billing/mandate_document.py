@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from backend.billing.parties import NOT_PROVIDED, organization_party, platform_party
+from backend.billing.invoicing.parties import NOT_PROVIDED, organization_party, platform_party
 from backend.config import Config
 from backend.documents.rendering import render_document
 from storage import Storage

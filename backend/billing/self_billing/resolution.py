@@ -1,14 +1,18 @@
 """An admin resolves a distributor's contest of a self-billed invoice (issue 32).
 
 - `reject`: the invoice stands; the contest keeps its reason and gets the admin's note, the
-  distributor is told by e-mail, and the payout may go (the contest no longer blocks it).
+  distributor is told by e-mail (where to answer: `PLATFORM_LEGAL_EMAIL`, else its space), and
+  the payout may go (the contest no longer blocks it).
 - `adjust`: in one transaction under the reservation's financial record lock, a
-  `supplier_credit_note` credits what is left of the contested invoice (`settlement.credit_self_billed`:
+  `supplier_credit_note` credits what is left of the contested invoice (`store_share.credit_self_billed`:
   the journal, the distributor's debt when it was paid out already, the settlement voided), then a
   corrected self-billed invoice is issued for the amount the admin sets, the next number of the
   distributor's series, never above the store share of what the customer paid (409
   `amount_above_store_share`, `details.maximumCents`). Both documents are e-mailed by the
-  post-invoice hook like any other; the corrected invoice starts its own 30 days.
+  post-invoice hook like any other; the corrected invoice starts its own 30 days. The contested
+  invoice's 210 Refusée (coded `NON_CONFORME`, the admin's note as its text) is recorded in the
+  same transaction (`einvoicing/decision_reports.py`): the 207 sent at the contest was a dispute
+  that could still settle; this one is final. A rejected contest sends no 210.
 
 Both are audited (`billing.supplier.self_billing.contest_rejected|adjusted`) and logged; the
 adjustment also logs `billing.supplier.self_billing.adjusted` with the corrected invoice.
@@ -20,18 +24,22 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from backend import clock
-from backend.billing import records, settlement
+from backend.billing import records, store_share
 from backend.billing.contacts import billing_recipients
 from backend.billing.models import AcceptanceStatus, AuditEntry, ContestResolution, Invoice, SelfBilledAcceptance
 from backend.billing.self_billing.acceptance import (
     MAX_REASON_CHARS,
     AcceptanceView,
+    tell_distributor,
     view_of,
 )
 from backend.billing.self_billing.invoice import issue_corrected
 from backend.config import Config
 from backend.context import current_request_id
 from backend.db import transaction
+from backend.einvoicing import decision_reports
+from backend.einvoicing.reason_codes import DEFAULT_CONTEST
+from backend.einvoicing.reform_statuses import REFUSED
 from backend.email.messages import public_link, queue_email
 from backend.errors import Conflict, NotFound, ValidationError
 from backend.listing import ListParams, Page, paginate
@@ -102,17 +110,24 @@ def resolve(*, invoice_number: str, decision: str, note: str, amount_cents: int 
     with transaction():
         invoice, record, row = _locked_open_contest(invoice_number)
         if decision == "adjust":
-            left, _ = settlement.due_of(invoice)
-            credit = settlement.credit_self_billed(invoice, left, record, reason=note, user_id=user_id, config=config,
+            left, _ = store_share.due_of(invoice)
+            credit = store_share.credit_self_billed(invoice, left, record, reason=note, user_id=user_id, config=config,
                                                    label="Annulation après contestation")
             corrected = issue_corrected(invoice.reservation_id, amount_cents, config=config, user_id=user_id)
             note_number, corrected_number = credit.number, corrected.number
+            refusal = decision_reports.queue(invoice.number, code=REFUSED, at=now, reason_code=DEFAULT_CONTEST,
+                                             reason=note)
+            if refusal is not None:
+                tell_distributor(row.organization_id, invoice.number, refusal)
             row.resolution, row.corrected_invoice_id = ContestResolution.ADJUSTED, corrected.id
         else:
             row.resolution = ContestResolution.REJECTED
             link = public_link("/distributor/billing")
+            contact = f"écrivez à {config.platform_legal_email}" if config.platform_legal_email \
+                else "écrivez-nous depuis votre espace"
             for to in billing_recipients(row.organization_id):
-                queue_email("self_billing_contest_rejected", to=to, number=invoice.number, note=note, link=link)
+                queue_email("self_billing_contest_rejected", to=to, number=invoice.number, note=note, link=link,
+                            contact=contact)
         row.resolution_note, row.resolved_at, row.resolved_by_user_id = note, now, user_id
         row.save()
         action = f"{SCOPE}.{'adjusted' if decision == 'adjust' else 'contest_rejected'}"

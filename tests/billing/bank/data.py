@@ -15,7 +15,8 @@ import sepaxml
 from lxml import etree
 
 from backend import clock
-from backend.billing import collection, corrections
+from backend.billing import corrections
+from backend.billing.collection import collect as collection
 from backend.billing.models import PaymentMethod, SepaMandate
 from backend.config import Config
 from backend.identity.models import Organization

@@ -7,9 +7,9 @@ import uuid
 from datetime import date
 
 from backend import clock
-from backend.billing import collection
 from backend.billing.accounting.verify import verify
 from backend.billing.bank.end_to_end import end_to_end_id
+from backend.billing.collection import collect
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder, SepaMandate
 from ops.simulators.bank_store import camt053, entry_xml
 from tests.billing.accounting.books import validate_now
@@ -32,7 +32,7 @@ def collected(method: PaymentMethod = PaymentMethod.SEPA_DD, *, market: Market |
         SepaMandate.create(organization_id=industrial.id, mandate_ref=f"VTR-{uuid.uuid4().hex[:10]}",
                            iban="FR7630001007941234567890185", signed_at=clock.now())
     reservation = (market or Market()).reservation(industrial, approved_org("distributor"))
-    answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=method, key=f"k-{reservation.id}", user_id=None, config=booted_config())
     return PaymentOrder.get_by_id(answer.payment_order_id)
 

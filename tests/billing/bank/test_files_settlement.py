@@ -11,9 +11,9 @@ import pytest
 from peewee import IntegrityError
 
 from backend import clock
-from backend.billing import collection
 from backend.billing.bank import settlement
 from backend.billing.bank.end_to_end import end_to_end_id, order_id_of
+from backend.billing.collection import collect
 from backend.billing.models import BankFile, BankFileOrder, PaymentMethod, PaymentOrder
 from backend.db import database, transaction
 from backend.errors import Conflict, ValidationError
@@ -23,7 +23,7 @@ from tests.billing.helpers import Market, approved_org, booted_config
 def _order() -> PaymentOrder:
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     reservation = Market().reservation(industrial, distributor)
-    answer = collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                                 method=PaymentMethod.BANK_TRANSFER, key=f"k-{reservation.id}", user_id=None,
                                 config=booted_config())
     return PaymentOrder.get_by_id(answer.payment_order_id)

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 
 from backend import clock
-from backend.billing import collection, collection_admin
 from backend.billing.accounting.chart import Account
 from backend.billing.accounting.ledger import balance
 from backend.billing.bank import statements
+from backend.billing.collection import admin, auto, collect
 from backend.billing.models import (
     AuditEntry,
     FinancialRecord,
@@ -52,7 +52,7 @@ def test_a_returned_debit_fails_its_order_reverses_the_books_and_the_sale_is_col
     assert books_breaches() == []
     # The admin collects it again: a new order on the same invoice, no second sale.
     invoices = Invoice.select().where(Invoice.reservation_id == order.reservation_id).count()
-    again = collection_admin.collect_on_behalf(reservation_id=order.reservation_id, method=PaymentMethod.SEPA_DD,
+    again = admin.collect_on_behalf(reservation_id=order.reservation_id, method=PaymentMethod.SEPA_DD,
                                                key="again-1", user_id=None, config=booted_config())
     assert again.payment_order_id != order.id and again.financial_status == "reservation_total_paid"
     assert again.invoice_number == Invoice.get_by_id(order.invoice_id).number
@@ -72,11 +72,11 @@ def test_the_retry_pass_collects_a_returned_sale_with_a_new_key():
     order = collected()
     _import(credit(order), returned(order, "AM04"))
     with clock.frozen_at(clock.now() + timedelta(hours=1)):
-        assert collection_admin.retry_due_collections(config=booted_config())["collected"] >= 1
+        assert auto.retry_due_collections(config=booted_config())["collected"] >= 1
     new = PaymentOrder.select().where(PaymentOrder.reservation_id == order.reservation_id,
                                       PaymentOrder.id != order.id).get()
     assert (new.invoice_id, new.status) == (order.invoice_id, "paid")
-    assert collection.auto_collect_key(order.reservation_id, 1) == f"auto-collect-{order.reservation_id}-1"
+    assert collect.auto_collect_key(order.reservation_id, 1) == f"auto-collect-{order.reservation_id}-1"
     assert books_breaches() == []
 
 
@@ -97,10 +97,10 @@ def test_the_second_return_of_a_mandate_within_90_days_stops_its_automatic_retri
     assert (mandate.retries_stopped_at is not None) is stopped
     later = clock.now() + timedelta(days=gap, hours=1)
     with clock.frozen_at(later):
-        due = collection_admin.due_collections(timedelta(minutes=15))
+        due = auto.due_collections(timedelta(minutes=15))
     assert (first.reservation_id in due, second.reservation_id in due) == (not stopped, not stopped)
     if stopped:  # an admin decides: the admin route still collects
-        collection_admin.collect_on_behalf(reservation_id=first.reservation_id, method=PaymentMethod.BANK_TRANSFER,
+        admin.collect_on_behalf(reservation_id=first.reservation_id, method=PaymentMethod.BANK_TRANSFER,
                                            key="admin-decides", user_id=None, config=booted_config())
         assert FinancialRecord.get_by_id(first.reservation_id).financial_status == "reservation_total_paid"
 

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from backend.billing import collection_admin
 from backend.billing.accounting.chart import Account
 from backend.billing.accounting.ledger import balance
 from backend.billing.bank import statements
+from backend.billing.collection import admin
 from backend.billing.models import BankLine, FinancialRecord, PaymentMethod, PaymentOrder
 from backend.db import transaction
 from backend.identity.models import Organization
@@ -107,7 +107,7 @@ class BankModel(RuleBasedStateMachine):
     def collect_again(self, data) -> None:
         order = data.draw(st.sampled_from(self._due()))
         self.keys += 1
-        answer = collection_admin.collect_on_behalf(reservation_id=order.reservation_id,
+        answer = admin.collect_on_behalf(reservation_id=order.reservation_id,
                                                     method=PaymentMethod.SEPA_DD, key=f"model-{self.keys}",
                                                     user_id=None, config=booted_config())
         self.orders.append(PaymentOrder.get_by_id(answer.payment_order_id))

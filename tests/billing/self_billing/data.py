@@ -10,7 +10,7 @@ import uuid
 from datetime import UTC, datetime
 
 from backend import clock
-from backend.billing import collection
+from backend.billing.collection import collect
 from backend.billing.models import PaymentMethod, SelfBillingMandate, SelfBillingMandateStatus
 from backend.identity.models import Organization
 from backend.marketplace.models import Reservation
@@ -44,7 +44,7 @@ def collected(market: Market, industrial: Organization, distributor: Organizatio
               price_cents: int = 100_000) -> Reservation:
     """An approved reservation whose total is collected (`reservation_total_paid`)."""
     reservation = market.reservation(industrial, distributor, day=day, price_cents=price_cents)
-    collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                        method=PaymentMethod.BANK_TRANSFER, key=f"test-{reservation.id}", user_id=None,
                        config=booted_config())
     return reservation

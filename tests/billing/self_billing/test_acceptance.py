@@ -3,7 +3,8 @@ self-billed invoice (issue 32): one e-mail per document under redelivery with th
 readable by `factur-x`; tacit acceptance on day 31 after the e-mail, not 29, and never without an
 e-mail; the contest blocks the payout; an admin rejects or adjusts (supplier credit note, corrected
 invoice in the gapless series passing every Factur-X check, paid at the corrected amount); the
-access matrix; the 205/210 the platform sends."""
+access matrix; the statuses the platform sends for the distributor, through the operator simulator
+over HTTP: 207 at a contest, 210 only when it is settled by an adjustment, none for a rejected one."""
 
 from __future__ import annotations
 
@@ -20,21 +21,22 @@ from peewee import IntegrityError
 from backend import clock
 from backend.billing.documents import mailing
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
+from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import AuditEntry, DocumentMailing, Invoice, SelfBilledAcceptance
-from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import acceptance, resolution, scheduler
 from backend.db import database
 from backend.documents.formatting import format_euros
-from backend.einvoicing import decision_reports, lifecycle
+from backend.einvoicing import decision_reports, lifecycle, views
 from backend.einvoicing.models import DecisionReport, LifecycleEvent, Transmission
-from backend.einvoicing.operator_client import StubOperatorClient
+from backend.einvoicing.operator_client import OdpClient
 from backend.email.messages import EmailMessage, EmailNotSent, deliver_email
 from backend.identity.models import BillingProfile
 from backend.outbox import OutboxMessage
 from tests.billing.documents.facturx_check import check_pdf, extract_xml
 from tests.billing.helpers import Market, approved_org
+from tests.billing.invoicing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
-from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
+from tests.einvoicing.conftest import CLIENT_ID, CLIENT_SECRET, ENTITY_ID, operator  # noqa: F401 (fixture)
 from tests.factories import add_member, make_user, signed_in
 
 SENT = datetime(2026, 12, 22, 10, 0, tzinfo=UTC)  # the self-billed invoice's e-mail is delivered then
@@ -107,7 +109,7 @@ def test_a_document_is_emailed_once_with_its_facturx_pdf(settled, storage, platf
     assert f"<ram:ID>{invoice.number}</ram:ID>".encode() in extract_xml(pdf)  # what the factur-x package reads
 
 
-def test_the_sale_goes_to_the_billing_email_and_says_it_is_paid(settled, storage, platform_config):  # noqa: F811
+def test_the_sale_goes_to_the_billing_email_and_says_what_is_due(settled, storage, platform_config):  # noqa: F811
     sale = Invoice.get(Invoice.reservation_id == settled.reservation.id, Invoice.kind == "platform_sale")
     run_post_invoice_hook(sale.id, storage=storage, config=platform_config)
     assert mailing.mail_document(sale.id, storage=storage) is None  # no billing e-mail, no manager: nobody
@@ -117,7 +119,9 @@ def test_the_sale_goes_to_the_billing_email_and_says_it_is_paid(settled, storage
     (email_id,) = deliver(sale, storage, platform_config)
     message = eml(platform_config, email_id)
     assert message["To"] == "compta@industriel.example"
-    assert "Réglée." in message.get_body(("plain",)).get_content()
+    body = message.get_body(("plain",)).get_content()
+    # Fixed at issue: recorded paid with the invoice, but no money received then; never "Réglée".
+    assert "Réglée" not in body and "Date d'échéance" in body
     (attachment,) = list(message.iter_attachments())
     assert f"<ram:ID>{sale.number}</ram:ID>".encode() in extract_xml(attachment.get_content())
 
@@ -204,8 +208,45 @@ def test_access_matrix(client, settled):
                                 json={"decision": "adjust", "note": "Prix corrigé"}).status_code == 400
 
 
-def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines):
+@pytest.fixture
+def operator_client(operator):  # noqa: F811
+    return OdpClient(base_url=operator.url, token_url=operator.token_url, client_id=CLIENT_ID,
+                     client_secret=CLIENT_SECRET, entity_id=ENTITY_ID, flow_mode="Sandbox", read_timeout=2.0,
+                     sleep=lambda _seconds: None)
+
+
+def deposited(invoice: Invoice, storage, config, operator, operator_client) -> None:  # noqa: F811
+    """The self-billed invoice's transmission made, deposited and acknowledged by the operator."""
+    run_post_invoice_hook(invoice.id, storage=storage, config=replace(config, einvoicing_self_billing_enabled=True))
+    transmission = Transmission.get(Transmission.invoice_number == invoice.number)
+    flow_id = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "ok")
+    assert lifecycle.resync(transmission.id, client=operator_client).status == "acknowledged"
+
+
+def test_the_directory_check_of_a_self_billed_invoice_looks_up_the_distributor(
+        settled, storage, platform_config, operator, operator_client):  # noqa: F811
     invoice = settled.invoice
+    run_post_invoice_hook(invoice.id, storage=storage,
+                          config=replace(platform_config, einvoicing_self_billing_enabled=True))
+    transmission = Transmission.get(Transmission.invoice_number == invoice.number)
+    distributor_siren = invoice.issuer["siren"]
+    operator.control("directory", {"siren": distributor_siren, "registered": False})
+    held = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage)
+    assert (held.status, held.last_error_code) == ("failed", "EINVOICE_RECIPIENT_UNKNOWN")
+    assert f"the distributor's (it receives its self-billed invoice) SIREN {distributor_siren}" \
+        in held.last_error_message
+    assert operator.flows(invoice.number) == []
+    operator.control("directory", {"siren": distributor_siren, "registered": True})
+    operator.control("directory", {"siren": "732829320", "registered": False})  # the platform, the buyer
+    with clock.frozen_at(clock.now() + timedelta(days=1, seconds=1)):  # the cached answer expired
+        assert lifecycle.retry(transmission.id, client=operator_client, storage=storage).status == "sent"
+
+
+def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines, storage, platform_config,  # noqa: F811
+                                               operator, operator_client):  # noqa: F811
+    invoice = settled.invoice
+    deposited(invoice, storage, platform_config, operator, operator_client)
     contested = client.simulate_post(acceptance_path(invoice, "contest"), headers=settled.distributor.headers,
                                      json={"reason": "Le magasin était fermé deux jours"})
     assert contested.status_code == 200
@@ -224,28 +265,50 @@ def test_a_rejected_contest_lets_the_payout_go(client, settled, log_lines):
     assert data["acceptance"]["contest"]["resolution"]["decision"] == "rejected"
     told = EmailMessage.get(EmailMessage.template == "self_billing_contest_rejected")
     assert told.to_address == settled.distributor.user.email and "Fermeture non signalée" in told.body_text
+    assert "écrivez à" in told.body_text or "depuis votre espace" in told.body_text  # where to answer
+    assert not told.subject.startswith(" ")
+    # The 207 sent in its name was told to the distributor, with its coded reason.
+    [status_told] = EmailMessage.select().where(EmailMessage.template == "self_billing_status_sent")
+    assert status_told.to_address == settled.distributor.user.email
+    assert "207 En litige" in status_told.subject and "NON_CONFORME" in status_told.body_text
     again = client.simulate_post(f"/api/admin/billing/self-billed/{invoice.number}/resolve", headers=admin_headers(),
                                  json={"decision": "reject", "note": "encore"})
     assert again.status_code == 409 and again.json["error"]["details"]["reason"] == "no_open_contest"
     paid = payout(client, settled.reservation, "after-reject")
     assert paid.status_code == 200 and paid.json["data"]["amountExclTaxCents"] == 100_000
     assert "billing.supplier.self_billing.contest_rejected" in [x["scope"] for x in log_lines()]
+    # The contest was a dispute (207, coded); its rejection refuses nothing: no 210.
+    assert decision_reports.send_due(client=operator_client) == {"sent": 1, "failed": 0}
+    assert [flow["statusReport"]["code"] for flow in operator.flows(flow_type="CustomerInvoiceLC")] == [207]
+    assert [row.code for row in DecisionReport.select().where(DecisionReport.invoice_number == invoice.number)] == [207]
+    # The dispute is settled: off the attention list, though its latest status stays 207.
+    transmission = Transmission.get(Transmission.invoice_number == invoice.number)
+    assert transmission.lifecycle_code == 207
+    assert not Transmission.select().where(Transmission.id == transmission.id, views.needs_attention()).exists()
 
 
-def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage, platform_config, log_lines):  # noqa: F811
+def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage, platform_config, log_lines,  # noqa: F811
+                                                        operator, operator_client):  # noqa: F811
     invoice = settled.invoice
     sb_config = replace(platform_config, einvoicing_self_billing_enabled=True)
     run_post_invoice_hook(invoice.id, storage=storage, config=sb_config)  # its transmission draft
     assert client.simulate_post(acceptance_path(invoice, "contest"), headers=settled.distributor.headers,
                                 json={"reason": "Deux jours de fermeture"}).status_code == 200
-    (refused,) = DecisionReport.select().where(DecisionReport.invoice_number == invoice.number)
-    assert (refused.code, refused.reason, refused.status) == (210, "Deux jours de fermeture", "pending")
-    assert LifecycleEvent.select().where(LifecycleEvent.code == 210).count() == 1
-    assert decision_reports.send_due(client=StubOperatorClient()) == {"sent": 0, "failed": 0}  # not acknowledged
+    (disputed,) = DecisionReport.select().where(DecisionReport.invoice_number == invoice.number)
+    assert (disputed.code, disputed.reason_code, disputed.reason, disputed.status) == (
+        207, "NON_CONFORME", "Deux jours de fermeture", "pending")
+    assert LifecycleEvent.select().where(LifecycleEvent.code == 210).count() == 0  # a dispute, not a refusal
+    assert decision_reports.send_due(client=operator_client) == {"sent": 0, "failed": 0}  # not acknowledged
     transmission = Transmission.get(Transmission.invoice_number == invoice.number)
-    assert lifecycle.dispatch(transmission.id, client=StubOperatorClient(), storage=storage).status == "acknowledged"
-    assert decision_reports.send_due(client=StubOperatorClient()) == {"sent": 1, "failed": 0}
-    assert DecisionReport.get_by_id(refused.id).status == "sent"
+    flow_id = lifecycle.dispatch(transmission.id, client=operator_client, storage=storage).provider_flow_id
+    operator.act(flow_id, "ok")
+    assert lifecycle.resync(transmission.id, client=operator_client).status == "acknowledged"
+    assert decision_reports.send_due(client=operator_client) == {"sent": 1, "failed": 0}
+    assert DecisionReport.get_by_id(disputed.id).status == "sent"
+    [dispute] = operator.flows(f"{invoice.number}:207")
+    assert (dispute["statusReport"]["code"], dispute["statusReport"]["reasonCode"],
+            dispute["statusReport"]["invoiceTypeCode"], dispute["statusReport"]["issuerRole"]) == (
+        207, "NON_CONFORME", "389", "SE")  # in the distributor's name, the seller of a self-billed invoice
 
     # The service the route calls, with the platform's legal identity the documents print.
     resolved = resolution.resolve(invoice_number=invoice.number, decision="adjust", note="Deux jours déduits",
@@ -276,6 +339,11 @@ def test_an_adjusted_contest_pays_the_corrected_invoice(client, settled, storage
     assert paid.status_code == 200, paid.json
     assert (paid.json["data"]["invoiceNumber"], paid.json["data"]["amountExclTaxCents"],
             paid.json["data"]["amountCents"]) == (corrected.number, 85_714, 102_857)
+    # The adjustment refused the contested invoice: its 210, coded, reached the operator.
+    assert decision_reports.send_due(client=operator_client) == {"sent": 1, "failed": 0}
+    [refusal] = operator.flows(f"{invoice.number}:210")
+    assert (refusal["statusReport"]["code"], refusal["statusReport"]["reasonCode"],
+            refusal["statusReport"]["reason"]) == (210, "NON_CONFORME", "Deux jours déduits")
 
 
 def test_a_missing_pdf_fails_the_delivery_which_is_retried(settled, storage, platform_config):  # noqa: F811

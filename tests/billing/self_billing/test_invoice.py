@@ -11,11 +11,13 @@ from datetime import timedelta
 import pytest
 
 from backend import clock
-from backend.billing import collection, corrections, settlement
+from backend.billing import corrections, store_share
 from backend.billing.accounting import ledger
 from backend.billing.accounting.chart import Account
+from backend.billing.collection import collect
 from backend.billing.documents.stored_pdf import STORAGE_CONTEXT
-from backend.billing.invoices import credited_cents
+from backend.billing.invoicing.invoices import credited_cents
+from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import (
     AuditEntry,
     FinancialRecord,
@@ -24,7 +26,6 @@ from backend.billing.models import (
     PaymentMethod,
     ReservationIncident,
 )
-from backend.billing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.self_billing import invoice as self_billing
 from backend.billing.self_billing import scheduler
 from backend.db import database
@@ -33,8 +34,8 @@ from backend.outbox import OutboxMessage
 from tests.billing.accounting.books import book_lines, book_totals
 from tests.billing.documents.facturx_check import check_pdf
 from tests.billing.helpers import Market, approved_org, booted_config
+from tests.billing.invoicing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 from tests.billing.self_billing.data import AFTER, DURING, Party, admin_headers, collected, sign_mandate
-from tests.billing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
 
 HOUR_MS = 3_600_000
 
@@ -245,14 +246,14 @@ def test_a_partly_refunded_sale_with_no_store_share_left_is_skipped_not_failed(m
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     sign_mandate(distributor)
     reservation = market.reservation(industrial, distributor, price_cents=1, rate_bps=10_000)  # 1 + 1 cent
-    collection.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+    collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
                        method=PaymentMethod.BANK_TRANSFER, key="k", user_id=None, config=booted_config())
     sale = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "platform_sale")
     corrections.refund(invoice_number=sale.number, amount_cents=1, reason="geste", method=PaymentMethod.BANK_TRANSFER,
                        user_id=None, config=booted_config())
     record = FinancialRecord.get_by_id(reservation.id)
     assert record.financial_status == "partially_refunded"
-    assert settlement.store_share_left(record, credited_cents(sale.id)) == 0  # the refunded cent was the store's
+    assert store_share.store_share_left(record, credited_cents(sale.id)) == 0  # the refunded cent was the store's
     with clock.frozen_at(AFTER):
         first = scheduler.self_bill_due_reservations(config=platform_config)
         second = scheduler.self_bill_due_reservations(config=platform_config)

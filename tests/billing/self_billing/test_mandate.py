@@ -11,8 +11,8 @@ import pytest
 from pypdf import PdfReader
 
 from backend import clock
+from backend.billing.invoicing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.models import AuditEntry, SelfBillingMandate
-from backend.billing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.self_billing.mandate import DRAFT_IN_FLIGHT_SECONDS
 from backend.billing.self_billing.mandate_document import STORAGE_CONTEXT
 from backend.billing.self_billing.mandate_events import apply_provider_event

@@ -1,6 +1,6 @@
 """The self-billing pass's selection (`scheduler.candidates`) is served by the indexes of migration
-157, never by reading every reservation (issue 36: its cost stays flat as the history grows;
-docs/benchmarks.md "Cost as the data grows"). The planner is told to avoid sequential scans, as it
+157, never by reading every reservation (its cost stays flat as the history grows: `vitrine bench
+growth`, docs/performance.md). The planner is told to avoid sequential scans, as it
 does by itself on a large table: the plan must then find an index for each side."""
 
 import pytest
