@@ -15,6 +15,10 @@ FORMULA_STARTS = ("=", "+", "-", "@")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
+# The same rule as a regular expression, for the OpenAPI document (clients and the fuzzer read it).
+PATTERN = r"^[^=+\-@\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+
+
 def problem(value: str) -> str | None:
     """Why `value` is refused, None when it is fine."""
     if _CONTROL.search(value):

@@ -47,7 +47,8 @@ class LegalText(fields.String):
     (`backend.legal_text`); refused with 400 `VALIDATION_ERROR` naming the field."""
 
     def __init__(self, max_length: int, **kwargs) -> None:
-        super().__init__(validate=[validate.Length(min=1, max=max_length), _legal_text], **kwargs)
+        metadata = {"pattern": legal_text.PATTERN, **kwargs.pop("metadata", {})}
+        super().__init__(validate=[validate.Length(min=1, max=max_length), _legal_text], metadata=metadata, **kwargs)
 
 
 class QueryList(fields.List):

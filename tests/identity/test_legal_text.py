@@ -5,9 +5,11 @@ before the rule is cleaned by its migration, which records the change."""
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 
+from backend import legal_text
 from backend.db import database
 from tests.factories import make_organization, make_user, signed_in
 from tests.identity.test_organizations import billing_body, manager_of
@@ -72,3 +74,9 @@ def test_the_migration_cleans_what_was_stored_before_and_records_it():
     assert database.execute_sql(
         "SELECT before, after FROM legal_text_cleaning WHERE table_name = 'organization' AND row_id = %s",
         (organization.id,)).fetchall() == [("=HYPERLINK(\"x\")\r\nSA", "HYPERLINK(\"x\")  SA")]
+
+
+@pytest.mark.parametrize("value", ["ACME SAS", "=HYPERLINK(1)", "a\x14b", "-x", "+33", "@x", "\tx", "Rue de l'Été",
+                                   "x-y", "x\x7f"])
+def test_the_documented_pattern_says_what_the_rule_says(value):
+    assert (re.match(legal_text.PATTERN, value) is not None) == (legal_text.problem(value) is None)
