@@ -97,7 +97,7 @@ def test_the_outbox_works_through_pgbouncer_in_transaction_mode(through_pgbounce
 
 
 def test_a_collection_works_through_pgbouncer_in_transaction_mode(through_pgbouncer):
-    from backend.billing import collection
+    from backend.billing.collection import collect as collection
     from backend.billing.models import PaymentMethod
     from tests.billing.helpers import Market, approved_org, booted_config
 
