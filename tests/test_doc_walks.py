@@ -41,6 +41,7 @@ def test_a_walk_names_no_port_nor_folder_of_its_own_and_waits_out_a_429(name, wa
     assert not [line for line in lines if "127.0.0.1" in line and line not in settings and not line.startswith("#")]
     assert "var/mail" not in walk.replace("${VITRINE_DATA_DIR:-var}/mail", "")
     assert 'curl -sSf -o /dev/null "$B/api/health"' in walk  # a wrong VITRINE_URL says so first
+    assert 'echo "walk done' in walk  # the last line, so a run that stopped early shows
     call = walk[walk.index("call() {"):].split("cat \"$T/body\"; }", 1)[0]
     assert "429" in call and "retryAfterSeconds" in call
     # Retry-After is whole seconds, the window's end rounded down by Redis: the wait is one more.
