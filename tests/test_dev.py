@@ -111,22 +111,6 @@ def assert_all_stopped(children, data_dir, port) -> None:
         requests.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
 
 
-def doc_walk(doc: str, heading: str) -> str:
-    """The bash block under `heading` in docs/`doc`, as written."""
-    text = (ROOT / "docs" / doc).read_text()
-    section = text[text.index(heading):]
-    return section[section.index("```bash\n") + len("```bash\n"):section.index("\n```\n")]
-
-
-def run_walk(script: str, port: int, data_dir=None) -> subprocess.CompletedProcess:
-    """A walk run from the repository root against a `vitrine dev --port port [--data-dir data_dir]`,
-    through the variables the README documents (the simulators found at port + 1 and + 2 by default)."""
-    env = dict(os.environ, VITRINE_URL=f"http://127.0.0.1:{port}")
-    if data_dir is not None:
-        env["VITRINE_MAIL_DIR"] = str(data_dir / "mail")
-    return subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-
-
 def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops_on_sighup(free_port, data_dir):
     port = free_port()
     process, output = start_dev(port, data_dir)
@@ -151,19 +135,6 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
         assert not [line for line in before if line.startswith("{")], before
         boot_log = (data_dir / "logs" / "dev.log").read_text()
         assert "migrations applied:" in boot_log and '"message": "boot"' in boot_log
-
-        # The e-invoicing walk of docs/einvoicing.md runs as written, and again.
-        if shutil.which("jq") and shutil.which("curl"):
-            walk = doc_walk("einvoicing.md", "## Walk: from an invoice")
-            for _ in range(2):
-                done = run_walk(walk, port)
-                assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-                assert '"status":"acknowledged"' in done.stdout and '"status":"rejected"' in done.stdout
-                assert '"lastErrorCode":"EINVOICE_PROVIDER_FAILED"' in done.stdout
-            # ... and stops loudly at an answer that is not 2xx (sign-in: 10 attempts a minute, 7 used here).
-            broken = run_walk(walk.replace("vitrine-demo", "not-the-password"), port)
-            assert broken.returncode == 1
-            assert f"walk stopped: POST http://127.0.0.1:{port}/api/auth/sign-in answered 401" in broken.stderr
 
         # A second `vitrine dev` on the same data directory refuses, naming the first.
         second = vitrine("dev", "--port", str(free_port()), "--data-dir", str(data_dir))
@@ -196,32 +167,6 @@ def test_vitrine_dev_owns_its_data_directory_restarts_a_crashed_worker_and_stops
     assert process.returncode == 0, text[-3000:]
     assert_all_stopped(children, data_dir, port)
     assert not (data_dir / "dev.lock").read_text()
-
-
-WALKS = (  # (doc, heading, a line of the walk's output) of the walks not run above
-    ("onboarding.md", "## Doing it by hand", '"emailVerified":true'),
-    ("billing.md", "## Try it on the running platform", '"financialStatus":"partially_refunded"'),
-    ("self-billing.md", "### Try it\n\nWith `.venv/bin/vitrine dev --port 8200` running (the e-signature", ".pdf: "),
-)
-
-
-@pytest.mark.skipif(not (shutil.which("jq") and shutil.which("curl")), reason="the walks need curl and jq")
-def test_the_onboarding_and_billing_walks_run_as_written_twice(free_port, data_dir):
-    # 16 requests of the auth-sensitive bucket (10 a minute per IP): the walks wait out a 429 once.
-    port = free_port()
-    process, output = start_dev(port, data_dir)
-    try:
-        assert output.ready.wait(timeout=180), "vitrine dev did not print its URL within 180 s"
-        assert process.poll() is None, "vitrine dev exited early:\n" + output.text()[-3000:]
-        for doc, heading, expected in WALKS:
-            walk = doc_walk(doc, heading)
-            for run in (1, 2):
-                done = run_walk(walk, port, data_dir)
-                assert done.returncode == 0, f"{doc} run {run}:\n" + done.stdout[-2000:] + done.stderr[-2000:]
-                assert expected in done.stdout and "walk done" in done.stdout, done.stdout[-2000:]
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
 
 
 def start_dev_on_a_terminal(port: int, data_dir) -> tuple[subprocess.Popen, int]:
