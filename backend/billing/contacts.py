@@ -1,5 +1,5 @@
 """Who receives an organization's billing mail (its documents, a contest's answer, an overdue
-transfer's reminder): one rule for all of them (docs/billing.md "Documents by e-mail")."""
+transfer's reminder): one rule for all of them (docs/self-billing.md "Documents by e-mail, acceptance and contest")."""
 
 from __future__ import annotations
 

@@ -544,7 +544,7 @@ class DocumentMailing(BaseModel):
 
 
 class AcceptanceStatus(StrEnum):
-    """What the distributor made of a self-billed invoice (issue 32)."""
+    """What the distributor made of a self-billed invoice."""
 
     PENDING = "pending"
     ACCEPTED = "accepted"

@@ -14,7 +14,7 @@ invoice). The payout is booked (debit 401 distributor, credit 512, and the deduc
 401, `accounting.ledger`), the invoice becomes `paid`, the financial status
 `supplier_settlement_paid`, and an audit entry records the actor.
 
-Payout timing (issue 32, docs/billing.md "Payout timing"): the self-billed invoice must be accepted
+Payout timing (docs/self-billing.md "Payout timing"): the self-billed invoice must be accepted
 by the distributor, expressly or tacitly (30 days after it was e-mailed), or its contest rejected
 by an admin; else 409 `self_billing_not_accepted`, unless the admin pays earlier with a `reason`
 (audited, `billing.supplier.payout.early` logged). An open contest blocks it whatever the reason:

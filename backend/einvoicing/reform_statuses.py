@@ -1,5 +1,5 @@
 """The reform's lifecycle statuses (API.md, "E-invoicing after the deposit" and "E-invoicing
-statuses"; docs/einvoicing.md "Lifecycle statuses" cites the lists).
+statuses"; docs/einvoicing.md "After the deposit: the reform's lifecycle statuses" cites the lists).
 
 Every code of the reform's list is known here, with its label, not only the ones the platform
 sends or expects: a status the operator reports is stored as it came, so a later one can clear an

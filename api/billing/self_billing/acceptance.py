@@ -1,5 +1,5 @@
 """The distributor's acceptance or contest of each self-billed invoice, and an admin's resolution
-of a contest (issue 32; docs/billing.md "Acceptance and contest")."""
+of a contest (docs/self-billing.md "Documents by e-mail, acceptance and contest")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Direct debits out (API.md "The bank", issue 30 point 1): the `sepa_dd` collections not yet in a
+"""Direct debits out (API.md "The bank"): the `sepa_dd` collections not yet in a
 live file, in one SEPA Core direct debit initiation (pain.008.001.08).
 
 Each debit quotes the mandate the customer signed: its reference (RUM, `backend.sepa.

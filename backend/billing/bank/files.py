@@ -1,4 +1,4 @@
-"""The files for the bank (API.md "The bank", issue 30 point 3): made, stored, listed, read back.
+"""The files for the bank (API.md "The bank"): made, stored, listed, read back.
 
 `make_file` runs one file run in one transaction, serialized per kind (an advisory lock): the
 payment orders due are locked, written in one ISO 20022 message validated against its schema

@@ -1,4 +1,4 @@
-"""Credit transfers out (API.md "The bank", issue 30 point 2): the supplier payouts and refunds not
+"""Credit transfers out (API.md "The bank"): the supplier payouts and refunds not
 yet in a live file, in one SEPA credit transfer initiation (pain.001.001.09) from the platform's
 account: a payout to the distributor's billing-profile IBAN, a refund to the industrial's, each
 with the payment order's end-to-end id and, as remittance, the number of the invoice it pays (the

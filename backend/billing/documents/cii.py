@@ -3,7 +3,7 @@
 `build_cii(snapshot)` returns the bytes embedded as `factur-x.xml`. Elements follow the order of
 the CII D16B schema the Factur-X BASIC XSD restricts; the comments name the EN 16931 business
 terms (BT-n) and the French rules (BR-FR-n, the reform's "Flux 2" schematron) each one answers.
-docs/billing.md "Invoice documents" has the field-by-field table.
+docs/invoices.md "Invoice documents" has the field-by-field table.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Documents e-mailed to the people they concern (issue 32), once their Factur-X PDF is stored.
+"""Documents e-mailed to the people they concern, once their Factur-X PDF is stored.
 
 The post-invoice hook queues `mail_invoice_document` once the PDF is stored; this module's
 `mail_document` (the actor's service) writes, in one transaction, the document's claim

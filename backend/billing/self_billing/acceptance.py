@@ -1,5 +1,5 @@
 """The distributor's acceptance or contest of each self-billed invoice (spec C's mandate: "tacit or
-express acceptance with a 30-day contestation delay per invoice"; issue 32).
+express acceptance with a 30-day contestation delay per invoice").
 
 Each self-billed invoice gets a `pending` acceptance row when it is issued (`invoice._issue`). Its
 deadline is 30 days after it was e-mailed to the distributor (the first delivery of

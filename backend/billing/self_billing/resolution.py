@@ -1,4 +1,4 @@
-"""An admin resolves a distributor's contest of a self-billed invoice (issue 32).
+"""An admin resolves a distributor's contest of a self-billed invoice.
 
 - `reject`: the invoice stands; the contest keeps its reason and gets the admin's note, the
   distributor is told by e-mail (where to answer: `PLATFORM_LEGAL_EMAIL`, else its space), and

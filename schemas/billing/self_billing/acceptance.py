@@ -1,5 +1,5 @@
 """Shapes of the distributor's acceptance or contest of a self-billed invoice, and of an admin's
-resolution of a contest (issue 32)."""
+resolution of a contest."""
 
 from __future__ import annotations
 
