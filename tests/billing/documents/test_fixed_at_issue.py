@@ -4,27 +4,12 @@ its state when it was issued, never from when its PDF is rendered. A direct-debi
 
 from __future__ import annotations
 
-import pytest
-
 from backend.billing.bank import statements
 from backend.billing.documents.cii import billing_framework
 from backend.billing.documents.invoice_snapshot import snapshot_of_invoice
 from backend.billing.documents.render import payment_terms, render_invoice_pdf
 from backend.billing.models import Invoice, PaymentOrder
-from storage import build_storage
 from tests.billing.bank.statements_data import collected, config, credit, statement
-
-
-@pytest.fixture
-def storage(config):
-    return build_storage(config)
-
-
-@pytest.fixture
-def seeded(storage):
-    from backend.documents.seeding import seed_default_versions
-
-    return seed_default_versions(storage)
 
 
 def test_a_debit_sale_says_the_same_before_and_after_its_settlement(storage, seeded):

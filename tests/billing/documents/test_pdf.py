@@ -18,22 +18,9 @@ from backend.billing.documents.facturx import FX_NAMESPACE, embed_facturx
 from backend.billing.documents.render import render_invoice_pdf
 from backend.billing.documents.stored_pdf import store_invoice_pdf
 from backend.errors import PayloadTooLarge, ValidationError
-from storage import build_storage
 from tests.billing.documents import invoice_samples as samples
 from tests.billing.documents.facturx_check import FacturXInvalid, check_pdf
 from tests.documents.conftest import pdf_pages
-
-
-@pytest.fixture
-def storage(config):
-    return build_storage(config)
-
-
-@pytest.fixture
-def seeded(storage):
-    from backend.documents.seeding import seed_default_versions
-
-    return seed_default_versions(storage)
 
 
 @pytest.mark.parametrize("type_code", sorted(samples.ALL_KINDS))
