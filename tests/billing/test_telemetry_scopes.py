@@ -22,7 +22,7 @@ from backend.errors import DomainError
 from backend.identity.models import BillingProfile
 from tests.billing.documents import invoice_samples as samples
 from tests.billing.helpers import Market, approved_org, booted_config
-from tests.billing.invoicing.test_post_invoice_hook import issue, platform_config, seeded, storage  # noqa: F401 (fixtures)
+from tests.billing.invoicing.test_post_invoice_hook import issue, platform_config  # noqa: F401 (fixtures)
 from tests.billing.self_billing import mandate_fixtures
 from tests.billing.self_billing.data import AFTER, DURING, collected, sign_mandate
 from tests.billing.self_billing.test_invoice import open_incident_on, refuse_invoices_of

@@ -30,18 +30,6 @@ START = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 @pytest.fixture
-def storage(config):
-    return build_storage(config)
-
-
-@pytest.fixture
-def seeded(storage):
-    from backend.documents.seeding import seed_default_versions
-
-    return seed_default_versions(storage)
-
-
-@pytest.fixture
 def platform_config(config):
     """The platform's legal identity and operator access point, as a deployment sets them."""
     from dataclasses import replace

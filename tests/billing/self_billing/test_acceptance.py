@@ -34,7 +34,7 @@ from backend.identity.models import BillingProfile
 from backend.outbox import OutboxMessage
 from tests.billing.documents.facturx_check import check_pdf, extract_xml
 from tests.billing.helpers import Market, approved_org
-from tests.billing.invoicing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
+from tests.billing.invoicing.test_post_invoice_hook import platform_config  # noqa: F401 (fixtures)
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
 from tests.einvoicing.conftest import CLIENT_ID, CLIENT_SECRET, ENTITY_ID, operator  # noqa: F401 (fixture)
 from tests.factories import add_member, make_user, signed_in
@@ -58,7 +58,7 @@ def settled(platform_config, storage, seeded):  # noqa: F811
                            invoice=Invoice.get_by_id(invoice.id))
 
 
-def deliver(invoice: Invoice, storage, config) -> list[str]:  # noqa: F811
+def deliver(invoice: Invoice, storage, config) -> list[str]:
     """Mail the document and deliver its e-mails (as the two actors do); their ids."""
     mailing.mail_document(invoice.id, storage=storage)
     ids = list(DocumentMailing.get_by_id(invoice.id).email_message_ids)

@@ -34,7 +34,7 @@ from backend.outbox import OutboxMessage
 from tests.billing.accounting.books import book_lines, book_totals
 from tests.billing.documents.facturx_check import check_pdf
 from tests.billing.helpers import Market, approved_org, booted_config
-from tests.billing.invoicing.test_post_invoice_hook import platform_config, seeded, storage  # noqa: F401 (fixtures)
+from tests.billing.invoicing.test_post_invoice_hook import platform_config  # noqa: F401 (fixtures)
 from tests.billing.self_billing.data import AFTER, DURING, Party, admin_headers, collected, sign_mandate
 
 HOUR_MS = 3_600_000
@@ -69,7 +69,7 @@ def refuse_invoices_of(reservation) -> None:
 
 
 @pytest.mark.owner  # refuse_invoices_of creates a trigger
-def test_a_pass_counts_each_outcome_and_a_failing_unit_never_stops_it(market, storage, seeded,  # noqa: F811
+def test_a_pass_counts_each_outcome_and_a_failing_unit_never_stops_it(market, storage, seeded,
                                                                        platform_config, log_lines):  # noqa: F811
     industrial = approved_org("industrial")
     signed, unsigned = approved_org("distributor"), approved_org("distributor")

@@ -1,4 +1,4 @@
-"""Fixtures of the invoice-document tests: the storage the PDFs go to, with the default templates."""
+"""Fixtures of the billing tests: the storage documents go to, with the default templates."""
 
 from __future__ import annotations
 
