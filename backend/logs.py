@@ -150,17 +150,19 @@ def _is_runner_handler(handler: logging.Handler) -> bool:
     return type(handler) is logging.StreamHandler and not isinstance(handler.formatter, JsonFormatter)
 
 
-class _StdoutHandler(logging.StreamHandler):
-    """Writes to `sys.stdout` as it is when a record is emitted, not as it was when logging was
-    configured: whoever swaps it (pytest's capture, which closes its own stream afterwards) must
-    not leave a handler writing to a closed file (`ValueError: I/O operation on closed file`)."""
+class _StandardStreamHandler(logging.StreamHandler):
+    """Writes to `sys.stdout` (or `sys.stderr`) as it is when a record is emitted, not as it was
+    when logging was configured: whoever swaps it (pytest's capture, which closes its own stream
+    afterwards) must not leave a handler writing to a closed file (`ValueError: I/O operation on
+    closed file`)."""
 
-    def __init__(self) -> None:
-        super().__init__(sys.stdout)
+    def __init__(self, name: str) -> None:
+        self.standard = name
+        super().__init__(getattr(sys, name))
 
     @property
     def stream(self):  # type: ignore[override]
-        return sys.stdout
+        return getattr(sys, self.standard)
 
     @stream.setter
     def stream(self, value) -> None:
@@ -170,7 +172,8 @@ class _StdoutHandler(logging.StreamHandler):
 def configure_logging(level: str = "info", stream=None, formatter: logging.Formatter | None = None
                       ) -> logging.Handler | None:
     """Install the JSON handler (or `formatter`'s) on the root logger and return it (idempotent:
-    called again without a stream, only the level changes, and None is returned)."""
+    called again without a stream, only the level changes, and None is returned). `stream` is a
+    file, or "stderr" for the process's standard error as it is at each record (stdout when none)."""
     global _configured
     root = logging.getLogger()
     root.setLevel(LEVELS.get(level, logging.INFO))
@@ -183,7 +186,10 @@ def configure_logging(level: str = "info", stream=None, formatter: logging.Forma
     for handler in list(root.handlers):
         if getattr(handler, "_vitrine", False) or _is_runner_handler(handler):
             root.removeHandler(handler)
-    handler = logging.StreamHandler(stream) if stream is not None else _StdoutHandler()
+    if stream is None or stream == "stderr":
+        handler: logging.StreamHandler = _StandardStreamHandler("stderr" if stream else "stdout")
+    else:
+        handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter or JsonFormatter())
     handler._vitrine = True  # type: ignore[attr-defined]
     root.addHandler(handler)

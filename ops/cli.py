@@ -513,7 +513,7 @@ def configure_command_logging(config) -> None:
     from ops.progress import is_terminal
 
     text = config.log_format == "text" or (config.log_format == "auto" and is_terminal(sys.stderr))
-    handler = configure_logging(config.log_level, stream=sys.stderr, formatter=TextFormatter() if text else None)
+    handler = configure_logging(config.log_level, stream="stderr", formatter=TextFormatter() if text else None)
     if text and not os.environ.get("LOG_LEVEL"):
         handler.setLevel(logging.WARNING)
 

@@ -36,11 +36,20 @@ def _is_xdist_controller(config) -> bool:
     return not os.environ.get("PYTEST_XDIST_WORKER") and bool(getattr(config.option, "numprocesses", None))
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """The `long` tests first: `--dist worksteal` (setup.cfg) gives each worker half of the list
+    and lets an idle one take from the other, so a long test started at once ends with the rest
+    instead of after it."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "committed: the test commits; tables are truncated afterwards")
     config.addinivalue_line("markers", "owner: the test runs as the role owning the tables (it injects faults "
                                        "with triggers, which the runtime role may not create)")
     config.addinivalue_line("markers", "drills: fault drills with real processes (tests/reliability/test_drills.py)")
+    config.addinivalue_line("markers", "long: runs for minutes; collected first, so that under `-n 2` one worker "
+                                       "starts it while the other takes the rest")
     if _is_xdist_controller(config):
         return  # the controller runs no test
     from backend import embedded

@@ -80,6 +80,7 @@ def run_walk(script: str, port: int, folder, sessions) -> subprocess.CompletedPr
     return subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
 
 
+@pytest.mark.long
 @pytest.mark.timeout(1800)
 @pytest.mark.skipif(not (shutil.which("jq") and shutil.which("curl")), reason="the walks need curl and jq")
 def test_every_walk_runs_twice_in_a_random_order_on_one_platform(free_port, data_dir, tmp_path):  # noqa: F811
