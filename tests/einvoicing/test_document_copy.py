@@ -52,7 +52,7 @@ def body_of(invoice_id: str) -> str:
     return EmailMessage.get_by_id(email_id).body_text
 
 
-def deposit(invoice, storage, config, operator, odp, action: str) -> Transmission:  # noqa: F811
+def deposit(invoice, storage, config, operator, odp, action: str) -> Transmission:
     outcome = run_post_invoice_hook(invoice.id, storage=storage, config=config)
     assert outcome.transmission_id
     flow_id = lifecycle.dispatch(outcome.transmission_id, client=odp, storage=storage).provider_flow_id
