@@ -27,6 +27,10 @@ Resync asks the operator: for `sent`, by flow id (`Ok`/`Archived` -> `acknowledg
 `rejected` with the reform's 213 Rejetée in its lifecycle, `Pending` or anything else: no move);
 for the other non-terminal statuses, by `trackingId`, and a flow found there moves the
 transmission to `sent` through `dispatching`.
+
+A move to `acknowledged` of an electronic invoice (here, or polling's moves in bulk) publishes
+`einvoice.acknowledged` in its transaction (`announce_deposits`): the customer's e-mail is a copy
+of the invoice the operator accepted, sent then and never for a rejected deposit.
 """
 
 from __future__ import annotations
@@ -178,8 +182,8 @@ def apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
             moved = _move(transmission.id, (S.SENT,), S.ACKNOWLEDGED, trigger=trigger, actor_user_id=actor_user_id,
                           answer=flow.answer, provider_status=ProviderStatus.ACCEPTED, operator_status=flow.status,
                           last_synced_at=now)
-            if moved is not None:
-                announce_deposit(moved)
+            if moved is not None and moved.processing_rule == "B2B":  # e-reporting data were mailed at issue
+                announce_deposits([moved.invoice_number])
     elif flow.status == OperatorStatus.ERROR:
         with transaction():
             moved = _move(transmission.id, (S.SENT,), S.REJECTED, trigger=trigger, actor_user_id=actor_user_id,
@@ -197,14 +201,19 @@ def apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
     return moved or _reload(transmission.id)
 
 
-def announce_deposit(transmission: Transmission) -> None:
-    """The operator accepted the deposit: `einvoice.acknowledged` is published with the document's
-    invoice id, in the move's transaction, so billing e-mails its copy of the electronic invoice
-    then, and only then (a rejected deposit publishes nothing)."""
-    row = database.execute_sql("SELECT id FROM billing_invoice WHERE number = %s",  # billing's table, read only
-                               (transmission.invoice_number,)).fetchone()
-    if row is not None:
-        events.publish(events.EINVOICE_ACKNOWLEDGED, str(row[0]))
+def announce_deposits(invoice_numbers: Iterable[str]) -> int:
+    """The operator accepted these electronic invoices' deposits: `einvoice.acknowledged` is
+    published with each document's invoice id, in the caller's transaction (the move's), so billing
+    e-mails its copy of the electronic invoice then, and only then (a rejected deposit publishes
+    nothing). Returns how many were published."""
+    numbers = list(invoice_numbers)
+    if not numbers:
+        return 0
+    rows = database.execute_sql("SELECT id FROM billing_invoice WHERE number = ANY(%s)",  # billing's, read only
+                                (numbers,)).fetchall()
+    for (invoice_id,) in rows:
+        events.publish(events.EINVOICE_ACKNOWLEDGED, str(invoice_id))
+    return len(rows)
 
 
 def rejection_of(flow: Flow) -> LifecycleStatus:

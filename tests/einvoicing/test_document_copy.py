@@ -10,7 +10,7 @@ import pytest
 from backend.billing.documents import mailing
 from backend.billing.invoicing.post_invoice_hook import run_post_invoice_hook
 from backend.billing.models import DocumentMailing, InvoiceKind
-from backend.einvoicing import lifecycle
+from backend.einvoicing import lifecycle, polling
 from backend.einvoicing.models import Transmission
 from backend.einvoicing.operator_client import OdpClient
 from backend.email.messages import EmailMessage
@@ -73,6 +73,17 @@ def test_the_copy_goes_once_the_operator_accepted_the_deposit_and_says_so(
     assert "l'original qui fait foi est ce document électronique" in body
     run_post_invoice_hook(invoice.id, storage=storage, config=platform_config)  # a second hook
     assert queued_mails(invoice.id) == 1 and mailing.mail_document(invoice.id, storage=storage) is None
+
+
+def test_a_deposit_a_polling_pass_finds_accepted_queues_its_copy(
+        storage, seeded, platform_config, operator, odp):  # noqa: F811
+    invoice = sale(platform_config)
+    transmission_id = run_post_invoice_hook(invoice.id, storage=storage, config=platform_config).transmission_id
+    operator.act(lifecycle.dispatch(transmission_id, client=odp, storage=storage).provider_flow_id, "ok")
+    assert queued_mails(invoice.id) == 0
+    polling.run_pass(polling.start_pass_if_due(1), client=odp, storage=storage)  # acknowledges in bulk
+    assert Transmission.get_by_id(transmission_id).status == "acknowledged"
+    assert queued_mails(invoice.id) == 1
 
 
 def test_a_rejected_deposit_is_never_emailed(storage, seeded, platform_config, operator, odp):  # noqa: F811
