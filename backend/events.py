@@ -13,6 +13,7 @@ from backend import outbox
 
 RESERVATION_APPROVED = "reservation.approved"
 INVOICE_ISSUED = "invoice.issued"
+EINVOICE_ACKNOWLEDGED = "einvoice.acknowledged"
 ORGANIZATION_IBAN_CHANGED = "organization.iban_changed"
 ENVELOPE_SIGNED = "onboarding.envelope_signed"
 SIGNATURE_EVENT_PROCESSED = "onboarding.signature_event_processed"
@@ -30,6 +31,8 @@ SUBSCRIBERS: dict[str, tuple[str, ...]] = {
     # An invoice committed (any kind): the post-invoice hook of spec C (Factur-X PDF, then the
     # e-invoice transmission draft).
     INVOICE_ISSUED: ("run_post_invoice_hook",),
+    # The operator accepted an invoice's deposit: its copy is e-mailed to whom it concerns.
+    EINVOICE_ACKNOWLEDGED: ("mail_invoice_document",),
     # An approved organization's IBAN changed: its SEPA mandate no longer matches the account.
     ORGANIZATION_IBAN_CHANGED: ("end_sepa_mandates",),
 }

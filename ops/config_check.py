@@ -58,10 +58,23 @@ def summary(config: Config) -> list[str]:
     storage = (f"gcs bucket {config.gcs_bucket}" if config.storage_backend == "gcs"
                else f"local {data_dir}/storage{volume}")
     mail = "SMTP_URL" if config.smtp_url else f"files in {data_dir}/mail"
-    count = len(config.warnings)
+    warnings = [*config.warnings, *self_billing_warnings(config)]
+    count = len(warnings)
     lines = [f"configuration valid ({config.environment}): database {database}, Redis {redis}, storage {storage}, "
              f"e-mail {mail}, log level {config.log_level}; {count} warning{'' if count == 1 else 's'}"]
-    return lines + [f"warning: {warning}" for warning in config.warnings]
+    return lines + [f"warning: {warning}" for warning in warnings]
+
+
+def self_billing_warnings(config: Config) -> list[str]:
+    """In production, self-billed invoices issued (the scheduler on) but kept out of e-invoicing: a
+    self-billed invoice is an invoice like any other under the reform, deposited by the platform
+    that draws it up (docs/einvoicing.md, "Configuration")."""
+    if config.environment == "production" and config.self_billing_scheduler_enabled \
+            and not config.einvoicing_self_billing_enabled:
+        return ["EINVOICING_SELF_BILLING_ENABLED=false while SELF_BILLING_SCHEDULER_ENABLED=true: the self-billed "
+                "invoices are issued but never transmitted to the e-invoicing operator (set "
+                "EINVOICING_SELF_BILLING_ENABLED=true)"]
+    return []
 
 
 # Policies under which Redis, once full, evicts keys without an expiry: queued messages among them.

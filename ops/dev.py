@@ -135,7 +135,10 @@ def dev_defaults(port: int, env: Mapping[str, str]) -> dict[str, str]:
     defaults["DEFAULT_PRINTER_ORGANIZATION_ID"] = DEMO_PRINTER
     # The self-billing pass every minute: the demo distributor's ended reservation is self-billed
     # soon after start, and its invoice e-mailed to it (the mail folder), as a platform in production does.
-    defaults.update({"SELF_BILLING_SCHEDULER_ENABLED": "true", "SELF_BILLING_SCHEDULER_INTERVAL_MS": "60000"})
+    # Its self-billed invoices are deposited with the operator, as the reform requires in production
+    # (docs/einvoicing.md, "Configuration"); EINVOICING_SELF_BILLING_ENABLED=false keeps them out.
+    defaults.update({"SELF_BILLING_SCHEDULER_ENABLED": "true", "SELF_BILLING_SCHEDULER_INTERVAL_MS": "60000",
+                     "EINVOICING_SELF_BILLING_ENABLED": "true"})
     return {name: value for name, value in defaults.items() if not env.get(name)}
 
 

@@ -186,6 +186,8 @@ def _read(root: etree._Element, problems: list[str]) -> dict:
     closed(reason_code, reason_codes.LABELS, "reason code (BR-FR-CDV-CL-09)")
     if code in reform_statuses.REASON_REQUIRED and reason_code is None:
         problems.append(f"a {code} carries a reason code (BR-FR-CDV-CL-09)")
+    elif reason_code in reason_codes.LABELS and code is not None and not reason_codes.admitted(reason_code, code):
+        problems.append(f"reason code {reason_code} is not admitted for a {code} (BR-FR-CDV-CL-09_MDT-113_{code})")
     amounts = []
     for characteristic in _all(root, reference + "ram:SpecifiedDocumentStatus/ram:SpecifiedDocumentCharacteristic"):
         kind = _text(characteristic, "ram:TypeCode")

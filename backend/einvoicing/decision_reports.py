@@ -36,11 +36,11 @@ def queue(invoice_number: str, *, code: int, at: datetime, reason_code: str | No
           reason: str | None = None) -> DecisionReport | None:
     """Record the decision's status for the invoice's flow, in the caller's transaction (nothing
     without a transmission); a second call for the same code adds nothing. A 207 or a 210 needs a
-    reason code of the reform's list (ValueError otherwise)."""
+    reason code the reform's list admits for that status (ValueError otherwise)."""
     if code not in CODES:
         raise ValueError(f"a distributor's decision is one of {CODES}, not {code}")
-    if code != APPROVED and reason_code not in reason_codes.LABELS:
-        raise ValueError(f"a {code} carries a reason code of the reform's list, not {reason_code!r}")
+    if code != APPROVED and not reason_codes.admitted(reason_code, code):
+        raise ValueError(f"a {code} carries a reason code the reform admits for it, not {reason_code!r}")
     transmission = Transmission.get_or_none(Transmission.invoice_number == invoice_number,
                                             Transmission.document_kind == "invoice")
     if transmission is None:

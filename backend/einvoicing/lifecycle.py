@@ -27,6 +27,10 @@ Resync asks the operator: for `sent`, by flow id (`Ok`/`Archived` -> `acknowledg
 `rejected` with the reform's 213 Rejetée in its lifecycle, `Pending` or anything else: no move);
 for the other non-terminal statuses, by `trackingId`, and a flow found there moves the
 transmission to `sent` through `dispatching`.
+
+A move to `acknowledged` of an electronic invoice (here, or polling's moves in bulk) publishes
+`einvoice.acknowledged` in its transaction (`announce_deposits`): the customer's e-mail is a copy
+of the invoice the operator accepted, sent then and never for a rejected deposit.
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ from datetime import timedelta
 
 from peewee import Select, fn
 
-from backend import clock
-from backend.db import transaction
+from backend import clock, events
+from backend.db import database, transaction
 from backend.einvoicing import directory, reason_codes, reform_statuses
 from backend.einvoicing.flow_types import SELF_BILLED_KINDS, addressee_siren
 from backend.einvoicing.models import Transmission
@@ -174,9 +178,12 @@ def apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
         return transmission
     now = clock.now()
     if flow.status in ACKNOWLEDGING:
-        moved = _move(transmission.id, (S.SENT,), S.ACKNOWLEDGED, trigger=trigger, actor_user_id=actor_user_id,
-                      answer=flow.answer, provider_status=ProviderStatus.ACCEPTED, operator_status=flow.status,
-                      last_synced_at=now)
+        with transaction():
+            moved = _move(transmission.id, (S.SENT,), S.ACKNOWLEDGED, trigger=trigger, actor_user_id=actor_user_id,
+                          answer=flow.answer, provider_status=ProviderStatus.ACCEPTED, operator_status=flow.status,
+                          last_synced_at=now)
+            if moved is not None and moved.processing_rule == "B2B":  # e-reporting data were mailed at issue
+                announce_deposits([moved.invoice_number])
     elif flow.status == OperatorStatus.ERROR:
         with transaction():
             moved = _move(transmission.id, (S.SENT,), S.REJECTED, trigger=trigger, actor_user_id=actor_user_id,
@@ -194,12 +201,28 @@ def apply_flow_status(transmission: Transmission, flow: Flow, *, trigger: str,
     return moved or _reload(transmission.id)
 
 
+def announce_deposits(invoice_numbers: Iterable[str]) -> int:
+    """The operator accepted these electronic invoices' deposits: `einvoice.acknowledged` is
+    published with each document's invoice id, in the caller's transaction (the move's), so billing
+    e-mails its copy of the electronic invoice then, and only then (a rejected deposit publishes
+    nothing). Returns how many were published."""
+    numbers = list(invoice_numbers)
+    if not numbers:
+        return 0
+    rows = database.execute_sql("SELECT id FROM billing_invoice WHERE number = ANY(%s)",  # billing's, read only
+                                (numbers,)).fetchall()
+    for (invoice_id,) in rows:
+        events.publish(events.EINVOICE_ACKNOWLEDGED, str(invoice_id))
+    return len(rows)
+
+
 def rejection_of(flow: Flow) -> LifecycleStatus:
     """An operator `Error` at the deposit as the reform's 213 Rejetée: dated when the operator
-    changed the flow, its reason the operator's code when it is one of the reform's list (else a
+    changed the flow, its reason the operator's code when the reform admits it for a 213 (else a
     semantic rejection) and its message."""
     errors = flow.answer.get("errors") if isinstance(flow.answer.get("errors"), list) else []
-    codes = [e.get("code") for e in errors if isinstance(e, dict) and e.get("code") in reason_codes.LABELS]
+    codes = [e.get("code") for e in errors
+             if isinstance(e, dict) and reason_codes.admitted(e.get("code"), reform_statuses.REJECTED)]
     code = codes[0] if codes else reason_codes.DEFAULT_REJECTION
     at = str(flow.answer.get("updatedAt") or "")
     if reform_statuses.parse_at(at) is None:

@@ -5,8 +5,14 @@ A 212 reports money received on an invoice that stands: none for a sale credited
 refused or credited one is owed by nobody); a refund's negative 212 goes only after a positive one
 (money given back that was reported as received).
 
-VAT on services is due on payment, so the seller reports what it received, when its bank shows
-it: for each payment order of a `platform_sale` (its collection) settled by a bank statement
+VAT on services is due on payment (CGI art. 269, 2-c), so the seller reports what it received,
+when its bank shows it; a sale whose seller opted to pay VAT on debits (`vatOnDebits` on the issuer
+frozen on the invoice, `PLATFORM_VAT_ON_DEBITS`) owed its VAT at issue, so its payments are no
+payment data and get no 212. Self-billed invoices get none from the platform either: the
+encaissement is the distributor's to report, through its own platform (docs/einvoicing.md,
+"Payment data of self-billed services").
+
+For the others: for each payment order of a `platform_sale` (its collection) settled by a bank statement
 (settlement `settled`, docs/bank.md), one 212 with the amount received per VAT rate, dated the
 settlement's booking day; for each settled refund of that sale (its payment order names the
 refund's credit note, which names the sale), a negative one; for a direct debit the bank returned
@@ -49,6 +55,7 @@ _UNREPORTED = """
     JOIN billing_invoice sale ON sale.id = coalesce(doc.credited_invoice_id, doc.id)
     WHERE po.status = 'paid' AND po.settlement = 'settled' AND po.settled_on IS NOT NULL AND po.amount_cents <> 0
       AND po.kind IN ('reservation_total', 'refund') AND sale.kind = 'platform_sale'
+      AND NOT coalesce((sale.issuer ->> 'vatOnDebits')::boolean, false)
       AND NOT EXISTS (SELECT 1 FROM einvoice_payment_report r
                       WHERE r.idempotency_key = sale.number || ':212:' || po.id)
       AND CASE WHEN po.kind = 'refund'

@@ -213,8 +213,9 @@ def _acknowledge(rows: list[tuple[str, str]]) -> int:
             "UPDATE einvoice_transmission t SET status = 'acknowledged', provider_status = 'accepted', "  # noqa: S608
             "operator_status = v.operator_status, last_synced_at = %s, updated_at = %s, status_changed_at = %s "
             f"FROM (VALUES {placeholders}) AS v(flow_id, operator_status) "
-            "WHERE t.provider_flow_id = v.flow_id AND t.status = 'sent'",
+            "WHERE t.provider_flow_id = v.flow_id AND t.status = 'sent' RETURNING t.invoice_number, t.processing_rule",
             [now, now, now, *(item for row in rows for item in row)])
+        lifecycle.announce_deposits(number for number, rule in cursor.fetchall() if rule == "B2B")
     return cursor.rowcount
 
 

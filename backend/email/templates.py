@@ -57,16 +57,16 @@ TEMPLATES: dict[str, Template] = {
     "billing_document": Template(
         "{document} {number} : {platform}",
         "Bonjour,\n\nVeuillez trouver ci-joint {document_phrase} {number} du {issued_on} ({issuer}), d'un montant "
-        "de {amount} TTC.\n{payment}\n\nLe PDF joint est au format Factur-X : les données structurées du document "
-        "(factur-x.xml) y sont incluses, lisibles par votre logiciel comptable.\n\nVos documents sont aussi dans "
-        "votre espace {platform} :\n\n{link}",
+        "de {amount} TTC.\n{payment}\n\n{copy}Le PDF joint est au format Factur-X : les données structurées du "
+        "document (factur-x.xml) y sont incluses, lisibles par votre logiciel comptable.\n\nVos documents sont aussi "
+        "dans votre espace {platform} :\n\n{link}",
     ),
     "self_billed_document": Template(
         "Autofacturation : {document} {number} {issued} en votre nom sur {platform}",
         "Bonjour,\n\nAu titre du mandat d'autofacturation que vous avez signé, {platform} a émis en votre nom "
         "{document_phrase} {number} du {issued_on}, d'un montant de {amount} TTC.\n{payment}\n\n{acceptance}\n\n"
-        "Le PDF joint est au format Factur-X : les données structurées du document (factur-x.xml) y sont incluses."
-        "\n\nVos autofactures sont dans votre espace {platform} :\n\n{link}",
+        "{copy}Le PDF joint est au format Factur-X : les données structurées du document (factur-x.xml) y sont "
+        "incluses.\n\nVos autofactures sont dans votre espace {platform} :\n\n{link}",
     ),
     "self_billing_contest_rejected": Template(
         "Votre contestation de la facture {number} : {platform}",

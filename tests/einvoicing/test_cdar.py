@@ -44,13 +44,15 @@ def test_a_212_reads_back_with_its_amounts_per_rate_and_the_profile_s_context():
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(code=st.sampled_from(sorted(reform_statuses.LABELS)), reason=st.sampled_from(sorted(reason_codes.LABELS)),
+@given(code=st.sampled_from(sorted(reform_statuses.LABELS)), pick=st.integers(0, len(reason_codes.LABELS)),
        amounts=st.lists(st.tuples(st.integers(-10**9, 10**9).filter(bool), st.sampled_from([0, 210, 550, 1000, 2000])),
                         min_size=1, max_size=3),
        text=st.text(st.characters(blacklist_categories=("Cs", "Cc", "Cn")), min_size=1, max_size=40)
        .filter(str.strip))
-def test_any_status_the_platform_may_send_reads_back_as_built(code, reason, amounts, text):
+def test_any_status_the_platform_may_send_reads_back_as_built(code, pick, amounts, text):
     needs_reason = code in reform_statuses.REASON_REQUIRED
+    admitted = sorted(reason_codes.ALLOWED.get(code, reason_codes.LABELS))  # the status's own list
+    reason = admitted[pick % len(admitted)]
     built = message(code=code, reason_code=reason if needs_reason else None, reason=text.strip(),
                     received=tuple(cdar.Received(a, r) for a, r in amounts) if code == 212 else ())
     summary = check(cdar.build(built))
@@ -76,6 +78,10 @@ REFUSED = [
     ("a 210 without its reason code", lambda: cdar.build(message(code=210, received=())), "carries a reason code"),
     ("a reason outside the closed list", lambda: cdar.build(message(code=210, reason_code="FAUTE", received=())),
      "BR-FR-CDV-CL-09"),
+    ("a reason of the list a 210 does not admit",
+     lambda: cdar.build(message(code=210, reason_code="AUTRE", received=())), "BR-FR-CDV-CL-09_MDT-113_210"),
+    ("a 213 with a dispute's reason",
+     lambda: cdar.build(message(code=213, reason_code="QTE_ERR", received=())), "not admitted for a 213"),
     ("a status outside the reform's list",
      lambda: _broken(cdar.build(message()), b"ProcessConditionCode>212<", b"ProcessConditionCode>299<"),
      "status code '299'"),

@@ -1,11 +1,21 @@
 """Documents e-mailed to the people they concern, once their Factur-X PDF is stored.
 
-The post-invoice hook queues `mail_invoice_document` once the PDF is stored; this module's
+The post-invoice hook, or the operator's acceptance of the deposit (below), queues
+`mail_invoice_document` once the PDF is stored; this module's
 `mail_document` (the actor's service) writes, in one transaction, the document's claim
 (`billing_document_mailing`, keyed by the invoice: a redelivered job or a second hook finds it and
 sends nothing more) and one outbox e-mail per recipient, each carrying the stored PDF by reference
 (`backend.email.messages.Attachment`): the Factur-X file itself, so its XML travels with it. The
 e-mail outbox delivers them (SMTP, or `.eml` files under `vitrine dev`), retrying failures.
+
+When: a document the e-invoicing operator receives is e-mailed as what it is, a copy of the
+electronic invoice, once the operator accepted its deposit (`einvoice.acknowledged`); the e-mail
+says so and gives the deposit's day. While its transmission waits, the job sends nothing (the
+acceptance queues it again), and a rejected deposit is never e-mailed: a rejected invoice is deemed
+never issued (docs/einvoicing.md). A document that is no electronic invoice (no transmission, or
+only e-reporting data for a buyer abroad) is the invoice itself, e-mailed once its PDF is stored.
+The transmission is read from the e-invoicing area's table (read only: billing documents never
+import that area).
 
 Who receives what: sale invoices and their credit notes go to the industrial customer; self-billed
 invoices and supplier credit notes go to the distributor in whose name they were issued, with the
@@ -89,6 +99,11 @@ def mail_document(invoice_id: str, *, storage: Storage) -> DocumentMailing | Non
         log_event(f"{SCOPE}_skipped", "document not e-mailed: no stored PDF or no recipient organization", "warn",
                   invoiceNumber=invoice.number, kind=invoice.kind)
         return None
+    deposit = deposit_accepted_at(invoice.number)
+    if deposit is AWAITING_DEPOSIT:
+        log_event(f"{SCOPE}_deferred", "document not e-mailed yet: its deposit is not accepted by the operator",
+                  "info", invoiceNumber=invoice.number, kind=invoice.kind)
+        return None
     recipients = billing_recipients(organization_id)
     if not recipients:
         log_event(f"{SCOPE}_skipped", "document not e-mailed: the organization has no billing e-mail nor manager",
@@ -98,7 +113,7 @@ def mail_document(invoice_id: str, *, storage: Storage) -> DocumentMailing | Non
                      storage.size(STORAGE_CONTEXT, invoice.pdf_storage_key))
     template = "self_billed_document" if invoice.kind in SELF_BILLED_KINDS else "billing_document"
     link = public_link("/distributor/billing" if invoice.kind in SELF_BILLED_KINDS else "/industrial/billing")
-    context = _context(invoice)
+    context = {**_context(invoice), "copy": _copy_notice(invoice, deposit)}
     with transaction():
         claimed = (DocumentMailing.insert(invoice_id=invoice.id, email_message_ids=[], recipients=recipients,
                                           created_at=clock.now())
@@ -110,6 +125,37 @@ def mail_document(invoice_id: str, *, storage: Storage) -> DocumentMailing | Non
     log_event(SCOPE, "document e-mailed with its Factur-X PDF", "info", invoiceNumber=invoice.number,
               kind=invoice.kind, organizationId=organization_id, recipients=len(recipients))
     return DocumentMailing.get_by_id(invoice.id)
+
+
+# The document's transmission exists and the operator has not accepted its deposit (yet, or ever).
+AWAITING_DEPOSIT = object()
+
+
+def deposit_accepted_at(invoice_number: str):
+    """When the operator accepted the document's deposit as an electronic invoice (its `B2B`
+    transmission `acknowledged`), None when the document is not one (no transmission, or an
+    e-reporting one), `AWAITING_DEPOSIT` while its deposit is not accepted."""
+    rows = database.execute_sql(  # the e-invoicing area's table, read only
+        "SELECT status, status_changed_at FROM einvoice_transmission WHERE invoice_number = %s"
+        " AND processing_rule = 'B2B'",
+        (invoice_number,)).fetchall()
+    accepted = [changed for status, changed in rows if status == "acknowledged"]
+    if accepted:
+        return min(accepted)
+    return AWAITING_DEPOSIT if rows else None
+
+
+def _copy_notice(invoice: Invoice, deposit) -> str:
+    """What a transmitted document's e-mail says it is: a copy; the original is the electronic
+    invoice the platform's operator received on the deposit's day (empty when not transmitted)."""
+    if deposit is None:
+        return ""
+    credit_note = invoice.kind in CREDIT_NOTE_KINDS
+    what = "de l'avoir électronique" if credit_note else "de la facture électronique"
+    deposited, it = ("déposé", "le") if credit_note else ("déposée", "la")
+    return (f"Ce PDF est une copie {what} {invoice.number}, {deposited} le {_paris_day(deposit)} auprès de notre "
+            f"plateforme de dématérialisation partenaire, qui {it} transmet à la plateforme de réception du "
+            "destinataire : l'original qui fait foi est ce document électronique.\n\n")
 
 
 def emailed_at(invoice_id: str):

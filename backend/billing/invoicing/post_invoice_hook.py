@@ -16,8 +16,12 @@ flow fail: `run_post_invoice_hook` catches everything, logs it and returns.
    Self-billed kinds get a draft only when `EINVOICING_SELF_BILLING_ENABLED` is true and the
    distributor has a signed self-billing mandate; otherwise the draft is skipped with telemetry.
    Legacy kinds get a PDF and no transmission.
-   Once the PDF is stored, the document is also queued to be e-mailed with it
-   (`mail_invoice_document`, `documents/mailing.py`: once per document, retried on failure).
+   A document that is no electronic invoice (self-billing kept out of e-invoicing, no signed
+   mandate, a buyer abroad whose flow is e-reporting data) is the invoice itself: once its PDF is
+   stored it is queued to be e-mailed (`mail_invoice_document`, `documents/mailing.py`: once per
+   document, retried on failure). An electronic invoice (a `B2B` transmission) is e-mailed as a
+   copy of the electronic invoice once the operator accepted its deposit (`einvoice.acknowledged`,
+   published by the e-invoicing area), never for a rejected one.
 5. A second invocation finds the stored PDF and the existing transmission (`idempotent: true`):
    the transmission's idempotency key `<invoiceNumber>:<documentKind>:<flowType>` and its unique
    index make concurrent hooks end with one transmission.
@@ -82,17 +86,15 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
         log_event(FAILURE_SCOPE, "invoice PDF not generated or not stored", "error", invoiceNumber=number,
                   kind=kind, error=f"{type(exc).__name__}: {exc}")
         return _skipped(number, None, "pdf_failed", kind)
-    if kind in MAILED_KINDS and not DocumentMailing.select().where(DocumentMailing.invoice_id == invoice.id).exists():
-        with transaction():  # the job claims the document: a second one sends nothing
-            outbox.enqueue("mail_invoice_document", invoice.id)
-
     document_kind = document_kind_for(kind)
     if document_kind is None:  # legacy kinds: a PDF, no transmission
         return _skipped(number, key, "legacy_kind", kind)
     if kind in SELF_BILLED_KINDS:
         if not config.einvoicing_self_billing_enabled:
+            _queue_mail(invoice)
             return _skipped(number, key, "self_billing_disabled", kind)
         if not mandate_signed(invoice.issuer_organization_id):
+            _queue_mail(invoice)
             return _skipped(number, key, "no_signed_mandate", kind, organizationId=invoice.issuer_organization_id)
 
     try:
@@ -106,7 +108,10 @@ def _run(invoice_id: str, storage: Storage, config: Config, mandate_signed: Mand
                   kind=kind, error=f"{type(exc).__name__}: {exc}")
         return HookOutcome(number, key, skipped="einvoicing_failed")
     if transmission is None:  # an e-reporting flow: the e-invoicing area logged the skip
+        _queue_mail(invoice)
         return HookOutcome(number, key, skipped="e_reporting_flow")
+    if transmission.processing_rule != "B2B":  # e-reporting data: the PDF is the invoice itself
+        _queue_mail(invoice)
     if kind in SELF_BILLED_KINDS and not existed:  # spec C "self-billing gating" scope
         log_event("billing.supplier.self_billing.transmission_created", "self-billed invoice's transmission draft",
                   "info", invoiceNumber=number, kind=kind, organizationId=invoice.issuer_organization_id,
@@ -133,6 +138,16 @@ def signed_self_billing_mandate(organization_id: str | None) -> bool:
             .where(SelfBillingMandate.organization_id == organization_id,
                    SelfBillingMandate.status == SelfBillingMandateStatus.SIGNED)
             .exists())
+
+
+def _queue_mail(invoice: Invoice) -> None:
+    """A document that goes to no operator is the invoice itself: it is queued to be e-mailed now,
+    once (a second hook finds it claimed). One the operator receives is e-mailed as a copy of the
+    electronic invoice once the deposit is accepted (`einvoice.acknowledged`), never before."""
+    if invoice.kind in MAILED_KINDS and \
+            not DocumentMailing.select().where(DocumentMailing.invoice_id == invoice.id).exists():
+        with transaction():
+            outbox.enqueue("mail_invoice_document", invoice.id)
 
 
 def _skipped(number: str, key: str | None, reason: str, kind: str, **fields: object) -> HookOutcome:

@@ -109,9 +109,10 @@ def test_a_document_is_emailed_once_with_its_facturx_pdf(settled, storage, platf
     assert f"<ram:ID>{invoice.number}</ram:ID>".encode() in extract_xml(pdf)  # what the factur-x package reads
 
 
-def test_the_sale_goes_to_the_billing_email_and_says_what_is_due(settled, storage, platform_config):  # noqa: F811
+def test_the_sale_goes_to_the_billing_email_and_says_what_is_due(settled, storage, platform_config,  # noqa: F811
+                                                                 operator, operator_client):  # noqa: F811
     sale = Invoice.get(Invoice.reservation_id == settled.reservation.id, Invoice.kind == "platform_sale")
-    run_post_invoice_hook(sale.id, storage=storage, config=platform_config)
+    deposited(sale, storage, platform_config, operator, operator_client)  # its copy goes once the deposit is accepted
     assert mailing.mail_document(sale.id, storage=storage) is None  # no billing e-mail, no manager: nobody
     assert not DocumentMailing.select().where(DocumentMailing.invoice_id == sale.id).exists()
     BillingProfile.update(billing_email="compta@industriel.example").where(
@@ -122,6 +123,7 @@ def test_the_sale_goes_to_the_billing_email_and_says_what_is_due(settled, storag
     body = message.get_body(("plain",)).get_content()
     # Fixed at issue: recorded paid with the invoice, but no money received then; never "Réglée".
     assert "Réglée" not in body and "Date d'échéance" in body
+    assert f"Ce PDF est une copie de la facture électronique {sale.number}" in body
     (attachment,) = list(message.iter_attachments())
     assert f"<ram:ID>{sale.number}</ram:ID>".encode() in extract_xml(attachment.get_content())
 
