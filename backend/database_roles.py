@@ -85,6 +85,12 @@ RESTRICTED: dict[str, str] = {
                              " dispatch_attempts, dispatch_claimed_at, last_error_code, last_error_message,"
                              " last_synced_at, next_dispatch_at, lifecycle_code, lifecycle_at, updated_at,"
                              " status_changed_at)",
+    # a status the platform reports (a payment, a decision): its invoice, code, amounts and reason
+    # never change; its sending moves
+    "einvoice_payment_report": "SELECT, INSERT, UPDATE (status, provider_flow_id, attempts, last_error_message,"
+                               " sent_at)",
+    "einvoice_decision_report": "SELECT, INSERT, UPDATE (status, provider_flow_id, attempts, last_error_message,"
+                                " sent_at)",
     "billing_status_transition": "SELECT",  # the legal status moves, reference data (migration 186)
     "einvoice_lifecycle_event": "SELECT, INSERT",  # what the platform reported: only added to
     "legal_text_cleaning": "SELECT",  # what migration 187 changed in legal names and addresses

@@ -1,7 +1,7 @@
 """The runtime role updates only the columns a state change writes: a reservation's frozen amounts,
 a self-billed invoice's acceptance row, a SEPA mandate's reference and IBAN, an e-invoice
-transmission's invoice, amount and buyer are refused to it, whatever the row; what the services
-move still moves."""
+transmission's invoice, amount and buyer, a reported status's amount and code are refused to it,
+whatever the row; what the services move still moves."""
 
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ REWRITES_REFUSED = [
     "UPDATE einvoice_transmission SET idempotency_key = idempotency_key",
     "UPDATE einvoice_transmission SET document_pdf_key = 'billing/invoices/another.pdf'",
     "UPDATE einvoice_transmission SET buyer_siren = '000000000', flow_type = flow_type",
+    "UPDATE einvoice_payment_report SET amount_cents = 0",
+    "UPDATE einvoice_payment_report SET invoice_number = invoice_number, paid_on = paid_on",
+    "UPDATE einvoice_decision_report SET code = 205",
+    "UPDATE einvoice_decision_report SET reason = NULL, decided_at = decided_at",
 ]
 
 WHAT_MOVES = [
@@ -49,6 +53,10 @@ WHAT_MOVES = [
     " operator_status = NULL, dispatch_attempts = dispatch_attempts + 1, dispatch_claimed_at = now(),"
     " last_error_code = NULL, last_error_message = NULL, last_synced_at = now(), next_dispatch_at = NULL,"
     " lifecycle_code = NULL, lifecycle_at = NULL, updated_at = now(), status_changed_at = now() WHERE false",
+    "UPDATE einvoice_payment_report SET status = status, provider_flow_id = NULL, attempts = attempts + 1,"
+    " last_error_message = NULL, sent_at = now() WHERE false",
+    "UPDATE einvoice_decision_report SET status = status, provider_flow_id = NULL, attempts = attempts + 1,"
+    " last_error_message = NULL, sent_at = now() WHERE false",
 ]
 
 
