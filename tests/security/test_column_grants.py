@@ -5,6 +5,7 @@ whatever the row; what the services move still moves."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -12,7 +13,7 @@ from peewee import DatabaseError
 
 from backend import clock
 from backend.billing.models import SepaMandate
-from backend.database_roles import RESTRICTED
+from backend.database_roles import RESTRICTED, current_role, owner_session
 from backend.db import database, transaction
 from tests.billing.helpers import approved_org
 
@@ -103,3 +104,11 @@ def test_a_sepa_mandate_is_ended_once_and_never_made_active_again():
     assert ended == 1
     assert _refusal("UPDATE billing_sepa_mandate SET status = 'active' WHERE id = %s", (mandate.id,)) == "23514"
     assert SepaMandate.get_by_id(mandate.id).status == "ended"
+
+
+def test_a_repair_the_runtime_role_may_not_write_runs_on_the_owners_connection_then_gives_it_back():
+    owner_url = os.environ["DATABASE_OWNER_URL"]
+    with owner_session(owner_url):
+        assert database.execute_sql("SELECT current_user").fetchone() == (current_role(owner_url),)
+    assert database.execute_sql("SELECT current_user").fetchone() == (current_role(os.environ["DATABASE_URL"]),)
+    assert _refusal("UPDATE billing_financial_record SET total_cents = 0") == "42501"

@@ -70,8 +70,10 @@ def record_missing_sha256(storage: Storage, *, dry_run: bool) -> list[Outcome]:
                                            "storageKey": key, "sha256": sha256},
                                   request_id=current_request_id())
         outcomes.append(Outcome(mandate.id, key, sha256, problem))
-        log_event(ACTION if sha256 and not dry_run else "billing.self_billing_mandate.sha256_not_recorded",
-                  "signed mandate's sha256 recorded" if sha256 and not dry_run
-                  else "signed mandate's sha256 not recorded", "warn" if problem else "info",
-                  mandateId=mandate.id, storageKey=key, sha256=sha256, problem=problem, dryRun=dry_run)
+        if problem is not None:
+            log_event("billing.self_billing_mandate.sha256_not_recorded", "a signed mandate's stored file"
+                      " cannot be hashed: no sha256 recorded", "warn", mandateId=mandate.id, storageKey=key,
+                      problem=problem)
+        elif not dry_run:
+            log_event(ACTION, "signed mandate's sha256 recorded", mandateId=mandate.id, storageKey=key, sha256=sha256)
     return outcomes
