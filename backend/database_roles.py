@@ -41,7 +41,7 @@ from contextlib import contextmanager
 import psycopg2
 from psycopg2 import sql
 
-from backend.db import database, init_database
+from backend import db
 
 # The privileges of the runtime role on the tables that are not plain rows; every other table of
 # the schema gets SELECT, INSERT, UPDATE, DELETE.
@@ -256,12 +256,12 @@ def owner_session(owner_url: str | None) -> Iterator[None]:
     """A connection for the block on the owner's role (a one-off repair of what the runtime role
     may not write), the proxy given back to the runtime's pool after it; with one URL (no owner
     URL), on the runtime's own pool."""
-    runtime = database.obj
-    owner = init_database(owner_url, max_connections=1) if owner_url else None
+    runtime = db.database.obj
+    owner = db.init_database(owner_url, max_connections=1) if owner_url else None
     try:
-        with database.connection_context():
+        with db.database.connection_context():
             yield
     finally:
         if owner is not None:
             owner.close_all()
-            database.initialize(runtime)
+            db.database.initialize(runtime)
