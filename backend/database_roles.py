@@ -85,6 +85,9 @@ RESTRICTED: dict[str, str] = {
                              " dispatch_attempts, dispatch_claimed_at, last_error_code, last_error_message,"
                              " last_synced_at, next_dispatch_at, lifecycle_code, lifecycle_at, updated_at,"
                              " status_changed_at)",
+    # an incident's reservation, reason and declarant never change: it is released, once
+    "billing_reservation_incident": "SELECT, INSERT, UPDATE (status, resolution_note, released_by_user_id,"
+                                    " released_at, updated_at)",
     # a status the platform reports (a payment, a decision): its invoice, code, amounts and reason
     # never change; its sending moves
     "einvoice_payment_report": "SELECT, INSERT, UPDATE (status, provider_flow_id, attempts, last_error_message,"

@@ -12,10 +12,12 @@ import pytest
 from peewee import DatabaseError
 
 from backend import clock
-from backend.billing.models import SepaMandate
+from backend.billing.models import ReservationIncident, SepaMandate
+from backend.billing.self_billing import incidents
 from backend.database_roles import RESTRICTED, current_role, owner_session
 from backend.db import database, transaction
-from tests.billing.helpers import approved_org
+from tests.billing.helpers import Market, approved_org
+from tests.factories import make_admin
 
 REWRITES_REFUSED = [
     "UPDATE billing_financial_record SET total_cents = 0",
@@ -35,6 +37,8 @@ REWRITES_REFUSED = [
     "UPDATE einvoice_transmission SET idempotency_key = idempotency_key",
     "UPDATE einvoice_transmission SET document_pdf_key = 'billing/invoices/another.pdf'",
     "UPDATE einvoice_transmission SET buyer_siren = '000000000', flow_type = flow_type",
+    "UPDATE billing_reservation_incident SET reason = 'another reason'",
+    "UPDATE billing_reservation_incident SET reservation_id = reservation_id, declared_at = now()",
     "UPDATE einvoice_payment_report SET amount_cents = 0",
     "UPDATE einvoice_payment_report SET invoice_number = invoice_number, paid_on = paid_on",
     "UPDATE einvoice_decision_report SET code = 205",
@@ -112,3 +116,15 @@ def test_a_repair_the_runtime_role_may_not_write_runs_on_the_owners_connection_t
         assert database.execute_sql("SELECT current_user").fetchone() == (current_role(owner_url),)
     assert database.execute_sql("SELECT current_user").fetchone() == (current_role(os.environ["DATABASE_URL"]),)
     assert _refusal("UPDATE billing_financial_record SET total_cents = 0") == "42501"
+
+
+def test_an_incident_is_released_once_and_never_opened_again():
+    industrial, distributor = approved_org("industrial"), approved_org("distributor")
+    reservation = Market().reservation(industrial, distributor)
+    incident = ReservationIncident.create(reservation_id=reservation.id, organization_id=industrial.id,
+                                          reason="Le meuble n'a pas été installé", declared_by_user_id=make_admin().id,
+                                          declared_at=clock.now())
+    released = incidents.release(incident_id=incident.id, user_id=make_admin().id, resolution_note="installé")
+    assert (released.status, ReservationIncident.get_by_id(incident.id).status) == ("released", "released")
+    assert _refusal("UPDATE billing_reservation_incident SET status = 'open', released_at = NULL,"
+                    " resolution_note = NULL WHERE id = %s", (incident.id,)) == "23514"
