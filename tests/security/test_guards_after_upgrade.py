@@ -67,7 +67,9 @@ def previous_release():
     admin = psycopg2.connect(owner_url)
     admin.autocommit = True
     try:
-        admin.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        with admin.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+            cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
     finally:
         admin.close()
 
