@@ -13,9 +13,11 @@ the runtime updates, is a line here.
 No row of money or legal records (`billing_*`, `accounting_*`, `einvoice_*`) is ever deleted by
 the runtime role: a row that must go is marked (a self-billing mandate draft is `abandoned`); the
 stored idempotent answers, which expire, and the organizations' billing profiles (identity, not
-records) are the exceptions (`DELETABLE`). The statuses of invoices, self-billing mandates,
-financial records, payment settlements and e-invoice transmissions move only along their
-transition tables (triggers), and `RESTRICTED` names the columns a state change writes.
+records) are the exceptions (`DELETABLE`). The statuses of invoices, self-billing and SEPA
+mandates, reservation incidents, financial records, payment settlements and e-invoice
+transmissions move only along their transition tables (triggers), and `RESTRICTED` names the
+columns a state change writes: the code saves those columns only (`Model.update(...)`,
+`save(only=[...])`), never a whole row.
 
 After granting, `grant_runtime` reads the catalog back (`catalog_problems`) and refuses to finish
 while it shows a guard missing, on a fresh database as on one migrated from an earlier release.
