@@ -13,14 +13,22 @@ the runtime updates, is a line here.
 No row of money or legal records (`billing_*`, `accounting_*`, `einvoice_*`) is ever deleted by
 the runtime role: a row that must go is marked (a self-billing mandate draft is `abandoned`); the
 stored idempotent answers, which expire, and the organizations' billing profiles (identity, not
-records) are the exceptions (`DELETABLE`). The statuses of invoices, self-billing mandates,
-financial records, payment settlements and e-invoice transmissions move only along their
-transition tables (triggers), and `RESTRICTED` names the columns a state change writes.
+records) are the exceptions (`DELETABLE`). The statuses of invoices, self-billing and SEPA
+mandates, reservation incidents, financial records, payment settlements and e-invoice
+transmissions move only along their transition tables (triggers), and `RESTRICTED` names the
+columns a state change writes: the code saves those columns only (`Model.update(...)`,
+`save(only=[...])`), never a whole row.
+
+After granting, `grant_runtime` reads the catalog back (`catalog_problems`) and refuses to finish
+while it shows a guard missing, on a fresh database as on one migrated from an earlier release.
 
 `harden` runs after every migration run, whatever the roles: every function of the schema gets a
 fixed `search_path` (`pg_catalog, public, pg_temp`: a temporary table never shadows a table a
 guard reads; `pg_temp` left out would be searched first), and nobody but the owner may create
 temporary tables (`REVOKE TEMPORARY ... FROM PUBLIC`).
+
+A one-off repair that rewrites what the runtime role may not (the legacy recovery re-prices a
+never-billed financial record) runs in `owner_session`, on the owner's connection.
 
 With one URL (one role that owns everything: a small deployment), nothing is granted, every
 process keeps working, and boot warns (`backend.config`).
@@ -28,8 +36,14 @@ process keeps working, and boot warns (`backend.config`).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import psycopg2
 from psycopg2 import sql
+
+from backend import db
 
 # The privileges of the runtime role on the tables that are not plain rows; every other table of
 # the schema gets SELECT, INSERT, UPDATE, DELETE.
@@ -58,6 +72,30 @@ RESTRICTED: dict[str, str] = {
                                     " document_storage_key, document_sha256, declined_at, decline_reason,"
                                     " revoked_at, revoked_by_user_id, revoke_reason, abandoned_at, updated_at)",
     "billing_document_mailing": "SELECT, INSERT, UPDATE (email_message_ids)",
+    # a reservation's frozen amounts and billing model never change: its status and refunds move
+    # (the legacy recovery that re-prices a never-billed record runs as the owner)
+    "billing_financial_record": "SELECT, INSERT, UPDATE (financial_status, refunded_excl_tax_cents, updated_at)",
+    # the distributor's decision and the admin's resolution, each set once (their trigger)
+    "billing_self_billed_acceptance": "SELECT, INSERT, UPDATE (status, decided_at, decided_by_user_id,"
+                                      " contest_reason, contested_at, contested_by_user_id, resolution,"
+                                      " resolution_note, resolved_at, resolved_by_user_id, corrected_invoice_id)",
+    # a SEPA mandate's reference, IBAN and signature never change: it is ended, its retries stopped
+    "billing_sepa_mandate": "SELECT, INSERT, UPDATE (status, ended_at, end_reason, retries_stopped_at)",
+    # a transmission's invoice, kind, flow, amount, buyer and file never change: its dispatch and
+    # the operator's answers move (the lifecycle trigger writes the latest lifecycle status)
+    "einvoice_transmission": "SELECT, INSERT, UPDATE (status, provider_status, provider_flow_id, operator_status,"
+                             " dispatch_attempts, dispatch_claimed_at, last_error_code, last_error_message,"
+                             " last_synced_at, next_dispatch_at, lifecycle_code, lifecycle_at, updated_at,"
+                             " status_changed_at)",
+    # an incident's reservation, reason and declarant never change: it is released, once
+    "billing_reservation_incident": "SELECT, INSERT, UPDATE (status, resolution_note, released_by_user_id,"
+                                    " released_at, updated_at)",
+    # a status the platform reports (a payment, a decision): its invoice, code, amounts and reason
+    # never change; its sending moves
+    "einvoice_payment_report": "SELECT, INSERT, UPDATE (status, provider_flow_id, attempts, last_error_message,"
+                               " sent_at)",
+    "einvoice_decision_report": "SELECT, INSERT, UPDATE (status, provider_flow_id, attempts, last_error_message,"
+                                " sent_at)",
     "billing_status_transition": "SELECT",  # the legal status moves, reference data (migration 186)
     "einvoice_lifecycle_event": "SELECT, INSERT",  # what the platform reported: only added to
     "legal_text_cleaning": "SELECT",  # what migration 187 changed in legal names and addresses
@@ -139,15 +177,21 @@ def hardening_statements(database_name: str, functions: list[str], role: str | N
     return statements
 
 
-def harden(database, role: str | None) -> None:
-    """On the owner's connection `database`, after the migrations: fixed search paths, no
-    `TEMPORARY` (see the module's docstring)."""
-    functions = [identity for (identity,) in database.execute_sql(
+def _unfixed_functions(database) -> list[str]:
+    """The functions of the schema (their identity `name(args)`; an extension's aside) without the
+    fixed search path."""
+    return [identity for (identity,) in database.execute_sql(
         "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
         " WHERE n.nspname = 'public' AND p.prokind IN ('f', 'p') AND NOT EXISTS ("
         "   SELECT FROM unnest(coalesce(p.proconfig, '{}')) c WHERE c = %s)"
         " AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')",
         ("search_path=" + SEARCH_PATH,)).fetchall()]
+
+
+def harden(database, role: str | None) -> None:
+    """On the owner's connection `database`, after the migrations: fixed search paths, no
+    `TEMPORARY` (see the module's docstring)."""
+    functions = _unfixed_functions(database)
     (name,) = database.execute_sql("SELECT current_database()").fetchone()
     with database.atomic():
         for statement in hardening_statements(name, functions, role):
@@ -155,9 +199,74 @@ def harden(database, role: str | None) -> None:
 
 
 def grant_runtime(database, role: str) -> None:
-    """Give `role` the rows it needs, on the owner's connection `database`, in one transaction."""
+    """Give `role` the rows it needs, on the owner's connection `database`, in one transaction,
+    which fails (nothing granted) when the catalog then shows a guard missing."""
     tables = [name for (name,) in database.execute_sql(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()]
     with database.atomic():
         for statement in grant_statements(role, tables):
             database.execute_sql(statement.as_string(database.connection()))
+        problems = catalog_problems(database, role)
+        if problems:
+            raise RuntimeError("the database guards do not hold: " + "; ".join(problems))
+
+
+def _declared(table: str) -> tuple[set[str], set[str] | None]:
+    """What `privileges` declares for `table`: its table-wide privileges, and the columns of its
+    column-level UPDATE (None without one)."""
+    granted = privileges(table) or "SELECT, INSERT, UPDATE, DELETE"
+    columns = re.search(r"UPDATE \(([^)]*)\)", granted)
+    whole = re.sub(r"UPDATE \([^)]*\)", "", granted)
+    return ({name.strip() for name in whole.split(",") if name.strip()},
+            {name.strip() for name in columns.group(1).split(",")} if columns else None)
+
+
+def catalog_problems(database, role: str) -> list[str]:
+    """What the catalog shows against the guards for `role` (empty when they hold): a table whose
+    privileges differ from the declared ones (a DELETE on a record, an UPDATE of a column no state
+    change writes, TRUNCATE, TRIGGER or REFERENCES), a function of the schema without the fixed
+    search path, TEMPORARY on the database. Read on any connection: the privileges are `role`'s."""
+    problems = []
+    rows = database.execute_sql(
+        "SELECT c.relname, array_remove(ARRAY["
+        "   CASE WHEN has_table_privilege(%(role)s, c.oid, 'SELECT') THEN 'SELECT' END,"
+        "   CASE WHEN has_table_privilege(%(role)s, c.oid, 'INSERT') THEN 'INSERT' END,"
+        "   CASE WHEN has_table_privilege(%(role)s, c.oid, 'UPDATE') THEN 'UPDATE' END,"
+        "   CASE WHEN has_table_privilege(%(role)s, c.oid, 'DELETE') THEN 'DELETE' END,"
+        "   CASE WHEN has_table_privilege(%(role)s, c.oid, 'TRUNCATE') THEN 'TRUNCATE' END,"
+        "   CASE WHEN has_table_privilege(%(role)s, c.oid, 'TRIGGER') THEN 'TRIGGER' END,"
+        "   CASE WHEN has_table_privilege(%(role)s, c.oid, 'REFERENCES') THEN 'REFERENCES' END], NULL),"
+        " ARRAY(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0"
+        "   AND NOT a.attisdropped AND has_column_privilege(%(role)s, c.oid, a.attnum, 'UPDATE'))"
+        " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')", {"role": role}).fetchall()
+    for table, held, updatable in rows:
+        whole, columns = _declared(table)
+        if set(held) != whole:
+            problems.append(f"{table}: {role} holds {', '.join(sorted(held)) or 'nothing'},"
+                            f" not {', '.join(sorted(whole))}")
+        elif columns is not None and set(updatable) != columns:
+            problems.append(f"{table}: {role} updates {', '.join(sorted(updatable)) or 'no column'},"
+                            f" not {', '.join(sorted(columns))}")
+    problems += [f"function {identity} has no fixed search path" for identity in _unfixed_functions(database)]
+    (temporary,) = database.execute_sql(
+        "SELECT has_database_privilege(%s, current_database(), 'TEMPORARY')", (role,)).fetchone()
+    if temporary:
+        problems.append(f"{role} may create temporary tables")
+    return problems
+
+
+@contextmanager
+def owner_session(owner_url: str | None) -> Iterator[None]:
+    """A connection for the block on the owner's role (a one-off repair of what the runtime role
+    may not write), the proxy given back to the runtime's pool after it; with one URL (no owner
+    URL), on the runtime's own pool."""
+    runtime = db.database.obj
+    owner = db.init_database(owner_url, max_connections=1) if owner_url else None
+    try:
+        with db.database.connection_context():
+            yield
+    finally:
+        if owner is not None:
+            owner.close_all()
+            db.database.initialize(runtime)

@@ -214,12 +214,12 @@ def cmd_billing_invoice_pdf(args) -> int:
 def cmd_billing_recover_legacy(args) -> int:
     """Move never-billed legacy reservations to principal_seller (commission recomputed)."""
     from backend.billing.recovery import recover_legacy
-    from backend.db import database
+    from backend.database_roles import owner_session
 
     runtime = _boot("cli")
     args.progress.step("never-billed legacy reservations: " + ("finding them (dry run)" if args.dry_run
                                                               else "moving them, in one transaction"), 1, 2)
-    with database.connection_context():
+    with owner_session(runtime.config.database_owner_url):
         changes = recover_legacy(rate_bps=runtime.config.platform_commission_rate_bps, dry_run=args.dry_run)
     args.progress.step(f"{len(changes)} reservation(s): the changes", 2, 2)
     for change in changes:
@@ -231,6 +231,26 @@ def cmd_billing_recover_legacy(args) -> int:
     verb = "would change" if args.dry_run else "changed"
     print(f"{len(changes)} reservation(s) {verb}")
     return 0
+
+
+def cmd_billing_mandate_sha256(args) -> int:
+    """Record the sha256 of the signed mandates stored before it was recorded (once, audited)."""
+    from backend.billing.self_billing.mandate_sha256 import record_missing_sha256
+    from backend.db import database
+
+    runtime = _boot("cli")
+    args.progress.step("signed mandates without a recorded sha256: " + ("reading them (dry run)" if args.dry_run
+                                                                        else "recording their hash"), 1, 2)
+    with database.connection_context():
+        outcomes = record_missing_sha256(runtime.storage, dry_run=args.dry_run)
+    args.progress.step(f"{len(outcomes)} mandate(s): the outcomes", 2, 2)
+    for outcome in outcomes:
+        print(f"{outcome.mandate_id} ({outcome.storage_key}): "
+              + (f"not recorded, {outcome.problem}" if outcome.problem else f"sha256 {outcome.sha256}"))
+    hashed = sum(1 for outcome in outcomes if outcome.problem is None)
+    print(f"{hashed} sha256 {'would be recorded' if args.dry_run else 'recorded'}, "
+          f"{len(outcomes) - hashed} mandate(s) left without one")
+    return 1 if hashed < len(outcomes) else 0
 
 
 def cmd_stop_embedded(args) -> int:
@@ -411,6 +431,12 @@ def build_parser() -> argparse.ArgumentParser:
                                  description="move never-billed legacy reservations to principal_seller")
     recover.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     recover.set_defaults(func=cmd_billing_recover_legacy, needs=NEEDS_DATABASE)
+    mandate_help = ("record the sha256 of the signed self-billing mandates stored before it was recorded "
+                    "(their download is refused until then), once, in the audit trail")
+    mandate_sha256 = billing.add_parser("mandate-sha256", parents=[common], help=mandate_help,
+                                        description=mandate_help)
+    mandate_sha256.add_argument("--dry-run", action="store_true", help="print what would be recorded, write nothing")
+    mandate_sha256.set_defaults(func=cmd_billing_mandate_sha256, needs=NEEDS_DATABASE)
 
     bench = command("bench", cmd_bench, "run benchmark scenarios (ops/bench)",
                     epilog=_bench_scenarios(), formatter_class=argparse.RawDescriptionHelpFormatter)

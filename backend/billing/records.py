@@ -94,18 +94,18 @@ def locked_record(reservation_id: str) -> FinancialRecord | None:
     return FinancialRecord.select().where(FinancialRecord.reservation_id == reservation_id).for_update().first()
 
 
-def move(record: FinancialRecord, status: FinancialStatus, **changes) -> None:
-    """Move a locked record along the transition map (or keep its status, saving `changes`); 409
-    for a move the map does not have."""
+def move(record: FinancialRecord, status: FinancialStatus) -> None:
+    """Move a locked record along the transition map (or keep its status, saving its refunds); 409
+    for a move the map does not have. Only the columns a move writes are saved: the runtime role
+    may update no other (backend/database_roles.py)."""
     current = FinancialStatus(record.financial_status)
     if status != current and status not in TRANSITIONS[current]:
         raise Conflict(f"the financial status is {current}, it cannot become {status}",
                        reason="financial_status", financialStatus=current.value)
     record.financial_status = status
     record.updated_at = clock.now()
-    for name, value in changes.items():
-        setattr(record, name, value)
-    record.save()
+    record.save(only=[FinancialRecord.financial_status, FinancialRecord.refunded_excl_tax_cents,
+                      FinancialRecord.updated_at])
 
 
 def move_due(reservation_id: str, due: FinancialStatus, paid: FinancialStatus) -> FinancialRecord:

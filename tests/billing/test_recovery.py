@@ -50,6 +50,7 @@ def test_the_command_prints_what_it_would_change(capsys):
     assert "reservation(s) would change" in capsys.readouterr().out
 
 
+@pytest.mark.owner  # a record's amounts are re-priced: the command runs as the owner (owner_session)
 def test_a_failed_legacy_collection_is_recovered_and_then_collected():
     market = Market()
     industrial, distributor = approved_org("industrial"), approved_org("distributor")

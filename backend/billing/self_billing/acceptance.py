@@ -156,7 +156,9 @@ def _decide(invoice_number: str, organization_id: str, user_id: str | None,
         else:
             row.status, row.contest_reason = AcceptanceStatus.CONTESTED, contest_reason
             row.contested_at, row.contested_by_user_id = now, user_id
-        row.save()
+        row.save(only=[SelfBilledAcceptance.status, SelfBilledAcceptance.decided_at,
+                       SelfBilledAcceptance.decided_by_user_id, SelfBilledAcceptance.contest_reason,
+                       SelfBilledAcceptance.contested_at, SelfBilledAcceptance.contested_by_user_id])
         status = str(row.status)
         _audit(f"{SCOPE}.{status}", invoice, user_id=user_id, reason=contest_reason or "accepted by the distributor")
         if contest_reason is None:

@@ -134,7 +134,9 @@ def release(*, incident_id: str, user_id: str, resolution_note: str) -> Reservat
         now = clock.now()
         incident.status, incident.resolution_note = IncidentStatus.RELEASED, note
         incident.released_by_user_id, incident.released_at, incident.updated_at = user_id, now, now
-        incident.save()
+        incident.save(only=[ReservationIncident.status, ReservationIncident.resolution_note,
+                            ReservationIncident.released_by_user_id, ReservationIncident.released_at,
+                            ReservationIncident.updated_at])
         AuditEntry.create(action="billing.reservation.incident.released", actor_user_id=user_id, reason=note,
                           reservation_id=incident.reservation_id, details={"incidentId": incident.id},
                           request_id=current_request_id())

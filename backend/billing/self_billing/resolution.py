@@ -129,7 +129,9 @@ def resolve(*, invoice_number: str, decision: str, note: str, amount_cents: int 
                 queue_email("self_billing_contest_rejected", to=to, number=invoice.number, note=note, link=link,
                             contact=contact)
         row.resolution_note, row.resolved_at, row.resolved_by_user_id = note, now, user_id
-        row.save()
+        row.save(only=[SelfBilledAcceptance.resolution, SelfBilledAcceptance.resolution_note,
+                       SelfBilledAcceptance.resolved_at, SelfBilledAcceptance.resolved_by_user_id,
+                       SelfBilledAcceptance.corrected_invoice_id])
         action = f"{SCOPE}.{'adjusted' if decision == 'adjust' else 'contest_rejected'}"
         AuditEntry.create(action=action, actor_user_id=user_id, reason=note, reservation_id=invoice.reservation_id,
                           invoice_id=invoice.id, details={"invoiceNumber": invoice.number, "decision": decision,

@@ -132,6 +132,7 @@ def test_a_debit_on_an_ended_mandate_is_held_back_and_nothing_else_due_is_409(ma
     assert any(line["scope"] == "billing.bank.debit_held_back" for line in log_lines())
 
 
+@pytest.mark.owner  # the envelope of a signed mandate rewritten: only the owner could
 def test_no_file_with_an_iban_or_mandate_reference_failing_its_check(market):
     good, bad_iban, unsigned, malformed = (approved_org("industrial") for _ in range(4))
     sign_sepa_mandate(good)
