@@ -7,7 +7,8 @@ never-twice rule. docs/einvoicing.md "Choosing a platform" says what differs; th
 standard this client uses are described in `afnor_openapi/` (our own description of them, which
 the contract tests hold every request and answer to).
 
-- `POST /v1/flows`: multipart with `flowInfo` (a JSON part: `trackingId`, `name`,
+- `POST /v1/flows`: multipart with `flowInfo` (a JSON part: `trackingId` (`tracking_id_for`: at
+  most 36 characters), `name`,
   `processingRule`, `flowSyntax`, `flowProfile` for an invoice, `sha256`) and `file`; `202` answers
   the `FullFlowInfo` (no acknowledgement yet: the flow is `Pending`). The standard's `FlowInfo`
   has no flow type: the PA derives it (a CDAR status message is `flowSyntax: CDAR`).
@@ -66,6 +67,8 @@ FLOW_PROFILES = {"Factur-X": "Basic"}
 LIFECYCLE_FLOW_TYPES = frozenset({"CustomerInvoiceLC", "SupplierInvoiceLC"})
 ALREADY_EXISTING = "AlreadyExistingFlow"
 PAGE_OVERLAP = timedelta(milliseconds=1)
+TRACKING_ID_MAX = 36  # the standard's `NotOnlyUuid`
+DIGEST_PREFIX = "h-"
 # The standard's reason codes (annex A, `ReasonCodeEnum`) by the reform's reason each one cites.
 REASONS = {
     "EmptyAttachement": "IRR_VID_PJ",
@@ -118,6 +121,7 @@ class AfnorClient(OAuthOperatorClient):
         it as the PA answered (`Pending`), or the flow the PA already holds for this tracking id
         after a post whose outcome was unknown. `flow_type` is not sent: the PA derives it."""
         self._check_identity()
+        tracking_id = tracking_id_for(tracking_id)
         info = {"trackingId": tracking_id, "name": name, "processingRule": processing_rule,
                 "flowSyntax": flow_syntax, "sha256": sha256_hex(content)}
         if flow_syntax in FLOW_PROFILES:
@@ -135,7 +139,7 @@ class AfnorClient(OAuthOperatorClient):
     def find_by_tracking_id(self, tracking_id: str) -> Flow | None:
         """The flow of this tracking id (the latest submitted when there are several), or None. A
         result with another tracking id (a PA ignoring the filter) is never adopted."""
-        return self._original(tracking_id)
+        return self._original(tracking_id_for(tracking_id))
 
     def get_flow(self, flow_id: str) -> Flow | None:
         self._check_identity()
@@ -248,9 +252,11 @@ class AfnorClient(OAuthOperatorClient):
             known = flows.get(flow.flow_id)
             if known is not None:
                 lifecycle = known.lifecycle + tuple(s for s in flow.lifecycle if s not in known.lifecycle)
-                # The invoice flow's own entry is the base; a status's entry adds its status.
+                # The invoice flow's own entry is the base; a status's entry adds its status, and
+                # its change time when later (the next search starts after both).
                 base = known if "lifecycleFlowId" in flow.answer else flow
-                flow = replace(base, lifecycle=lifecycle)
+                updated_at = max(str(known.answer.get("updatedAt") or ""), str(flow.answer.get("updatedAt") or ""))
+                flow = replace(base, lifecycle=lifecycle, answer={**base.answer, "updatedAt": updated_at})
             flows[flow.flow_id] = flow
         return list(flows.values())
 
@@ -269,14 +275,24 @@ class AfnorClient(OAuthOperatorClient):
             log.warning("an incoming lifecycle flow is not a valid CDAR message: skipped",
                         extra={"fields": {"flowId": lifecycle_flow_id, "error": str(exc)[:300]}})
             return None
-        invoice = self._original(said["invoiceNumber"]) if said.get("invoiceNumber") else None
+        invoice = self._original(tracking_id_for(said["invoiceNumber"])) if said.get("invoiceNumber") else None
         if invoice is None or type(said.get("code")) is not int:
             return None
         reason = " ".join(part for part in (said.get("reasonCode"), said.get("reason")) if part) or None
         status = LifecycleStatus(code=said["code"], at=said.get("at") or str(item.get("updatedAt") or ""),
                                  reason=reason)
+        updated_at = max(str(invoice.answer.get("updatedAt") or ""), str(item.get("updatedAt") or ""))
         return replace(invoice, lifecycle=(status,),
-                       answer={**invoice.answer, "lifecycleFlowId": lifecycle_flow_id})
+                       answer={**invoice.answer, "lifecycleFlowId": lifecycle_flow_id, "updatedAt": updated_at})
+
+
+def tracking_id_for(tracking_id: str) -> str:
+    """The `trackingId` the PA is given: ours when it fits the standard's 36 characters (an invoice
+    number does), else a digest of it (a status message's key, the invoice number and more), the
+    same each time, so the never-twice search finds it."""
+    if len(tracking_id) <= TRACKING_ID_MAX:
+        return tracking_id
+    return DIGEST_PREFIX + sha256_hex(tracking_id.encode())[:TRACKING_ID_MAX - len(DIGEST_PREFIX)]
 
 
 def _details(acknowledgement: dict) -> list[dict]:
