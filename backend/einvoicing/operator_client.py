@@ -1,7 +1,9 @@
-"""HTTP client of the e-invoicing operator (Specification C, "Outbound calls to the operator").
+"""The e-invoicing platform's interface (`OperatorClient`) and the HTTP client of Specification C's
+operator ("Outbound calls to the operator"), the default one; `afnor_client` is the other, an
+approved platform's XP Z12-013 API, built on the same transport (`OAuthOperatorClient`).
 
-Built once at boot (`build_operator_client(config)`) and passed to the services that call the
-operator. Authentication is OAuth 2.0 client credentials against `ODP_TOKEN_URL`; the token is kept
+Built once at boot (`operator_choice.build_operator_client(config)`) and passed to the services
+that call the operator. Authentication is OAuth 2.0 client credentials against `ODP_TOKEN_URL`; the token is kept
 in memory for the process (`TokenCache`, thread-safe) and refreshed `TOKEN_REFRESH_MARGIN_SECONDS`
 before it expires, so many dispatches share one token call. Every request carries `X-FlowMode`.
 
@@ -588,15 +590,3 @@ class OperatorClient(Protocol):
     def recipient_registered(self, siren: str) -> bool:
         """Whether the directory has a line for this SIREN (the addressee's electronic address)."""
         ...
-
-
-def build_operator_client(config: Config) -> OperatorClient:
-    """The operator client of this process (built once at boot): the stub under `E2E_TEST_MODE`,
-    else the API `EINVOICING_OPERATOR` names."""
-    if config.e2e_test_mode:
-        return StubOperatorClient()
-    if config.einvoicing_operator == "afnor":
-        from backend.einvoicing.afnor_client import AfnorClient  # it builds on this module
-
-        return AfnorClient.from_config(config)
-    return OdpClient.from_config(config)

@@ -3,9 +3,10 @@
 A pass asks the operator what changed, not each transmission where it stands: one search per page
 of the flows updated since the last pass (`updatedAfter` = the latest `updatedAt` the last complete
 search saw, on the operator's clock, less `OPERATOR_LAG`; never later than the oldest open
-transmission's creation less `CLOCK_OVERLAP`, our clock against theirs). The operator answers in
-submission order, so a page never shifts while flows change. On each page the flows are matched to transmissions by flow
-id in one query; `Ok`/`Archived` acknowledge the `sent` ones in one statement, `Error` rejects,
+transmission's creation less `CLOCK_OVERLAP`, our clock against theirs). The client pages as its
+API does (`changed_pages`: offsets in submission order for the spec's operator, `updatedAfter` for
+an XP Z12-013 platform), one search per page. On each page the flows are matched to transmissions
+by flow id in one query; `Ok`/`Archived` acknowledge the `sent` ones in one statement, `Error` rejects,
 and every lifecycle status reported is stored once (`reform_statuses.record`). Polling keeps up with
 any number of open transmissions in ceil(changed flows / 100) searches. When no transmission is
 open (`sent` or `acknowledged`), the pass makes no call.

@@ -110,7 +110,7 @@ class AfnorStore(Store):
     def act(self, flow_id: str, action: str, message: str | None = None, code: str | None = None) -> dict:
         flow = self.get_flow(flow_id)
         flow["ack"] = {"status": "Ok"} if action == "ok" else _error(
-            code or "InvalidSchema", message or "rejected by the platform")
+            code or "VALIDATION_FAILED", message or "rejected by the platform")
         flow["updatedAt"] = max(time.time(), flow["updatedAt"] + 0.001)
         return self._public(flow)
 

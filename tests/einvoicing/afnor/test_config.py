@@ -7,7 +7,8 @@ import pytest
 
 from backend.config import ConfigError, load_config
 from backend.einvoicing.afnor_client import AfnorClient
-from backend.einvoicing.operator_client import OdpClient, build_operator_client
+from backend.einvoicing.operator_choice import build_operator_client
+from backend.einvoicing.operator_client import OdpClient
 from tests.production_settings import PRODUCTION
 
 AFNOR = {"EINVOICING_OPERATOR": "afnor", "AFNOR_CLIENT_ID": "vitrine", "AFNOR_CLIENT_SECRET": "s3cret",
