@@ -26,7 +26,8 @@ error-level `details` give the rejection's message, and each detail's `reasonCod
 the PA already holds the invoice, and that flow stands for the one it duplicates (its status and
 its statuses). The lifecycle statuses of an invoice arrive as incoming CDAR flows
 (`CustomerInvoiceLC`, direction `In`): each one is downloaded, read (`cdar_validation.check`) and
-reported on the invoice's flow, found by its tracking id (the invoice number).
+reported on the invoice's flow, found by its tracking id (the invoice number): by polling, and by
+`get_flow` (a resync), which also reads the statuses received since the invoice's submission.
 
 Every call carries `X-Request-Id`: the id of the request being served when it is a UUID (the
 standard's format), else a new one, logged with the call.
@@ -142,6 +143,7 @@ class AfnorClient(OAuthOperatorClient):
         return self._original(tracking_id_for(tracking_id))
 
     def get_flow(self, flow_id: str) -> Flow | None:
+        """The flow (`docType=Metadata`) with the statuses received for it since its submission."""
         self._check_identity()
         path = f"{FLOWS_PATH}/{quote(flow_id, safe='')}"
 
@@ -155,17 +157,27 @@ class AfnorClient(OAuthOperatorClient):
             flow = self._flow(json_object(response))
             return flow if flow.flow_id == flow_id else None
 
-        return self._retrying(attempt, what=f"GET {FLOWS_PATH}/{{flowId}}")
+        flow = self._retrying(attempt, what=f"GET {FLOWS_PATH}/{{flowId}}")
+        if flow is None or flow.answer.get("flowDirection") == "In" or flow.lifecycle:
+            return flow
+        return replace(flow, lifecycle=self._statuses_since(flow))
 
     def changed_pages(self, *, updated_after: str) -> Iterator[list[Flow]]:
         """The flows changed after `updated_after`, one page per search, paged by `updatedAfter`
         (the standard has no offsets); a flow's incoming lifecycle statuses are merged into it."""
-        since, seen = updated_after, set()
+        for items in self._pages({"updatedAfter": updated_after}):
+            yield self._page(items)
+
+    def _pages(self, where: dict) -> Iterator[list[dict]]:
+        """The flows `where` selects, changed after its `updatedAfter`, one list per search: the
+        next search asks after the latest `updatedAt` of the page less `PAGE_OVERLAP`, and a flow
+        already seen at that `updatedAt` is not given again."""
+        since, seen = where["updatedAfter"], set()
         while True:
-            items = self._search({"updatedAfter": since}, limit=SEARCH_PAGE_SIZE)
+            items = self._search({**where, "updatedAfter": since}, limit=SEARCH_PAGE_SIZE)
             fresh = [item for item in items if _seen_key(item) not in seen]
             seen.update(_seen_key(item) for item in fresh)
-            yield self._page(fresh)
+            yield fresh
             if len(items) < SEARCH_PAGE_SIZE:
                 return
             latest = max((at for item in items if (at := reform_statuses.parse_at(str(item.get("updatedAt") or "")))),
@@ -243,7 +255,7 @@ class AfnorClient(OAuthOperatorClient):
         flow; two entries for one flow are merged (its statuses kept, the invoice flow's status)."""
         flows: dict[str, Flow] = {}
         for item in items:
-            if item.get("flowDirection") == "In" and item.get("flowType") in LIFECYCLE_FLOW_TYPES:
+            if _incoming_status(item):
                 flow = self._status_of(item)
                 if flow is None:
                     continue
@@ -263,6 +275,17 @@ class AfnorClient(OAuthOperatorClient):
     def _status_of(self, item: dict) -> Flow | None:
         """An incoming CDAR flow: its status, on the flow of the invoice it names; None when the
         message cannot be read or names an invoice this platform did not deposit."""
+        said = self._read_status(item)
+        invoice = self._original(said[0]) if said is not None else None
+        if invoice is None or said is None:
+            return None
+        updated_at = max(str(invoice.answer.get("updatedAt") or ""), str(item.get("updatedAt") or ""))
+        return replace(invoice, lifecycle=(said[1],),
+                       answer={**invoice.answer, "lifecycleFlowId": item.get("flowId"), "updatedAt": updated_at})
+
+    def _read_status(self, item: dict) -> tuple[str, LifecycleStatus] | None:
+        """An incoming CDAR flow, downloaded and read: (the tracking id of the invoice it names, its
+        status); None when it is not a valid lifecycle message."""
         lifecycle_flow_id = str(item.get("flowId") or "")
         path = f"{FLOWS_PATH}/{quote(lifecycle_flow_id, safe='')}"
 
@@ -275,15 +298,26 @@ class AfnorClient(OAuthOperatorClient):
             log.warning("an incoming lifecycle flow is not a valid CDAR message: skipped",
                         extra={"fields": {"flowId": lifecycle_flow_id, "error": str(exc)[:300]}})
             return None
-        invoice = self._original(tracking_id_for(said["invoiceNumber"])) if said.get("invoiceNumber") else None
-        if invoice is None or type(said.get("code")) is not int:
+        if not said.get("invoiceNumber") or type(said.get("code")) is not int:
             return None
         reason = " ".join(part for part in (said.get("reasonCode"), said.get("reason")) if part) or None
-        status = LifecycleStatus(code=said["code"], at=said.get("at") or str(item.get("updatedAt") or ""),
-                                 reason=reason)
-        updated_at = max(str(invoice.answer.get("updatedAt") or ""), str(item.get("updatedAt") or ""))
-        return replace(invoice, lifecycle=(status,),
-                       answer={**invoice.answer, "lifecycleFlowId": lifecycle_flow_id, "updatedAt": updated_at})
+        return tracking_id_for(said["invoiceNumber"]), LifecycleStatus(
+            code=said["code"], at=said.get("at") or str(item.get("updatedAt") or ""), reason=reason)
+
+    def _statuses_since(self, flow: Flow) -> tuple[LifecycleStatus, ...]:
+        """The statuses of this invoice's flow received since it was submitted (the incoming CDAR
+        flows naming it): what a resync brings between two polling passes."""
+        since = str(flow.answer.get("submittedAt") or "")
+        if flow.tracking_id is None or reform_statuses.parse_at(since) is None:
+            return ()
+        where = {"updatedAfter": since, "flowDirection": ["In"], "flowType": sorted(LIFECYCLE_FLOW_TYPES)}
+        statuses: list[LifecycleStatus] = []
+        for items in self._pages(where):
+            for item in filter(_incoming_status, items):
+                said = self._read_status(item)
+                if said is not None and said[0] == flow.tracking_id and said[1] not in statuses:
+                    statuses.append(said[1])
+        return tuple(statuses)
 
 
 def tracking_id_for(tracking_id: str) -> str:
@@ -293,6 +327,11 @@ def tracking_id_for(tracking_id: str) -> str:
     if len(tracking_id) <= TRACKING_ID_MAX:
         return tracking_id
     return DIGEST_PREFIX + sha256_hex(tracking_id.encode())[:TRACKING_ID_MAX - len(DIGEST_PREFIX)]
+
+
+def _incoming_status(item: dict) -> bool:
+    """A lifecycle status another party sent about an invoice (a CDAR flow coming in)."""
+    return item.get("flowDirection") == "In" and item.get("flowType") in LIFECYCLE_FLOW_TYPES
 
 
 def _details(acknowledgement: dict) -> list[dict]:

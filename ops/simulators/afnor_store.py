@@ -56,11 +56,12 @@ class AfnorStore(Store):
             raise OperatorError(400, "flowInfo.processingRule or flowInfo.flowProfile is not the standard's")
         if not content:
             raise OperatorError(422, "the file is empty")
+        report = None
         if syntax == "CDAR":
             if content_type not in XML_TYPES:
                 raise OperatorError(422, "a CDAR flow is an XML file")
             try:
-                cdar_validation.check(content)
+                report = cdar_validation.check(content)
             except cdar_validation.CdarInvalid as exc:
                 raise OperatorError(422, f"invalid CDAR message: {exc}") from None
         elif syntax == "Factur-X" and (content_type != "application/pdf" or not content.startswith(b"%PDF-")):
@@ -72,7 +73,7 @@ class AfnorStore(Store):
                 "flowType": "CustomerInvoiceLC" if syntax == "CDAR" else "CustomerInvoice", "flowDirection": "Out",
                 "sha256": flow_info.get("sha256") or hashlib.sha256(content).hexdigest(),
                 "ack": {"status": "Pending"}, "content": content, "contentType": content_type,
-                "submittedAt": now, "updatedAt": now}
+                "submittedAt": now, "updatedAt": now, "statusReport": report}
         if flow_info.get("sha256") and flow_info["sha256"] != hashlib.sha256(content).hexdigest():
             flow["ack"] = _error("ChecksumMismatch", "the file's sha256 is not the one declared in flowInfo")
         elif self.settings.reject_duplicates and flow["trackingId"] and any(
@@ -142,7 +143,11 @@ class AfnorStore(Store):
         return self._public(flow)
 
     def flows_for(self, tracking_id: str | None, flow_type: str | None = None) -> list[dict]:
-        return [self._public(self._progress(flow)) for flow in self.flows.values()
+        """The flows, as the API shows them; a status the platform sent also shows what its CDAR
+        message says (`statusReport`, as the operator simulator's)."""
+        return [{**self._public(self._progress(flow)),
+                 **({"statusReport": flow["statusReport"]} if flow.get("statusReport") else {})}
+                for flow in self.flows.values()
                 if (tracking_id is None or flow["trackingId"] == tracking_id)
                 and (flow_type is None or flow["flowType"] == flow_type)]
 

@@ -113,8 +113,11 @@ def contract(afnor_simulator):
 
 @pytest.fixture
 def make_afnor_client(platform, contract, clock, waits):
+    sessions: list[requests.Session] = []
+
     def build(**overrides) -> AfnorClient:
         session = requests.Session()
+        sessions.append(session)
         session.hooks["response"].append(contract)
         values = dict(flow_url=platform.simulator.flow_url, directory_url=platform.simulator.directory_url,
                       token_url=platform.simulator.token_url, client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
@@ -123,7 +126,9 @@ def make_afnor_client(platform, contract, clock, waits):
         values.update(overrides)
         return AfnorClient(**values)
 
-    return build
+    yield build
+    for session in sessions:
+        session.close()
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import json
 import uuid
 
 import pytest
-import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openapi_core.exceptions import OpenAPIError
@@ -83,8 +82,7 @@ def test_a_flow_refused_as_already_existing_stands_for_the_original(platform, af
 
 
 def test_a_wrong_checksum_is_acknowledged_error(platform, afnor_client, contract):
-    session = requests.Session()
-    session.hooks["response"].append(contract)
+    session = afnor_client.session
     token = afnor_client.tokens.get()
     info = {"trackingId": tracking(), "flowSyntax": "Factur-X", "sha256": "0" * 64}
     answer = session.post(platform.simulator.flow_url + "/v1/flows", headers={"Authorization": f"Bearer {token}"},
@@ -97,8 +95,7 @@ def test_a_wrong_checksum_is_acknowledged_error(platform, afnor_client, contract
 def test_the_contract_refuses_a_flow_info_field_the_standard_does_not_define(platform, afnor_client, contract):
     """The spec operator's `flowType` and `entityId` are not in the standard's `FlowInfo`: a client
     sending them fails the contract (and the simulator refuses them too)."""
-    session = requests.Session()
-    session.hooks["response"].append(contract)
+    session = afnor_client.session
     token = afnor_client.tokens.get()
     pdf = minimal_pdf("x")
     info = {"trackingId": tracking(), "flowSyntax": "Factur-X", "flowType": "CustomerInvoice",
@@ -183,6 +180,11 @@ def test_an_incoming_lifecycle_flow_is_a_status_of_the_invoice_s_flow(platform, 
     assert [f.flow_id for f in changed] == [flow.flow_id]
     (status,) = changed[0].lifecycle
     assert changed[0].status == "Ok" and status.code == 210 and status.reason == "CMD_ERR Commande inconnue"
+    other = submit(afnor_client)
+    platform.lifecycle(other.flow_id, 204)
+    # A resync reads the flow with the statuses received for it since, its own only.
+    assert [s.code for s in afnor_client.get_flow(flow.flow_id).lifecycle] == [210]
+    assert [s.code for s in afnor_client.get_flow(other.flow_id).lifecycle] == [204]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
