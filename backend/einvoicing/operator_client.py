@@ -290,7 +290,7 @@ class OAuthOperatorClient:
             response = self.session.post(  # never redirected: a redirect would carry the secret elsewhere
                 self.token_url, timeout=self.timeout, allow_redirects=False,
                 data={"grant_type": "client_credentials", "client_id": self.client_id,
-                      "client_secret": self._client_secret, "scope": self.scope})
+                      "client_secret": self._client_secret, **({"scope": self.scope} if self.scope else {})})
         except requests.RequestException as exc:
             log.warning("operator token endpoint unreachable", extra={"fields": {"error": type(exc).__name__}})
             raise _Transient(type(exc).__name__, ambiguous=False) from None
