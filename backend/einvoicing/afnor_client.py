@@ -1,14 +1,15 @@
 """HTTP client of an approved platform (PA) through the AFNOR XP Z12-013 APIs: the Flow Service
-(annex A, "AFNOR Flow Service" 1.1.0) and the Directory Service (annex B, "AFNOR Directory
-Service" 1.1.0). `EINVOICING_OPERATOR=afnor` chooses it instead of the spec's operator; the rest of
-the e-invoicing area sees the same `OperatorClient` (operator_client.py), with the same errors, the
-same retries on 429/503 (`Retry-After`), the same OAuth client credentials and the same
-never-twice rule. docs/einvoicing.md "Choosing a platform" says what differs; the parts of the
-standard this client uses are described in `afnor_openapi/` (our own description of them, which
-the contract tests hold every request and answer to).
+(annex A, "AFNOR Flow Service") and the Directory Service (annex B, "AFNOR Directory Service"),
+in the version `afnor_openapi/` names. `EINVOICING_OPERATOR=afnor` chooses it instead of the
+spec's operator; the rest of the e-invoicing area sees the same `OperatorClient`
+(operator_client.py), with the same errors, the same retries on 429/503 (`Retry-After`), the
+same OAuth client credentials and the same never-twice rule. docs/einvoicing.md "Choosing a
+platform" says what differs; the parts of the standard this client uses are described in
+`afnor_openapi/` (our own description of them, which the contract tests hold every request and
+answer to).
 
 - `POST /v1/flows`: multipart with `flowInfo` (a JSON part: `trackingId` (`tracking_id_for`: at
-  most 36 characters), `name`,
+  most `TRACKING_ID_MAX` characters), `name`,
   `processingRule`, `flowSyntax`, `flowProfile` for an invoice, `sha256`) and `file`; `202` answers
   the `FullFlowInfo` (no acknowledgement yet: the flow is `Pending`). The standard's `FlowInfo`
   has no flow type: the PA derives it (a CDAR status message is `flowSyntax: CDAR`).
@@ -321,9 +322,10 @@ class AfnorClient(OAuthOperatorClient):
 
 
 def tracking_id_for(tracking_id: str) -> str:
-    """The `trackingId` the PA is given: ours when it fits the standard's 36 characters (an invoice
-    number does), else a digest of it (a status message's key, the invoice number and more), the
-    same each time, so the never-twice search finds it."""
+    """The `trackingId` the PA is given: ours when it fits the standard's `NotOnlyUuid`
+    (`TRACKING_ID_MAX` characters; an invoice number does), else a digest of it (a status
+    message's key: the invoice number and more), the same each time, so the never-twice search
+    finds it."""
     if len(tracking_id) <= TRACKING_ID_MAX:
         return tracking_id
     return DIGEST_PREFIX + sha256_hex(tracking_id.encode())[:TRACKING_ID_MAX - len(DIGEST_PREFIX)]

@@ -1,5 +1,5 @@
-"""Approved platform (PA) simulator speaking AFNOR XP Z12-013: the Flow Service (annex A, 1.1.0)
-and the Directory Service's directory-line lookup (annex B, 1.1.0), as described in
+"""Approved platform (PA) simulator speaking AFNOR XP Z12-013: the Flow Service (annex A) and
+the Directory Service's directory-line lookup (annex B), in the version described in
 `backend/einvoicing/afnor_openapi/` (the contract tests validate its answers against that
 description), with the spec operator simulator's OAuth endpoint, fault switches and control
 routes (`odp.py`, `odp_store.py`: the same names, the same meaning).

@@ -43,7 +43,7 @@ class AfnorStore(Store):
     # --- the Flow Service -----------------------------------------------------------------------
 
     def submit(self, *, flow_info: dict, content_type: str, content: bytes) -> dict:  # type: ignore[override]
-        """A flow posted: its `FullFlowInfo` (the 202's body)."""
+        """A flow posted: its `FullFlowInfo` (the body of the acceptance answer)."""
         unknown = sorted(set(flow_info) - {"trackingId", "name", "processingRule", "flowSyntax", "flowProfile",
                                            "sha256"})
         if unknown:

@@ -1,8 +1,8 @@
-"""Our description of XP Z12-013 against the standard's own OpenAPI documents (annex A, "AFNOR
-Flow Service", annex B, "AFNOR Directory Service", version 1.1.0), when `AFNOR_OPENAPI_DIR` names
-a folder holding them (they are not redistributed with Vitrine: docs/einvoicing.md, "Choosing a
-platform"). Every operation, parameter, body, answer, property and value of ours must be the
-standard's: no field we send or read that the standard does not define."""
+"""Our description of XP Z12-013 against the standard's own OpenAPI documents (annex A, "AFNOR Flow
+Service", annex B, "AFNOR Directory Service", the version ours names), when `AFNOR_OPENAPI_DIR`
+names a folder holding them (they are not redistributed with Vitrine: docs/einvoicing.md,
+"Choosing a platform"). Every operation, parameter, body, answer, property and value of ours
+must be the standard's: no field we send or read that the standard does not define."""
 
 from __future__ import annotations
 
