@@ -44,7 +44,8 @@ class _Env(dict):
 
 
 SECRET_SETTINGS = frozenset(
-    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "smtp_url", "metrics_token"}
+    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "afnor_client_secret", "smtp_url",
+     "metrics_token"}
 )
 
 ENVIRONMENTS = ("development", "test", "staging", "production")
@@ -126,6 +127,15 @@ class Config:
     odp_scope: str = "einvoicing:public-api"  # the OAuth scope asked with the client credentials
     odp_seller_ap: str | None = None
     odp_seller_ap_scheme: str = "0225"
+    # The platform API the e-invoicing area speaks: the spec's operator, or an approved platform's
+    # AFNOR XP Z12-013 Flow Service (and its Directory Service).
+    einvoicing_operator: str = "odp"
+    afnor_client_id: str | None = None
+    afnor_client_secret: str | None = None
+    afnor_token_url: str = "https://auth.pa.example/oauth/token"  # noqa: S105 (a URL, not a secret)
+    afnor_flow_url: str = "https://api.flow.pa.example/flow-service"
+    afnor_directory_url: str = "https://api.directory.pa.example/directory-service"
+    afnor_scope: str | None = None  # the OAuth scope asked with the client credentials, when the PA wants one
     einvoicing_polling_enabled: bool = False
     einvoicing_polling_interval_ms: int = 900_000
     einvoicing_self_billing_enabled: bool = False
@@ -285,10 +295,12 @@ ONE_DATABASE_ROLE = (
     "which could disable the triggers keeping invoices, journals and audit entries unchanged "
     "(docs/operations.md, \"Database roles\")")
 _OPERATOR_IDENTITY = ("ODP_CLIENT_ID", "ODP_CLIENT_SECRET", "ODP_ENTITY_ID")
+_AFNOR_IDENTITY = ("AFNOR_CLIENT_ID", "AFNOR_CLIENT_SECRET")
+EINVOICING_OPERATORS = ("odp", "afnor")
 # What production must name: without them a process would start the embedded servers of development.
 _PRODUCTION_SERVICES = ("DATABASE_URL", "REDIS_URL")
 # The providers' credentials: without them every signature, webhook or e-invoice is refused.
-_PROVIDER_CREDENTIALS = ("ESIGN_API_KEY", "ESIGN_WEBHOOK_SECRET", *_OPERATOR_IDENTITY)
+_PROVIDER_CREDENTIALS = ("ESIGN_API_KEY", "ESIGN_WEBHOOK_SECRET")
 _LOOPBACK_HOSTS = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -304,6 +316,11 @@ def _is_loopback(url: str) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
+def _operator_identity(env: _Env) -> tuple[str, ...]:
+    """The identity variables of the platform API `EINVOICING_OPERATOR` names."""
+    return _AFNOR_IDENTITY if (_str(env, "EINVOICING_OPERATOR") or "").lower() == "afnor" else _OPERATOR_IDENTITY
+
+
 def _production_refusals(env: _Env, storage_backend: str, warnings: list[str]) -> None:
     """What production refuses to start with, because it loses data or breaks for every user, and
     what it only warns about. Each refusal names its variable."""
@@ -315,7 +332,7 @@ def _production_refusals(env: _Env, storage_backend: str, warnings: list[str]) -
     public_base_url = _str(env, "PUBLIC_BASE_URL", Config.public_base_url)
     if _is_loopback(public_base_url):
         env.problem(f"PUBLIC_BASE_URL must be the address users reach, not this machine, got {public_base_url!r}")
-    missing = [name for name in _PROVIDER_CREDENTIALS if not _str(env, name)]
+    missing = [name for name in (*_PROVIDER_CREDENTIALS, *_operator_identity(env)) if not _str(env, name)]
     if missing:
         env.problem("provider credentials missing in production (signatures, webhooks and e-invoices would be "
                     "refused): " + ", ".join(missing))
@@ -346,6 +363,10 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     flow_mode = _str(env, "ODP_FLOW_MODE", "Sandbox")
     if flow_mode not in ("Sandbox", "Production"):
         flow_mode = env.problem(f"ODP_FLOW_MODE must be Sandbox or Production, got {flow_mode!r}", "Sandbox")
+
+    operator = (_str(env, "EINVOICING_OPERATOR", "odp") or "odp").lower()
+    if operator not in EINVOICING_OPERATORS:
+        operator = env.problem(f"EINVOICING_OPERATOR must be odp or afnor, got {operator!r}", "odp")
 
     environment = (_str(env, "ENVIRONMENT", "development") or "development").lower()
     if environment not in ENVIRONMENTS:
@@ -384,7 +405,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         warnings.append(
             "platform legal identity incomplete (documents use fallback values): " + ", ".join(missing)
         )
-    missing = [name for name in _OPERATOR_IDENTITY if not _str(env, name)]
+    missing = [name for name in _operator_identity(env) if not _str(env, name)]
     if missing and environment != "production":
         warnings.append(
             "e-invoicing operator identity incomplete (transmissions refused until set): "
@@ -393,7 +414,8 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     if _str(env, "DATABASE_URL") and _str(env, "DATABASE_OWNER_URL") in (None, _str(env, "DATABASE_URL")):
         warnings.append(ONE_DATABASE_ROLE)
     if environment == "production":
-        for name in ("ESIGN_BASE_URL", "ODP_BASE_URL", "ODP_TOKEN_URL"):  # they carry API keys and secrets
+        for name in ("ESIGN_BASE_URL", "ODP_BASE_URL", "ODP_TOKEN_URL", "AFNOR_TOKEN_URL", "AFNOR_FLOW_URL",
+                     "AFNOR_DIRECTORY_URL"):  # they carry API keys, secrets and tokens
             if not (_str(env, name) or getattr(Config, name.lower())).lower().startswith("https://"):
                 env.problem(f"{name} must be an https:// URL in production")
     if not _str(env, "ESIGN_WEBHOOK_SECRET") and environment != "production":
@@ -458,6 +480,13 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         odp_scope=_str(env, "ODP_SCOPE", Config.odp_scope) or Config.odp_scope,
         odp_seller_ap=_str(env, "ODP_SELLER_AP"),
         odp_seller_ap_scheme=_str(env, "ODP_SELLER_AP_SCHEME", "0225"),
+        einvoicing_operator=operator,
+        afnor_client_id=_str(env, "AFNOR_CLIENT_ID"),
+        afnor_client_secret=_str(env, "AFNOR_CLIENT_SECRET"),
+        afnor_token_url=_str(env, "AFNOR_TOKEN_URL", Config.afnor_token_url),
+        afnor_flow_url=(_str(env, "AFNOR_FLOW_URL", Config.afnor_flow_url) or "").rstrip("/"),
+        afnor_directory_url=(_str(env, "AFNOR_DIRECTORY_URL", Config.afnor_directory_url) or "").rstrip("/"),
+        afnor_scope=_str(env, "AFNOR_SCOPE"),
         einvoicing_polling_enabled=_bool(env, "EINVOICING_POLLING_ENABLED", False),
         einvoicing_polling_interval_ms=_int(env, "EINVOICING_POLLING_INTERVAL_MS", 900_000, minimum=1),
         einvoicing_self_billing_enabled=_bool(env, "EINVOICING_SELF_BILLING_ENABLED", False),

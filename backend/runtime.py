@@ -27,7 +27,8 @@ from typing import Any
 from backend.billing.accounting import entries as books
 from backend.config import Config, load_config
 from backend.db import init_database
-from backend.einvoicing.operator_client import OperatorClient, build_operator_client
+from backend.einvoicing.operator_choice import build_operator_client
+from backend.einvoicing.operator_client import OperatorClient
 from backend.email import messages
 from backend.identity import secrets
 from backend.logs import configure_logging, get_logger, register_secrets

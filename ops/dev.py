@@ -20,7 +20,9 @@ rate limits and counters stay exact), a Dramatiq worker and the clock.
   servers: nothing is left orphaned.
 
 Adding a simulator: append a `Simulator` to `SIMULATORS` (its port is the API's plus `offset`;
-`settings` are the environment defaults that point the platform at it).
+`settings` are the environment defaults that point the platform at it; `runs` says whether the
+environment wants it: the e-invoicing simulator is the operator's or the AFNOR platform's, after
+`EINVOICING_OPERATOR`).
 """
 
 from __future__ import annotations
@@ -69,6 +71,12 @@ class Simulator:
     # Environment defaults (kept when already set) pointing the platform at the simulator's base URL.
     settings: Callable[[str], dict[str, str]] = lambda url: {}
     args: Callable[[str], list[str]] = lambda api_url: []
+    # Whether it runs, given the environment (the e-invoicing platform's API is chosen by setting).
+    runs: Callable[[Mapping[str, str]], bool] = lambda env: True
+
+
+def _einvoicing_operator(env: Mapping[str, str]) -> str:
+    return (env.get("EINVOICING_OPERATOR") or "odp").strip().lower()
 
 
 SIMULATORS: list[Simulator] = [
@@ -91,6 +99,20 @@ SIMULATORS: list[Simulator] = [
                               "ODP_CLIENT_ID": "odp_dev_client", "ODP_CLIENT_SECRET": "odp_dev_simulator_secret",
                               "ODP_ENTITY_ID": "ent-dev-platform", "EINVOICING_POLLING_ENABLED": "true",
                               "EINVOICING_POLLING_INTERVAL_MS": "60000"},
+        runs=lambda env: _einvoicing_operator(env) != "afnor",
+    ),
+    # EINVOICING_OPERATOR=afnor: an approved platform speaking AFNOR XP Z12-013, on the same port.
+    Simulator(
+        name="afnor",
+        module="ops.simulators.afnor",
+        offset=2,
+        label="AFNOR XP Z12-013 platform simulator (Flow and Directory Services)",
+        settings=lambda url: {
+            "AFNOR_FLOW_URL": f"{url}/flow-service", "AFNOR_DIRECTORY_URL": f"{url}/directory-service",
+            "AFNOR_TOKEN_URL": f"{url}/oauth/token", "AFNOR_CLIENT_ID": "afnor_dev_client",
+            "AFNOR_CLIENT_SECRET": "afnor_dev_simulator_secret", "AFNOR_SCOPE": "afnor:platform",
+            "EINVOICING_POLLING_ENABLED": "true", "EINVOICING_POLLING_INTERVAL_MS": "60000"},
+        runs=lambda env: _einvoicing_operator(env) == "afnor",
     ),
     # The bank (API.md, "Company registry (wave 3): decisions": P+3): the finance team's files go to
     # it and its statements come back (docs/bank.md); the platform itself never calls it.
@@ -121,6 +143,11 @@ DEMO_LEGAL_IDENTITY = (
 )
 
 
+def running_simulators(env: Mapping[str, str]) -> list[Simulator]:
+    """The simulators `vitrine dev` starts with this environment."""
+    return [simulator for simulator in SIMULATORS if simulator.runs(env)]
+
+
 def dev_defaults(port: int, env: Mapping[str, str]) -> dict[str, str]:
     """The settings `vitrine dev --port PORT` gives its processes where `env` leaves them unset (or
     empty): its public URL, the simulators' URLs and test credentials, the demo legal identity and
@@ -128,7 +155,7 @@ def dev_defaults(port: int, env: Mapping[str, str]) -> dict[str, str]:
     (`ops.cli`), so it renders and sends what the platform's own processes would."""
     api_url = f"http://127.0.0.1:{port}"
     defaults = {"PUBLIC_BASE_URL": api_url, "COOKIE_SECURE": "false", "ENVIRONMENT": "development"}
-    for simulator in SIMULATORS:  # unset provider settings point at the simulators
+    for simulator in running_simulators(env):  # unset provider settings point at the simulators
         defaults.update(simulator.settings(f"http://127.0.0.1:{port + simulator.offset}"))
     defaults.update(DEMO_LEGAL_IDENTITY)
     # The demo printer manufactures the furniture types that name no printer of their own.
@@ -285,7 +312,7 @@ class Supervisor:
     def check_ports(self) -> None:
         if not port_free(self.port):
             raise PortBusy(f"port {self.port} in use (a previous vitrine dev?); choose another with --port")
-        for simulator in SIMULATORS:
+        for simulator in running_simulators(os.environ):
             port = self.port + simulator.offset
             if not port_free(port):
                 raise PortBusy(f"port {port} in use: the {simulator.name} simulator listens on --port + "
@@ -354,11 +381,11 @@ class Supervisor:
         self.add("clock", [sys.executable, "-m", "ops.cli", "clock"], env)
         self.wait_ready()
         # Started once the web answers, so that their start does not slow the web's boot down.
-        for simulator in SIMULATORS:
+        for simulator in running_simulators(env):
             port = self.port + simulator.offset
             self.add(simulator.name, [sys.executable, "-m", simulator.module, "--port", str(port),
                                       *simulator.args(self.api_url)], env)
-        for simulator in SIMULATORS:
+        for simulator in running_simulators(env):
             self.wait_listening(simulator.name, self.port + simulator.offset)
         self.ready = True
         say(self.banner())
@@ -375,7 +402,7 @@ class Supervisor:
             f"  API docs      {self.api_url}/api/docs",
             f"  health        {self.api_url}/api/health",
         ]
-        lines += [f"  {sim.name:<13} {self.sim_url(sim)}  {sim.label}" for sim in SIMULATORS]
+        lines += [f"  {sim.name:<13} {self.sim_url(sim)}  {sim.label}" for sim in running_simulators(self.env)]
         lines += [
             f"  DATABASE_URL  {url_without_password(self.env['DATABASE_URL'])}",
             f"  REDIS_URL     {url_without_password(self.env['REDIS_URL'])}",

@@ -1,7 +1,9 @@
-"""HTTP client of the e-invoicing operator (Specification C, "Outbound calls to the operator").
+"""The e-invoicing platform's interface (`OperatorClient`) and the HTTP client of Specification C's
+operator ("Outbound calls to the operator"), the default one; `afnor_client` is the other, an
+approved platform's XP Z12-013 API, built on the same transport (`OAuthOperatorClient`).
 
-Built once at boot (`build_operator_client(config)`) and passed to the services that call the
-operator. Authentication is OAuth 2.0 client credentials against `ODP_TOKEN_URL`; the token is kept
+Built once at boot (`operator_choice.build_operator_client(config)`) and passed to the services
+that call the operator. Authentication is OAuth 2.0 client credentials against `ODP_TOKEN_URL`; the token is kept
 in memory for the process (`TokenCache`, thread-safe) and refreshed `TOKEN_REFRESH_MARGIN_SECONDS`
 before it expires, so many dispatches share one token call. Every request carries `X-FlowMode`.
 
@@ -31,9 +33,10 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from typing import Protocol, runtime_checkable
 
 import requests
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
@@ -204,12 +207,14 @@ def sha256_hex(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
-class OdpClient:
-    """The operator's public e-invoicing API."""
+class OAuthOperatorClient:
+    """What both platform APIs share: OAuth 2.0 client credentials (`TokenCache`), one call with
+    its log line and its error mapping (`_send`), the retries on 429/503 (`_retrying`) and the
+    never-twice rule of a post whose outcome is unknown (`_post_once`). A subclass names its
+    identity variables (`missing_identity`) and the headers every call carries (`_headers`)."""
 
     def __init__(self, *, base_url: str, token_url: str, client_id: str | None, client_secret: str | None,
-                 entity_id: str | None, flow_mode: str = "Sandbox", scope: str = DEFAULT_SCOPE,
-                 connect_timeout: float = 5.0, read_timeout: float = 30.0,
+                 scope: str, connect_timeout: float = 5.0, read_timeout: float = 30.0,
                  registration_wait: float = DEFAULT_REGISTRATION_WAIT,
                  sleep: Callable[[float], None] = time.sleep, monotonic: Callable[[], float] = time.monotonic,
                  session: requests.Session | None = None) -> None:
@@ -217,8 +222,6 @@ class OdpClient:
         self.token_url = token_url
         self.client_id = client_id
         self._client_secret = client_secret
-        self.entity_id = entity_id
-        self.flow_mode = flow_mode
         self.scope = scope
         self.timeout = (connect_timeout, read_timeout)
         self.registration_wait = registration_wait
@@ -226,34 +229,14 @@ class OdpClient:
         self.session = session or requests.Session()
         self.tokens = TokenCache(self._fetch_token, monotonic=monotonic)
 
-    @classmethod
-    def from_config(cls, config: Config, **kwargs) -> OdpClient:
-        return cls(base_url=config.odp_base_url, token_url=config.odp_token_url, client_id=config.odp_client_id,
-                   client_secret=config.odp_client_secret, entity_id=config.odp_entity_id,
-                   flow_mode=config.odp_flow_mode, scope=config.odp_scope, **kwargs)
+    def _headers(self) -> dict[str, str]:
+        return {}
 
-    def __repr__(self) -> str:  # never the secret nor the token
-        return f"OdpClient({self.base_url!r}, flow_mode={self.flow_mode!r})"
+    # --- transport (shared) ---------------------------------------------------------------
 
-    @property
-    def missing_identity(self) -> list[str]:
-        names = (("ODP_CLIENT_ID", self.client_id), ("ODP_CLIENT_SECRET", self._client_secret),
-                 ("ODP_ENTITY_ID", self.entity_id))
-        return [name for name, value in names if not value]
-
-    # --- the operator's API -------------------------------------------------------------------
-
-    def submit_flow(self, *, tracking_id: str, name: str, content: bytes, processing_rule: str = "B2B",
-                    flow_syntax: str = FLOW_SYNTAX, content_type: str = "application/pdf",
-                    flow_type: str | None = None) -> Flow:
-        """Post a flow (the invoice's Factur-X PDF by default); returns the flow (the existing one
-        when the operator already holds this tracking id)."""
-        self._check_identity()
-        info = {"entityId": self.entity_id, "flowSyntax": flow_syntax, "processingRule": processing_rule,
-                "trackingId": tracking_id, "name": name, "sha256": sha256_hex(content)}
-        if flow_type is not None:
-            info["flowType"] = flow_type
-        flow_info = json.dumps(info, separators=(",", ":"))
+    def _post_once(self, tracking_id: str, post: Callable[[], Flow], *, what: str) -> Flow:
+        """`post()` with the retries; before posting again after an unknown outcome (a timeout, a
+        lost answer, a 5xx), the flow is searched by its tracking id and adopted when found."""
         pending: _Transient | None = None  # the last attempt's unknown outcome
 
         def attempt() -> Flow:
@@ -265,54 +248,13 @@ class OdpClient:
                              extra={"fields": {"trackingId": tracking_id, "flowId": existing.flow_id}})
                     return existing
             try:
-                # `flowInfo` goes in `data`: a plain form field (no filename), never a file part.
-                response = self._send("POST", FLOWS_PATH, data={"flowInfo": flow_info},
-                                      files={"file": (name, content, content_type)})
+                return post()
             except _Transient as exc:
                 if exc.ambiguous:
                     pending = exc
                 raise
-            except OperatorRejected as exc:
-                if exc.status == 409:  # the operator already holds a flow with this tracking id
-                    existing = self.find_by_tracking_id(tracking_id)
-                    if existing is not None:
-                        log.info("duplicate answered: the operator's flow is adopted",
-                                 extra={"fields": {"trackingId": tracking_id, "flowId": existing.flow_id}})
-                        return existing
-                raise
-            return Flow.from_answer(_json(response))
 
-        return self._retrying(attempt, what=f"POST {FLOWS_PATH}")
-
-    def find_by_tracking_id(self, tracking_id: str) -> Flow | None:
-        """The flow of this tracking id (the newest when there are several), or None. A result
-        with another tracking id (an operator ignoring the filter) is never adopted."""
-        flows = [flow for flow in self._search({"trackingId": tracking_id}).flows if flow.tracking_id == tracking_id]
-        return flows[-1] if flows else None
-
-    def get_flow(self, flow_id: str) -> Flow | None:
-        flows = self._search({"flowId": flow_id}).flows
-        return next((flow for flow in flows if flow.flow_id == flow_id), None)
-
-    def changed_flows(self, *, updated_after: str, offset: int = 0, limit: int = SEARCH_PAGE_SIZE) -> FlowPage:
-        """One page of the flows changed after `updated_after` (ISO 8601), in the operator's order."""
-        return self._search({"updatedAfter": updated_after}, limit=limit, offset=offset)
-
-    def recipient_registered(self, siren: str) -> bool:
-        """Whether the directory has a line for this SIREN (the buyer's electronic address)."""
-        self._check_identity()
-        body = {"filters": {"addressingIdentifier": {"op": "strict", "value": siren}}, "limit": 1}
-
-        def attempt() -> bool:
-            answer = _json(self._send("POST", DIRECTORY_PATH, json=body))
-            results = answer.get("results")
-            if not isinstance(results, list):
-                raise OperatorError("the operator answered a directory search without results", answer=answer)
-            return any(isinstance(line, dict) and line.get("addressingIdentifier") == siren for line in results)
-
-        return self._retrying(attempt, what=f"POST {DIRECTORY_PATH}")
-
-    # --- transport ----------------------------------------------------------------------------
+        return self._retrying(attempt, what=what)
 
     def _find_after_unknown_outcome(self, tracking_id: str, *, settle: bool) -> Flow | None:
         """After an answered 5xx, one search; after no answer, searches until the operator has had
@@ -325,21 +267,6 @@ class OdpClient:
             if (found := self.find_by_tracking_id(tracking_id)) is not None:
                 return found
         return None
-
-    def _search(self, where: dict, *, limit: int = 10, offset: int = 0) -> FlowPage:
-        self._check_identity()
-        body = {"where": {"flowMode": self.flow_mode, **where}, "limit": limit, "offset": offset}
-
-        def attempt() -> FlowPage:
-            answer = _json(self._send("POST", SEARCH_PATH, json=body))
-            results = answer.get("results")
-            if not isinstance(results, list):
-                raise OperatorError("the operator answered a search without results", answer=answer)
-            flows = [Flow.from_answer(item) for item in results if isinstance(item, dict)]
-            total = answer.get("total")
-            return FlowPage(flows=flows, total=total if type(total) is int else len(flows))
-
-        return self._retrying(attempt, what=f"POST {SEARCH_PATH}")
 
     def _retrying(self, attempt: Callable[[], object], *, what: str):
         retrying = Retrying(stop=stop_after_attempt(1 + EXTRA_ATTEMPTS) | _stop_on_long_retry_after,
@@ -363,7 +290,7 @@ class OdpClient:
             response = self.session.post(  # never redirected: a redirect would carry the secret elsewhere
                 self.token_url, timeout=self.timeout, allow_redirects=False,
                 data={"grant_type": "client_credentials", "client_id": self.client_id,
-                      "client_secret": self._client_secret, "scope": self.scope})
+                      "client_secret": self._client_secret, **({"scope": self.scope} if self.scope else {})})
         except requests.RequestException as exc:
             log.warning("operator token endpoint unreachable", extra={"fields": {"error": type(exc).__name__}})
             raise _Transient(type(exc).__name__, ambiguous=False) from None
@@ -380,20 +307,20 @@ class OdpClient:
             raise OperatorRejected(f"the operator token endpoint answered HTTP {status} (redirects are not followed)"
                                    if status < 400 else f"the operator token endpoint answered HTTP {status}",
                                    status=status)
-        body = _json(response)
+        body = json_object(response)
         token, expires_in = body.get("access_token"), body.get("expires_in")
         if not isinstance(token, str) or not token or not isinstance(expires_in, int | float) or expires_in <= 0:
             raise OperatorError("the operator token endpoint answered without access_token or expires_in")
         return token, float(expires_in)
 
-    def _send(self, method: str, path: str, **kwargs) -> requests.Response:
+    def _send(self, method: str, path: str, *, base_url: str | None = None, **kwargs) -> requests.Response:
         token = self.tokens.get()
         started = time.monotonic()
         fields = {"method": method, "path": path}
-        headers = {"Authorization": f"Bearer {token}", "X-FlowMode": self.flow_mode}
+        headers = {"Authorization": f"Bearer {token}", **self._headers(), **kwargs.pop("headers", {})}
         try:
-            response = self.session.request(method, self.base_url + path, timeout=self.timeout, headers=headers,
-                                            allow_redirects=False, **kwargs)
+            response = self.session.request(method, (base_url or self.base_url) + path, timeout=self.timeout,
+                                            headers=headers, allow_redirects=False, **kwargs)
         except requests.RequestException as exc:  # timeout, lost connection, truncated answer
             log.warning("operator call without answer", extra={"fields": {**fields, "error": type(exc).__name__}})
             raise _Transient(type(exc).__name__, ambiguous=True, answered=False) from None
@@ -418,6 +345,122 @@ class OdpClient:
                                    status=status, answer=_safe_json(response))
         return response
 
+
+class OdpClient(OAuthOperatorClient):
+    """The operator's public e-invoicing API (Specification C)."""
+
+    def __init__(self, *, base_url: str, token_url: str, client_id: str | None, client_secret: str | None,
+                 entity_id: str | None, flow_mode: str = "Sandbox", scope: str = DEFAULT_SCOPE, **kwargs) -> None:
+        super().__init__(base_url=base_url, token_url=token_url, client_id=client_id, client_secret=client_secret,
+                         scope=scope, **kwargs)
+        self.entity_id = entity_id
+        self.flow_mode = flow_mode
+
+    @classmethod
+    def from_config(cls, config: Config, **kwargs) -> OdpClient:
+        return cls(base_url=config.odp_base_url, token_url=config.odp_token_url, client_id=config.odp_client_id,
+                   client_secret=config.odp_client_secret, entity_id=config.odp_entity_id,
+                   flow_mode=config.odp_flow_mode, scope=config.odp_scope, **kwargs)
+
+    def __repr__(self) -> str:  # never the secret nor the token
+        return f"OdpClient({self.base_url!r}, flow_mode={self.flow_mode!r})"
+
+    @property
+    def missing_identity(self) -> list[str]:
+        names = (("ODP_CLIENT_ID", self.client_id), ("ODP_CLIENT_SECRET", self._client_secret),
+                 ("ODP_ENTITY_ID", self.entity_id))
+        return [name for name, value in names if not value]
+
+    def _headers(self) -> dict[str, str]:
+        return {"X-FlowMode": self.flow_mode}
+
+    # --- the operator's API -------------------------------------------------------------------
+
+    def submit_flow(self, *, tracking_id: str, name: str, content: bytes, processing_rule: str = "B2B",
+                    flow_syntax: str = FLOW_SYNTAX, content_type: str = "application/pdf",
+                    flow_type: str | None = None) -> Flow:
+        """Post a flow (the invoice's Factur-X PDF by default); returns the flow (the existing one
+        when the operator already holds this tracking id)."""
+        self._check_identity()
+        info = {"entityId": self.entity_id, "flowSyntax": flow_syntax, "processingRule": processing_rule,
+                "trackingId": tracking_id, "name": name, "sha256": sha256_hex(content)}
+        if flow_type is not None:
+            info["flowType"] = flow_type
+        flow_info = json.dumps(info, separators=(",", ":"))
+
+        def post() -> Flow:
+            try:
+                # `flowInfo` goes in `data`: a plain form field (no filename), never a file part.
+                response = self._send("POST", FLOWS_PATH, data={"flowInfo": flow_info},
+                                      files={"file": (name, content, content_type)})
+            except OperatorRejected as exc:
+                if exc.status == 409:  # the operator already holds a flow with this tracking id
+                    existing = self.find_by_tracking_id(tracking_id)
+                    if existing is not None:
+                        log.info("duplicate answered: the operator's flow is adopted",
+                                 extra={"fields": {"trackingId": tracking_id, "flowId": existing.flow_id}})
+                        return existing
+                raise
+            return Flow.from_answer(json_object(response))
+
+        return self._post_once(tracking_id, post, what=f"POST {FLOWS_PATH}")
+
+    def find_by_tracking_id(self, tracking_id: str) -> Flow | None:
+        """The flow of this tracking id (the newest when there are several), or None. A result
+        with another tracking id (an operator ignoring the filter) is never adopted."""
+        flows = [flow for flow in self._search({"trackingId": tracking_id}).flows if flow.tracking_id == tracking_id]
+        return flows[-1] if flows else None
+
+    def get_flow(self, flow_id: str) -> Flow | None:
+        flows = self._search({"flowId": flow_id}).flows
+        return next((flow for flow in flows if flow.flow_id == flow_id), None)
+
+    def changed_flows(self, *, updated_after: str, offset: int = 0, limit: int = SEARCH_PAGE_SIZE) -> FlowPage:
+        """One page of the flows changed after `updated_after` (ISO 8601), in the operator's order."""
+        return self._search({"updatedAfter": updated_after}, limit=limit, offset=offset)
+
+    def changed_pages(self, *, updated_after: str) -> Iterator[list[Flow]]:
+        """The flows changed after `updated_after`, one page per search (offsets, in submission
+        order: a page never shifts while flows change); a page is asked for once the previous one
+        is used."""
+        offset = 0
+        while True:
+            page = self.changed_flows(updated_after=updated_after, offset=offset)
+            yield page.flows
+            offset += len(page.flows)
+            if not page.flows or offset >= page.total:
+                return
+
+    def recipient_registered(self, siren: str) -> bool:
+        """Whether the directory has a line for this SIREN (the buyer's electronic address)."""
+        self._check_identity()
+        body = {"filters": {"addressingIdentifier": {"op": "strict", "value": siren}}, "limit": 1}
+
+        def attempt() -> bool:
+            answer = json_object(self._send("POST", DIRECTORY_PATH, json=body))
+            results = answer.get("results")
+            if not isinstance(results, list):
+                raise OperatorError("the operator answered a directory search without results", answer=answer)
+            return any(isinstance(line, dict) and line.get("addressingIdentifier") == siren for line in results)
+
+        return self._retrying(attempt, what=f"POST {DIRECTORY_PATH}")
+
+    # --- the spec's search ---
+
+    def _search(self, where: dict, *, limit: int = 10, offset: int = 0) -> FlowPage:
+        self._check_identity()
+        body = {"where": {"flowMode": self.flow_mode, **where}, "limit": limit, "offset": offset}
+
+        def attempt() -> FlowPage:
+            answer = json_object(self._send("POST", SEARCH_PATH, json=body))
+            results = answer.get("results")
+            if not isinstance(results, list):
+                raise OperatorError("the operator answered a search without results", answer=answer)
+            flows = [Flow.from_answer(item) for item in results if isinstance(item, dict)]
+            total = answer.get("total")
+            return FlowPage(flows=flows, total=total if type(total) is int else len(flows))
+
+        return self._retrying(attempt, what=f"POST {SEARCH_PATH}")
 
 def _registration_waits(total: float) -> list[float]:
     """The waits of `REGISTRATION_WAITS` (the last one repeated) until their sum reaches `total`."""
@@ -456,7 +499,7 @@ def _backoff(state: RetryCallState) -> float:
     return max(BACKOFF_SECONDS * state.attempt_number, retry_after)
 
 
-def _json(response: requests.Response) -> dict:
+def json_object(response: requests.Response) -> dict:
     body = _safe_json(response)
     if not isinstance(body, dict):
         raise OperatorError(f"the operator answered HTTP {response.status_code} without a JSON object")
@@ -506,18 +549,44 @@ class StubOperatorClient:
             return self._flows.get(flow_id) or Flow(flow_id=flow_id, tracking_id=None, status="Ok",
                                                     answer={"stub": True, "flowStatus": "Ok"})
 
-    def changed_flows(self, *, updated_after: str, offset: int = 0, limit: int = SEARCH_PAGE_SIZE) -> FlowPage:
-        return FlowPage(flows=[], total=0)
+    def changed_pages(self, *, updated_after: str) -> Iterator[list[Flow]]:
+        return iter(())
 
     def recipient_registered(self, siren: str) -> bool:
         return True
 
 
-OperatorClient = OdpClient | StubOperatorClient
+@runtime_checkable
+class OperatorClient(Protocol):
+    """What the e-invoicing area asks of its platform, whichever API the platform speaks: the
+    spec's operator (`OdpClient`, the default), an AFNOR XP Z12-013 Flow Service
+    (`afnor_client.AfnorClient`, `EINVOICING_OPERATOR=afnor`) or the test-mode stub. Invoices and
+    the CDAR status messages the platform issues both go through `submit_flow`."""
 
+    @property
+    def missing_identity(self) -> list[str]:
+        """The identity variables not set (every call is refused while one is missing)."""
+        ...
 
-def build_operator_client(config: Config) -> OperatorClient:
-    """The operator client of this process (built once at boot): the stub under `E2E_TEST_MODE`."""
-    if config.e2e_test_mode:
-        return StubOperatorClient()
-    return OdpClient.from_config(config)
+    def submit_flow(self, *, tracking_id: str, name: str, content: bytes, processing_rule: str = "B2B",
+                    flow_syntax: str = FLOW_SYNTAX, content_type: str = "application/pdf",
+                    flow_type: str | None = None) -> Flow:
+        """Post a flow once (never twice for a tracking id); returns it."""
+        ...
+
+    def find_by_tracking_id(self, tracking_id: str) -> Flow | None:
+        """The flow of this exact tracking id, or None."""
+        ...
+
+    def get_flow(self, flow_id: str) -> Flow | None:
+        """The flow of this id, or None when the platform does not know it."""
+        ...
+
+    def changed_pages(self, *, updated_after: str) -> Iterator[list[Flow]]:
+        """The flows changed after `updated_after` (ISO 8601, the platform's clock), one page per
+        search, with the lifecycle statuses reported for them."""
+        ...
+
+    def recipient_registered(self, siren: str) -> bool:
+        """Whether the directory has a line for this SIREN (the addressee's electronic address)."""
+        ...

@@ -3,9 +3,10 @@
 A pass asks the operator what changed, not each transmission where it stands: one search per page
 of the flows updated since the last pass (`updatedAfter` = the latest `updatedAt` the last complete
 search saw, on the operator's clock, less `OPERATOR_LAG`; never later than the oldest open
-transmission's creation less `CLOCK_OVERLAP`, our clock against theirs). The operator answers in
-submission order, so a page never shifts while flows change. On each page the flows are matched to transmissions by flow
-id in one query; `Ok`/`Archived` acknowledge the `sent` ones in one statement, `Error` rejects,
+transmission's creation less `CLOCK_OVERLAP`, our clock against theirs). The client pages as its
+API does (`changed_pages`: offsets in submission order for the spec's operator, `updatedAfter` for
+an XP Z12-013 platform), one search per page. On each page the flows are matched to transmissions
+by flow id in one query; `Ok`/`Archived` acknowledge the `sent` ones in one statement, `Error` rejects,
 and every lifecycle status reported is stored once (`reform_statuses.record`). Polling keeps up with
 any number of open transmissions in ceil(changed flows / 100) searches. When no transmission is
 open (`sent` or `acknowledged`), the pass makes no call.
@@ -38,7 +39,7 @@ from backend import clock
 from backend.db import database, transaction
 from backend.einvoicing import decision_reports, lifecycle, payment_reports, reform_statuses
 from backend.einvoicing.models import PollingPass, Transmission
-from backend.einvoicing.operator_client import SEARCH_PAGE_SIZE, Flow, OperatorClient
+from backend.einvoicing.operator_client import Flow, OperatorClient
 from backend.einvoicing.status import OperatorStatus, TransmissionStatus
 from backend.logs import log_event
 from storage import Storage
@@ -156,24 +157,24 @@ def _search_changes(polling_pass: PollingPass, counters: Counter[str], *, client
     if watermark is not None:
         since = max(since, watermark - OPERATOR_LAG)
     updated_after = clock.iso(since)
-    latest, offset = watermark, 0
+    latest = watermark
+    pages = client.changed_pages(updated_after=updated_after)
     while True:
         try:
-            page = client.changed_flows(updated_after=updated_after, offset=offset, limit=SEARCH_PAGE_SIZE)
+            flows = next(pages, None)
         except Exception as exc:
             counters["errors"] += 1
             log_event("einvoicing.polling.error", "search of changed flows failed", level="warn",
-                      updatedAfter=updated_after, offset=offset, error=f"{type(exc).__name__}: {exc}"[:500])
+                      updatedAfter=updated_after, error=f"{type(exc).__name__}: {exc}"[:500])
             return None
+        if flows is None:
+            return latest
         counters["searches"] += 1
-        _apply_page(page.flows, counters)
-        for flow in page.flows:
+        _apply_page(flows, counters)
+        for flow in flows:
             changed = reform_statuses.parse_at(str(flow.answer.get("updatedAt") or ""))
             if changed is not None and (latest is None or changed > latest):
                 latest = changed
-        offset += len(page.flows)
-        if not page.flows or offset >= page.total:
-            return latest
 
 
 def _apply_page(flows: list[Flow], counters: Counter[str]) -> None:

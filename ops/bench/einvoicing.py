@@ -11,11 +11,14 @@ dispatch throughput (drafts created to the last one `sent`), time from the draft
 (p50, p99), and operator calls per transmission (goal: at most 2, one post and a share of the
 searches; a token call per process calling the operator). Reference: the same PDFs posted by
 `OdpClient.submit_flow` from as many threads as the worker has, with no database and no lifecycle:
-the floor the operator sets.
+the floor the operator sets. With `EINVOICING_OPERATOR=afnor` in its environment, the same run goes
+through the AFNOR XP Z12-013 platform simulator and client instead (docs/einvoicing.md, "Choosing
+a platform").
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import threading
 import time
@@ -30,6 +33,7 @@ DESCRIPTION = ("1,000 transmissions dispatched by the worker and acknowledged by
 BATCH = 50
 POLL_EVERY = 0.1  # seconds between polling passes
 CLIENT_ID, CLIENT_SECRET, ENTITY_ID = "bench-client", "bench-odp-secret", "ent-bench"
+AFNOR_SCOPE = "afnor:platform"
 OPERATOR_PROCESSES = 2  # the worker subprocess (dispatch) and this process (polling), a token cache each
 
 
@@ -39,23 +43,18 @@ def run(stack, quick: bool) -> Result:
     from backend.einvoicing.drafts import create_transmission_draft
     from backend.einvoicing.lifecycle import INVOICE_PDF_CONTEXT
     from backend.einvoicing.models import Transmission, TransmissionEvent
-    from backend.einvoicing.operator_client import OdpClient
     from backend.runtime import current_runtime
     from ops.bench.stack import WORKER_THREADS
     from ops.simulators.esign_store import minimal_pdf
-    from ops.simulators.odp import OdpSimulator
-    from ops.simulators.odp_store import Settings
 
     count = 100 if quick else 1_000
     storage = current_runtime().storage
     run_id = uuid.uuid4().hex[:6]
     pdf = minimal_pdf("bench invoice")
 
-    with OdpSimulator(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, entity_id=ENTITY_ID,
-                      settings=Settings(auto_ok_after_seconds=0)) as simulator, database.connection_context():
-        def new_client() -> OdpClient:
-            return OdpClient(base_url=simulator.url, token_url=simulator.token_url, client_id=CLIENT_ID,
-                             client_secret=CLIENT_SECRET, entity_id=ENTITY_ID)
+    afnor = (os.environ.get("EINVOICING_OPERATOR") or "odp").strip().lower() == "afnor"
+    simulator, new_client, env = _afnor_platform() if afnor else _odp_platform()
+    with simulator, database.connection_context():
 
         # Reference: the same posts, straight to the simulator.
         reference_client = new_client()
@@ -75,8 +74,6 @@ def run(stack, quick: bool) -> Result:
         numbers = [f"FAC-BENCH-{run_id}-{i:06d}" for i in range(count)]
         for number in numbers:
             storage.put_bytes(INVOICE_PDF_CONTEXT, f"billing/invoices/{number}.pdf", pdf, "application/pdf")
-        env = {"ODP_BASE_URL": simulator.url, "ODP_TOKEN_URL": simulator.token_url, "ODP_CLIENT_ID": CLIENT_ID,
-               "ODP_CLIENT_SECRET": CLIENT_SECRET, "ODP_ENTITY_ID": ENTITY_ID}
         with stack.worker("worker", env=env):
             probe_worker(stack)
             stop = threading.Event()
@@ -108,11 +105,13 @@ def run(stack, quick: bool) -> Result:
                     for s in ("acknowledged", "failed", "rejected", "sent")}
         flows_at_operator = len(simulator.store.flows)
 
-    per_transmission = (calls["submit"] + calls["search"]) / count
+    per_transmission = (calls["submit"] + calls["search"] + calls.get("get", 0)) / count
     p50, p99 = _percentile(latencies, 50), _percentile(latencies, 99)
     return Result(
-        title=f"{count:,} transmissions: draft -> outbox -> dispatch actor -> operator simulator -> polling",
-        reference=f"OdpClient.submit_flow x {count:,} from {WORKER_THREADS} threads, no database",
+        title=f"{count:,} transmissions: draft -> outbox -> dispatch actor -> "
+              f"{'AFNOR platform' if afnor else 'operator'} simulator -> polling",
+        reference=f"{'AfnorClient' if afnor else 'OdpClient'}.submit_flow x {count:,} from {WORKER_THREADS} threads, "
+                  "no database",
         settings=[stack.worker_settings, f"polling passes every {POLL_EVERY * 1000:.0f} ms in the bench process, "
                   "one search per 100 changed flows; simulator answers Ok at the first search",
                   f"drafts in transactions of {BATCH}"],
@@ -139,6 +138,44 @@ def run(stack, quick: bool) -> Result:
         notes=[SHARED_CORES_NOTE, "p50/p99 have no reference (the reference has no lifecycle): shown as 0"],
         ok=statuses["acknowledged"] == count and flows_at_operator == count,
     )
+
+
+def _odp_platform():
+    """Specification C's operator: its simulator, a client maker, the worker's settings."""
+    from backend.einvoicing.operator_client import OdpClient
+    from ops.simulators.odp import OdpSimulator
+    from ops.simulators.odp_store import Settings
+
+    simulator = OdpSimulator(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, entity_id=ENTITY_ID,
+                             settings=Settings(auto_ok_after_seconds=0))
+
+    def new_client() -> OdpClient:
+        return OdpClient(base_url=simulator.url, token_url=simulator.token_url, client_id=CLIENT_ID,
+                         client_secret=CLIENT_SECRET, entity_id=ENTITY_ID)
+
+    return simulator, new_client, {"ODP_BASE_URL": simulator.url, "ODP_TOKEN_URL": simulator.token_url,
+                                   "ODP_CLIENT_ID": CLIENT_ID, "ODP_CLIENT_SECRET": CLIENT_SECRET,
+                                   "ODP_ENTITY_ID": ENTITY_ID}
+
+
+def _afnor_platform():
+    """An AFNOR XP Z12-013 platform: its simulator, a client maker, the worker's settings."""
+    from backend.einvoicing.afnor_client import AfnorClient
+    from ops.simulators.afnor import AfnorSimulator
+    from ops.simulators.odp_store import Settings
+
+    simulator = AfnorSimulator(client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
+                               settings=Settings(auto_ok_after_seconds=0, scope=AFNOR_SCOPE))
+
+    def new_client() -> AfnorClient:
+        return AfnorClient(flow_url=simulator.flow_url, directory_url=simulator.directory_url,
+                           token_url=simulator.token_url, client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
+                           scope=AFNOR_SCOPE)
+
+    return simulator, new_client, {"EINVOICING_OPERATOR": "afnor", "AFNOR_FLOW_URL": simulator.flow_url,
+                                   "AFNOR_DIRECTORY_URL": simulator.directory_url,
+                                   "AFNOR_TOKEN_URL": simulator.token_url, "AFNOR_CLIENT_ID": CLIENT_ID,
+                                   "AFNOR_CLIENT_SECRET": CLIENT_SECRET, "AFNOR_SCOPE": AFNOR_SCOPE}
 
 
 def probe_worker(stack) -> None:

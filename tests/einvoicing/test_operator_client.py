@@ -12,6 +12,7 @@ import uuid
 import pytest
 import requests
 
+from backend.einvoicing.operator_choice import build_operator_client
 from backend.einvoicing.operator_client import (
     OperatorCredentialsInvalid,
     OperatorError,
@@ -19,7 +20,6 @@ from backend.einvoicing.operator_client import (
     OperatorRejected,
     OperatorUnavailable,
     StubOperatorClient,
-    build_operator_client,
 )
 from ops.simulators.esign_store import minimal_pdf
 from tests.einvoicing.conftest import CLIENT_SECRET, ENTITY_ID, wait_until
