@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from backend import clock
 from backend.billing.models import FinancialRecord, FinancialStatus
-from backend.db import transaction
 from backend.errors import Conflict
 from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import resolve_billing_model
@@ -63,20 +62,19 @@ TRANSITIONS: dict[FinancialStatus, frozenset[FinancialStatus]] = {
 }
 
 
-def open_record(reservation: Reservation, status: FinancialStatus) -> FinancialRecord:
-    """The reservation's record, created at `status` with the reservation's frozen amounts when
-    absent (concurrent callers create it once); an existing record is left as it is."""
-    with transaction():
-        FinancialRecord.insert(
-            reservation_id=reservation.id,
-            billing_model=resolve_billing_model(reservation.billing_model).value,
-            financial_status=status,
-            store_base_cents=reservation.base_amount_cents,
-            commission_cents=reservation.commission_amount_cents,
-            total_cents=reservation.total_amount_cents,
-            commission_rate_bps=reservation.commission_rate_bps,
-        ).on_conflict_ignore().execute()
-    return FinancialRecord.get_by_id(reservation.id)
+def open_record(reservation: Reservation, status: FinancialStatus) -> None:
+    """The reservation's record created at `status` with the reservation's frozen amounts when
+    absent (concurrent callers create it once); an existing record is left as it is. One
+    statement: atomic on its own, in the caller's transaction or outside one."""
+    FinancialRecord.insert(
+        reservation_id=reservation.id,
+        billing_model=resolve_billing_model(reservation.billing_model).value,
+        financial_status=status,
+        store_base_cents=reservation.base_amount_cents,
+        commission_cents=reservation.commission_amount_cents,
+        total_cents=reservation.total_amount_cents,
+        commission_rate_bps=reservation.commission_rate_bps,
+    ).on_conflict_ignore().execute()
 
 
 def check_transition(current: FinancialStatus, status: FinancialStatus) -> None:
@@ -109,12 +107,16 @@ def move(record: FinancialRecord, status: FinancialStatus, **changes) -> None:
 
 
 def move_due(reservation_id: str, due: FinancialStatus, paid: FinancialStatus) -> FinancialRecord:
-    """A collection's move of the reservation's record from `due` only: the record locked and
-    moved to `paid`; 409 `not_due` at any other status (`draft` without a record)."""
-    record = locked_record(reservation_id)
-    status = record.financial_status if record else FinancialStatus.DRAFT.value
-    if status != due:
+    """A collection's move of the reservation's record from `due` only, in one statement: the
+    record updated to `paid` (and so locked) when it is `due`, and returned as it now is; 409
+    `not_due` at any other status (`draft` without a record)."""
+    check_transition(due, paid)
+    moved = (FinancialRecord.update(financial_status=paid, updated_at=clock.now())
+             .where(FinancialRecord.reservation_id == reservation_id, FinancialRecord.financial_status == due)
+             .returning(FinancialRecord).execute())
+    record = next(iter(moved), None)
+    if record is None:
+        status = status_of(reservation_id)
         raise Conflict(f"the reservation is not due for collection (financial status {status})",
                        reason="not_due", financialStatus=status)
-    move(record, paid)
     return record

@@ -62,6 +62,9 @@ class InvoiceDraft:
     # The id, chosen by the caller when other rows of its transaction name the invoice before it
     # is issued (their foreign keys are checked at commit): the number is then allocated last.
     invoice_id: str = field(default_factory=new_id)
+    # The customer's party (`parties.party_of`), when the caller read its billing identity in this
+    # transaction with the rest of what it checks; None: read here.
+    customer: dict | None = None
 
     @property
     def amount_excl_tax_cents(self) -> int:
@@ -84,7 +87,7 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
     if draft.issuer_organization_id is None and draft.customer_organization_id is None:
         raise ValueError("the platform cannot invoice itself")
     issuer = _party(draft.issuer_organization_id, config)
-    customer = _party(draft.customer_organization_id, config)
+    customer = _party(draft.customer_organization_id, config) if draft.customer is None else draft.customer
     events.publish(events.INVOICE_ISSUED, draft.invoice_id)
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
     number, sequence, issued_at = numbering.allocate(series, now)
