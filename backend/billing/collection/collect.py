@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple
 
 from backend import clock
@@ -47,7 +48,6 @@ from backend.errors import Conflict, DomainError, NotFound, ValidationError
 from backend.identity import billing_identity
 from backend.logs import log_event
 from backend.marketplace.kyb import check_kyb_approved
-from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel
 from backend.model import new_id
 
@@ -132,11 +132,11 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
     # no payment service provider is called, so its `pending` state is never seen outside. It names
     # the invoice issued next (its foreign key is checked at the commit).
     invoice_id, now = new_id(), clock.now()
-    order = PaymentOrder.create(
+    order = _created(PaymentOrder(
         reservation_id=reservation_id, invoice=invoice_id, organization_id=industrial_organization_id,
         kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PAID,
         amount_cents=amount_incl_tax_cents(record.total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
-        mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now, updated_at=now, paid_at=now)
+        mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now, updated_at=now, paid_at=now))
     # 6. the platform_sale invoice: the store base and the commission, excluding tax, to the industrial.
     invoice = issue_invoice(InvoiceDraft(
         kind=InvoiceKind.PLATFORM_SALE,
@@ -163,9 +163,28 @@ class Customer(NamedTuple):
     profile: dict | None
 
 
+class Collectable(NamedTuple):
+    """What the steps read of the reservation (a `Reservation`'s names), with the names its
+    invoice line prints and whether it has any payment order (only then can the bank have
+    returned one)."""
+
+    id: str
+    industrial_organization_id: str
+    status: str
+    billing_model: str | None
+    base_amount_cents: int
+    commission_amount_cents: int
+    total_amount_cents: int
+    commission_rate_bps: int
+    starts_at: datetime
+    ends_at: datetime
+    space_name: str
+    store_name: str
+    has_orders: bool
+
+
 # What the steps read, fetched once in two statements: the customer with its billing profile, the
-# organization share-locked; the reservation locked, with the names its invoice line prints and
-# whether it has any payment order (only then can the bank have returned one).
+# organization share-locked; the reservation locked, with its place.
 CUSTOMER = (
     "SELECT o.kyb_status, o.legal_name, o.siren, p.organization_id IS NOT NULL, "  # noqa: S608
     + ", ".join(f"p.{column}" for column in PROFILE_COLUMNS)
@@ -173,11 +192,18 @@ CUSTOMER = (
     " WHERE o.id = %s FOR SHARE OF o"
 )
 RESERVATION = (
-    "SELECT r.*, a.name AS space_name, s.name AS store_name,"
-    " EXISTS (SELECT 1 FROM billing_payment_order p WHERE p.reservation_id = r.id) AS has_orders"
+    "SELECT r.id, r.industrial_organization_id, r.status, r.billing_model, r.base_amount_cents,"
+    " r.commission_amount_cents, r.total_amount_cents, r.commission_rate_bps, r.starts_at, r.ends_at,"
+    " a.name, s.name, EXISTS (SELECT 1 FROM billing_payment_order p WHERE p.reservation_id = r.id)"
     " FROM reservation r JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
     " WHERE r.id = %s AND r.industrial_organization_id = %s FOR UPDATE OF r"
 )
+# Step 4's payment order, one plain statement.
+_ORDER_COLUMNS = ("id", "reservation_id", "invoice_id", "organization_id", "kind", "method", "status",
+                  "amount_cents", "currency", "mandate_ref", "created_by_user_id", "created_at", "updated_at",
+                  "paid_at", "settlement")
+ORDER = (f"INSERT INTO billing_payment_order ({', '.join(_ORDER_COLUMNS)})"  # noqa: S608 - constants
+         f" VALUES ({', '.join(['%s'] * len(_ORDER_COLUMNS))})")
 
 
 def _customer(organization_id: str) -> Customer:
@@ -189,13 +215,18 @@ def _customer(organization_id: str) -> Customer:
                     dict(zip(PROFILE_COLUMNS, profile, strict=True)) if has_profile else None)
 
 
-def _locked_reservation(reservation_id: str, industrial_organization_id: str) -> Reservation:
-    """The customer's reservation, locked, with `space_name`, `store_name` and `has_orders`; 404
-    otherwise."""
-    reservation = next(iter(Reservation.raw(RESERVATION, reservation_id, industrial_organization_id)), None)
-    if reservation is None:
+def _locked_reservation(reservation_id: str, industrial_organization_id: str) -> Collectable:
+    """The customer's reservation, locked; 404 otherwise."""
+    row = database.execute_sql(RESERVATION, (reservation_id, industrial_organization_id)).fetchone()
+    if row is None:
         raise NotFound("reservation not found")
-    return reservation
+    return Collectable(*row)
+
+
+def _created(order: PaymentOrder) -> PaymentOrder:
+    """`order` inserted (its defaults filled in when it was built), and returned."""
+    database.execute_sql(ORDER, tuple(getattr(order, column) for column in _ORDER_COLUMNS))
+    return order
 
 
 def _answer(order: PaymentOrder, invoice: Invoice) -> dict:
