@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from backend.db import database
-from backend.marketplace.models import Reservation
+from backend.marketplace.models import Reservation, ReservationStatus
 from backend.printing.models import DeliveryTarget, ImpressionStatus, PrintOrderBatch
 from backend.printing.plans import Recipient
 
@@ -117,14 +117,14 @@ _TO_STORE = (DeliveryTarget.STORE,)
 # apply: another campaign or furniture type, not approved, not to deposit (`eligibility`), and,
 # under target `store`, a store without a complete address (`Recipient.has_address`).
 SELECTION = (
-    "SELECT r.id, r.industrial_organization_id, r.campaign_id, r.status, r.impression_status,"
+    "SELECT r.id, r.industrial_organization_id, r.campaign_id, r.status, r.impression_status,"  # noqa: S608 - constants
     " a.promo_furniture_type_id, s.name, s.street, s.postal_code, s.city, s.country,"
     " CASE WHEN r.campaign_id IS DISTINCT FROM %(campaign)s"
-    " OR a.promo_furniture_type_id IS DISTINCT FROM %(furniture_type)s THEN 'other_group'"
-    " WHEN r.status <> 'approved' THEN 'not_approved'"
-    " WHEN COALESCE(r.impression_status, 'to_deposit') <> 'to_deposit' THEN 'not_to_deposit'"
+    f" OR a.promo_furniture_type_id IS DISTINCT FROM %(furniture_type)s THEN '{Exclusion.OTHER_GROUP}'"
+    f" WHEN r.status <> '{ReservationStatus.APPROVED}' THEN '{Exclusion.NOT_APPROVED}'"
+    f" WHEN COALESCE(r.impression_status, '{_TO_DEPOSIT}') <> '{_TO_DEPOSIT}' THEN '{Exclusion.NOT_TO_DEPOSIT}'"
     " WHEN %(to_store)s AND (COALESCE(s.street, '') = '' OR COALESCE(s.postal_code, '') = ''"
-    " OR COALESCE(s.city, '') = '') THEN 'missing_address' END"
+    f" OR COALESCE(s.city, '') = '') THEN '{Exclusion.MISSING_ADDRESS}' END"
     " FROM reservation r JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
     " WHERE r.id = ANY(%(ids)s) AND r.industrial_organization_id = %(organization)s"
 )
