@@ -9,8 +9,6 @@ no second invoice, no second sale in the books.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from backend import clock
 from backend.billing import records, sepa_mandates
 from backend.billing.accounting import ledger
@@ -26,10 +24,8 @@ from backend.billing.models import (
     Settlement,
 )
 from backend.billing.reservations import check_collectable
+from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel
-
-if TYPE_CHECKING:
-    from backend.billing.collection.collect import Collectable
 
 
 def returned_orders(reservation_id: str) -> int:
@@ -47,7 +43,7 @@ def returned_order(reservation_id: str) -> PaymentOrder | None:
             .order_by(PaymentOrder.returned_on.desc(), PaymentOrder.created_at.desc()).first())
 
 
-def collect_again(reservation: Collectable, returned: PaymentOrder, *, method: PaymentMethod,
+def collect_again(reservation: Reservation, returned: PaymentOrder, *, method: PaymentMethod,
                   user_id: str | None) -> tuple[PaymentOrder, Invoice]:
     """The sale of the returned collection `returned` collected again, in the collection's
     transaction (`collect.collect`, which locked `reservation` and checked its customer's KYB):
