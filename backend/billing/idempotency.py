@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
+from psycopg2.extras import Json
+
 from backend import clock
 from backend.billing.errors import IdempotencyKeyReused
 from backend.billing.models import IdempotencyRecord
@@ -84,12 +86,21 @@ class Claim:
     def store(self, answer: dict) -> None:
         """`answer` stored as the key's completed one, over the record of an expired key if any."""
         now = clock.now()
-        values = {"request_hash": self.key.request_hash, "state": "completed", "response_status": 200,
-                  "response_body": answer, "created_at": now, "expires_at": now + TTL}
-        (IdempotencyRecord.insert(scope=self.key.scope, route=self.key.route, key=self.key.key, **values)
-         .on_conflict(conflict_target=[IdempotencyRecord.scope, IdempotencyRecord.route, IdempotencyRecord.key],
-                      update={getattr(IdempotencyRecord, name): value for name, value in values.items()})
-         .execute())
+        database.execute_sql(STORE, (self.key.scope, self.key.route, self.key.key, self.key.request_hash,
+                                     Json(answer), now, now + TTL))
+
+
+# The hot path of every request holding a key, one plain statement each: the record read once the
+# key is held, the answer stored (over an expired record).
+READ = ("SELECT request_hash, response_body, expires_at FROM billing_idempotency_record"
+        " WHERE scope = %s AND route = %s AND key = %s")
+STORE = (
+    "INSERT INTO billing_idempotency_record (scope, route, key, request_hash, state, response_status,"
+    " response_body, created_at, expires_at) VALUES (%s, %s, %s, %s, 'completed', 200, %s, %s, %s)"
+    " ON CONFLICT (scope, route, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = EXCLUDED.state,"
+    " response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body,"
+    " created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at"
+)
 
 
 @contextmanager
@@ -108,14 +119,14 @@ def _hold(key: Key) -> dict | None:
     if not database.execute_sql("SELECT pg_try_advisory_xact_lock(%s)", (lock,)).fetchone()[0]:
         raise Conflict("a request with this Idempotency-Key is still in flight", reason="request_in_flight")
     # Read once the lock is held (another statement): sees whatever its last holder committed.
-    record = IdempotencyRecord.get_or_none(IdempotencyRecord.scope == key.scope, IdempotencyRecord.route == key.route,
-                                           IdempotencyRecord.key == key.key)
-    if record is None or record.expires_at <= clock.now():
+    record = database.execute_sql(READ, (key.scope, key.route, key.key)).fetchone()
+    if record is None or record[2] <= clock.now():
         return None  # no record, or an expired one: the key is new again (`Claim.store` overwrites it)
-    if record.request_hash != key.request_hash:
+    request_hash, response_body, _ = record
+    if request_hash != key.request_hash:
         raise IdempotencyKeyReused("this Idempotency-Key was used with another request",
                                    reason="idempotency_key_reused")
-    return record.response_body
+    return response_body
 
 
 def purge_expired() -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from backend import clock
 from backend.billing.models import FinancialRecord, FinancialStatus
-from backend.db import transaction
+from backend.db import database
 from backend.errors import Conflict
 from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import resolve_billing_model
@@ -63,20 +63,21 @@ TRANSITIONS: dict[FinancialStatus, frozenset[FinancialStatus]] = {
 }
 
 
-def open_record(reservation: Reservation, status: FinancialStatus) -> FinancialRecord:
-    """The reservation's record, created at `status` with the reservation's frozen amounts when
-    absent (concurrent callers create it once); an existing record is left as it is."""
-    with transaction():
-        FinancialRecord.insert(
-            reservation_id=reservation.id,
-            billing_model=resolve_billing_model(reservation.billing_model).value,
-            financial_status=status,
-            store_base_cents=reservation.base_amount_cents,
-            commission_cents=reservation.commission_amount_cents,
-            total_cents=reservation.total_amount_cents,
-            commission_rate_bps=reservation.commission_rate_bps,
-        ).on_conflict_ignore().execute()
-    return FinancialRecord.get_by_id(reservation.id)
+def open_record(reservation: Reservation, status: FinancialStatus) -> None:
+    """The reservation's record created at `status` with the reservation's frozen amounts when
+    absent (concurrent callers create it once); an existing record is left as it is. One
+    statement: atomic on its own, in the caller's transaction or outside one."""
+    now = clock.now()
+    database.execute_sql(OPEN, (reservation.id, resolve_billing_model(reservation.billing_model).value, status.value,
+                                reservation.base_amount_cents, reservation.commission_amount_cents,
+                                reservation.total_amount_cents, reservation.commission_rate_bps, now, now))
+
+
+OPEN = (
+    "INSERT INTO billing_financial_record (reservation_id, billing_model, financial_status, store_base_cents,"
+    " commission_cents, total_cents, commission_rate_bps, created_at, updated_at)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (reservation_id) DO NOTHING"
+)
 
 
 def check_transition(current: FinancialStatus, status: FinancialStatus) -> None:
@@ -109,12 +110,20 @@ def move(record: FinancialRecord, status: FinancialStatus) -> None:
 
 
 def move_due(reservation_id: str, due: FinancialStatus, paid: FinancialStatus) -> FinancialRecord:
-    """A collection's move of the reservation's record from `due` only: the record locked and
-    moved to `paid`; 409 `not_due` at any other status (`draft` without a record)."""
-    record = locked_record(reservation_id)
-    status = record.financial_status if record else FinancialStatus.DRAFT.value
-    if status != due:
+    """A collection's move of the reservation's record from `due` only, in one statement: the
+    record updated to `paid` (and so locked) when it is `due`, and returned as it now is; 409
+    `not_due` at any other status (`draft` without a record)."""
+    check_transition(due, paid)
+    moved = FinancialRecord.raw(MOVE_DUE, paid.value, clock.now(), reservation_id, due.value)
+    record = next(iter(moved), None)
+    if record is None:
+        status = status_of(reservation_id)
         raise Conflict(f"the reservation is not due for collection (financial status {status})",
                        reason="not_due", financialStatus=status)
-    move(record, paid)
     return record
+
+
+MOVE_DUE = (
+    "UPDATE billing_financial_record SET financial_status = %s, updated_at = %s"
+    " WHERE reservation_id = %s AND financial_status = %s RETURNING *"
+)

@@ -2,8 +2,10 @@
 
 A batch takes an approved reservation of its organization, campaign and furniture type that is
 still to deposit; under target `store`, only if its store has a complete address. The selection
-is read in one statement as plain rows (`Selected`), locked sorted by id for a confirmation, and
-classified in selection order: retained + excluded = the selection.
+is read in one statement as plain rows (`Selected`), locked sorted by id for a confirmation, each
+with the reason the batch leaves it out, computed by that statement (`SELECTION`): Python only
+puts the rows in selection order, sets aside unknown ids and duplicates, and gives a retained
+one its recipient. Retained + excluded = the selection.
 """
 
 from __future__ import annotations
@@ -29,14 +31,12 @@ class Exclusion(StrEnum):
     DUPLICATE = "duplicate"  # the same id again in the selection (the first one counts)
 
 
-# Plain strings: the classification compares every selected row with these, and reading an enum
-# member costs several times a module constant.
 _TO_DEPOSIT = ImpressionStatus.TO_DEPOSIT.value
-_APPROVED = ReservationStatus.APPROVED.value
 
 
 def eligibility(reservation: Reservation | Selected) -> Exclusion | None:
-    """The batch eligibility rule of an approved reservation of the right group: still to deposit."""
+    """The batch eligibility rule of an approved reservation of the right group: still to deposit
+    (`SELECTION` applies the same rule to a selection, in SQL)."""
     if (reservation.impression_status or _TO_DEPOSIT) != _TO_DEPOSIT:
         return Exclusion.NOT_TO_DEPOSIT
     return None
@@ -64,6 +64,7 @@ class Selected(NamedTuple):
     store_postal_code: str | None
     store_city: str | None
     store_country: str | None
+    exclusion: str | None  # why the batch leaves it out (an `Exclusion` value), None: retained
 
 
 class Candidate(NamedTuple):
@@ -90,9 +91,8 @@ class Classification:
 NOWHERE = Recipient(DeliveryTarget.NONE)  # rule 6: no address is queried
 
 
-def _recipients(delivery: Delivery) -> Callable[[Selected], Recipient | None]:
-    """Where a retained reservation's order goes under `delivery`, from its row: None when it has
-    nowhere to go (target `store`, a store without a complete address)."""
+def _recipients(delivery: Delivery) -> Callable[[Selected], Recipient]:
+    """Where a retained reservation's order goes under `delivery`, from its row."""
     if delivery.target == DeliveryTarget.NONE:
         return lambda reservation: NOWHERE
     if delivery.target == DeliveryTarget.SINGLE_ADDRESS:
@@ -100,9 +100,9 @@ def _recipients(delivery: Delivery) -> Callable[[Selected], Recipient | None]:
     return _store_recipient
 
 
-def _store_recipient(reservation: Selected) -> Recipient | None:
-    recipient = _new_tuple(Recipient, _TO_STORE + reservation[6:])  # the store's name and address columns
-    return recipient if recipient.has_address else None
+def _store_recipient(reservation: Selected) -> Recipient:
+    """The store, whose address `SELECTION` found complete."""
+    return _new_tuple(Recipient, _TO_STORE + reservation[6:11])  # the store's name and address columns
 
 
 # `tuple.__new__(cls, values)`: a NamedTuple of exactly these values, without the count check of
@@ -111,24 +111,41 @@ _new_tuple = tuple.__new__
 _TO_STORE = (DeliveryTarget.STORE,)
 
 
-# The selection in one statement, plain rows (`Selected`): `= ANY(%s)` takes the ids as one array
-# parameter (an `IN` with a placeholder per id costs more to build, send and plan than to run).
+# The selection in one statement, plain rows (`Selected`): `= ANY(%(ids)s)` takes the ids as one
+# array parameter (an `IN` with a placeholder per id costs more to build, send and plan than to
+# run). Each row comes with the reason the batch of `group` leaves it out, in the order the rules
+# apply: another campaign or furniture type, not approved, not to deposit (`eligibility`), and,
+# under target `store`, a store without a complete address (`Recipient.has_address`).
 SELECTION = (
-    "SELECT r.id, r.industrial_organization_id, r.campaign_id, r.status, r.impression_status,"
-    " a.promo_furniture_type_id, s.name, s.street, s.postal_code, s.city, s.country"
+    "SELECT r.id, r.industrial_organization_id, r.campaign_id, r.status, r.impression_status,"  # noqa: S608 - constants
+    " a.promo_furniture_type_id, s.name, s.street, s.postal_code, s.city, s.country,"
+    " CASE WHEN r.campaign_id IS DISTINCT FROM %(campaign)s"
+    f" OR a.promo_furniture_type_id IS DISTINCT FROM %(furniture_type)s THEN '{Exclusion.OTHER_GROUP}'"
+    f" WHEN r.status <> '{ReservationStatus.APPROVED}' THEN '{Exclusion.NOT_APPROVED}'"
+    f" WHEN COALESCE(r.impression_status, '{_TO_DEPOSIT}') <> '{_TO_DEPOSIT}' THEN '{Exclusion.NOT_TO_DEPOSIT}'"
+    " WHEN %(to_store)s AND (COALESCE(s.street, '') = '' OR COALESCE(s.postal_code, '') = ''"
+    f" OR COALESCE(s.city, '') = '') THEN '{Exclusion.MISSING_ADDRESS}' END"
     " FROM reservation r JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
-    " WHERE r.id = ANY(%s) AND r.industrial_organization_id = %s"
+    " WHERE r.id = ANY(%(ids)s) AND r.industrial_organization_id = %(organization)s"
 )
 # Sorted by id: two confirmations sharing reservations lock them in the same order.
 SELECTION_LOCKED = SELECTION + " ORDER BY r.id FOR UPDATE OF r"
+_EXCLUSIONS = {reason.value: reason for reason in Exclusion}
+
+
+def selection_parameters(batch: PrintOrderBatch, ids: list[str], delivery: Delivery) -> dict:
+    """`SELECTION`'s parameters for the batch's selection of `ids` under `delivery`."""
+    return {"ids": ids, "organization": batch.organization_id, "campaign": batch.campaign_id,
+            "furniture_type": batch.promo_furniture_type_id, "to_store": delivery.target == DeliveryTarget.STORE}
 
 
 def classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, *, lock: bool) -> Classification:
     """Who of the selection is retained, in selection order, and why the others are not."""
     ids = list(dict.fromkeys(selection))
-    rows = database.execute_sql(SELECTION_LOCKED if lock else SELECTION, (ids, batch.organization_id)).fetchall()
+    rows = database.execute_sql(SELECTION_LOCKED if lock else SELECTION,
+                                selection_parameters(batch, ids, delivery)).fetchall()
     found = {row[0]: _new_tuple(Selected, row) for row in rows}
-    group, recipient_of = (batch.campaign_id, batch.promo_furniture_type_id), _recipients(delivery)
+    recipient_of = _recipients(delivery)
     candidates, seen, set_aside = [], set(), []
     for reservation_id in selection:
         if reservation_id in seen:
@@ -139,19 +156,9 @@ def classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, *
         if reservation is None:  # unknown, or another organization's
             set_aside.append((reservation_id, Exclusion.NOT_FOUND))
             continue
-        reason = _exclusion(group, reservation)
-        recipient = None if reason else recipient_of(reservation)
-        if reason is None and recipient is None:
-            reason = Exclusion.MISSING_ADDRESS
-        candidates.append(_new_tuple(Candidate, (reservation, recipient, reason)))
+        reason = reservation.exclusion
+        if reason is None:
+            candidates.append(_new_tuple(Candidate, (reservation, recipient_of(reservation), None)))
+        else:
+            candidates.append(_new_tuple(Candidate, (reservation, None, _EXCLUSIONS[reason])))
     return Classification(candidates, set_aside)
-
-
-def _exclusion(group: tuple[str, str], reservation: Selected) -> Exclusion | None:
-    """Why a reservation of the batch's organization cannot join the batch of `group` (campaign,
-    furniture type), or None."""
-    if (reservation.campaign_id, reservation.promo_furniture_type_id) != group:
-        return Exclusion.OTHER_GROUP
-    if reservation.status != _APPROVED:
-        return Exclusion.NOT_APPROVED
-    return eligibility(reservation)

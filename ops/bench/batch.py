@@ -4,8 +4,9 @@ Measured through the industrial's and printer's API in process (falcon test clie
 process's database connection), each next to a reference written by hand:
 
 - preview (`POST /api/print-batches/{id}/preview`, nothing written), against the statement the
-  preview runs to read the selection (`batch_selection.SELECTION`: the reservations with their ad space
-  and store, the columns the classification reads), run by hand on a psycopg2 cursor;
+  preview runs to read and classify the selection (`batch_selection.SELECTION`: the reservations
+  with their ad space and store, and the reason the batch leaves each out), run by hand on a
+  psycopg2 cursor;
 - confirmation (`POST .../confirm`: classification, allocation, 1,000 orders, their lines and
   reused faces, the batch sent), against a plain multi-row INSERT of the same rows (a copy, in a
   transaction rolled back);
@@ -26,7 +27,8 @@ import falcon.testing
 from api.app import create_app
 from backend.db import database, transaction
 from backend.marketplace.furniture import ZoneSpec
-from backend.printing.batch_selection import SELECTION
+from backend.printing.batch_selection import SELECTION, Delivery, selection_parameters
+from backend.printing.models import DeliveryTarget, PrintOrderBatch
 from backend.runtime import current_runtime
 from ops.bench import _printing, einvoicing
 from ops.bench.report import Figure, Result
@@ -44,7 +46,7 @@ def _zones():
             ZoneSpec("FACADE", "Façade", 4, True, 900, 450)]
 
 
-def _select(statement: str, params: tuple) -> list[tuple]:
+def _select(statement: str, params: dict) -> list[tuple]:
     cursor = database.cursor()
     cursor.execute(statement, params)
     return cursor.fetchall()
@@ -113,6 +115,7 @@ def run(stack, quick: bool) -> Result:
         body = {"reservationIds": ids, "delivery": {"target": "store"},
                 "reuse": [{"zoneId": world.zones[2].id, "quantity": stores}]}  # one Façade face per store in stock
 
+        selection = selection_parameters(PrintOrderBatch.get_by_id(batch_id), ids, Delivery(DeliveryTarget.STORE))
         # The body encoded once, as a client would send it: its encoding is not the server's work.
         encoded, json_headers = json.dumps(body), {**industrial, "Content-Type": "application/json"}
         previews, selects = [], []
@@ -121,7 +124,7 @@ def run(stack, quick: bool) -> Result:
                                                              headers=json_headers, body=encoded))
             assert answer.status_code == 200, answer.text
             previews.append(ms)
-            selects.append(_timed(lambda: _select(SELECTION, (ids, _printing.INDUSTRIAL)))[0])
+            selects.append(_timed(lambda: _select(SELECTION, selection))[0])
         recap = answer.json["data"]["recap"]
         confirm_ms, confirmed = _timed(lambda: client.simulate_post(f"/api/print-batches/{batch_id}/confirm",
                                                                     headers=industrial, json=body))

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
 
 from backend import clock
 from backend.billing import idempotency, records, sepa_mandates
@@ -28,6 +30,7 @@ from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
 from backend.billing.collection import again
 from backend.billing.invoicing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.invoicing.parties import PROFILE_COLUMNS, party_of
 from backend.billing.models import (
     FinancialStatus,
     Invoice,
@@ -37,15 +40,14 @@ from backend.billing.models import (
     PaymentOrder,
     PaymentStatus,
 )
-from backend.billing.reservations import check_collectable, eligible_reservation, service_label
+from backend.billing.reservations import check_collectable, eligible_reservation, label_of
 from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
 from backend.config import Config
-from backend.db import transaction
+from backend.db import database, transaction
 from backend.errors import Conflict, DomainError, NotFound, ValidationError
 from backend.identity import billing_identity
 from backend.logs import log_event
-from backend.marketplace.kyb import require_kyb_approved
-from backend.marketplace.models import Reservation
+from backend.marketplace.kyb import check_kyb_approved
 from backend.marketplace.pricing import BillingModel
 from backend.model import new_id
 
@@ -110,13 +112,9 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
     """Spec C's seven steps, in the claim's transaction: `(answer to store, invoice number)`."""
     # The customer, shared-locked so that a KYB review cannot commit before this transaction (403
     # while its KYB is not approved), and the reservation, locked for the collection.
-    require_kyb_approved(industrial_organization_id)
-    reservation = (Reservation.select().where(Reservation.id == reservation_id,
-                                              Reservation.industrial_organization_id == industrial_organization_id)
-                   .for_update().first())
-    if reservation is None:
-        raise NotFound("reservation not found")
-    returned = again.returned_order(reservation_id)
+    customer = _customer(industrial_organization_id)
+    reservation = _locked_reservation(reservation_id, industrial_organization_id)
+    returned = again.returned_order(reservation_id) if reservation.has_orders else None
     if returned is not None:  # the bank returned the sale's debit: its invoice is collected again
         order, invoice = again.collect_again(reservation, returned, method=method, user_id=user_id)
         return _answer(order, invoice), invoice.number
@@ -124,7 +122,7 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
     check_collectable(reservation.status, reservation.billing_model, PRINCIPAL_SELLER)
     records.open_record(reservation, FinancialStatus.RESERVATION_TOTAL_DUE)
     billing_identity.require_complete(  # the invoice prints no placeholder
-        billing_identity.organization_identity_gaps(industrial_organization_id))
+        billing_identity.identity_gaps(customer.profile, organization_legal_name=customer.legal_name))
     # 3. sepa_dd: the industrial's active SEPA mandate.
     mandate_ref = sepa_mandates.mandate_ref_for(industrial_organization_id, method)
     # 5. reservation_total_due -> reservation_total_paid, from reservation_total_due only.
@@ -134,23 +132,101 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
     # no payment service provider is called, so its `pending` state is never seen outside. It names
     # the invoice issued next (its foreign key is checked at the commit).
     invoice_id, now = new_id(), clock.now()
-    order = PaymentOrder.create(
+    order = _created(PaymentOrder(
         reservation_id=reservation_id, invoice=invoice_id, organization_id=industrial_organization_id,
         kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PAID,
         amount_cents=amount_incl_tax_cents(record.total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
-        mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now, updated_at=now, paid_at=now)
+        mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now, updated_at=now, paid_at=now))
     # 6. the platform_sale invoice: the store base and the commission, excluding tax, to the industrial.
     invoice = issue_invoice(InvoiceDraft(
         kind=InvoiceKind.PLATFORM_SALE,
-        lines=(Line(service_label(reservation), record.store_base_cents),
+        lines=(Line(label_of(reservation.space_name, reservation.store_name, reservation.starts_at,
+                             reservation.ends_at), record.store_base_cents),
                Line("Commission de la plateforme", record.commission_cents)),
         issuer_organization_id=None, customer_organization_id=industrial_organization_id,
         reservation_id=reservation_id, service_starts_at=reservation.starts_at,
         service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True, invoice_id=invoice_id,
+        customer=party_of(organization_id=industrial_organization_id, legal_name=customer.legal_name,
+                          siren=customer.siren, profile=customer.profile),
     ), config=config)
     # 7. the sale's entry (411 against 706 and 44571) and its payment's (512 against 411).
     ledger.post_sale_collected(invoice, payment_order_id=order.id, day=paris_day(now))
     return _answer(order, invoice), invoice.number
+
+
+class Customer(NamedTuple):
+    """What the collection reads of its customer's billing identity (the billing profile's
+    `PROFILE_COLUMNS`, None without a profile), once its KYB is checked."""
+
+    legal_name: str | None
+    siren: str | None
+    profile: dict | None
+
+
+class Collectable(NamedTuple):
+    """What the steps read of the reservation (a `Reservation`'s names), with the names its
+    invoice line prints and whether it has any payment order (only then can the bank have
+    returned one)."""
+
+    id: str
+    industrial_organization_id: str
+    status: str
+    billing_model: str | None
+    base_amount_cents: int
+    commission_amount_cents: int
+    total_amount_cents: int
+    commission_rate_bps: int
+    starts_at: datetime
+    ends_at: datetime
+    space_name: str
+    store_name: str
+    has_orders: bool
+
+
+# What the steps read, fetched once in two statements: the customer with its billing profile, the
+# organization share-locked; the reservation locked, with its place.
+CUSTOMER = (
+    "SELECT o.kyb_status, o.legal_name, o.siren, p.organization_id IS NOT NULL, "  # noqa: S608
+    + ", ".join(f"p.{column}" for column in PROFILE_COLUMNS)
+    + " FROM organization o LEFT JOIN billing_profile p ON p.organization_id = o.id"
+    " WHERE o.id = %s FOR SHARE OF o"
+)
+RESERVATION = (
+    "SELECT r.id, r.industrial_organization_id, r.status, r.billing_model, r.base_amount_cents,"
+    " r.commission_amount_cents, r.total_amount_cents, r.commission_rate_bps, r.starts_at, r.ends_at,"
+    " a.name, s.name, EXISTS (SELECT 1 FROM billing_payment_order p WHERE p.reservation_id = r.id)"
+    " FROM reservation r JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
+    " WHERE r.id = %s AND r.industrial_organization_id = %s FOR UPDATE OF r"
+)
+# Step 4's payment order, one plain statement.
+_ORDER_COLUMNS = ("id", "reservation_id", "invoice_id", "organization_id", "kind", "method", "status",
+                  "amount_cents", "currency", "mandate_ref", "created_by_user_id", "created_at", "updated_at",
+                  "paid_at", "settlement")
+ORDER = (f"INSERT INTO billing_payment_order ({', '.join(_ORDER_COLUMNS)})"  # noqa: S608 - constants
+         f" VALUES ({', '.join(['%s'] * len(_ORDER_COLUMNS))})")
+
+
+def _customer(organization_id: str) -> Customer:
+    """The customer, share-locked: 403 unless its KYB is approved."""
+    row = database.execute_sql(CUSTOMER, (organization_id,)).fetchone()
+    check_kyb_approved(row[0] if row else None)
+    _, legal_name, siren, has_profile, *profile = row
+    return Customer(legal_name, siren,
+                    dict(zip(PROFILE_COLUMNS, profile, strict=True)) if has_profile else None)
+
+
+def _locked_reservation(reservation_id: str, industrial_organization_id: str) -> Collectable:
+    """The customer's reservation, locked; 404 otherwise."""
+    row = database.execute_sql(RESERVATION, (reservation_id, industrial_organization_id)).fetchone()
+    if row is None:
+        raise NotFound("reservation not found")
+    return Collectable(*row)
+
+
+def _created(order: PaymentOrder) -> PaymentOrder:
+    """`order` inserted (its defaults filled in when it was built), and returned."""
+    database.execute_sql(ORDER, tuple(getattr(order, column) for column in _ORDER_COLUMNS))
+    return order
 
 
 def _answer(order: PaymentOrder, invoice: Invoice) -> dict:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from peewee import fn
+from psycopg2.extras import Json
 
 from backend import events
 from backend.billing.invoicing import numbering
@@ -21,7 +22,7 @@ from backend.billing.invoicing.parties import organization_party, platform_party
 from backend.billing.models import CREDIT_NOTE_KIND_OF, CREDIT_NOTE_KINDS, Invoice, InvoiceKind, InvoiceStatus
 from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
 from backend.config import Config
-from backend.db import in_transaction
+from backend.db import database, in_transaction
 from backend.model import new_id
 
 
@@ -62,6 +63,9 @@ class InvoiceDraft:
     # The id, chosen by the caller when other rows of its transaction name the invoice before it
     # is issued (their foreign keys are checked at commit): the number is then allocated last.
     invoice_id: str = field(default_factory=new_id)
+    # The customer's party (`parties.party_of`), when the caller read its billing identity in this
+    # transaction with the rest of what it checks; None: read here.
+    customer: dict | None = None
 
     @property
     def amount_excl_tax_cents(self) -> int:
@@ -84,26 +88,40 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
     if draft.issuer_organization_id is None and draft.customer_organization_id is None:
         raise ValueError("the platform cannot invoice itself")
     issuer = _party(draft.issuer_organization_id, config)
-    customer = _party(draft.customer_organization_id, config)
+    customer = _party(draft.customer_organization_id, config) if draft.customer is None else draft.customer
     events.publish(events.INVOICE_ISSUED, draft.invoice_id)
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
     number, sequence, issued_at = numbering.allocate(series, now)
-    invoice = Invoice(
-        id=draft.invoice_id, number=number, series=series, sequence=sequence, kind=kind.value,
-        status=(InvoiceStatus.PAID if draft.paid else InvoiceStatus.ISSUED).value,
-        reservation_id=draft.reservation_id, issuer_organization_id=draft.issuer_organization_id,
-        customer_organization_id=draft.customer_organization_id, issuer=issuer, customer=customer,
-        lines=[line.as_json() for line in draft.lines], amount_excl_tax_cents=draft.amount_excl_tax_cents,
-        tax_amount_cents=0, currency="EUR",
-        vat_rate_bps=(vat_rate_bps(config.platform_vat_rate_percent) if draft.vat_rate_bps is None
-                      else draft.vat_rate_bps),
-        issued_at=issued_at, due_at=issued_at + timedelta(days=draft.due_in_days),
-        service_starts_at=draft.service_starts_at, service_ends_at=draft.service_ends_at,
-        credited_invoice=draft.credited_invoice_id, credited_before_cents=draft.credited_before_cents,
-        reason=draft.reason, created_by_user_id=draft.created_by_user_id,
-        paid_at=issued_at if draft.paid else None, created_at=issued_at, updated_at=issued_at)
-    invoice.save(force_insert=True)
-    return invoice
+    values = {
+        "id": draft.invoice_id, "number": number, "series": series, "sequence": sequence, "kind": kind.value,
+        "status": (InvoiceStatus.PAID if draft.paid else InvoiceStatus.ISSUED).value,
+        "reservation_id": draft.reservation_id, "issuer_organization_id": draft.issuer_organization_id,
+        "customer_organization_id": draft.customer_organization_id, "issuer": issuer, "customer": customer,
+        "lines": [line.as_json() for line in draft.lines], "amount_excl_tax_cents": draft.amount_excl_tax_cents,
+        "tax_amount_cents": 0, "currency": "EUR",
+        "vat_rate_bps": (vat_rate_bps(config.platform_vat_rate_percent) if draft.vat_rate_bps is None
+                         else draft.vat_rate_bps),
+        "issued_at": issued_at, "due_at": issued_at + timedelta(days=draft.due_in_days),
+        "service_starts_at": draft.service_starts_at, "service_ends_at": draft.service_ends_at,
+        "credited_invoice_id": draft.credited_invoice_id, "credited_before_cents": draft.credited_before_cents,
+        "reason": draft.reason, "created_by_user_id": draft.created_by_user_id,
+        "paid_at": issued_at if draft.paid else None, "created_at": issued_at, "updated_at": issued_at,
+    }
+    database.execute_sql(INSERT, {**values, **{name: Json(values[name]) for name in _JSON_COLUMNS}})
+    values["credited_invoice"] = values.pop("credited_invoice_id")
+    return Invoice(**values)
+
+
+# The invoice's row, one plain statement (the columns `issue_invoice` writes; the database fills
+# in the rest, e.g. the PDF template and style versions it freezes).
+_COLUMNS = ("id", "number", "series", "sequence", "kind", "status", "reservation_id", "issuer_organization_id",
+            "customer_organization_id", "issuer", "customer", "lines", "amount_excl_tax_cents", "tax_amount_cents",
+            "currency", "vat_rate_bps", "issued_at", "due_at", "service_starts_at", "service_ends_at",
+            "credited_invoice_id", "credited_before_cents", "reason", "created_by_user_id", "paid_at", "created_at",
+            "updated_at")
+_JSON_COLUMNS = ("issuer", "customer", "lines")
+INSERT = (f"INSERT INTO billing_invoice ({', '.join(_COLUMNS)})"  # noqa: S608 - column names, constants
+          f" VALUES ({', '.join(f'%({name})s' for name in _COLUMNS)})")
 
 
 def _party(organization_id: str | None, config: Config) -> dict:

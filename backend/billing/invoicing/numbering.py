@@ -29,11 +29,9 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from peewee import EXCLUDED, fn
-
 from backend import clock
-from backend.billing.models import InvoiceKind, NumberCounter
-from backend.db import in_transaction
+from backend.billing.models import InvoiceKind
+from backend.db import database, in_transaction
 
 PARIS = ZoneInfo("Europe/Paris")
 
@@ -62,17 +60,21 @@ def series_name(kind: InvoiceKind, *, year: int, issuer_siren: str | None = None
     return f"{prefix}-{year}"
 
 
+# The counter created on the series' first invoice, else incremented (and so locked until the
+# transaction ends); its issue time the later of the clock's and the series' last one.
+ALLOCATE = (
+    "INSERT INTO billing_number_counter AS c (series, last_value, updated_at) VALUES (%s, 1, %s)"
+    " ON CONFLICT (series) DO UPDATE SET last_value = c.last_value + 1,"
+    " updated_at = GREATEST(EXCLUDED.updated_at, c.updated_at)"
+    " RETURNING c.last_value, c.updated_at"
+)
+
+
 def allocate(series: str, now: datetime) -> tuple[str, int, datetime]:
     """`(number, sequence, issue time)` of the series' next invoice, in the caller's transaction:
     the counter row stays locked until it ends. The issue time is the later of `now` and the
     series' last one."""
-    counter = NumberCounter
-    sequence, issued_at = (
-        counter.insert(series=series, last_value=1, updated_at=now)
-        .on_conflict(conflict_target=[counter.series],
-                     update={counter.last_value: counter.last_value + 1,
-                             counter.updated_at: fn.GREATEST(EXCLUDED.updated_at, counter.updated_at)})
-        .returning(counter.last_value, counter.updated_at).tuples().execute())[0]
+    sequence, issued_at = database.execute_sql(ALLOCATE, (series, now)).fetchone()
     return number_of(series, sequence), sequence, issued_at
 
 
