@@ -148,8 +148,8 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
         reservation_id=reservation_id, service_starts_at=reservation.starts_at,
         service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True, invoice_id=invoice_id,
     ), config=config)
-    # 7. the sale's entry (411 against 706 and 44571) and its payment's (512 against 411).
-    ledger.post_sale_collected(invoice, payment_order_id=order.id, day=paris_day(now))
+    # 7. the sale's entry (411 against 706 and 44571); its payment posts when the bank moves it.
+    ledger.post_sale_issued(invoice, day=paris_day(now))
     return _answer(order, invoice), invoice.number
 
 
