@@ -38,6 +38,7 @@ from backend.db import database
 
 IN_TRANSIT = "in_transit"
 SUSPENSE_EVENT = "bank_line_waiting"
+APPLIED_EVENT = "bank_line_applied"
 _CHUNK = 500
 INCOMING = frozenset({PaymentKind.RESERVATION_TOTAL, PaymentKind.DEPOSIT, PaymentKind.BALANCE})
 
@@ -182,3 +183,18 @@ def post_waiting(lines: list[WaitingLine]) -> None:
     """The lines an import left unmatched, each booked to `471`."""
     for start in range(0, len(lines), _CHUNK):
         entries.post(*(suspense_entry(line) for line in lines[start:start + _CHUNK]))
+
+
+def applied_entry(line: WaitingLine, invoice: Piece) -> Entry:
+    """A waiting credit applied to the customer's `invoice` by an admin: 471 / 411 customer."""
+    return Entry(journal=Journal.BANK, event=APPLIED_EVENT, day=line.day,
+                 label=f"Crédit bancaire {line.reference} affecté à {invoice.number}"[:200],
+                 lines=(Line(Account.SUSPENSE, debit_cents=line.amount_cents),
+                        Line(Account.CUSTOMERS, credit_cents=line.amount_cents, party=invoice.party,
+                             letter_group=invoice.invoice_id)),
+                 piece_ref=invoice.number, piece_date=invoice.day, reservation_id=invoice.reservation_id,
+                 bank_line_id=line.line_id)
+
+
+def post_applied(line: WaitingLine, invoice: Invoice) -> None:
+    entries.post(applied_entry(line, piece_of(invoice)))

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import BinaryIO
 
+from peewee import SQL
+
 from backend import clock
 from backend.billing.accounting import cash
 from backend.billing.accounting.chart import Account
@@ -35,7 +37,7 @@ from backend.listing import Page
 from backend.logs import log_event
 from backend.model import new_id
 
-_LOCK = 0x62616E6B696E  # "bankin": statement imports and manual matches take turns
+IMPORT_LOCK = 0x62616E6B696E  # "bankin": statement imports and manual matches take turns
 _CHUNK = 2000
 
 
@@ -66,7 +68,7 @@ def import_statement(document: bytes | BinaryIO, *, config: Config, user_id: str
     if len(set(keys)) != len(keys):
         raise camt.refused("malformed", "two entries carry the same bank reference")
     with transaction():
-        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (IMPORT_LOCK,))
         existing = BankStatement.get_or_none(BankStatement.account_iban == statement.iban,
                                              BankStatement.kind == statement.kind,
                                              BankStatement.statement_id == statement.statement_id[:35])
@@ -190,8 +192,10 @@ def _return(order_id: str, line: Line, line_id: str, user_id: str | None,
 
 
 def unmatched(*, page: int, page_size: int) -> Page:
-    """The lines waiting for an admin, oldest booking first."""
-    query = BankLine.select().where(BankLine.state == matching.UNMATCHED)
+    """The lines waiting for an admin (not matched, not settled otherwise: `waiting`), oldest
+    booking first."""
+    query = BankLine.select().where(BankLine.state == matching.UNMATCHED,
+                                    BankLine.id.not_in(SQL("SELECT line_id FROM billing_bank_line_resolution")))
     items = list(query.order_by(BankLine.booking_date, BankLine.id).paginate(page, page_size))
     return Page(items=items, total=query.count(), page=page, page_size=page_size)
 
@@ -200,11 +204,13 @@ def match_line(line_id: str, *, payment_order_id: str, user_id: str | None) -> B
     """The admin's match of the waiting line `line_id` with `payment_order_id`: it settles the
     order (or returns it, for a returned debit); 409 when the rules refuse the pair."""
     with transaction():
-        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (IMPORT_LOCK,))
         row = BankLine.select().where(BankLine.id == line_id).for_update().first()
         if row is None:
             raise NotFound("bank statement line not found")
-        if row.state != matching.UNMATCHED:
+        resolved = database.execute_sql("SELECT 1 FROM billing_bank_line_resolution WHERE line_id = %s",
+                                        (line_id,)).fetchone()
+        if row.state != matching.UNMATCHED or resolved:
             raise Conflict("the line is already matched", reason="line_matched")
         order = PaymentOrder.select().where(PaymentOrder.id == payment_order_id).for_update().first()
         if order is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from backend.billing.accounting.chart import Account
+from schemas.common import enum_of
 
 
 class FecQuery(Schema):
@@ -58,3 +59,31 @@ class LedgerOut(Schema):
     account = fields.String(required=True)
     label = fields.String(required=True)
     lines = fields.List(fields.Nested(LedgerLineOut), required=True)
+
+
+class ReconciliationQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    date = fields.Date(required=True, metadata={"description": "the day the reconciliation is made at (its end)"})
+
+
+class ReconciliationItemOut(Schema):
+    kind = fields.String(required=True, metadata=enum_of(("opening_balance", "line_not_posted", "receipt_in_transit",
+                                                          "payment_in_transit", "waiting_line")))
+    reference = fields.String(required=True, metadata={"description": "the invoice, or the bank's line reference"})
+    amountCents = fields.Integer(required=True, attribute="amount_cents",
+                                 metadata={"description": "as the bank moves it: positive in, negative out"})
+    day = fields.Date(required=True, allow_none=True)
+    ageDays = fields.Integer(required=True, allow_none=True, attribute="age_days")
+    explainsDifference = fields.Boolean(required=True, attribute="explains_difference")
+
+
+class ReconciliationOut(Schema):
+    date = fields.Date(required=True)
+    bookBalanceCents = fields.Integer(required=True, attribute="book_balance_cents")
+    bankBalanceCents = fields.Integer(required=True, attribute="bank_balance_cents")
+    differenceCents = fields.Integer(required=True, attribute="difference_cents",
+                                     metadata={"description": "bank - books"})
+    unexplainedCents = fields.Integer(required=True, attribute="unexplained_cents")
+    items = fields.List(fields.Nested(ReconciliationItemOut), required=True)
