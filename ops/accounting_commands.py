@@ -4,6 +4,8 @@
   refused without `PLATFORM_LEGAL_SIRET`; `-o -` writes to stdout), as the admin route streams it;
 - `trial-balance [--from YYYY-MM-DD] [--to YYYY-MM-DD]`: the table the admin route answers;
 - `close --until YYYY-MM-DD`: close the books up to that day included;
+- `reconcile --date YYYY-MM-DD [--pdf FILE]`: the bank reconciliation the admin route answers, and
+  its printable PDF (the platform's renderer);
 - `verify`: every breach of the books, invoice series, stored PDFs and their XML, and e-invoicing
   transmissions, one line each; exit status 1 on any.
 """
@@ -105,6 +107,37 @@ def cmd_verify(args) -> int:
     return 0
 
 
+def format_reconciliation(report) -> list[str]:
+    """The bank reconciliation as the command prints it: the balances, then one row per item."""
+    rows = [f"bank reconciliation at {report.date.isoformat()}",
+            f"{'bank balance (statements imported)':<40} {_euros(report.bank_balance_cents):>16}",
+            f"{'books balance (512)':<40} {_euros(report.book_balance_cents):>16}",
+            f"{'difference (bank - books)':<40} {_euros(report.difference_cents):>16}",
+            f"{'unexplained':<40} {_euros(report.unexplained_cents):>16}",
+            f"{len(report.items)} item(s)"]
+    for item in report.items:
+        age = "" if item.age_days is None else f" ({item.age_days} d)"
+        rows.append(f"  {item.kind:<20} {item.reference[:40]:<40} {_euros(item.amount_cents):>16}{age}")
+    return rows
+
+
+def cmd_reconcile(args) -> int:
+    from backend.billing.accounting import reconciliation
+    from backend.db import database
+
+    runtime = _boot()
+    with database.connection_context():
+        report = reconciliation.reconcile(args.date)
+    print("\n".join(format_reconciliation(report)))
+    if args.pdf:
+        from backend.documents.rendering import html_to_pdf
+
+        company = runtime.config.platform_legal_company_name or runtime.config.platform_name
+        Path(args.pdf).write_bytes(html_to_pdf(reconciliation.as_html(report, company=company)))
+        print(f"{args.pdf}: the reconciliation as a PDF")
+    return 0
+
+
 def _day(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -132,4 +165,8 @@ def add_commands(sub, common, needs: str) -> None:
     balance.add_argument("--to", dest="end", type=_day, metavar="YYYY-MM-DD", help="last entry date (included)")
     close = command("close", cmd_close, "close the books up to a day included (no entry dated then afterwards)")
     close.add_argument("--until", type=_day, required=True, metavar="YYYY-MM-DD", help="the last closed day")
+    reconcile = command("reconcile", cmd_reconcile, "the bank reconciliation: bank and books balances and the items "
+                        "between them")
+    reconcile.add_argument("--date", type=_day, required=True, metavar="YYYY-MM-DD", help="as of the end of that day")
+    reconcile.add_argument("--pdf", metavar="FILE", help="also write it as a printable PDF")
     command("verify", cmd_verify, "check the books and invoice series of the whole database (exit 1 on a breach)")

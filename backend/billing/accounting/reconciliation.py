@@ -17,6 +17,7 @@ them (positive in, negative out).
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -114,3 +115,40 @@ def reconcile(day: date) -> Reconciliation:
         " HAVING sum(l.debit_cents - l.credit_cents) <> 0 ORDER BY b.booking_date, b.id",
         (Account.SUSPENSE.value, day, day)).fetchall()]
     return Reconciliation(day, book_balance(day), bank_balance(day), items)
+
+
+_KIND_LABELS = {
+    "opening_balance": "Solde du compte avant le premier relevé importé",
+    "line_not_posted": "Ligne de relevé sans écriture",
+    "receipt_in_transit": "Prélèvement remis, non crédité (511)",
+    "payment_in_transit": "Virement émis, non débité (473)",
+    "waiting_line": "Ligne de relevé en attente (471)",
+}
+
+
+def _euros(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    return f"{sign}{abs(cents) // 100:,}".replace(",", "\u202f") + f",{abs(cents) % 100:02d} €"
+
+
+def as_html(report: Reconciliation, *, company: str) -> str:
+    """The reconciliation as a printable document (French, as the accountant files it)."""
+    def row(*cells: str) -> str:
+        return "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in cells) + "</tr>"
+
+    explaining = [item for item in report.items if item.explains_difference]
+    between = [item for item in report.items if not item.explains_difference]
+    items = "".join(row(_KIND_LABELS[item.kind], item.reference, item.day.isoformat() if item.day else "",
+                        "" if item.age_days is None else f"{item.age_days} j", _euros(item.amount_cents))
+                    for item in [*explaining, *between])
+    head = row("Élément", "Référence", "Date", "Âge", "Montant")
+    return (
+        '<!doctype html><html lang="fr"><head><meta charset="utf-8"><title>État de rapprochement</title>'
+        "<style>body{font-family:sans-serif;font-size:10pt}table{width:100%;border-collapse:collapse}"
+        "td{padding:3px;border:1px solid #ccc}</style></head><body>"
+        f"<h1>État de rapprochement bancaire au {report.date.isoformat()}</h1><p>{html.escape(company)}</p><table>"
+        + row("Solde de la banque (relevés importés)", _euros(report.bank_balance_cents))
+        + row("Solde du compte 512 (comptabilité)", _euros(report.book_balance_cents))
+        + row("Écart (banque - comptabilité)", _euros(report.difference_cents))
+        + row("Écart non expliqué", _euros(report.unexplained_cents))
+        + f"</table><h2>Éléments ({len(report.items)})</h2><table>{head}{items}</table></body></html>")

@@ -195,7 +195,7 @@ def unmatched(*, page: int, page_size: int) -> Page:
     """The lines waiting for an admin (not matched, not settled otherwise: `waiting`), oldest
     booking first."""
     query = BankLine.select().where(BankLine.state == matching.UNMATCHED,
-                                    BankLine.id.not_in(SQL("SELECT line_id FROM billing_bank_line_resolution")))
+                                    BankLine.id.not_in(SQL("(SELECT line_id FROM billing_bank_line_resolution)")))
     items = list(query.order_by(BankLine.booking_date, BankLine.id).paginate(page, page_size))
     return Page(items=items, total=query.count(), page=page, page_size=page_size)
 
