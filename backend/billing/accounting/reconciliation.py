@@ -110,7 +110,8 @@ def reconcile(day: date) -> Reconciliation:
         " JOIN accounting_entry e ON e.bank_line_id = b.id"
         " JOIN accounting_line l ON l.entry_id = e.id AND l.account = %s"
         " WHERE e.entry_date <= %s AND NOT EXISTS (SELECT FROM billing_bank_line_resolution r"
-        "   WHERE r.line_id = b.id AND r.how = 'refunded' AND r.created_at::date <= %s)"
+        "   JOIN billing_bank_line o ON o.id = r.other_line_id"
+        "   WHERE r.line_id = b.id AND r.how = 'refunded' AND greatest(o.booking_date, b.booking_date) <= %s)"
         " GROUP BY b.id, b.entry_key, b.direction, b.amount_cents, b.booking_date"
         " HAVING sum(l.debit_cents - l.credit_cents) <> 0 ORDER BY b.booking_date, b.id",
         (Account.SUSPENSE.value, day, day)).fetchall()]
