@@ -8,12 +8,12 @@ frozen VAT rate with the cumulative-difference VAT (`backend/billing/vat.py`), a
 audit entry with the reason and the actor.
 
 - A **refund** (`platform_sale` only) gives money back: a `refund` payment order of the credit
-  note's amount including VAT, the credit note's entry in the books (`accounting.ledger`: VE; the
-  refund's money posts when the bank moves it, `accounting.cash`), and the financial status `partially_refunded`, then
-  `fully_refunded` when nothing is left.
+  note's amount including VAT, the credit note's entry in the books and the refund's, in transit
+  until the bank books it (`accounting.ledger`: VE, then `accounting.cash`: BQ), and the financial
+  status `partially_refunded`, then `fully_refunded` when nothing is left.
 - On a sale credited in full by the credit-note route (nothing left to credit), a refund repays
   the customer's credit (up to what is not repaid yet) with a `refund` payment order naming that
-  credit note, and no new credit note (booked as the repayment of the credit when the bank moves it).
+  credit note, and no new credit note (booked as the repayment of the credit, BQ).
 - A **credit note** (`POST .../credit-note`) credits what is left in full and moves no money; the
   invoice becomes `credited`, and the credit note is booked (customer or supplier credit note).
   For a sale the customer is in credit (financial status `cancelled` when the whole sale is
@@ -28,7 +28,8 @@ from dataclasses import asdict, dataclass, replace
 
 from backend import clock
 from backend.billing import idempotency, records, sepa_mandates, store_share
-from backend.billing.accounting import ledger
+from backend.billing.accounting import cash, ledger
+from backend.billing.accounting.entries import paris_day
 from backend.billing.invoicing.invoices import credited_cents, incl_tax_cents, issue_credit_note
 from backend.billing.models import (
     CREDIT_NOTE_KIND_OF,
@@ -58,9 +59,11 @@ def _locked_invoice(number: str) -> Invoice:
     return invoice
 
 
-def _book_sale_credit(credit_note: Invoice) -> None:
-    """The credit note's entry (VE); the refund that pays it back posts when the bank moves it."""
+def _book_sale_credit(credit_note: Invoice, *, refund: PaymentOrder | None = None) -> None:
+    """The credit note's entry (VE), and the refund that pays it back, in transit (BQ) when there is one."""
     ledger.post_invoice(credit_note)
+    if refund is not None:
+        cash.post_in_transit([refund.id], day=paris_day(refund.paid_at))
 
 
 @dataclass(frozen=True)
@@ -169,13 +172,14 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
         note = credit.note
         order = _refund_order(invoice, note, credit.repayment_cents(amount_cents), method=method,
                               mandate_ref=mandate_ref, user_id=user_id)
+        cash.post_in_transit([order.id], day=paris_day(order.paid_at))
         records.move(record, FinancialStatus(record.financial_status))
     else:
         note = issue_credit_note(invoice, amount_cents, label="Remboursement", reason=reason, user_id=user_id,
                                  config=config)
         order = _refund_order(invoice, note, incl_tax_cents(note), method=method, mandate_ref=mandate_ref,
                               user_id=user_id)
-        _book_sale_credit(note)
+        _book_sale_credit(note, refund=order)
         if amount_cents == left:
             _set_status(invoice, InvoiceStatus.CREDITED)
         store_share.follow_sale(record, invoice, before=before, amount=amount_cents,

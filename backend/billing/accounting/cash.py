@@ -1,15 +1,20 @@
 """The books follow the bank: what a payment order posts at each stage the bank gives it
 (API.md "Cash, payouts and the bank (wave 4)", docs/accounting.md "The books follow the bank").
 
-A payment order asked for moves no money, so it posts nothing to `512`; the bank says when money
-moved:
+No payment posts to `512` before a statement line books it. A debit the platform asks of a
+customer is handed to the bank with its file; a refund or a payout the platform decides is owed no
+more to the customer or the distributor from then on (the platform gave the order: the payable is
+settled, the money is on its way), so it is in transit from its decision, and its transfer file
+changes nothing in the books:
 
 | stage | money in (a collection; legacy: the store's funds) | money out (a refund, a payout) |
 |---|---|---|
-| in a bank file (`post_in_file`) | 511 / 411 customer (467 store) | 411 customer or 401 distributor / 473 |
-| booked on a statement, after a file (`post_booked`) | 512 / 511 | 473 / 512 |
-| booked on a statement, no file (a transfer the payer made) | 512 / 411 customer (467 store) | 411 or 401 / 512 |
+| handed to the bank (`post_in_transit`) | 511 / 411 customer (467 store) | 411 or 401 distributor / 473 |
+| booked on a statement, from transit (`post_booked`) | 512 / 511 | 473 / 512 |
+| booked on a statement, no file (a transfer the payer made) | 512 / 411 customer (467 store) | |
 | a returned debit (`ledger.post_returned_debit`) | 411 customer / 512 | |
+
+A debit is handed to the bank when a file takes it; a refund or a payout when it is decided.
 
 A line a statement books that nothing explains sits in `471` (`suspense`), and a line the admin
 matches later books its payment order against `471` instead of `512` (the money reached `512`
@@ -133,8 +138,9 @@ def _payments(order_ids: list[str]) -> list[Payment]:
     return [payment_of(order, invoices[order.invoice_id]) for order in orders]
 
 
-def post_in_file(order_ids: list[str], *, day: date) -> None:
-    """The orders a bank file takes, handed to the bank on `day`: each is in transit (once)."""
+def post_in_transit(order_ids: list[str], *, day: date) -> None:
+    """The orders handed to the bank on `day` (a refund or a payout when it is decided, a debit
+    when a file takes it): each is in transit (once)."""
     for start in range(0, len(order_ids), _CHUNK):
         chunk = order_ids[start:start + _CHUNK]
         done = _posted(chunk, {IN_TRANSIT, *(event.value for event in BOOKED_EVENTS.values())})

@@ -119,15 +119,15 @@ def test_a_transfer_leaves_411_open_until_the_statement_line_settles_it_and_lett
     assert books_breaches() == []
 
 
-def test_a_refund_is_in_transit_with_its_transfer_file_and_leaves_512_when_the_bank_books_it():
+def test_a_refund_is_in_transit_once_decided_and_leaves_512_when_the_bank_books_it():
     order = collected(PaymentMethod.BANK_TRANSFER)
     _import(credit(order, by_number=True))
     refunded = PaymentOrder.get_by_id(refund(number_of(order), 10_000).payment_order_id)
     amount = refunded.amount_cents
-    assert book_lines(payment_order_id=refunded.id) == []
+    assert _lines(refunded.id, cash.IN_TRANSIT) == [("411", amount, 0), ("473", 0, amount)]  # decided: on its way
     files.make_file(BankFileKind.CREDIT_TRANSFER, storage=current_runtime().storage, config=bank_config(),
                     user_id=None)
-    assert _lines(refunded.id, cash.IN_TRANSIT) == [("411", amount, 0), ("473", 0, amount)]
+    assert len(book_lines(payment_order_id=refunded.id)) == 2  # the file changes nothing in the books
     bank_before = balance(Account.BANK)
     _import(entry_xml("refund-line-1", False, amount, BOOKED, end_to_end_id=end_to_end_id(refunded.id)))
     assert _lines(refunded.id, "refund") == [("473", amount, 0), ("512", 0, amount)]
