@@ -44,7 +44,6 @@ class Event(StrEnum):
     CUSTOMER_CREDIT_NOTE = "customer_credit_note"
     COLLECTION = "collection"
     REFUND = "refund"
-    CREDIT_REPAYMENT = "credit_repayment"
     RETURNED_DEBIT = "returned_debit"
     SELF_BILLED_INVOICE = "self_billed_invoice"
     SUPPLIER_CREDIT_NOTE = "supplier_credit_note"
