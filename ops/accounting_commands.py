@@ -6,6 +6,7 @@
 - `close --until YYYY-MM-DD`: close the books up to that day included;
 - `reconcile --date YYYY-MM-DD [--pdf FILE]`: the bank reconciliation the admin route answers, and
   its printable PDF (the platform's renderer);
+- `vat --month YYYY-MM`: the VAT of a month from the books, per rate (the admin route's figures);
 - `verify`: every breach of the books, invoice series, stored PDFs and their XML, and e-invoicing
   transmissions, one line each; exit status 1 on any.
 """
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -101,7 +103,8 @@ def cmd_verify(args) -> int:
         print(f"vitrine accounting verify: {len(breaches)} breach(es)", file=sys.stderr)
         return 1
     print("the books are clean: entries balanced and validated, journals and invoice series without gap, "
-          "every issued invoice and paid payment posted once, at the amounts invoiced and paid, "
+          "every issued invoice and every payment the bank booked posted once, at the amounts invoiced and "
+          "paid, 512 as the statements imported, "
           "every stored invoice PDF as first stored and its embedded XML at the same totals, "
           "every invoice in e-invoicing scope transmitted")
     return 0
@@ -138,6 +141,36 @@ def cmd_reconcile(args) -> int:
     return 0
 
 
+def format_vat_return(report) -> list[str]:
+    """The VAT of a month as the command prints it: per rate, collected then deductible, the totals."""
+    rows = [f"VAT of {report.month}", f"{'':<12} {'rate':>8} {'base':>16} {'VAT':>16}"]
+    for title, lines in (("collected", report.collected), ("deductible", report.deductible)):
+        for line in lines:
+            rate = "?" if line.rate_bps is None else f"{line.rate_bps / 100:g} %"
+            rows.append(f"{title:<12} {rate:>8} {_euros(line.base_cents):>16} {_euros(line.vat_cents):>16}")
+    rows += [f"{'collected (44571)':<38} {_euros(report.collected_cents):>16}",
+             f"{'deductible (44566)':<38} {_euros(report.deductible_cents):>16}",
+             f"{'due (credit when negative)':<38} {_euros(report.due_cents):>16}"]
+    return rows
+
+
+def cmd_vat(args) -> int:
+    from backend.billing.accounting import vat_return
+    from backend.db import database
+
+    _boot()
+    with database.connection_context():
+        report = vat_return.vat_return(args.month)
+    print("\n".join(format_vat_return(report)))
+    return 0
+
+
+def _month(text: str) -> str:
+    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", text):
+        raise argparse.ArgumentTypeError(f"not a month YYYY-MM: {text!r}")
+    return text
+
+
 def _day(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -169,4 +202,6 @@ def add_commands(sub, common, needs: str) -> None:
                         "between them")
     reconcile.add_argument("--date", type=_day, required=True, metavar="YYYY-MM-DD", help="as of the end of that day")
     reconcile.add_argument("--pdf", metavar="FILE", help="also write it as a printable PDF")
+    vat = command("vat", cmd_vat, "the VAT of a month from the books: collected and deductible per rate, due")
+    vat.add_argument("--month", type=_month, required=True, metavar="YYYY-MM", help="the month")
     command("verify", cmd_verify, "check the books and invoice series of the whole database (exit 1 on a breach)")

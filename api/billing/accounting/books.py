@@ -5,7 +5,7 @@ from __future__ import annotations
 from api.access import Route, admin
 from api.operations import operation
 from api.responses import private_attachment
-from backend.billing.accounting import fec, reconciliation, reports
+from backend.billing.accounting import fec, reconciliation, reports, vat_return
 from backend.billing.accounting.chart import account_label
 from backend.identity.permissions import BILLING_MANAGE_ALL
 from schemas.billing.accounting.books import (
@@ -16,6 +16,8 @@ from schemas.billing.accounting.books import (
     ReconciliationOut,
     ReconciliationQuery,
     TrialBalanceOut,
+    VatQuery,
+    VatReturnOut,
 )
 
 BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
@@ -69,10 +71,21 @@ class BankReconciliation:
         return reconciliation.reconcile(query["date"])
 
 
+class VatOfAMonth:
+    @operation("The VAT of a month", description="`billing.manage.all`. From the books alone, the entries dated in "
+               "`month` (`YYYY-MM`): per VAT rate, the VAT collected (44571) and its base (706), the deductible VAT "
+               "(44566) and its base (604), their totals and the VAT due (negative: a credit), as the French "
+               "return (CA3) asks them; the totals equal the month's trial balance on 44571 and 44566.",
+               tags=("accounting",), query=VatQuery, answer=VatReturnOut)
+    def on_get(self, req, resp, query: dict) -> vat_return.VatReturn:
+        return vat_return.vat_return(query["month"])
+
+
 def routes(deps) -> list[Route]:
     return [
         Route("/api/admin/accounting/fec", Fec(deps.config), BILLING_ADMIN),
         Route("/api/admin/accounting/trial-balance", TrialBalance(), BILLING_ADMIN),
         Route("/api/admin/accounting/ledger", Ledger(), BILLING_ADMIN),
         Route("/api/admin/accounting/bank-reconciliation", BankReconciliation(), BILLING_ADMIN),
+        Route("/api/admin/accounting/vat", VatOfAMonth(), BILLING_ADMIN),
     ]

@@ -87,3 +87,27 @@ class ReconciliationOut(Schema):
                                      metadata={"description": "bank - books"})
     unexplainedCents = fields.Integer(required=True, attribute="unexplained_cents")
     items = fields.List(fields.Nested(ReconciliationItemOut), required=True)
+
+
+class VatQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    month = fields.String(required=True, validate=validate.Regexp(r"^\d{4}-(0[1-9]|1[0-2])$"),
+                          metadata={"description": "YYYY-MM"})
+
+
+class VatRateOut(Schema):
+    ratePercent = fields.Function(lambda line: None if line.rate_bps is None else line.rate_bps / 100,
+                                  dump_only=True, metadata={"type": "number", "description": "null: no invoice"})
+    baseCents = fields.Integer(required=True, attribute="base_cents", metadata={"description": "excluding tax"})
+    vatCents = fields.Integer(required=True, attribute="vat_cents")
+
+
+class VatReturnOut(Schema):
+    month = fields.String(required=True)
+    collected = fields.List(fields.Nested(VatRateOut), required=True, metadata={"description": "44571, per rate"})
+    deductible = fields.List(fields.Nested(VatRateOut), required=True, metadata={"description": "44566, per rate"})
+    collectedCents = fields.Integer(required=True, attribute="collected_cents")
+    deductibleCents = fields.Integer(required=True, attribute="deductible_cents")
+    dueCents = fields.Integer(required=True, attribute="due_cents", metadata={"description": "negative: a credit"})
