@@ -71,7 +71,7 @@ def bank_balance(day: date) -> int:
 def _first_opening() -> int:
     row = database.execute_sql(
         "SELECT opening_balance_cents FROM billing_bank_statement WHERE opening_balance_cents IS NOT NULL"
-        " ORDER BY created_at, id LIMIT 1").fetchone()
+        " ORDER BY import_seq LIMIT 1").fetchone()
     return int(row[0]) if row else 0
 
 

@@ -120,7 +120,7 @@ CHECKS = (
          GROUP BY e.id ORDER BY e.entry_date, e.id"""),
     Check("bank differs from books", """
         WITH moved AS (
-            SELECT s.id, s.statement_id, s.kind, s.created_at,
+            SELECT s.id, s.statement_id, s.kind, s.created_at, s.import_seq,
                    (SELECT coalesce(sum(CASE WHEN b.direction = 'credit' THEN b.amount_cents
                                              ELSE -b.amount_cents END), 0)
                       FROM billing_bank_line b WHERE b.statement_id = s.id) AS bank,
@@ -131,12 +131,12 @@ CHECKS = (
               FROM billing_bank_statement s
         ), running AS (
             SELECT *, sum(bank) OVER w AS bank_total, sum(books) OVER w AS books_total FROM moved
-            WINDOW w AS (ORDER BY created_at, id ROWS UNBOUNDED PRECEDING)
+            WINDOW w AS (ORDER BY import_seq ROWS UNBOUNDED PRECEDING)
         )
         SELECT 'statement ' || statement_id || ' (' || kind || ', imported ' || to_char(created_at, 'YYYY-MM-DD')
                || '): the statements moved the account by ' || bank_total || ' cents up to it, 512 by '
                || books_total
-          FROM running WHERE bank_total <> books_total ORDER BY created_at, id LIMIT 1"""),
+          FROM running WHERE bank_total <> books_total ORDER BY import_seq LIMIT 1"""),
 )
 
 

@@ -122,7 +122,7 @@ def _check_follows(statement: camt.Statement) -> None:
         return
     last = (BankStatement.select()
             .where(BankStatement.account_iban == statement.iban, BankStatement.closing_balance_cents.is_null(False))
-            .order_by(BankStatement.created_at.desc(), BankStatement.id.desc()).first())
+            .order_by(SQL("import_seq").desc()).first())
     if last is not None and last.closing_balance_cents != statement.balances.opening_cents:
         raise Conflict("the statement does not open on the balance the last statement imported closed on: a"
                        " statement is missing between them", reason="statement_missing",

@@ -6,6 +6,8 @@ import dataclasses
 import uuid
 from datetime import date
 
+from peewee import SQL
+
 from backend import clock
 from backend.billing.accounting.entries import paris_day
 from backend.billing.accounting.verify import verify
@@ -67,7 +69,7 @@ def statement(*entries: str, statement_id: str | None = None, iban: str = IBAN, 
 def last_closing(iban: str = IBAN) -> int:
     last = (BankStatement.select().where(BankStatement.account_iban == iban,
                                          BankStatement.closing_balance_cents.is_null(False))
-            .order_by(BankStatement.created_at.desc(), BankStatement.id.desc()).first())
+            .order_by(SQL("import_seq").desc()).first())
     return last.closing_balance_cents if last else 0
 
 
