@@ -14,6 +14,7 @@ from backend.billing.accounting.ledger import Piece, balance
 from backend.billing.bank import files, statements
 from backend.billing.bank.end_to_end import end_to_end_id
 from backend.billing.models import BankFileKind, PaymentKind, PaymentMethod, PaymentOrder
+from backend.identity.models import Organization
 from backend.runtime import current_runtime
 from ops.simulators.bank_store import entry_xml
 from tests.billing.accounting.books import book_lines
@@ -156,3 +157,16 @@ def test_an_unmatched_line_waits_in_471_and_leaves_it_when_matched_by_hand():
     assert balance(Account.SUSPENSE) == before
     assert books_breaches() == []
 
+
+
+def test_a_return_that_waited_in_471_is_matched_by_hand_from_471():
+    order = collected()  # a debit, never in a file: a return the bank books first cannot match it
+    waiting = _import(returned(order, "MD06"))
+    assert waiting.unmatched == 1 and balance(Account.SUSPENSE) == order.amount_cents
+    _import(credit(order))  # the debit's credit, booked after
+    [line] = statements.unmatched(page=1, page_size=10).items
+    statements.match_line(line.id, payment_order_id=order.id, user_id=None)
+    assert _lines(order.id, "returned_debit") == [("411", order.amount_cents, 0), ("471", 0, order.amount_cents)]
+    assert balance(Account.SUSPENSE) == 0 and balance(Account.BANK) == 0
+    assert balance(Account.CUSTOMERS, Organization.get_by_id(order.organization_id).siren) == order.amount_cents
+    assert books_breaches() == []
