@@ -6,11 +6,14 @@ refuses a statement of another account than the platform's (`PLATFORM_LEGAL_IBAN
 transaction, under an advisory lock that makes imports take turns:
 
 - a statement already imported (same account, kind and statement id) changes nothing: its counts
-  are answered again;
+  are answered again; the same identifier with other content is 409 `statement_conflict`;
+- a camt.053 opens on the balance the last camt.053 imported closed on, else 409
+  `statement_missing` (a statement between them was not imported);
 - lines already imported (same account and bank reference: a camt.053 repeating the day's
   camt.054) are not matched again; their state counts in the answer;
 - each new line is decided (`matching.decide`) and stored; a matched line settles its payment
-  order (`settled`, its booking date), a returned debit goes through `returns.apply`.
+  order (`settled`, its booking date) and books its money (`accounting.cash`), a returned debit
+  goes through `returns.apply`, a line left unmatched waits in `471`.
 
 `match_line` is the admin's match of a waiting line with a payment order: the same rules as the
 automatic match (amount, direction, the order still waiting for the bank), without the search.
