@@ -9,12 +9,12 @@ from backend.billing.accounting import fec, reconciliation, reports, vat_return
 from backend.billing.accounting.chart import account_label
 from backend.identity.permissions import BILLING_MANAGE_ALL
 from schemas.billing.accounting.books import (
+    BankReconciliationOut,
+    BankReconciliationQuery,
     FecQuery,
     LedgerOut,
     LedgerQuery,
     PeriodQuery,
-    ReconciliationOut,
-    ReconciliationQuery,
     TrialBalanceOut,
     VatQuery,
     VatReturnOut,
@@ -66,7 +66,7 @@ class BankReconciliation:
                "imported without its posting) and the money on its way (orders in a bank file not booked yet, "
                "on 511 and 473) or waiting to be explained (lines in 471, with their age). `unexplainedCents` is "
                "the difference the items leave (docs/accounting.md, \"Bank reconciliation\").",
-               tags=("accounting",), query=ReconciliationQuery, answer=ReconciliationOut)
+               tags=("accounting",), query=BankReconciliationQuery, answer=BankReconciliationOut)
     def on_get(self, req, resp, query: dict) -> reconciliation.Reconciliation:
         return reconciliation.reconcile(query["date"])
 

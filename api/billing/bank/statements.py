@@ -10,10 +10,10 @@ from backend.billing.bank import camt, statements, waiting
 from backend.errors import UnsupportedMediaType
 from schemas.billing.bank.statements import (
     BankPageQuery,
+    LineResolveAnswer,
+    LineResolveIn,
     MatchAnswer,
     MatchIn,
-    ResolveAnswer,
-    ResolveIn,
     StatementAnswer,
     UnmatchedOut,
 )
@@ -81,7 +81,7 @@ class Resolve:
                "leave the queue and the waiting account 471 together) or `applied` (a credit applied to the sale "
                "invoice `invoiceNumber`: 471 against the customer's 411). `note` says how. 404 for an unknown "
                "line or invoice; 409 `line_matched` (matched or settled already) or `line_mismatch`.",
-               tags=("bank",), body=ResolveIn, answer=ResolveAnswer)
+               tags=("bank",), body=LineResolveIn, answer=LineResolveAnswer)
     def on_post(self, req, resp, line_id: str, body: dict) -> dict:
         return {"resolution": waiting.resolve_line(
             line_id, how=body["how"], note=body["note"], other_line_id=body["otherLineId"],

@@ -49,8 +49,8 @@ def resolve_line(line_id: str, *, how: str, note: str, user_id: str | None, othe
         line = _waiting(line_id)
         if how == REFUNDED:
             if not other_line_id:
-                raise ValidationError("a refund names the bank's line that paid it back",
-                                      fields={"otherLineId": ["required"]})
+                raise ValidationError("a refund names the bank's line that paid it back (otherLineId)",
+                                      reason="other_line_missing")
             other = _waiting(other_line_id)
             if other.id == line.id or other.direction == line.direction or other.amount_cents != line.amount_cents:
                 raise Conflict("the two lines are not a payment and its refund (amounts or directions differ)",

@@ -61,14 +61,14 @@ class LedgerOut(Schema):
     lines = fields.List(fields.Nested(LedgerLineOut), required=True)
 
 
-class ReconciliationQuery(Schema):
+class BankReconciliationQuery(Schema):
     class Meta:
         unknown = EXCLUDE
 
     date = fields.Date(required=True, metadata={"description": "the day the reconciliation is made at (its end)"})
 
 
-class ReconciliationItemOut(Schema):
+class BankReconciliationItemOut(Schema):
     kind = fields.String(required=True, metadata=enum_of(("opening_balance", "line_not_posted", "receipt_in_transit",
                                                           "payment_in_transit", "waiting_line")))
     reference = fields.String(required=True, metadata={"description": "the invoice, or the bank's line reference"})
@@ -79,14 +79,14 @@ class ReconciliationItemOut(Schema):
     explainsDifference = fields.Boolean(required=True, attribute="explains_difference")
 
 
-class ReconciliationOut(Schema):
+class BankReconciliationOut(Schema):
     date = fields.Date(required=True)
     bookBalanceCents = fields.Integer(required=True, attribute="book_balance_cents")
     bankBalanceCents = fields.Integer(required=True, attribute="bank_balance_cents")
     differenceCents = fields.Integer(required=True, attribute="difference_cents",
                                      metadata={"description": "bank - books"})
     unexplainedCents = fields.Integer(required=True, attribute="unexplained_cents")
-    items = fields.List(fields.Nested(ReconciliationItemOut), required=True)
+    items = fields.List(fields.Nested(BankReconciliationItemOut), required=True)
 
 
 class VatQuery(Schema):

@@ -63,7 +63,7 @@ class MatchAnswer(Schema):
     line = fields.Nested(BankLineOut, required=True)
 
 
-class ResolveIn(Schema):
+class LineResolveIn(Schema):
     how = fields.String(required=True, validate=validate.OneOf(("refunded", "applied")),
                         metadata=enum_of(("refunded", "applied")))
     note = fields.String(required=True, validate=validate.Length(min=1, max=1000))
@@ -73,12 +73,12 @@ class ResolveIn(Schema):
                                   metadata={"description": "applied: the sale invoice the credit pays"})
 
 
-class ResolvedOut(Schema):
+class LineResolvedOut(Schema):
     lineId = fields.String(attribute="line_id", required=True)
     how = fields.String(required=True, metadata=enum_of(("refunded", "applied")))
     otherLineId = fields.String(attribute="other_line_id", required=True, allow_none=True)
     invoiceNumber = fields.String(attribute="invoice_number", required=True, allow_none=True)
 
 
-class ResolveAnswer(Schema):
-    resolution = fields.Nested(ResolvedOut, required=True)
+class LineResolveAnswer(Schema):
+    resolution = fields.Nested(LineResolvedOut, required=True)
