@@ -61,6 +61,7 @@ RESTRICTED: dict[str, str] = {
     # a bank file never changes: a live one may only be voided; its orders are only added (migration 144)
     "billing_bank_file": "SELECT, INSERT, UPDATE (status, voided_at, void_reason)",
     "billing_bank_file_order": "SELECT, INSERT",
+    "billing_bank_line_resolution": "SELECT, INSERT",  # how an admin settled a waiting line (migration 201)
     # what distributors owe back and what payouts kept back of it: only added to (migration 130)
     "billing_supplier_debt": "SELECT, INSERT",
     # the financial status transition map, reference data written by migration 131

@@ -4,6 +4,9 @@
   refused without `PLATFORM_LEGAL_SIRET`; `-o -` writes to stdout), as the admin route streams it;
 - `trial-balance [--from YYYY-MM-DD] [--to YYYY-MM-DD]`: the table the admin route answers;
 - `close --until YYYY-MM-DD`: close the books up to that day included;
+- `reconcile --date YYYY-MM-DD [--pdf FILE]`: the bank reconciliation the admin route answers, and
+  its printable PDF (the platform's renderer);
+- `vat --month YYYY-MM`: the VAT of a month from the books, per rate (the admin route's figures);
 - `verify`: every breach of the books, invoice series, stored PDFs and their XML, and e-invoicing
   transmissions, one line each; exit status 1 on any.
 """
@@ -11,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -99,10 +103,72 @@ def cmd_verify(args) -> int:
         print(f"vitrine accounting verify: {len(breaches)} breach(es)", file=sys.stderr)
         return 1
     print("the books are clean: entries balanced and validated, journals and invoice series without gap, "
-          "every issued invoice and paid payment posted once, at the amounts invoiced and paid, "
+          "every issued invoice and every payment the bank booked posted once, at the amounts invoiced and "
+          "paid, 512 as the statements imported, "
           "every stored invoice PDF as first stored and its embedded XML at the same totals, "
           "every invoice in e-invoicing scope transmitted")
     return 0
+
+
+def format_reconciliation(report) -> list[str]:
+    """The bank reconciliation as the command prints it: the balances, then one row per item."""
+    rows = [f"bank reconciliation at {report.date.isoformat()}",
+            f"{'bank balance (statements imported)':<40} {_euros(report.bank_balance_cents):>16}",
+            f"{'books balance (512)':<40} {_euros(report.book_balance_cents):>16}",
+            f"{'difference (bank - books)':<40} {_euros(report.difference_cents):>16}",
+            f"{'unexplained':<40} {_euros(report.unexplained_cents):>16}",
+            f"{len(report.items)} item(s)"]
+    for item in report.items:
+        age = "" if item.age_days is None else f" ({item.age_days} d)"
+        rows.append(f"  {item.kind:<20} {item.reference[:40]:<40} {_euros(item.amount_cents):>16}{age}")
+    return rows
+
+
+def cmd_reconcile(args) -> int:
+    from backend.billing.accounting import reconciliation
+    from backend.db import database
+
+    runtime = _boot()
+    with database.connection_context():
+        report = reconciliation.reconcile(args.date)
+    print("\n".join(format_reconciliation(report)))
+    if args.pdf:
+        from backend.documents.rendering import html_to_pdf
+
+        company = runtime.config.platform_legal_company_name or runtime.config.platform_name
+        Path(args.pdf).write_bytes(html_to_pdf(reconciliation.as_html(report, company=company)))
+        print(f"{args.pdf}: the reconciliation as a PDF")
+    return 0
+
+
+def format_vat_return(report) -> list[str]:
+    """The VAT of a month as the command prints it: per rate, collected then deductible, the totals."""
+    rows = [f"VAT of {report.month}", f"{'':<12} {'rate':>8} {'base':>16} {'VAT':>16}"]
+    for title, lines in (("collected", report.collected), ("deductible", report.deductible)):
+        for line in lines:
+            rate = "?" if line.rate_bps is None else f"{line.rate_bps / 100:g} %"
+            rows.append(f"{title:<12} {rate:>8} {_euros(line.base_cents):>16} {_euros(line.vat_cents):>16}")
+    rows += [f"{'collected (44571)':<38} {_euros(report.collected_cents):>16}",
+             f"{'deductible (44566)':<38} {_euros(report.deductible_cents):>16}",
+             f"{'due (credit when negative)':<38} {_euros(report.due_cents):>16}"]
+    return rows
+
+
+def cmd_vat(args) -> int:
+    from backend.billing.accounting import vat_return
+    from backend.db import database
+
+    _boot()
+    with database.connection_context():
+        report = vat_return.vat_return(args.month)
+    print("\n".join(format_vat_return(report)))
+    return 0
+
+
+def _month(text: str) -> str:
+    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", text):
+        raise argparse.ArgumentTypeError(f"not a month YYYY-MM: {text!r}")
+    return text
 
 
 def _day(text: str) -> date:
@@ -132,4 +198,10 @@ def add_commands(sub, common, needs: str) -> None:
     balance.add_argument("--to", dest="end", type=_day, metavar="YYYY-MM-DD", help="last entry date (included)")
     close = command("close", cmd_close, "close the books up to a day included (no entry dated then afterwards)")
     close.add_argument("--until", type=_day, required=True, metavar="YYYY-MM-DD", help="the last closed day")
+    reconcile = command("reconcile", cmd_reconcile, "the bank reconciliation: bank and books balances and the items "
+                        "between them")
+    reconcile.add_argument("--date", type=_day, required=True, metavar="YYYY-MM-DD", help="as of the end of that day")
+    reconcile.add_argument("--pdf", metavar="FILE", help="also write it as a printable PDF")
+    vat = command("vat", cmd_vat, "the VAT of a month from the books: collected and deductible per rate, due")
+    vat.add_argument("--month", type=_month, required=True, metavar="YYYY-MM", help="the month")
     command("verify", cmd_verify, "check the books and invoice series of the whole database (exit 1 on a breach)")

@@ -8,9 +8,9 @@ frozen VAT rate with the cumulative-difference VAT (`backend/billing/vat.py`), a
 audit entry with the reason and the actor.
 
 - A **refund** (`platform_sale` only) gives money back: a `refund` payment order of the credit
-  note's amount including VAT, the credit note's entry in the books and the refund's
-  (`accounting.ledger`: VE then BQ), and the financial status `partially_refunded`, then
-  `fully_refunded` when nothing is left.
+  note's amount including VAT, the credit note's entry in the books and the refund's, in transit
+  until the bank books it (`accounting.ledger`: VE, then `accounting.cash`: BQ), and the financial
+  status `partially_refunded`, then `fully_refunded` when nothing is left.
 - On a sale credited in full by the credit-note route (nothing left to credit), a refund repays
   the customer's credit (up to what is not repaid yet) with a `refund` payment order naming that
   credit note, and no new credit note (booked as the repayment of the credit, BQ).
@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, replace
 
 from backend import clock
 from backend.billing import idempotency, records, sepa_mandates, store_share
-from backend.billing.accounting import ledger
+from backend.billing.accounting import cash, ledger
 from backend.billing.accounting.entries import paris_day
 from backend.billing.invoicing.invoices import credited_cents, incl_tax_cents, issue_credit_note
 from backend.billing.models import (
@@ -60,11 +60,10 @@ def _locked_invoice(number: str) -> Invoice:
 
 
 def _book_sale_credit(credit_note: Invoice, *, refund: PaymentOrder | None = None) -> None:
-    """The credit note's entry (VE), and the refund that pays it back (BQ) when there is one."""
+    """The credit note's entry (VE), and the refund that pays it back, in transit (BQ) when there is one."""
     ledger.post_invoice(credit_note)
     if refund is not None:
-        ledger.post_refund(credit_note, amount_cents=refund.amount_cents, payment_order_id=refund.id,
-                           day=paris_day(refund.paid_at))
+        cash.post_in_transit([refund.id], day=paris_day(refund.paid_at))
 
 
 @dataclass(frozen=True)
@@ -173,8 +172,7 @@ def refund(*, invoice_number: str, amount_cents: int, reason: str, method: Payme
         note = credit.note
         order = _refund_order(invoice, note, credit.repayment_cents(amount_cents), method=method,
                               mandate_ref=mandate_ref, user_id=user_id)
-        ledger.post_refund(note, amount_cents=order.amount_cents, payment_order_id=order.id,
-                           day=paris_day(order.paid_at), repayment=True)
+        cash.post_in_transit([order.id], day=paris_day(order.paid_at))
         records.move(record, FinancialStatus(record.financial_status))
     else:
         note = issue_credit_note(invoice, amount_cents, label="Remboursement", reason=reason, user_id=user_id,

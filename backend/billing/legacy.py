@@ -21,7 +21,6 @@ from __future__ import annotations
 from backend import clock
 from backend.billing import idempotency, records
 from backend.billing.accounting import ledger
-from backend.billing.accounting.entries import paris_day
 from backend.billing.collection.collect import Collected, collected, collection_key, left_due_on_failure, logged
 from backend.billing.invoicing.invoices import InvoiceDraft, Line, issue_invoice
 from backend.billing.models import FinancialStatus, InvoiceKind, PaymentKind, PaymentMethod, PaymentOrder, PaymentStatus
@@ -98,8 +97,6 @@ def _collect(step: str, reservation_id: str, industrial_organization_id: str, me
     now = clock.now()
     order.invoice, order.status, order.paid_at, order.updated_at = invoice.id, PaymentStatus.PAID, now, now
     order.save(only=[PaymentOrder.invoice, PaymentOrder.status, PaymentOrder.paid_at, PaymentOrder.updated_at])
-    ledger.post_legacy_collection(invoice, amount_cents=order.amount_cents, payment_order_id=order.id,
-                                  day=paris_day(now))
     if step == BALANCE:
         _commission(reservation, record, label, user_id, config)
     return {"reservation_id": reservation.id, "payment_order_id": order.id, "invoice_number": invoice.number,

@@ -338,6 +338,9 @@ class BankStatement(BaseModel):
     unmatched = IntegerField()
     imported_by_user_id = CharField(max_length=36, null=True)
     created_at = created_at_field()
+    opening_balance_cents = BigIntegerField(null=True)  # a camt.053's booked balances (migration 200)
+    closing_balance_cents = BigIntegerField(null=True)
+    closing_date = DateField(null=True)
 
     class Meta:
         table_name = "billing_bank_statement"

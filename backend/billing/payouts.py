@@ -10,9 +10,9 @@ payout), shown as `deductedCents`; when the debt takes all of it, no payment ord
 Like a collection, no payment service provider is called: the `supplier_payout` payment order
 (`bank_transfer` to the distributor) is created `pending` and moved to `paid` at once (the
 partial unique index `billing_payment_order_one_payout` admits one live payout per self-billed
-invoice). The payout is booked (debit 401 distributor, credit 512, and the deduction 401 against
-401, `accounting.ledger`), the invoice becomes `paid`, the financial status
-`supplier_settlement_paid`, and an audit entry records the actor.
+invoice). The payout is booked (debit 401 distributor, credit 473 in transit until the bank
+books it, `accounting.cash`; the deduction 401 against 401, `accounting.ledger`), the invoice
+becomes `paid`, the financial status `supplier_settlement_paid`, and an audit entry records the actor.
 
 Payout timing (docs/self-billing.md "Payout timing"): the self-billed invoice must be accepted
 by the distributor, expressly or tacitly (30 days after it was e-mailed), or its contest rejected
@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, replace
 
 from backend import clock
 from backend.billing import idempotency, records, store_share
-from backend.billing.accounting import ledger
+from backend.billing.accounting import cash
 from backend.billing.accounting.entries import paris_day
 from backend.billing.models import (
     AcceptanceStatus,
@@ -121,7 +121,7 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
         )
         (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
          .where(PaymentOrder.id == order.id).execute())
-        ledger.post_payout(invoice, amount_cents=paid_incl, payment_order_id=order.id, day=paris_day(now))
+        cash.post_in_transit([order.id], day=paris_day(now))
     store_share.record_deduction(distributor, kept, invoice=invoice, payment_order_id=order.id if order else None,
                                 day=paris_day(now))
     if invoice.status == InvoiceStatus.ISSUED:

@@ -27,7 +27,7 @@ DEMO_BILLING_PROFILES = {
     "distributor:385347927": {
         "legal_name": "Hyper Démo SAS", "siret": "38534792700019", "vat_number": "FR24385347927",
         "street": "1 avenue de la République", "postal_code": "69001", "city": "Lyon", "country": "FR",
-        "iban": "FR7630006000011234567890189", "signer_first_name": "Denis", "signer_last_name": "Distributeur",
+        "iban": "FR7630004000031234567890143", "signer_first_name": "Denis", "signer_last_name": "Distributeur",
         "signer_email": "distributeur@vitrine.example",
     },
 }

@@ -2,8 +2,11 @@
 database (collections by both methods, partial and total refunds, credit notes of a sale and of a
 self-billed invoice, repayments of a credited sale, incidents declared and released, self-billing by
 pass and catch-up with and without `force`, payouts, a change of VAT rate between steps, replays
-with the same Idempotency-Key), checked after every step against a plain Python model of what the
-money should be.
+with the same Idempotency-Key, and the bank booking what was asked of it on a statement: every
+payment waiting, a second payment of a sale already received, a payer nobody knows, or nothing of a
+transfer the customer has not made yet), checked after every step against a plain Python model of
+what the money should be: `512` is the sum of the statements' movements, the customer's `411` what
+it owes minus what the bank received, money decided but not yet booked waits in `473`.
 
 Deterministic in CI (a fixed seed, `MONEY_MODEL_EXAMPLES` sequences of at most `STEPS` steps; 12 by
 default); deeper on demand: `MONEY_MODEL_EXAMPLES=200 pytest tests/billing/test_money_model.py`.
@@ -25,9 +28,13 @@ from backend import clock
 from backend.billing import corrections, payouts, store_share
 from backend.billing.accounting import ledger, verify
 from backend.billing.accounting.chart import Account
+from backend.billing.bank import statements
+from backend.billing.bank.end_to_end import end_to_end_id
+from backend.billing.bank.matching import INCOMING
 from backend.billing.collection import collect
 from backend.billing.invoicing.invoices import credited_cents, incl_tax_cents
 from backend.billing.models import (
+    BankLine,
     FinancialRecord,
     Invoice,
     InvoiceKind,
@@ -41,6 +48,8 @@ from backend.billing.vat import vat_amount_cents
 from backend.db import database, transaction
 from backend.errors import DomainError
 from backend.money import split_largest_remainder
+from ops.simulators.bank_store import entry_xml
+from tests.billing.bank.statements_data import DAY, IBAN, statement
 from tests.billing.helpers import Market, approved_org, booted_config
 from tests.billing.self_billing.data import AFTER, DURING, sign_mandate
 from tests.factories import add_member, make_user
@@ -236,6 +245,28 @@ class MoneyModel(RuleBasedStateMachine):
             assert status != "supplier_settlement_pending", refused.details  # a due payout is always paid
             return
 
+    @precondition(lambda self: self.sales)
+    @rule(data=st.data(), double=st.booleans(), unknown=st.booleans())
+    def the_bank_books(self, data, double, unknown) -> None:
+        """A statement booking what waits for the bank (each transfer a customer owes is paid or
+        not yet, drawn), a second payment of a sale already received, a payer nobody knows."""
+        waiting = list(PaymentOrder.select().where(PaymentOrder.status == "paid", PaymentOrder.settlement == "unsent")
+                       .order_by(PaymentOrder.created_at, PaymentOrder.id))
+        lines = [entry_xml(f"model-line-{self._key()}", order.kind in INCOMING, order.amount_cents, DAY,
+                           end_to_end_id=end_to_end_id(order.id))
+                 for order in waiting if order.kind not in INCOMING or data.draw(st.booleans())]
+        received = PaymentOrder.select().where(PaymentOrder.kind == "reservation_total",
+                                               PaymentOrder.settlement == "settled").first()
+        if double and received is not None:  # paid twice: the second one waits in 471
+            lines.append(entry_xml(f"model-line-{self._key()}", True, received.amount_cents, DAY,
+                                   end_to_end_id=end_to_end_id(received.id)))
+        if unknown:
+            lines.append(entry_xml(f"model-line-{self._key()}", True, 4_321, DAY, name="Payeur inconnu"))
+        if lines:
+            answer = statements.import_statement(statement(*lines), config=dataclasses.replace(
+                self.config, platform_legal_iban=IBAN), user_id=None)
+            assert answer.lines == len(lines)
+
     @rule(percent=st.sampled_from([Decimal(20), Decimal(10), Decimal("5.5")]))
     def change_vat_rate(self, percent) -> None:
         self.config = dataclasses.replace(self.config, platform_vat_rate_percent=percent)
@@ -254,13 +285,20 @@ class MoneyModel(RuleBasedStateMachine):
             return
         ids = [sale.reservation_id for sale in self.sales]
         orders = list(PaymentOrder.select().where(PaymentOrder.reservation_id.in_(ids), PaymentOrder.status == "paid"))
-        bank = database.execute_sql(
-            "SELECT coalesce(sum(l.debit_cents - l.credit_cents), 0) FROM accounting_line l"
-            " JOIN accounting_entry e ON e.id = l.entry_id WHERE l.account = %s AND e.reservation_id = ANY(%s)",
-            (Account.BANK.value, ids)).fetchone()[0]
-        assert bank == sum(o.amount_cents * (1 if o.kind == "reservation_total" else -1) for o in orders)
-        # 411: the sales are collected when issued; what is left is the customer's credit
-        assert ledger.balance(Account.CUSTOMERS, self.industrial.siren) == -sum(sale.credit for sale in self.sales)
+        # 512 is what the statements moved, line by line; what nobody explained waits in 471
+        moved = {direction: sum(line.amount_cents for line in BankLine.select().where(BankLine.direction == direction))
+                 for direction in ("credit", "debit")}
+        assert ledger.balance(Account.BANK) == moved["credit"] - moved["debit"]
+        waiting = sum(line.amount_cents * (1 if line.direction == "credit" else -1)
+                      for line in BankLine.select().where(BankLine.state == "unmatched"))
+        assert ledger.balance(Account.SUSPENSE) == -waiting
+        # 411: what the customer owes (its sales, less its credit) minus what the bank received
+        not_received = sum(o.amount_cents for o in orders if o.kind == "reservation_total" and o.settlement == "unsent")
+        assert ledger.balance(Account.CUSTOMERS, self.industrial.siren) == not_received - sum(
+            sale.credit for sale in self.sales)
+        # 473: refunds and payouts decided, not booked by the bank yet
+        assert ledger.balance(Account.PAYMENTS_IN_TRANSIT) == -sum(
+            o.amount_cents for o in orders if o.kind in ("refund", "supplier_payout") and o.settlement != "settled")
         # 401: paid out less what its self-billed invoices and their credit notes make payable
         received = sum(o.amount_cents for o in orders if o.kind == "supplier_payout")
         billed = Invoice.select().where(Invoice.issuer_organization_id == self.distributor.id,
@@ -275,7 +313,7 @@ class MoneyModel(RuleBasedStateMachine):
         # `vitrine accounting verify`'s checks of what was posted (the entries are validated at commit)
         for check in verify.CHECKS:
             if check.name in ("invoice not posted once", "payment not posted once", "ledger differs from invoice",
-                              "ledger differs from payment"):
+                              "ledger differs from payment", "bank differs from books"):
                 assert database.execute_sql(check.sql).fetchall() == [], check.name
 
     @invariant()

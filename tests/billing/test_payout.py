@@ -56,7 +56,7 @@ def test_payout_pays_the_self_billed_invoice_once(client, settled, log_lines):
     assert order.paid_at is not None and order.invoice_id == invoice.id
     assert (invoice.status, invoice.paid_at is not None) == ("paid", True)
     assert FinancialRecord.get_by_id(reservation.id).financial_status == "supplier_settlement_paid"
-    assert book_totals(payment_order_id=order.id) == {("401", "debit"): 120_000, ("512", "credit"): 120_000}
+    assert book_totals(payment_order_id=order.id) == {("401", "debit"): 120_000, ("473", "credit"): 120_000}
     assert ledger.balance(Account.SUPPLIERS, distributor.siren) == 0
     payable = [line for line in book_lines(reservation_id=reservation.id) if line["account"] == "401"]
     assert len(payable) == 2 and payable[0]["letter"] and payable[0]["letter"] == payable[1]["letter"]

@@ -19,6 +19,7 @@ from backend.billing.models import (
 )
 from backend.errors import Conflict, ValidationError
 from tests.billing.accounting.books import book_lines
+from tests.billing.bank.statements_data import booked
 from tests.billing.helpers import Market, approved_org, booted_config
 
 
@@ -60,12 +61,15 @@ def test_partial_then_total_refund(sale):
     assert second.financial_status == "fully_refunded" and second.remaining_cents == 0
     assert Invoice.get_by_id(invoice.id).status == "credited"
     assert FinancialRecord.get_by_id(invoice.reservation_id).refunded_excl_tax_cents == 120_000
-    # every account is back to zero: the credit notes and refunds sum exactly to what the collection booked
+    # once the bank booked the collection and both refunds, every account is back to zero: the credit
+    # notes and refunds sum exactly to what the collection booked
+    booked(*PaymentOrder.select().where(PaymentOrder.reservation_id == invoice.reservation_id))
     assert set(_sums(invoice.reservation_id).values()) == {0}
-    # each refund's credit note is lettered with its payment, the sale with its collection
+    # the sale, its collection, the credit notes and their refunds lettered together once the bank
+    # booked the collection (before, the sale's receivable stays open)
     receivable = [line for line in book_lines(reservation_id=invoice.reservation_id) if line["account"] == "411"]
     assert len(receivable) == 6 and all(line["letter"] for line in receivable)
-    assert len({line["letter"] for line in receivable}) == 3
+    assert len({line["letter"] for line in receivable}) == 1
     audit = AuditEntry.select().where(AuditEntry.invoice_id == invoice.id, AuditEntry.action == "billing.refund")
     assert [a.reason for a in audit] == ["Vitrine abîmée", "Vitrine abîmée"]
 
@@ -108,7 +112,9 @@ def test_credit_note_credits_what_is_left_and_moves_no_money(sale):
     assert answer.credited_cents == 100_000 and answer.invoice_status == "credited"
     assert PaymentOrder.select().count() == orders
     assert Invoice.get_by_id(invoice.id).status == "credited"
-    # the customer is in credit for what the credit note credits (incl. VAT), until it is repaid
+    # the customer is in credit for what the credit note credits (incl. VAT), once its payment was
+    # received and until it is repaid
+    booked(PaymentOrder.get(PaymentOrder.invoice == invoice.id, PaymentOrder.kind == "reservation_total"))
     assert ledger.balance(Account.CUSTOMERS, industrial.siren) == -120_000
     with pytest.raises(Conflict):
         corrections.credit_in_full(invoice_number=invoice.number, reason="encore", user_id=None, config=booted_config())

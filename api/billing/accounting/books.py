@@ -5,10 +5,20 @@ from __future__ import annotations
 from api.access import Route, admin
 from api.operations import operation
 from api.responses import private_attachment
-from backend.billing.accounting import fec, reports
+from backend.billing.accounting import fec, reconciliation, reports, vat_return
 from backend.billing.accounting.chart import account_label
 from backend.identity.permissions import BILLING_MANAGE_ALL
-from schemas.billing.accounting.books import FecQuery, LedgerOut, LedgerQuery, PeriodQuery, TrialBalanceOut
+from schemas.billing.accounting.books import (
+    BankReconciliationOut,
+    BankReconciliationQuery,
+    FecQuery,
+    LedgerOut,
+    LedgerQuery,
+    PeriodQuery,
+    TrialBalanceOut,
+    VatQuery,
+    VatReturnOut,
+)
 
 BILLING_ADMIN = admin(BILLING_MANAGE_ALL)
 
@@ -49,9 +59,33 @@ class Ledger:
         return {"account": query["account"], "label": account_label(query["account"]), "lines": lines}
 
 
+class BankReconciliation:
+    @operation("Bank reconciliation", description="`billing.manage.all`. As of the end of `date`: the bank's balance "
+               "(the statements imported), the books' 512, their difference (bank - books), and every item between "
+               "them: those explaining the difference (the balance before the first statement imported, a line "
+               "imported without its posting) and the money on its way (orders in a bank file not booked yet, "
+               "on 511 and 473) or waiting to be explained (lines in 471, with their age). `unexplainedCents` is "
+               "the difference the items leave (docs/accounting.md, \"Bank reconciliation\").",
+               tags=("accounting",), query=BankReconciliationQuery, answer=BankReconciliationOut)
+    def on_get(self, req, resp, query: dict) -> reconciliation.Reconciliation:
+        return reconciliation.reconcile(query["date"])
+
+
+class VatOfAMonth:
+    @operation("The VAT of a month", description="`billing.manage.all`. From the books alone, the entries dated in "
+               "`month` (`YYYY-MM`): per VAT rate, the VAT collected (44571) and its base (706), the deductible VAT "
+               "(44566) and its base (604), their totals and the VAT due (negative: a credit), as the French "
+               "return (CA3) asks them; the totals equal the month's trial balance on 44571 and 44566.",
+               tags=("accounting",), query=VatQuery, answer=VatReturnOut)
+    def on_get(self, req, resp, query: dict) -> vat_return.VatReturn:
+        return vat_return.vat_return(query["month"])
+
+
 def routes(deps) -> list[Route]:
     return [
         Route("/api/admin/accounting/fec", Fec(deps.config), BILLING_ADMIN),
         Route("/api/admin/accounting/trial-balance", TrialBalance(), BILLING_ADMIN),
         Route("/api/admin/accounting/ledger", Ledger(), BILLING_ADMIN),
+        Route("/api/admin/accounting/bank-reconciliation", BankReconciliation(), BILLING_ADMIN),
+        Route("/api/admin/accounting/vat", VatOfAMonth(), BILLING_ADMIN),
     ]

@@ -6,9 +6,17 @@ import sys
 
 from api.access import BILLING_MANAGER, Route
 from api.operations import Answer, operation
-from backend.billing.bank import camt, statements
+from backend.billing.bank import camt, statements, waiting
 from backend.errors import UnsupportedMediaType
-from schemas.billing.bank.statements import BankPageQuery, MatchAnswer, MatchIn, StatementAnswer, UnmatchedOut
+from schemas.billing.bank.statements import (
+    BankPageQuery,
+    LineResolveAnswer,
+    LineResolveIn,
+    MatchAnswer,
+    MatchIn,
+    StatementAnswer,
+    UnmatchedOut,
+)
 
 XML = "application/xml"
 XML_TYPES = (XML, "text/xml")
@@ -66,9 +74,24 @@ class Match:
                                               user_id=req.context.principal.user_id)}
 
 
+class Resolve:
+    @operation("Settle a waiting statement line otherwise than by a match",
+               description="`billing.manage.all`. `how`: `refunded` (the money went back to the payer; "
+               "`otherLineId` names the bank's debit line that paid it back, unmatched, of the same amount: both "
+               "leave the queue and the waiting account 471 together) or `applied` (a credit applied to the sale "
+               "invoice `invoiceNumber`: 471 against the customer's 411). `note` says how. 404 for an unknown "
+               "line or invoice; 409 `line_matched` (matched or settled already) or `line_mismatch`.",
+               tags=("bank",), body=LineResolveIn, answer=LineResolveAnswer)
+    def on_post(self, req, resp, line_id: str, body: dict) -> dict:
+        return {"resolution": waiting.resolve_line(
+            line_id, how=body["how"], note=body["note"], other_line_id=body["otherLineId"],
+            invoice_number=body["invoiceNumber"], user_id=req.context.principal.user_id)}
+
+
 def routes(deps) -> list[Route]:
     return [
         Route("/api/admin/billing/bank/statements", Statements(deps.config), BILLING_MANAGER),
         Route("/api/admin/billing/bank/unmatched", Unmatched(), BILLING_MANAGER),
         Route("/api/admin/billing/bank/unmatched/{line_id}/match", Match(), BILLING_MANAGER),
+        Route("/api/admin/billing/bank/unmatched/{line_id}/resolve", Resolve(), BILLING_MANAGER),
     ]

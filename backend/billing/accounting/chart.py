@@ -14,6 +14,14 @@ the labels from here: docs/accounting.md shows the same two tables to the accoun
 | VAT_COLLECTED | 44571 | TVA collectée | |
 | VAT_DEDUCTIBLE | 44566 | TVA déductible sur autres biens et services | |
 | BANK | 512 | Banque | |
+| RECEIPTS_IN_TRANSIT | 511 | Valeurs à l'encaissement | |
+| PAYMENTS_IN_TRANSIT | 473 | Décaissements en cours | |
+| SUSPENSE | 471 | Compte d'attente | |
+
+`512` moves only with a line of a bank statement: what the platform asked the bank for and the bank
+has not booked yet waits in `511` (debits sent) or `473` (transfers sent), and a statement line
+nothing explains waits in `471` until an admin does (docs/accounting.md, "The books follow the
+bank").
 
 `467` is the account of the money the platform holds for a store and owes it (legacy
 `legacy_mandate` reservations: the store sells, the platform collects on its behalf).
@@ -48,6 +56,9 @@ class Account(StrEnum):
     VAT_COLLECTED = "44571"
     VAT_DEDUCTIBLE = "44566"
     BANK = "512"
+    RECEIPTS_IN_TRANSIT = "511"
+    PAYMENTS_IN_TRANSIT = "473"
+    SUSPENSE = "471"
 
 
 ACCOUNT_LABELS = {
@@ -59,6 +70,9 @@ ACCOUNT_LABELS = {
     Account.VAT_COLLECTED: "TVA collectée",
     Account.VAT_DEDUCTIBLE: "TVA déductible sur autres biens et services",
     Account.BANK: "Banque",
+    Account.RECEIPTS_IN_TRANSIT: "Valeurs à l'encaissement",
+    Account.PAYMENTS_IN_TRANSIT: "Décaissements en cours",
+    Account.SUSPENSE: "Compte d'attente",
 }
 
 # Accounts kept per third party: their lines carry the party's SIREN (auxiliary account) and are

@@ -12,6 +12,8 @@ from datetime import date
 
 from peewee import DatabaseError
 
+from backend import clock
+from backend.billing.accounting.entries import paris_day
 from backend.db import database, sqlstate, transaction
 from backend.errors import Conflict
 
@@ -24,7 +26,14 @@ def closed_until() -> date | None:
 
 
 def close_until(day: date, *, closed_by: str) -> date:
-    """Close the books up to `day` included; 409 when they are already closed that far."""
+    """Close the books up to `day` included; 409 when they are already closed that far, or when
+    `day` is not over yet in Paris (`period_not_over`): an event of today would then post on a
+    first open day still to come, validated before the date it carries (a `ValidDate` before its
+    `EcritureDate` in the FEC)."""
+    today = paris_day(clock.now())
+    if day >= today:
+        raise Conflict(f"a period is closed once it is over: {day} is not over yet (today is {today})",
+                       reason="period_not_over", today=today.isoformat())
     try:
         with transaction():
             database.execute_sql("SELECT accounting_lock_for_close()")  # migration 143

@@ -87,6 +87,7 @@ class Entry:
     invoice_id: str | None = None
     payment_order_id: str | None = None
     reservation_id: str | None = None
+    bank_line_id: str | None = None  # the statement line it books, when the bank moved money
     id: str = field(default_factory=new_id)
 
     def __post_init__(self) -> None:
@@ -101,7 +102,7 @@ class Entry:
 
 
 _ENTRY_COLUMNS = ("id", "journal_code", "day", "piece_ref", "piece_date", "label", "event", "reservation_id",
-                  "invoice_id", "payment_order_id", "total")
+                  "invoice_id", "payment_order_id", "bank_line_id", "total")
 _LINE_COLUMNS = ("entry_id", "line_no", "account", "aux_account", "aux_label", "label", "debit_cents", "credit_cents",
                  "letter_group")
 
@@ -118,9 +119,10 @@ def _insert_sql(line_counts: tuple[int, ...]) -> str:
     # constants and placeholders only
     return (
         "WITH written AS (INSERT INTO accounting_entry (id, journal_code, fiscal_year, entry_date, piece_ref,"  # noqa: S608
-        " piece_date, label, event, reservation_id, invoice_id, payment_order_id)"
+        " piece_date, label, event, reservation_id, invoice_id, payment_order_id, bank_line_id)"
         " SELECT v.id, v.journal_code, accounting_fiscal_year(d.day, %(fy_month)s, %(fy_day)s), d.day,"
-        " v.piece_ref, v.piece_date::date, v.label, v.event, v.reservation_id, v.invoice_id, v.payment_order_id"
+        " v.piece_ref, v.piece_date::date, v.label, v.event, v.reservation_id, v.invoice_id, v.payment_order_id,"
+        " v.bank_line_id"
         f" FROM (VALUES {entry_rows}) AS v ({', '.join(_ENTRY_COLUMNS)})"
         " CROSS JOIN LATERAL (SELECT greatest(v.day::date, accounting_first_open_day()) AS day) AS d"
         " WHERE v.total::bigint > 0 RETURNING id),"
@@ -144,6 +146,7 @@ def _values(entries: Sequence[Entry]) -> dict:
             f"e{n}_piece_ref": entry.piece_ref, f"e{n}_piece_date": entry.piece_date, f"e{n}_label": entry.label,
             f"e{n}_event": entry.event, f"e{n}_reservation_id": entry.reservation_id,
             f"e{n}_invoice_id": entry.invoice_id, f"e{n}_payment_order_id": entry.payment_order_id,
+            f"e{n}_bank_line_id": entry.bank_line_id,
             f"e{n}_total": entry.total_cents,
         })
         for k, line in enumerate(entry.lines):

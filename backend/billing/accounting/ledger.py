@@ -10,16 +10,15 @@ are what moved, including VAT.
 |---|---|---|---|
 | sale invoice (`platform_sale`) | VE | 411 customer (incl. VAT) | 706 (excl.), 44571 (VAT) |
 | customer credit note | VE | 706 (excl.), 44571 (VAT) | 411 customer (incl.) |
-| collection (SEPA debit or transfer) | BQ | 512 | 411 customer |
-| refund, repayment of a customer credit | BQ | 411 customer | 512 |
 | returned debit | BQ | 411 customer | 512 |
 | self-billed invoice | AC | 604 (excl.), 44566 (VAT) | 401 distributor (incl.) |
 | supplier credit note | AC | 401 distributor (incl.) | 604 (excl.), 44566 (VAT) |
-| payout | BQ | 401 distributor | 512 |
 | distributor's debt deducted from a payout | OD | 401 (the new invoice) | 401 (the debt's invoice) |
-| legacy store deposit or balance collected | BQ | 512 | 467 store |
 | legacy commission invoice | VE | 411 store (incl.) | 706 (excl.), 44571 (VAT) |
 | legacy commission taken from the store's funds | OD | 467 store | 411 store |
+
+Collections, refunds and payouts post when the bank moves the money, not when they are asked for
+(`cash`: in transit when a bank file takes them, `512` when a statement books them).
 
 Third-party lines carry the organization's SIREN (auxiliary account) and the invoice they belong
 to (`letter_group`: the sale or self-billed invoice, which its credit notes and payments share),
@@ -28,7 +27,7 @@ so that the database letters them once they sum to zero.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from enum import StrEnum
 
@@ -45,7 +44,6 @@ class Event(StrEnum):
     CUSTOMER_CREDIT_NOTE = "customer_credit_note"
     COLLECTION = "collection"
     REFUND = "refund"
-    CREDIT_REPAYMENT = "credit_repayment"
     RETURNED_DEBIT = "returned_debit"
     SELF_BILLED_INVOICE = "self_billed_invoice"
     SUPPLIER_CREDIT_NOTE = "supplier_credit_note"
@@ -142,45 +140,15 @@ def supplier_credit_note_entry(credit_note: Piece, *, credited_invoice_id: str) 
     ])
 
 
-# Payments ---------------------------------------------------------------------------------------
+# Payments (their stages at the bank: `cash`) ---------------------------------------------------
 
-def _customer_payment(event: Event, label: str, piece: Piece, *, amount_cents: int, payment_order_id: str,
-                      day: date, received: bool, settles_invoice_id: str) -> Entry:
-    """A bank entry between 512 and the customer's 411 line of `settles_invoice_id`'s piece."""
-    bank = Line(Account.BANK, **{"debit_cents" if received else "credit_cents": amount_cents})
-    customer = Line(Account.CUSTOMERS, **{"credit_cents" if received else "debit_cents": amount_cents},
-                    party=piece.party, letter_group=settles_invoice_id)
-    return _entry(Journal.BANK, event, piece, label, [bank, customer] if received else [customer, bank],
-                  payment_order_id=payment_order_id, day=day)
-
-
-def collection_entry(invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date) -> Entry:
-    return _customer_payment(Event.COLLECTION, _label("Encaissement", invoice.number, invoice.party.name),
-                             invoice, amount_cents=amount_cents, payment_order_id=payment_order_id, day=day,
-                             received=True, settles_invoice_id=invoice.invoice_id)
-
-
-def refund_entry(credit_note: Piece, *, credited_invoice_id: str, amount_cents: int, payment_order_id: str,
-                 day: date, event: Event = Event.REFUND) -> Entry:
-    """A refund (its credit note is `credit_note`) or the repayment of a customer's credit
-    (`Event.CREDIT_REPAYMENT`, piece: the credit note that put the customer in credit)."""
-    label = "Remboursement" if event is Event.REFUND else "Remboursement de l'avoir"
-    return _customer_payment(event, f"{label} {credit_note.number}", credit_note, amount_cents=amount_cents,
-                             payment_order_id=payment_order_id, day=day, received=False,
-                             settles_invoice_id=credited_invoice_id)
-
-
-def returned_debit_entry(invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date) -> Entry:
-    """A SEPA debit the bank returned: the collection reversed, the customer owes again."""
-    return _customer_payment(Event.RETURNED_DEBIT, f"Prélèvement rejeté {invoice.number}", invoice,
-                             amount_cents=amount_cents, payment_order_id=payment_order_id, day=day, received=False,
-                             settles_invoice_id=invoice.invoice_id)
-
-
-def payout_entry(invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date) -> Entry:
-    return _entry(Journal.BANK, Event.PAYOUT, invoice, f"Paiement fournisseur {invoice.number}", [
-        Line(Account.SUPPLIERS, debit_cents=amount_cents, party=invoice.party, letter_group=invoice.invoice_id),
-        Line(Account.BANK, credit_cents=amount_cents),
+def returned_debit_entry(invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date,
+                         cash: Account = Account.BANK) -> Entry:
+    """A SEPA debit the bank returned: the money leaves `512` again (or `471`, for a return line
+    that waited there), the customer owes again."""
+    return _entry(Journal.BANK, Event.RETURNED_DEBIT, invoice, f"Prélèvement rejeté {invoice.number}", [
+        Line(Account.CUSTOMERS, debit_cents=amount_cents, party=invoice.party, letter_group=invoice.invoice_id),
+        Line(cash, credit_cents=amount_cents),
     ], payment_order_id=payment_order_id, day=day)
 
 
@@ -195,16 +163,6 @@ def debt_deduction_entry(invoice: Piece, *, debt_invoice_id: str, amount_cents: 
 
 
 # Legacy (`legacy_mandate`): the store sells; the platform books its commission and the funds it holds.
-
-def legacy_collection_entry(store_invoice: Piece, *, amount_cents: int, payment_order_id: str, day: date,
-                            store: Party) -> Entry:
-    """The industrial pays the store's own invoice (deposit or balance) to the platform, which
-    holds the money for the store (467); the store's sale is not the platform's."""
-    return _entry(Journal.BANK, Event.LEGACY_COLLECTION, store_invoice, f"Fonds reçus pour le magasin {store.name}", [
-        Line(Account.BANK, debit_cents=amount_cents),
-        Line(Account.STORE_FUNDS, credit_cents=amount_cents, party=store, letter_group=store_invoice.reservation_id),
-    ], payment_order_id=payment_order_id, day=day)
-
 
 def commission_entries(commission: Piece) -> list[Entry]:
     """The legacy commission invoice (sold to the store) and its settlement out of the store's funds."""
@@ -237,54 +195,20 @@ def post_invoice(invoice: Invoice, *, credited: Invoice | None = None, vat_cents
         entries.post(*commission_entries(piece))
 
 
-def post_refund(credit_note: Invoice, *, amount_cents: int, payment_order_id: str, day: date,
-                repayment: bool = False) -> None:
-    """A refund paid on `credit_note` (its own), or with `repayment` the repayment of the customer
-    credit that `credit_note` created."""
-    entries.post(refund_entry(piece_of(credit_note), credited_invoice_id=credit_note.credited_invoice_id,
-                              amount_cents=amount_cents, payment_order_id=payment_order_id, day=day,
-                              event=Event.CREDIT_REPAYMENT if repayment else Event.REFUND))
-
-
-def post_collection(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
-    """A payment of the issued sale `invoice` alone (its collection again after a returned debit)."""
-    entries.post(collection_entry(piece_of(invoice), amount_cents=amount_cents, payment_order_id=payment_order_id,
-                                  day=day))
-
-
-def post_sale_collected(invoice: Invoice, *, payment_order_id: str, day: date) -> None:
-    """The collection's entries, in one statement: the sale `invoice` it issues and its payment,
-    including VAT, both on the collection's `day`; their piece (the invoice's number and date) is
-    filled in on validation, as for any entry naming an invoice without its number."""
+def post_sale_issued(invoice: Invoice, *, day: date) -> None:
+    """The sale `invoice` a collection issues, in the collection's statement and on its `day`; its
+    piece (the invoice's number and date) is filled in on validation, as for any entry naming an
+    invoice without its number. Its payment posts at the bank's stages (`cash`)."""
     piece = Piece(invoice.id, None, day, party_of(invoice.customer), invoice.amount_excl_tax_cents,
                   vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps), invoice.reservation_id)
-    entries.post(sale_invoice_entry(piece), collection_entry(piece, amount_cents=piece.incl_cents,
-                                                             payment_order_id=payment_order_id, day=day))
+    entries.post(sale_invoice_entry(piece))
 
 
-def post_returned_debit(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
-    entries.post(returned_debit_entry(piece_of(invoice), amount_cents=amount_cents,
-                                      payment_order_id=payment_order_id, day=day))
-
-
-def post_payout(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date,
-                deducted_cents: int = 0, debt_invoice_id: str | None = None) -> None:
-    """A payout of `amount_cents` on the self-billed `invoice`, after `deducted_cents` of the
-    distributor's debt (on the self-billed invoice `debt_invoice_id`) were deducted from it."""
-    piece = piece_of(invoice)
-    posted = [payout_entry(piece, amount_cents=amount_cents, payment_order_id=payment_order_id, day=day)]
-    if deducted_cents:
-        if debt_invoice_id is None:
-            raise ValueError("a deduction names the invoice of the debt it settles")
-        posted.append(debt_deduction_entry(piece, debt_invoice_id=debt_invoice_id, amount_cents=deducted_cents,
-                                           payment_order_id=payment_order_id, day=day))
-    entries.post(*posted)
-
-
-def post_legacy_collection(store_invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date) -> None:
-    entries.post(legacy_collection_entry(piece_of(store_invoice), amount_cents=amount_cents,
-                                         payment_order_id=payment_order_id, day=day,
-                                         store=party_of(store_invoice.issuer)))
+def post_returned_debit(invoice: Invoice, *, amount_cents: int, payment_order_id: str, day: date,
+                        bank_line_id: str, cash: Account = Account.BANK) -> None:
+    entry = returned_debit_entry(piece_of(invoice), amount_cents=amount_cents, payment_order_id=payment_order_id,
+                                 day=day, cash=cash)
+    entries.post(replace(entry, bank_line_id=bank_line_id))
 
 
 def balance(account: Account, siren: str | None = None) -> int:

@@ -67,6 +67,16 @@ class Statement:
     iban: str
     lines: tuple[Line, ...]
     sha256: str  # of the document's bytes
+    balances: Balances | None = None  # a camt.053's; a camt.054 states none
+
+
+@dataclass(frozen=True)
+class Balances:
+    """A camt.053's opening and closing booked balances (signed cents) and the closing day."""
+
+    opening_cents: int
+    closing_cents: int
+    closing_date: date | None
 
 
 def refused(reason: str, message: str) -> ValidationError:
@@ -136,11 +146,11 @@ def parse(source: bytes | BinaryIO) -> Statement:
         raise refused("several_statements" if reports else "malformed",
                       f"the document must hold exactly one {report_name}")
     report = reports[0]
-    _check_totals(reader, kind, report, signed)
+    balances = _check_totals(reader, kind, report, signed)
     return Statement(kind=kind, message_id=reader.text(message, "GrpHdr/MsgId"),
                      statement_id=reader.text(report, "Id"),
                      iban=normalized_iban(reader.text(report, "Acct/Id/IBAN")), lines=tuple(lines),
-                     sha256=stream.sha256.hexdigest())
+                     sha256=stream.sha256.hexdigest(), balances=balances)
 
 
 def _kind_of(root) -> str:
@@ -159,9 +169,10 @@ def normalized_iban(value: str) -> str:
     return re.sub(r"\s+", "", value).upper()
 
 
-def _check_totals(reader: _Reader, kind: str, report, signed: list[int]) -> None:
+def _check_totals(reader: _Reader, kind: str, report, signed: list[int]) -> Balances | None:
     """The entries (their `signed` amounts) add up to the report's totals (when given) and, in a
-    camt.053, take the opening booked balance to the closing one."""
+    camt.053, take the opening booked balance (`OPBD`, or `PRCD`: the previous closing balance a
+    bank may give instead) to the closing one; the camt.053's balances."""
     credits = [amount for amount in signed if amount > 0]
     debits = [-amount for amount in signed if amount < 0]
     summary = reader.optional(report, "TxsSummry")
@@ -181,15 +192,21 @@ def _check_totals(reader: _Reader, kind: str, report, signed: list[int]) -> None
         if net is not None and reader.signed(net, cents(reader.text(net, "Amt"))) != sum(signed):
             raise refused("control_sum", "the entries do not add up to the net total")
     if kind != "camt.053":
-        return
-    balances = {reader.optional_text(balance, "Tp/CdOrPrtry/Cd"): reader.signed_cents(balance)
-                for balance in reader.all(report, "Bal")}
+        return None
+    balances = {reader.optional_text(balance, "Tp/CdOrPrtry/Cd"): balance for balance in reader.all(report, "Bal")}
     opening = balances.get("OPBD", balances.get("PRCD"))
     closing = balances.get("CLBD")
     if opening is None or closing is None:
-        raise refused("malformed", "a camt.053 states its opening (OPBD) and closing (CLBD) booked balances")
-    if opening + sum(signed) != closing:
+        raise refused("malformed", "a camt.053 states its opening (OPBD or PRCD) and closing (CLBD) booked balances")
+    opening_cents, closing_cents = reader.signed_cents(opening), reader.signed_cents(closing)
+    if opening_cents + sum(signed) != closing_cents:
         raise refused("control_sum", "the opening balance plus the entries is not the closing balance")
+    day = reader.optional_text(closing, "Dt/Dt") or (reader.optional_text(closing, "Dt/DtTm") or "")[:10]
+    try:
+        closing_date = date.fromisoformat(day) if day else None
+    except ValueError as exc:
+        raise refused("malformed", f"closing balance date {day!r}") from exc
+    return Balances(opening_cents, closing_cents, closing_date)
 
 
 def cents(text: str) -> int:
@@ -254,7 +271,12 @@ class _Reader:
         return self.signed(node, self.amount(node))
 
     def booking_date(self, entry) -> date:
-        value = self.optional_text(entry, "BookgDt/Dt") or (self.text(entry, "BookgDt/DtTm")[:10])
+        """The entry's booking date; its value date when the bank gives none (some banks leave
+        `BookgDt` out of a booked entry)."""
+        value = next((found[:10] for path in ("BookgDt/Dt", "BookgDt/DtTm", "ValDt/Dt", "ValDt/DtTm")
+                      if (found := self.optional_text(entry, path))), None)
+        if value is None:
+            raise refused("malformed", "an entry has neither a booking date nor a value date")
         try:
             return date.fromisoformat(value)
         except ValueError as exc:
@@ -271,11 +293,15 @@ class _Reader:
             return []
         details = self.all(entry, "NtryDtls/TxDtls")
         reference = self.optional_text(entry, "AcctSvcrRef")
+        if len(details) > 1 and not any(self._own_amount(detail) for detail in details):
+            details = []  # a batch whose transactions carry no amount of their own: one line of the entry
         if len(details) <= 1:
             amounts = [abs(signed)]
         else:
-            amounts = [self.amount(detail) if self.optional(detail, "Amt") is not None
-                       else self.amount(detail, "AmtDtls/TxAmt/Amt") for detail in details]
+            amounts = [self.amount(detail, path) if (path := self._own_amount(detail)) else None
+                       for detail in details]
+            if None in amounts:
+                raise refused("malformed", f"entry {index + 1}: some of its transactions carry no amount")
             if sum(amounts) != abs(signed):
                 raise refused("control_sum", f"entry {index + 1}: its transactions do not add up to it")
         day = self.booking_date(entry)
@@ -286,6 +312,10 @@ class _Reader:
                                     reference if len(amounts) == 1 or reference is None
                                     else f"{reference}/{position + 1}"))
         return lines
+
+    def _own_amount(self, detail) -> str | None:
+        """The path of a transaction's own amount, None when it carries none."""
+        return next((path for path in ("Amt", "AmtDtls/TxAmt/Amt") if self.optional(detail, path) is not None), None)
 
     def _line(self, entry, detail, amount: int, credit: bool, day: date, position: int,
               reference: str | None) -> Line:

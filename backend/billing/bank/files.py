@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import date
 
 from backend import clock
+from backend.billing.accounting import cash
 from backend.billing.accounting.entries import paris_day
 from backend.billing.bank import direct_debits, settlement, transfers
 from backend.billing.bank.messages import SCHEMAS, Message
@@ -77,6 +78,7 @@ def _record(message: Message, *, key: str, sha256: str, user_id: str | None, ori
         for entry in message.entries
     ]).execute()
     settlement.put_in_file([entry.payment_order_id for entry in message.entries])
+    cash.post_in_transit([entry.payment_order_id for entry in message.entries], day=paris_day(clock.now()))
     AuditEntry.create(action=AUDIT_ACTION, actor_user_id=user_id,
                       reason=f"{SCHEMAS[message.kind]} file for the bank, made from the {origin}",
                       details={"fileId": file.id, "kind": message.kind.value, "messageId": message.message_id,

@@ -8,12 +8,15 @@ the database records, to the cent).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 from lxml import etree
 from sepaxml.validation import ValidationError as SchemaInvalid
 
+from backend import clock
+from backend.billing.accounting.entries import PARIS
 from backend.billing.models import BankFileKind
 from backend.errors import Conflict
 
@@ -53,14 +56,27 @@ def cents_text(cents: int) -> str:
     return f"{cents // 100}.{cents % 100:02d}"
 
 
+def message_id(moment: datetime) -> str:
+    """A unique `MsgId`: the moment in Paris on a 24-hour clock (`YYYYMMDDHHMMSS`), then 12 random
+    hexadecimal digits. sepaxml's own id writes the hour on a 12-hour clock, so a file made at 14:58
+    would carry 02:58 and sort before the morning's files."""
+    return f"{moment.astimezone(PARIS):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:12]}"
+
+
 def finish(kind: BankFileKind, document, *, requested_on: date, entries: list[Entry]) -> Message:
-    """The validated XML of `document` (a `sepaxml.SepaDD` or `SepaTransfer` holding `entries`)."""
+    """The validated XML of `document` (a `sepaxml.SepaDD` or `SepaTransfer` holding `entries`),
+    under the message id `message_id` gives it now (in place of the one sepaxml wrote in its
+    header when the document was made: same length, same characters, so the message stays valid)."""
     try:
         xml = document.export(validate=True)
     except SchemaInvalid as error:
         raise Conflict(f"the {SCHEMAS[kind]} message does not validate against its ISO 20022 schema: "
                        f"{error.__cause__ or error}", reason="schema_invalid") from error
-    message = Message(kind, document.msg_id, requested_on, tuple(entries), xml)
+    ours = message_id(clock.now())
+    written = f"<MsgId>{document.msg_id}</MsgId>".encode()
+    if xml.count(written) != 1:
+        raise Conflict(f"the {SCHEMAS[kind]} message does not carry its message id once", reason="schema_invalid")
+    message = Message(kind, ours, requested_on, tuple(entries), xml.replace(written, f"<MsgId>{ours}</MsgId>".encode()))
     header = etree.fromstring(xml, _PARSER)[0].find("{*}GrpHdr")
     said = (header.findtext("{*}NbOfTxs"), header.findtext("{*}CtrlSum"))
     if said != (str(message.count), cents_text(message.control_sum_cents)):

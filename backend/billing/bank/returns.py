@@ -23,6 +23,7 @@ from datetime import date, timedelta
 from backend import clock
 from backend.billing import records
 from backend.billing.accounting import ledger
+from backend.billing.accounting.chart import Account
 from backend.billing.bank import settlement
 from backend.billing.models import (
     AuditEntry,
@@ -78,9 +79,11 @@ class Returned:
     retries_stopped: bool
 
 
-def apply(order: PaymentOrder, *, code: str, day: date, line_id: str, user_id: str | None) -> Returned:
+def apply(order: PaymentOrder, *, code: str, day: date, line_id: str, user_id: str | None,
+          cash: Account = Account.BANK) -> Returned:
     """Return the direct debit `order` (locked by the caller's transaction) with the reason `code`,
-    booked on `day` by the statement line `line_id`."""
+    booked on `day` by the statement line `line_id` (whose money is in `cash`: `512`, or `471`
+    for a line that waited there before an admin matched it)."""
     label = REASONS.get(code, "Returned by the bank")
     if not settlement.mark_returned(order.id, reason_code=code, returned_on=day):
         raise Conflict("the bank returned this payment order already", reason="payment_order_returned")
@@ -88,7 +91,8 @@ def apply(order: PaymentOrder, *, code: str, day: date, line_id: str, user_id: s
                          updated_at=clock.now())
      .where(PaymentOrder.id == order.id).execute())
     invoice = Invoice.get_by_id(order.invoice_id)
-    ledger.post_returned_debit(invoice, amount_cents=order.amount_cents, payment_order_id=order.id, day=day)
+    ledger.post_returned_debit(invoice, amount_cents=order.amount_cents, payment_order_id=order.id, day=day,
+                               bank_line_id=line_id, cash=cash)
     record = records.locked_record(order.reservation_id) if order.reservation_id else None
     due_again = record is not None and record.financial_status == FinancialStatus.RESERVATION_TOTAL_PAID
     if due_again:

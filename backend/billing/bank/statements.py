@@ -6,11 +6,14 @@ refuses a statement of another account than the platform's (`PLATFORM_LEGAL_IBAN
 transaction, under an advisory lock that makes imports take turns:
 
 - a statement already imported (same account, kind and statement id) changes nothing: its counts
-  are answered again;
+  are answered again; the same identifier with other content is 409 `statement_conflict`;
+- a camt.053 opens on the balance the last camt.053 imported closed on, else 409
+  `statement_missing` (a statement between them was not imported);
 - lines already imported (same account and bank reference: a camt.053 repeating the day's
   camt.054) are not matched again; their state counts in the answer;
 - each new line is decided (`matching.decide`) and stored; a matched line settles its payment
-  order (`settled`, its booking date), a returned debit goes through `returns.apply`.
+  order (`settled`, its booking date) and books its money (`accounting.cash`), a returned debit
+  goes through `returns.apply`, a line left unmatched waits in `471`.
 
 `match_line` is the admin's match of a waiting line with a payment order: the same rules as the
 automatic match (amount, direction, the order still waiting for the bank), without the search.
@@ -22,7 +25,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import BinaryIO
 
+from peewee import SQL
+
 from backend import clock
+from backend.billing.accounting import cash
+from backend.billing.accounting.chart import Account
 from backend.billing.bank import camt, matching, returns, settlement
 from backend.billing.bank.camt import Line
 from backend.billing.models import BankLine, BankStatement, PaymentOrder, Settlement
@@ -33,7 +40,7 @@ from backend.listing import Page
 from backend.logs import log_event
 from backend.model import new_id
 
-_LOCK = 0x62616E6B696E  # "bankin": statement imports and manual matches take turns
+IMPORT_LOCK = 0x62616E6B696E  # "bankin": statement imports and manual matches take turns
 _CHUNK = 2000
 
 
@@ -64,25 +71,41 @@ def import_statement(document: bytes | BinaryIO, *, config: Config, user_id: str
     if len(set(keys)) != len(keys):
         raise camt.refused("malformed", "two entries carry the same bank reference")
     with transaction():
-        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (IMPORT_LOCK,))
         existing = BankStatement.get_or_none(BankStatement.account_iban == statement.iban,
                                              BankStatement.kind == statement.kind,
-                                             BankStatement.statement_id == statement.statement_id)
+                                             BankStatement.statement_id == statement.statement_id[:35])
         if existing is not None:
+            if existing.document_sha256 != statement.sha256:
+                raise Conflict("a statement with this identifier was imported before with other content",
+                               reason="statement_conflict", statementId=statement.statement_id,
+                               importedId=existing.id)
             return _answer(existing, created=False)
+        _check_follows(statement)
         known = _known_states(statement.iban, keys)
         new = [line for line in statement.lines if line.key not in known]
         decisions = matching.decide(new)
         states = [*known.values(), *(decision.state for decision in decisions)]
+        balances = statement.balances
         row = BankStatement.create(
             id=new_id(), kind=statement.kind, message_id=statement.message_id[:35],
             statement_id=statement.statement_id[:35], account_iban=statement.iban,
             document_sha256=statement.sha256, line_count=len(states),
             matched=states.count(matching.MATCHED), returned=states.count(matching.RETURNED),
-            unmatched=states.count(matching.UNMATCHED), imported_by_user_id=user_id, created_at=clock.now())
+            unmatched=states.count(matching.UNMATCHED), imported_by_user_id=user_id, created_at=clock.now(),
+            opening_balance_cents=balances.opening_cents if balances else None,
+            closing_balance_cents=balances.closing_cents if balances else None,
+            closing_date=balances.closing_date if balances else None)
         line_ids = _store_lines(row.id, statement.iban, new, decisions)
-        _settle([(decision.payment_order_id, line.booking_date) for line, decision in zip(new, decisions, strict=True)
-                 if decision.state == matching.MATCHED])
+        settled = [(decision.payment_order_id, line.booking_date, line_id)
+                   for line, decision, line_id in zip(new, decisions, line_ids, strict=True)
+                   if decision.state == matching.MATCHED]
+        _settle([(order_id, day) for order_id, day, _ in settled])
+        cash.post_booked(settled)
+        cash.post_waiting([cash.WaitingLine(line_id, line.credit, line.amount_cents, line.booking_date,
+                                            line.key if len(line.key) <= 40 else line_id)
+                           for line, decision, line_id in zip(new, decisions, line_ids, strict=True)
+                           if decision.state == matching.UNMATCHED])
         returned = [_return(decision.payment_order_id, line, line_id, user_id)
                     for line, decision, line_id in zip(new, decisions, line_ids, strict=True)
                     if decision.state == matching.RETURNED]
@@ -92,6 +115,23 @@ def import_statement(document: bytes | BinaryIO, *, config: Config, user_id: str
               kind=statement.kind, lines=answer.lines, matched=answer.matched, returned=answer.returned,
               unmatched=answer.unmatched)
     return answer
+
+
+def _check_follows(statement: camt.Statement) -> None:
+    """A camt.053 opens on the balance the last camt.053 imported of its account closed on: else a
+    statement is missing between them (or this one is not the next), and importing it would leave
+    the books' `512` apart from the bank's balance. Refused with both balances."""
+    if statement.balances is None:
+        return
+    last = (BankStatement.select()
+            .where(BankStatement.account_iban == statement.iban, BankStatement.closing_balance_cents.is_null(False))
+            .order_by(SQL("import_seq").desc()).first())
+    if last is not None and last.closing_balance_cents != statement.balances.opening_cents:
+        raise Conflict("the statement does not open on the balance the last statement imported closed on: a"
+                       " statement is missing between them", reason="statement_missing",
+                       lastStatementId=last.statement_id, lastClosingBalanceCents=last.closing_balance_cents,
+                       lastClosingDate=last.closing_date.isoformat() if last.closing_date else None,
+                       openingBalanceCents=statement.balances.opening_cents)
 
 
 def _answer(row: BankStatement, *, created: bool) -> Imported:
@@ -148,14 +188,17 @@ def _logged(returned: list[returns.Returned]) -> None:
                   reason="returned_debit", dueAgain=item.due_again, retriesStopped=item.retries_stopped)
 
 
-def _return(order_id: str, line: Line, line_id: str, user_id: str | None) -> returns.Returned:
+def _return(order_id: str, line: Line, line_id: str, user_id: str | None,
+            cash: Account = Account.BANK) -> returns.Returned:
     return returns.apply(PaymentOrder.get_by_id(order_id), code=line.return_code or "", day=line.booking_date,
-                         line_id=line_id, user_id=user_id)
+                         line_id=line_id, user_id=user_id, cash=cash)
 
 
 def unmatched(*, page: int, page_size: int) -> Page:
-    """The lines waiting for an admin, oldest booking first."""
-    query = BankLine.select().where(BankLine.state == matching.UNMATCHED)
+    """The lines waiting for an admin (not matched, not settled otherwise: `waiting`), oldest
+    booking first."""
+    query = BankLine.select().where(BankLine.state == matching.UNMATCHED,
+                                    BankLine.id.not_in(SQL("(SELECT line_id FROM billing_bank_line_resolution)")))
     items = list(query.order_by(BankLine.booking_date, BankLine.id).paginate(page, page_size))
     return Page(items=items, total=query.count(), page=page, page_size=page_size)
 
@@ -164,11 +207,13 @@ def match_line(line_id: str, *, payment_order_id: str, user_id: str | None) -> B
     """The admin's match of the waiting line `line_id` with `payment_order_id`: it settles the
     order (or returns it, for a returned debit); 409 when the rules refuse the pair."""
     with transaction():
-        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (IMPORT_LOCK,))
         row = BankLine.select().where(BankLine.id == line_id).for_update().first()
         if row is None:
             raise NotFound("bank statement line not found")
-        if row.state != matching.UNMATCHED:
+        resolved = database.execute_sql("SELECT 1 FROM billing_bank_line_resolution WHERE line_id = %s",
+                                        (line_id,)).fetchone()
+        if row.state != matching.UNMATCHED or resolved:
             raise Conflict("the line is already matched", reason="line_matched")
         order = PaymentOrder.select().where(PaymentOrder.id == payment_order_id).for_update().first()
         if order is None:
@@ -177,10 +222,11 @@ def match_line(line_id: str, *, payment_order_id: str, user_id: str | None) -> B
         returned = []
         if matching.returns(line, order):
             state = matching.RETURNED
-            returned.append(_return(order.id, line, row.id, user_id))
+            returned.append(_return(order.id, line, row.id, user_id, cash=Account.SUSPENSE))
         elif matching.settles(line, order):
             state = matching.MATCHED
             settlement.settle(order.id, booked_on=line.booking_date)
+            cash.post_booked([(order.id, line.booking_date, row.id)], cash=Account.SUSPENSE)
         else:
             raise Conflict("this line cannot settle this payment order (amount, direction or settlement differ)",
                            reason="line_mismatch", amountCents=row.amount_cents, orderAmountCents=order.amount_cents,

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from backend import clock
 from backend.billing import records, sepa_mandates
-from backend.billing.accounting import ledger
-from backend.billing.accounting.entries import paris_day
 from backend.billing.models import (
     FinancialStatus,
     Invoice,
@@ -57,7 +55,4 @@ def collect_again(reservation: Reservation, returned: PaymentOrder, *, method: P
                                 kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PAID,
                                 amount_cents=returned.amount_cents, mandate_ref=mandate_ref,
                                 created_by_user_id=user_id, created_at=now, updated_at=now, paid_at=now)
-    invoice = Invoice.get_by_id(returned.invoice_id)
-    ledger.post_collection(invoice, amount_cents=order.amount_cents, payment_order_id=order.id,
-                           day=paris_day(now))
-    return order, invoice
+    return order, Invoice.get_by_id(returned.invoice_id)  # its payment posts when the bank moves it

@@ -5,6 +5,7 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from backend.billing.accounting.chart import Account
+from schemas.common import enum_of
 
 
 class FecQuery(Schema):
@@ -58,3 +59,55 @@ class LedgerOut(Schema):
     account = fields.String(required=True)
     label = fields.String(required=True)
     lines = fields.List(fields.Nested(LedgerLineOut), required=True)
+
+
+class BankReconciliationQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    date = fields.Date(required=True, metadata={"description": "the day the reconciliation is made at (its end)"})
+
+
+class BankReconciliationItemOut(Schema):
+    kind = fields.String(required=True, metadata=enum_of(("opening_balance", "line_not_posted", "receipt_in_transit",
+                                                          "payment_in_transit", "waiting_line")))
+    reference = fields.String(required=True, metadata={"description": "the invoice, or the bank's line reference"})
+    amountCents = fields.Integer(required=True, attribute="amount_cents",
+                                 metadata={"description": "as the bank moves it: positive in, negative out"})
+    day = fields.Date(required=True, allow_none=True)
+    ageDays = fields.Integer(required=True, allow_none=True, attribute="age_days")
+    explainsDifference = fields.Boolean(required=True, attribute="explains_difference")
+
+
+class BankReconciliationOut(Schema):
+    date = fields.Date(required=True)
+    bookBalanceCents = fields.Integer(required=True, attribute="book_balance_cents")
+    bankBalanceCents = fields.Integer(required=True, attribute="bank_balance_cents")
+    differenceCents = fields.Integer(required=True, attribute="difference_cents",
+                                     metadata={"description": "bank - books"})
+    unexplainedCents = fields.Integer(required=True, attribute="unexplained_cents")
+    items = fields.List(fields.Nested(BankReconciliationItemOut), required=True)
+
+
+class VatQuery(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    month = fields.String(required=True, validate=validate.Regexp(r"^\d{4}-(0[1-9]|1[0-2])$"),
+                          metadata={"description": "YYYY-MM"})
+
+
+class VatRateOut(Schema):
+    ratePercent = fields.Function(lambda line: None if line.rate_bps is None else line.rate_bps / 100,
+                                  dump_only=True, metadata={"type": "number", "description": "null: no invoice"})
+    baseCents = fields.Integer(required=True, attribute="base_cents", metadata={"description": "excluding tax"})
+    vatCents = fields.Integer(required=True, attribute="vat_cents")
+
+
+class VatReturnOut(Schema):
+    month = fields.String(required=True)
+    collected = fields.List(fields.Nested(VatRateOut), required=True, metadata={"description": "44571, per rate"})
+    deductible = fields.List(fields.Nested(VatRateOut), required=True, metadata={"description": "44566, per rate"})
+    collectedCents = fields.Integer(required=True, attribute="collected_cents")
+    deductibleCents = fields.Integer(required=True, attribute="deductible_cents")
+    dueCents = fields.Integer(required=True, attribute="due_cents", metadata={"description": "negative: a credit"})

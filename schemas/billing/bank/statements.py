@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from marshmallow import EXCLUDE, Schema, fields
+from marshmallow import EXCLUDE, Schema, fields, validate
 
+from backend import clock
+from backend.billing.accounting.entries import paris_day
 from schemas.common import PageQuery, UtcDateTime, enum_of, page_of
 
 
@@ -46,6 +48,8 @@ class BankLineOut(Schema):
     state = fields.String(required=True, metadata=enum_of(("matched", "returned", "unmatched")))
     paymentOrderId = fields.String(attribute="payment_order_id", required=True, allow_none=True)
     matchedAt = UtcDateTime(attribute="matched_at", required=True, allow_none=True)
+    ageDays = fields.Function(lambda line: (paris_day(clock.now()) - line.booking_date).days, dump_only=True,
+                              metadata={"type": "integer", "description": "days since its booking (Paris)"})
 
 
 UnmatchedOut = page_of(BankLineOut, "BankLinePage")
@@ -57,3 +61,24 @@ class MatchIn(Schema):
 
 class MatchAnswer(Schema):
     line = fields.Nested(BankLineOut, required=True)
+
+
+class LineResolveIn(Schema):
+    how = fields.String(required=True, validate=validate.OneOf(("refunded", "applied")),
+                        metadata=enum_of(("refunded", "applied")))
+    note = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    otherLineId = fields.String(load_default=None, validate=validate.Length(min=1, max=36),
+                                metadata={"description": "refunded: the bank's line that paid the money back"})
+    invoiceNumber = fields.String(load_default=None, validate=validate.Length(min=1, max=80),
+                                  metadata={"description": "applied: the sale invoice the credit pays"})
+
+
+class LineResolvedOut(Schema):
+    lineId = fields.String(attribute="line_id", required=True)
+    how = fields.String(required=True, metadata=enum_of(("refunded", "applied")))
+    otherLineId = fields.String(attribute="other_line_id", required=True, allow_none=True)
+    invoiceNumber = fields.String(attribute="invoice_number", required=True, allow_none=True)
+
+
+class LineResolveAnswer(Schema):
+    resolution = fields.Nested(LineResolvedOut, required=True)

@@ -4,14 +4,15 @@ closed periods, lettering of a piece's third-party lines once they sum to zero."
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from peewee import DatabaseError
 
+from backend import clock
 from backend.billing.accounting import closing, entries
 from backend.billing.accounting.chart import Account, Journal
-from backend.billing.accounting.entries import Entry, Line, Party, UnbalancedEntry
+from backend.billing.accounting.entries import Entry, Line, Party, UnbalancedEntry, paris_day
 from backend.db import database, transaction
 from backend.errors import Conflict
 from tests.billing.accounting.books import book_lines, validate_now
@@ -92,6 +93,21 @@ def test_a_closed_period_takes_no_entry_and_later_events_post_on_the_first_open_
     with pytest.raises(Conflict) as refused:
         closing.close_until(date(2026, 1, 31), closed_by="test")
     assert refused.value.details["reason"] == "already_closed"
+
+
+def test_a_period_not_over_is_not_closed_so_no_entry_is_validated_before_its_date():
+    today = paris_day(clock.now())
+    for day in (today, today + timedelta(days=30)):
+        with pytest.raises(Conflict) as refused:
+            closing.close_until(day, closed_by="test")
+        assert refused.value.details["reason"] == "period_not_over"
+    closing.close_until(today - timedelta(days=1), closed_by="test")
+    [late] = entries.post(_sale(today - timedelta(days=3)))
+    validate_now()
+    entry_date, valid_day = database.execute_sql(
+        "SELECT entry_date, (validated_at AT TIME ZONE 'Europe/Paris')::date FROM accounting_entry WHERE id = %s",
+        (late,)).fetchone()
+    assert entry_date == today and valid_day >= entry_date
 
 
 def test_a_piece_is_lettered_once_its_third_party_lines_sum_to_zero():

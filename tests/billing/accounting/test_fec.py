@@ -15,10 +15,11 @@ from backend.billing import corrections
 from backend.billing.accounting import entries, fec, reports
 from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party
-from backend.billing.models import Invoice, PaymentMethod
+from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
 from backend.db import database
 from ops.accounting_commands import format_trial_balance
 from tests.billing.accounting.books import validate_now
+from tests.billing.bank.statements_data import booked
 from tests.billing.helpers import Market, approved_org, booted_config
 from tests.billing.self_billing.data import Party as Caller
 from tests.billing.self_billing.data import admin_headers, collected
@@ -41,6 +42,7 @@ def _books_over_two_years() -> Invoice:
     invoice = Invoice.get(Invoice.reservation_id == reservation.id)
     corrections.refund(invoice_number=invoice.number, amount_cents=10_001, reason="geste", user_id=None,
                        method=PaymentMethod.BANK_TRANSFER, config=booted_config())
+    booked(*PaymentOrder.select().where(PaymentOrder.reservation_id == reservation.id))  # the bank moved both
     validate_now()
     return invoice
 

@@ -10,6 +10,7 @@ from backend.billing.accounting.verify import verify
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
 from backend.db import database, transaction
 from tests.billing.accounting.books import validate_now
+from tests.billing.bank.statements_data import booked
 from tests.billing.helpers import Market, approved_org, booted_config
 from tests.billing.self_billing.data import collected
 
@@ -24,6 +25,7 @@ def books():
     invoice = Invoice.get(Invoice.reservation_id == collected(Market(), industrial, distributor).id)
     corrections.refund(invoice_number=invoice.number, amount_cents=20_000, reason="geste", user_id=None,
                        method=PaymentMethod.BANK_TRANSFER, config=booted_config())
+    booked(*PaymentOrder.select().where(PaymentOrder.reservation_id == invoice.reservation_id))
     validate_now()
     database.execute_sql("SET CONSTRAINTS ALL IMMEDIATE")  # nothing pending: the owner may alter the tables
     return invoice

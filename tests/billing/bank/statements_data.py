@@ -6,11 +6,16 @@ import dataclasses
 import uuid
 from datetime import date
 
+from peewee import SQL
+
 from backend import clock
+from backend.billing.accounting.entries import paris_day
 from backend.billing.accounting.verify import verify
+from backend.billing.bank import statements
 from backend.billing.bank.end_to_end import end_to_end_id
+from backend.billing.bank.matching import INCOMING
 from backend.billing.collection import collect
-from backend.billing.models import Invoice, PaymentMethod, PaymentOrder, SepaMandate
+from backend.billing.models import BankStatement, Invoice, PaymentMethod, PaymentOrder, SepaMandate
 from ops.simulators.bank_store import camt053, entry_xml
 from tests.billing.accounting.books import validate_now
 from tests.billing.helpers import Market, approved_org, booted_config
@@ -53,9 +58,19 @@ def returned(order: PaymentOrder, code: str = "MD06", *, ref: str | None = None,
                      end_to_end_id=end_to_end_id(order.id), return_code=code)
 
 
-def statement(*entries: str, statement_id: str | None = None, iban: str = IBAN, **sums) -> bytes:
-    return camt053(iban, statement_id or f"S-{uuid.uuid4().hex[:12]}", f"M-{uuid.uuid4().hex[:12]}", 0,
-                   list(entries), DAY, **sums)
+def statement(*entries: str, statement_id: str | None = None, iban: str = IBAN, opening: int | None = None,
+              **sums) -> bytes:
+    """A camt.053 of `entries`, opening on the balance the last statement imported closed on (the
+    next one, as the bank sends them) unless `opening` is given."""
+    return camt053(iban, statement_id or f"S-{uuid.uuid4().hex[:12]}", f"M-{uuid.uuid4().hex[:12]}",
+                   last_closing(iban) if opening is None else opening, list(entries), DAY, **sums)
+
+
+def last_closing(iban: str = IBAN) -> int:
+    last = (BankStatement.select().where(BankStatement.account_iban == iban,
+                                         BankStatement.closing_balance_cents.is_null(False))
+            .order_by(SQL("import_seq").desc()).first())
+    return last.closing_balance_cents if last else 0
 
 
 def books_breaches() -> list[str]:
@@ -72,3 +87,14 @@ def notification(*entries: str, notification_id: str | None = None, iban: str = 
             f"<Ntfctn><Id>{notification_id or uuid.uuid4().hex[:12]}</Id><CreDtTm>2026-12-03T10:00:00+01:00</CreDtTm>"
             f"<Acct><Id><IBAN>{iban}</IBAN></Id></Acct>{''.join(entries)}</Ntfctn></BkToCstmrDbtCdtNtfctn>"
             "</Document>").encode()
+
+
+def booked(*orders: PaymentOrder, day: date | None = None) -> None:
+    """The bank books `orders` (collections credited, refunds and payouts debited, by their
+    end-to-end ids) on the next camt.053, imported: their money moves in the books."""
+    day = day or paris_day(clock.now())
+    entries = [entry_xml(uuid.uuid4().hex[:16], order.kind in INCOMING, order.amount_cents, day,
+                         end_to_end_id=end_to_end_id(order.id)) for order in orders]
+    document = camt053(IBAN, f"S-{uuid.uuid4().hex[:12]}", f"M-{uuid.uuid4().hex[:12]}", last_closing(), entries, day)
+    answer = statements.import_statement(document, config=config(), user_id=None)
+    assert answer.matched == len(orders), answer

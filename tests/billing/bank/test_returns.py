@@ -44,7 +44,7 @@ def test_a_returned_debit_fails_its_order_reverses_the_books_and_the_sale_is_col
         "failed", "MD06", "returned", "MD06", DAY)
     assert FinancialRecord.get_by_id(order.reservation_id).financial_status == "reservation_total_due"
     assert balance(Account.CUSTOMERS, siren) == order.amount_cents  # owed again
-    assert balance(Account.BANK) == bank_before - order.amount_cents
+    assert balance(Account.BANK) == bank_before  # the bank credited the debit, then took it back
     audit = AuditEntry.get(AuditEntry.payment_order_id == order.id)
     assert audit.details["code"] == "MD06" and audit.details["dueAgain"] is True
     [failed] = [line for line in log_lines() if line["scope"] == "billing.reservation.collect.failed"]
@@ -60,11 +60,13 @@ def test_a_returned_debit_fails_its_order_reverses_the_books_and_the_sale_is_col
     new = PaymentOrder.get_by_id(again.payment_order_id)
     assert (new.invoice_id, new.amount_cents, new.settlement, new.status) == (
         order.invoice_id, order.amount_cents, "unsent", "paid")
-    assert balance(Account.CUSTOMERS, siren) == 0 and balance(Account.BANK) == bank_before
+    assert balance(Account.CUSTOMERS, siren) == order.amount_cents  # asked for, not received yet
+    assert balance(Account.BANK) == bank_before
     assert books_breaches() == []
     # ... settled by the next statement; the same return again changes nothing.
     assert _import(credit(new)).matched == 1
     assert PaymentOrder.get_by_id(new.id).settlement == "settled"
+    assert balance(Account.CUSTOMERS, siren) == 0 and balance(Account.BANK) == bank_before + order.amount_cents
     assert _import(returned(order, "MD06")).unmatched == 1
 
 

@@ -127,8 +127,11 @@ def test_the_walk_two_debits_and_a_refund_in_files_one_returned_md06_collected_a
     assert [PaymentOrder.get_by_id(o).settlement for o in (kept.id, disputed.id, refunded.payment_order_id)] == [
         "settled", "returned", "settled"]
     assert FinancialRecord.get_by_id(disputed.reservation_id).financial_status == "reservation_total_due"
-    assert balance(Account.CUSTOMERS, siren) == owed + disputed.amount_cents  # owed again
-    assert balance(Account.BANK) == bank_before - disputed.amount_cents
+    repaid = PaymentOrder.get_by_id(refunded.payment_order_id).amount_cents
+    # the books follow the bank: the kept debit received, the disputed one owed again, the refund paid
+    assert balance(Account.CUSTOMERS, siren) == owed - kept.amount_cents
+    assert balance(Account.BANK) == bank_before + kept.amount_cents - repaid
+    assert balance(Account.RECEIPTS_IN_TRANSIT) == balance(Account.PAYMENTS_IN_TRANSIT) == 0
     assert books_breaches() == []
 
     again = client.simulate_post(f"/api/admin/billing/reservations/{disputed.reservation_id}/collect",
@@ -137,5 +140,6 @@ def test_the_walk_two_debits_and_a_refund_in_files_one_returned_md06_collected_a
     to_the_bank("direct-debits", "pain.008.001.08")
     assert statement_in()["matched"] == 1
     assert PaymentOrder.get_by_id(again.json["data"]["paymentOrderId"]).settlement == "settled"
-    assert balance(Account.CUSTOMERS, siren) == owed and balance(Account.BANK) == bank_before
+    assert balance(Account.CUSTOMERS, siren) == owed - kept.amount_cents - disputed.amount_cents
+    assert balance(Account.BANK) == bank_before + kept.amount_cents + disputed.amount_cents - repaid
     assert books_breaches() == []
