@@ -18,7 +18,10 @@ class Payout:
                "distributor must have accepted the self-billed invoice, expressly or tacitly (30 days after it was "
                "e-mailed), else 409 `self_billing_not_accepted`, unless the body gives a `reason` to pay earlier "
                "(audited, logged `billing.supplier.payout.early`); an open contest is 409 `self_billing_contested` "
-               "until an admin resolves it.",
+               "until an admin resolves it. Money received, accounts reviewed: 409 `customer_payment_not_received` "
+               "until a bank statement settled the customer's payment of the sale, 409 `kyb_not_approved` while the "
+               "distributor's KYB is not approved (an IBAN change sends it back to review); the payment order records "
+               "the distributor's account as approved at KYB, the one the credit transfer file pays.",
                tags=("billing",), body=PayoutIn, body_required=False, answer=PayoutOut, headers=IDEMPOTENCY_KEY)
     def on_post(self, req, resp, reservation_id: str, body: dict | None) -> payouts.PaidOut:
         key = idempotency.check_key(req.get_header("Idempotency-Key"))

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from backend import clock
-from backend.billing import idempotency, records, store_share
+from backend.billing import creditor_accounts, idempotency, records, store_share
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
 from backend.billing.models import (
@@ -43,6 +43,7 @@ from backend.billing.models import (
 )
 from backend.context import current_request_id
 from backend.errors import Conflict, DomainError, NotFound
+from backend.identity.models import KybStatus, Organization
 from backend.logs import log_event
 
 ROUTE = "billing.reservation.payout"
@@ -92,6 +93,28 @@ def _check_acceptance(invoice: Invoice, early_reason: str | None) -> bool:
     return False
 
 
+def _check_kyb(distributor: str) -> None:
+    """409 `kyb_not_approved` while the distributor's KYB is not approved (an IBAN change sends it
+    back to review): nothing is paid to an account an admin has not approved. The organization row
+    is shared-locked, so a review cannot commit before this payout."""
+    organization = (Organization.select(Organization.kyb_status).where(Organization.id == distributor)
+                    .for_update("FOR SHARE").first())
+    if organization is None or organization.kyb_status != KybStatus.APPROVED:
+        raise Conflict("the distributor's KYB is not approved (its bank details are under review): no payout",
+                       reason="kyb_not_approved", organizationId=distributor,
+                       kybStatus=organization.kyb_status if organization else None)
+
+
+def _check_money_received(reservation_id: str) -> None:
+    """409 `customer_payment_not_received` until a bank statement settled the customer's payment of
+    the sale (a bank transfer booked, a direct debit booked and not returned): the store share is
+    paid from money received, never from money asked for."""
+    if not store_share.customer_paid(reservation_id):
+        raise Conflict("the customer's payment of this sale is not received yet (no bank statement settled it): "
+                       "the payout waits for the money", reason="customer_payment_not_received",
+                       reservationId=reservation_id)
+
+
 def _payout(reservation_id: str, user_id: str | None, early_reason: str | None = None) -> PaidOut:
     record = records.locked_record(reservation_id)
     if record is None:
@@ -107,8 +130,10 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
     if due_excl <= 0:
         raise Conflict("the self-billed invoice is credited in full: nothing to pay", reason="nothing_to_pay",
                        invoiceNumber=invoice.number)
-    accepted = _check_acceptance(invoice, early_reason)
     distributor = invoice.issuer_organization_id
+    _check_kyb(distributor)
+    _check_money_received(reservation_id)
+    accepted = _check_acceptance(invoice, early_reason)
     kept = store_share.take_debt(distributor, store_share.Debt(due_excl, due_incl))
     paid_excl, paid_incl = due_excl - kept.excl_tax_cents, due_incl - kept.cents
     now = clock.now()
@@ -117,7 +142,7 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
         order = PaymentOrder.create(
             reservation_id=reservation_id, invoice=invoice.id, organization_id=distributor,
             kind=PaymentKind.SUPPLIER_PAYOUT, method=PaymentMethod.BANK_TRANSFER, status=PaymentStatus.PENDING,
-            amount_cents=paid_incl, created_by_user_id=user_id,
+            amount_cents=paid_incl, created_by_user_id=user_id, **creditor_accounts.creditor_account(distributor),
         )
         (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
          .where(PaymentOrder.id == order.id).execute())
