@@ -81,5 +81,6 @@ def split(orders: list[PaymentOrder], hold) -> tuple[list[PaymentOrder], list[He
 
 def nothing_due(kind: BankFileKind, held: list[Held]) -> Conflict:
     """409 `nothing_due`: no order can go; `details.held` lists those held back and why."""
-    return Conflict(f"no payment order can go in a {kind} file" + (f" ({len(held)} held back)" if held else ""),
-                    reason="nothing_due", kind=kind.value, held=[item.shown() for item in held])
+    said = f"no payment order can go in a {kind} file ({len(held)} held back)" if held else (
+        f"no payment order is due for a {kind} file")
+    return Conflict(said, reason="nothing_due", kind=kind.value, held=[item.shown() for item in held])
