@@ -41,7 +41,7 @@ from backend.billing.vat import vat_amount_cents
 from backend.db import database, transaction
 from backend.errors import DomainError
 from backend.money import split_largest_remainder
-from tests.billing.helpers import Market, approved_org, booted_config
+from tests.billing.helpers import Market, approved_org, booted_config, customer_paid
 from tests.billing.self_billing.data import AFTER, DURING, sign_mandate
 from tests.factories import add_member, make_user
 
@@ -229,6 +229,7 @@ class MoneyModel(RuleBasedStateMachine):
     def payout(self, data) -> None:
         sale = data.draw(st.sampled_from(self.sales))
         status = FinancialRecord.get_by_id(sale.reservation_id).financial_status
+        customer_paid(sale.reservation_id)  # payouts move money received (test_payout_model.py)
         try:
             payouts.pay_out(reservation_id=sale.reservation_id, key=self._key(), user_id=None,
                             reason="paid before the distributor's acceptance")
