@@ -32,7 +32,6 @@ class ApprovedAccount(BaseModel):
     iban = CharField(max_length=34, null=True)
     holder_name = CharField(max_length=200)
     approved_at = DateTimeTZField()
-    approved_by_user_id = CharField(max_length=36, null=True)
 
     class Meta:
         table_name = "billing_profile_approved_account"
@@ -42,14 +41,13 @@ def approved_account(organization_id: str) -> ApprovedAccount | None:
     return ApprovedAccount.get_or_none(ApprovedAccount.organization_id == organization_id)
 
 
-def record_approved(organization_id: str, *, user_id: str | None) -> ApprovedAccount | None:
+def record_approved(organization_id: str) -> ApprovedAccount | None:
     """The live profile's IBAN and holder name become the approved account (the KYB approval, in its
-    transaction); None when the organization has no billing profile."""
+    transaction, audited there as `kyb.company.reviewed`); None without a billing profile."""
     profile = BillingProfile.get_or_none(BillingProfile.organization == organization_id)
     if profile is None:
         return None
-    values = {"iban": profile.iban, "holder_name": profile.legal_name, "approved_at": clock.now(),
-              "approved_by_user_id": user_id}
+    values = {"iban": profile.iban, "holder_name": profile.legal_name, "approved_at": clock.now()}
     (ApprovedAccount.insert(organization_id=organization_id, **values)
      .on_conflict(conflict_target=[ApprovedAccount.organization_id], update=values).execute())
     return approved_account(organization_id)
@@ -76,7 +74,7 @@ def announce_iban_change(organization: Organization, *, before: str | None, afte
     masked = {"before": mask_iban(before), "after": mask_iban(after)}
     record_security_event("organization.bank_details.changed", actor_user_id=actor_user_id,
                           target_type="organization", target_id=organization.id,
-                          details={"ibanBefore": masked["before"], "ibanAfter": masked["after"]})
+                          details={"accountBefore": masked["before"], "accountAfter": masked["after"]})
     for to in manager_emails(organization.id):
         queue_email("iban_changed", to=to, organization=organization.legal_name, iban_before=masked["before"],
                     iban_after=masked["after"])

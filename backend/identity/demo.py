@@ -54,7 +54,7 @@ def seed_demo_identity() -> str:
                               signer_on_registry_extract=True, updated_at=now, **profile).on_conflict_ignore().execute()
     for id_, _, _, _, kyb in DEMO_ORGANIZATIONS:  # approved with the profile's account
         if kyb == "approved" and bank_details.approved_account(id_) is None:
-            bank_details.record_approved(id_, user_id=None)
+            bank_details.record_approved(id_)
     password_hash = hash_password(DEMO_PASSWORD)
     users = 0
     for email, name, role, organization_id, membership_role in DEMO_USERS:

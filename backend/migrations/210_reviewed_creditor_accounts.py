@@ -20,8 +20,7 @@ def migrate(migrator, database, fake=False, **kwargs):
             organization_id     varchar(64) PRIMARY KEY REFERENCES organization (id) ON DELETE CASCADE,
             iban                varchar(34),
             holder_name         varchar(200) NOT NULL,
-            approved_at         timestamptz NOT NULL,
-            approved_by_user_id varchar(36)
+            approved_at         timestamptz NOT NULL
         )
         """
     )

@@ -63,7 +63,7 @@ def review_organization(*, organization_id: str, status: str, note: str | None, 
         Organization.update(kyb_status=status, kyb_note=note, kyb_reviewed_at=now, updated_at=now).where(
             Organization.id == organization_id).execute()
         if status == KybStatus.APPROVED:  # the account payouts and refunds pay from now on
-            bank_details.record_approved(organization_id, user_id=actor_user_id)
+            bank_details.record_approved(organization_id)
         record_security_event("kyb.company.reviewed", actor_user_id=actor_user_id, target_type="organization",
                               target_id=organization_id,
                               details={"status": status, "note": note, "previousStatus": organization.kyb_status})

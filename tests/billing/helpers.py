@@ -35,7 +35,7 @@ def approved_org(actor_type: str, *, iban: str | None = "FR763000600001123456789
     """KYB approved with its billing profile: its account is the approved one (as a review does)."""
     organization = make_organization(actor_type, kyb_status="approved")
     add_billing_profile(organization, iban=iban)
-    bank_details.record_approved(organization.id, user_id=None)
+    bank_details.record_approved(organization.id)
     return organization
 
 

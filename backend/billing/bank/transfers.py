@@ -106,7 +106,8 @@ def refresh_account(order_id: str, *, user_id: str | None) -> PaymentOrder:
         (PaymentOrder.update(**account, updated_at=clock.now()).where(PaymentOrder.id == order.id).execute())
         AuditEntry.create(action=REFRESH_ACTION, actor_user_id=user_id, reservation_id=order.reservation_id,
                           payment_order_id=order.id, reason="creditor account refreshed from the approved profile",
-                          details={"ibanBefore": mask_iban(before), "ibanAfter": mask_iban(account["creditor_iban"])},
+                          details={"accountBefore": mask_iban(before),
+                                   "accountAfter": mask_iban(account["creditor_iban"])},
                           request_id=current_request_id())
     return PaymentOrder.get_by_id(order_id)
 
