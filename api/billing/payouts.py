@@ -5,7 +5,7 @@ from __future__ import annotations
 from api.access import BILLING_MANAGER, Route
 from api.operations import IDEMPOTENCY_KEY, operation
 from backend.billing import idempotency, payouts
-from schemas.billing.payouts import PayoutIn, PayoutOut
+from schemas.billing.payouts import PayoutIn, PayoutOut, WaitingOut
 
 
 class Payout:
@@ -29,5 +29,18 @@ class Payout:
                                reason=(body or {}).get("reason"))
 
 
+class Waiting:
+    @operation("Payouts waiting for the customer's money",
+               description="`billing.manage.all`. Every reservation self-billed (`supplier_settlement_pending`) whose "
+               "sale's payment no bank statement has settled yet, oldest collection first (at most 500): the sale and "
+               "self-billed invoice numbers, the distributor, the collection (payment order, method, settlement, "
+               "amount including VAT, when collected) and its age in days. Its payout is 409 "
+               "`customer_payment_not_received` until then. Logged daily (`billing.supplier.payout.waiting`).",
+               tags=("billing",), answer=WaitingOut)
+    def on_get(self, req, resp) -> dict:
+        return {"items": payouts.waiting_for_money()}
+
+
 def routes(deps) -> list[Route]:
-    return [Route("/api/admin/billing/reservations/{reservation_id}/payout", Payout(), BILLING_MANAGER)]
+    return [Route("/api/admin/billing/reservations/{reservation_id}/payout", Payout(), BILLING_MANAGER),
+            Route("/api/admin/billing/payouts/waiting", Waiting(), BILLING_MANAGER)]

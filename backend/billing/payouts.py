@@ -19,6 +19,12 @@ by the distributor, expressly or tacitly (30 days after it was e-mailed), or its
 by an admin; else 409 `self_billing_not_accepted`, unless the admin pays earlier with a `reason`
 (audited, `billing.supplier.payout.early` logged). An open contest blocks it whatever the reason:
 409 `self_billing_contested` until an admin resolves it.
+
+Money received, accounts reviewed (API.md, docs/bank.md "Payouts: money received, accounts
+reviewed"): 409 `customer_payment_not_received` until a bank statement settled the customer's
+payment of the sale (`waiting_for_money` lists those waiting, logged daily), 409 `kyb_not_approved`
+while the distributor's KYB is not approved; the payment order records the distributor's account
+as approved at KYB (`creditor_accounts`), the one the credit transfer file pays.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from backend.billing.accounting.entries import paris_day
 from backend.billing.models import (
     AcceptanceStatus,
     AuditEntry,
+    FinancialRecord,
     FinancialStatus,
     Invoice,
     InvoiceStatus,
@@ -40,6 +47,7 @@ from backend.billing.models import (
     PaymentOrder,
     PaymentStatus,
     SelfBilledAcceptance,
+    Settlement,
 )
 from backend.context import current_request_id
 from backend.errors import Conflict, DomainError, NotFound
@@ -162,6 +170,46 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
                   reservationId=reservation_id, invoiceNumber=invoice.number, userId=user_id, reason=early_reason)
     return PaidOut(reservation_id, order.id if order else None, invoice.number, distributor, paid_excl, paid_incl,
                    kept.cents, record.financial_status, PaymentStatus.PAID.value)
+
+
+WAITING_LIMIT = 500
+
+
+def waiting_for_money() -> list[dict]:
+    """The payouts waiting for the customer's money, oldest collection first (the admin's view and
+    the daily log): each reservation self-billed (`supplier_settlement_pending`) whose sale's payment
+    no statement has settled yet, with its sale, the collection and its age in days."""
+    now = clock.now()
+    settled = (PaymentOrder.select(PaymentOrder.reservation_id)
+               .where(PaymentOrder.kind == PaymentKind.RESERVATION_TOTAL,
+                      PaymentOrder.settlement == Settlement.SETTLED))
+    pending = (FinancialRecord.select(FinancialRecord.reservation_id)
+               .where(FinancialRecord.financial_status == FinancialStatus.SUPPLIER_SETTLEMENT_PENDING))
+    orders = (PaymentOrder.select(PaymentOrder, Invoice.number.alias("sale_number"))
+              .join(Invoice, on=PaymentOrder.invoice == Invoice.id)
+              .where(PaymentOrder.kind == PaymentKind.RESERVATION_TOTAL, PaymentOrder.status == PaymentStatus.PAID,
+                     PaymentOrder.reservation_id.in_(pending), PaymentOrder.reservation_id.not_in(settled))
+              .order_by(PaymentOrder.paid_at, PaymentOrder.id).limit(WAITING_LIMIT).objects())
+    items = []
+    for order in orders:
+        self_billed = store_share.live_self_billed(order.reservation_id)
+        items.append({"reservationId": order.reservation_id, "saleInvoiceNumber": order.sale_number,
+                      "selfBilledInvoiceNumber": self_billed.number if self_billed else None,
+                      "distributorOrganizationId": self_billed.issuer_organization_id if self_billed else None,
+                      "paymentOrderId": order.id, "method": order.method, "settlement": order.settlement,
+                      "amountCents": order.amount_cents, "collectedAt": order.paid_at,
+                      "ageDays": (now - order.paid_at).days})
+    return items
+
+
+def log_waiting_for_money() -> int:
+    """The daily line listing the payouts waiting for money (`billing.supplier.payout.waiting`)."""
+    items = waiting_for_money()
+    if items:
+        log_event(f"{SCOPE}.waiting", "payouts waiting for the customer's money", "info", count=len(items),
+                  oldestDays=max(item["ageDays"] for item in items),
+                  reservationIds=[item["reservationId"] for item in items[:50]])
+    return len(items)
 
 
 def pay_out(*, reservation_id: str, key: str, user_id: str | None, reason: str | None = None) -> PaidOut:

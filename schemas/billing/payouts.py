@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from backend.billing.models import PaymentMethod, Settlement
 from schemas.billing.invoices import MoneyMovedOut
+from schemas.common import UtcDateTime, enum_of
 
 
 class PayoutIn(Schema):
@@ -28,3 +30,22 @@ class PayoutOut(MoneyMovedOut):
                        "including VAT"})
     organizationId = fields.String(attribute="organization_id", required=True,
                                    metadata={"description": "the distributor paid"})
+
+
+class WaitingItemOut(Schema):
+    """`backend.billing.payouts.waiting_for_money` items."""
+
+    reservationId = fields.String(required=True)
+    saleInvoiceNumber = fields.String(required=True)
+    selfBilledInvoiceNumber = fields.String(allow_none=True)
+    distributorOrganizationId = fields.String(allow_none=True)
+    paymentOrderId = fields.String(required=True, metadata={"description": "the customer's collection"})
+    method = fields.String(required=True, metadata=enum_of(PaymentMethod))
+    settlement = fields.String(required=True, metadata=enum_of(Settlement))
+    amountCents = fields.Integer(required=True, metadata={"description": "including VAT"})
+    collectedAt = UtcDateTime(required=True)
+    ageDays = fields.Integer(required=True, metadata={"description": "whole days since the collection"})
+
+
+class WaitingOut(Schema):
+    items = fields.List(fields.Nested(WaitingItemOut), required=True)

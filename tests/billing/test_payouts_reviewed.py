@@ -99,7 +99,7 @@ def re_approve(client, organization: Organization):
     assert answer.status_code == 200, answer.json
 
 
-def test_a_payout_waits_for_the_customers_money_and_goes_once_the_statement_booked_it(sale):
+def test_a_payout_waits_for_the_customers_money_and_goes_once_the_statement_booked_it(client, sale, log_lines):
     assert sale.invoice.status == "issued"  # the self-billed invoice is issued on time all the same
     with pytest.raises(Conflict) as early:
         pay(sale.reservation.id)
@@ -107,8 +107,15 @@ def test_a_payout_waits_for_the_customers_money_and_goes_once_the_statement_book
     assert not PaymentOrder.select().where(PaymentOrder.kind == "supplier_payout").exists()
     order = PaymentOrder.get(PaymentOrder.reservation_id == sale.reservation.id,
                              PaymentOrder.kind == "reservation_total")
+    # The admin's list of the payouts waiting for money, and its daily line.
+    waiting = client.simulate_get("/api/admin/billing/payouts/waiting", headers=admin_headers()).json["data"]["items"]
+    assert [(w["reservationId"], w["selfBilledInvoiceNumber"], w["paymentOrderId"], w["settlement"]) for w in waiting
+            ] == [(sale.reservation.id, sale.invoice.number, order.id, "unsent")]
+    assert payouts.log_waiting_for_money() == 1
+    assert [line["count"] for line in log_lines() if line["scope"] == "billing.supplier.payout.waiting"] == [1]
     assert statements.import_statement(statement(credit(order, by_number=True)), config=statement_config(),
                                        user_id=None).matched == 1
+    assert payouts.waiting_for_money() == []
     paid = pay(sale.reservation.id, key="payout-2")
     recorded = PaymentOrder.get_by_id(paid.payment_order_id)
     assert (recorded.creditor_iban, recorded.creditor_name) == (
