@@ -12,10 +12,12 @@ import pytest
 
 from backend import clock
 from backend.audit import SecurityEvent
-from backend.billing import payouts, sepa_mandates
+from backend.billing import corrections, payouts, sepa_mandates, store_share
 from backend.billing.bank import files, statements
+from backend.billing.collection import collect
 from backend.billing.models import AuditEntry, BankFileKind, Invoice, PaymentOrder, SepaMandate
 from backend.billing.self_billing import acceptance, scheduler
+from backend.billing.self_billing.invoice import catch_up
 from backend.email.messages import EmailMessage
 from backend.errors import Conflict
 from backend.identity import bank_details
@@ -23,7 +25,7 @@ from backend.identity.models import BillingProfile, Organization
 from backend.onboarding.models import SignatureRequest
 from backend.runtime import current_runtime
 from tests.billing.bank.data import bank_config, read_transfers, refund
-from tests.billing.bank.statements_data import books_breaches, credit, statement
+from tests.billing.bank.statements_data import books_breaches, credit, returned, statement
 from tests.billing.bank.statements_data import config as statement_config
 from tests.billing.helpers import Market, approved_org, customer_paid
 from tests.billing.self_billing.data import AFTER, admin_headers, collected, sign_mandate
@@ -242,3 +244,36 @@ def test_a_client_may_still_ask_for_a_bank_transfer_with_a_mandate(client):
                                   json={"paymentMethod": "bank_transfer"})
     assert answer.status_code == 200, answer.json
     assert PaymentOrder.get_by_id(answer.json["data"]["paymentOrderId"]).method == "bank_transfer"
+
+
+def test_a_debit_returned_after_the_payout_becomes_the_distributors_debt_kept_back_next_time(config):
+    """docs/bank.md: the bank returns a debit after the store was paid (the customer's refund right);
+    the admin credits the store share (a supplier credit note), the distributor's debt, kept back
+    from its next payout."""
+    industrial, distributor = approved_org("industrial"), approved_org("distributor", iban=DISTRIBUTOR_IBAN)
+    SepaMandate.create(organization_id=industrial.id, mandate_ref="VTR-RETURN-01", iban=INDUSTRIAL_IBAN,
+                       signed_at=clock.now())
+    sign_mandate(distributor)
+    market, sales = Market(), []
+    for day in (0, 1):
+        reservation = market.reservation(industrial, distributor, day=day)
+        answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id,
+                                 method=None, key=f"k-{reservation.id}", user_id=None, config=config)
+        sales.append((reservation.id, PaymentOrder.get_by_id(answer.payment_order_id)))
+    assert {order.method for _, order in sales} == {"sepa_dd"}  # the mandate's, no method asked
+    statements.import_statement(statement(*(credit(order) for _, order in sales)), config=statement_config(),
+                                user_id=None)
+    for reservation_id, _ in sales:
+        catch_up(reservation_id=reservation_id, user_id=None, config=config)
+    first = payouts.pay_out(reservation_id=sales[0][0], key="first", user_id=None, reason="modèle")
+    # Four weeks later the customer has the first debit refunded (MD06): the store was paid already.
+    assert statements.import_statement(statement(returned(sales[0][1], "MD06")), config=statement_config(),
+                                       user_id=None).returned == 1
+    credited = corrections.credit_in_full(invoice_number=first.invoice_number, user_id=None, config=config,
+                                          reason="Prélèvement remboursé au client après le versement")
+    assert credited.invoice_status == "credited"
+    assert store_share.outstanding_debt(distributor.id).cents == first.amount_cents
+    second = payouts.pay_out(reservation_id=sales[1][0], key="second", user_id=None, reason="modèle")
+    assert second.deducted_cents == first.amount_cents and second.amount_cents == 0
+    assert store_share.outstanding_debt(distributor.id).cents == 0
+    assert books_breaches() == []
