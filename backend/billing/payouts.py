@@ -30,6 +30,7 @@ as approved at KYB (`creditor_accounts`), the one the credit transfer file pays.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 
 from backend import clock
 from backend.billing import creditor_accounts, idempotency, records, store_share
@@ -175,7 +176,23 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
 WAITING_LIMIT = 500
 
 
-def waiting_for_money() -> list[dict]:
+@dataclass(frozen=True)
+class Waiting:
+    """A payout waiting for the customer's money: its sale, the collection and its age."""
+
+    reservation_id: str
+    sale_invoice_number: str
+    self_billed_invoice_number: str | None
+    distributor_organization_id: str | None
+    payment_order_id: str
+    method: str
+    settlement: str
+    amount_cents: int
+    collected_at: datetime
+    age_days: int
+
+
+def waiting_for_money() -> list[Waiting]:
     """The payouts waiting for the customer's money, oldest collection first (the admin's view and
     the daily log): each reservation self-billed (`supplier_settlement_pending`) whose sale's payment
     no statement has settled yet, with its sale, the collection and its age in days."""
@@ -193,12 +210,9 @@ def waiting_for_money() -> list[dict]:
     items = []
     for order in orders:
         self_billed = store_share.live_self_billed(order.reservation_id)
-        items.append({"reservationId": order.reservation_id, "saleInvoiceNumber": order.sale_number,
-                      "selfBilledInvoiceNumber": self_billed.number if self_billed else None,
-                      "distributorOrganizationId": self_billed.issuer_organization_id if self_billed else None,
-                      "paymentOrderId": order.id, "method": order.method, "settlement": order.settlement,
-                      "amountCents": order.amount_cents, "collectedAt": order.paid_at,
-                      "ageDays": (now - order.paid_at).days})
+        items.append(Waiting(order.reservation_id, order.sale_number, self_billed.number if self_billed else None,
+                             self_billed.issuer_organization_id if self_billed else None, order.id, order.method,
+                             order.settlement, order.amount_cents, order.paid_at, (now - order.paid_at).days))
     return items
 
 
@@ -207,8 +221,8 @@ def log_waiting_for_money() -> int:
     items = waiting_for_money()
     if items:
         log_event(f"{SCOPE}.waiting", "payouts waiting for the customer's money", "info", count=len(items),
-                  oldestDays=max(item["ageDays"] for item in items),
-                  reservationIds=[item["reservationId"] for item in items[:50]])
+                  oldestDays=max(item.age_days for item in items),
+                  reservationIds=[item.reservation_id for item in items[:50]])
     return len(items)
 
 

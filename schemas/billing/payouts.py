@@ -33,18 +33,20 @@ class PayoutOut(MoneyMovedOut):
 
 
 class WaitingItemOut(Schema):
-    """`backend.billing.payouts.waiting_for_money` items."""
+    """`backend.billing.payouts.Waiting`."""
 
-    reservationId = fields.String(required=True)
-    saleInvoiceNumber = fields.String(required=True)
-    selfBilledInvoiceNumber = fields.String(allow_none=True)
-    distributorOrganizationId = fields.String(allow_none=True)
-    paymentOrderId = fields.String(required=True, metadata={"description": "the customer's collection"})
+    reservationId = fields.String(attribute="reservation_id", required=True)
+    saleInvoiceNumber = fields.String(attribute="sale_invoice_number", required=True)
+    selfBilledInvoiceNumber = fields.String(attribute="self_billed_invoice_number", allow_none=True)
+    distributorOrganizationId = fields.String(attribute="distributor_organization_id", allow_none=True)
+    paymentOrderId = fields.String(attribute="payment_order_id", required=True,
+                                   metadata={"description": "the customer's collection"})
     method = fields.String(required=True, metadata=enum_of(PaymentMethod))
     settlement = fields.String(required=True, metadata=enum_of(Settlement))
-    amountCents = fields.Integer(required=True, metadata={"description": "including VAT"})
-    collectedAt = UtcDateTime(required=True)
-    ageDays = fields.Integer(required=True, metadata={"description": "whole days since the collection"})
+    amountCents = fields.Integer(attribute="amount_cents", required=True, metadata={"description": "including VAT"})
+    collectedAt = UtcDateTime(attribute="collected_at", required=True)
+    ageDays = fields.Integer(attribute="age_days", required=True,
+                             metadata={"description": "whole days since the collection"})
 
 
 class WaitingOut(Schema):

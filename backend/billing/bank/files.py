@@ -16,7 +16,7 @@ and go in the next run; the file and its XML are kept, `void`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 from backend import clock
 from backend.billing.accounting.entries import paris_day
@@ -125,19 +125,32 @@ def void_file(file_id: str, *, reason: str, user_id: str | None, origin: str) ->
     return get_file(file_id)
 
 
-def held_orders() -> list[dict]:
+@dataclass(frozen=True)
+class HeldOrder:
+    """An order due at the bank and held back (`orders.Held`), with what the admin's list shows."""
+
+    payment_order_id: str
+    reason: str
+    field: str | None
+    problem: str | None
+    kind: str
+    organization_id: str
+    reservation_id: str | None
+    amount_cents: int
+    created_at: datetime
+
+
+def held_orders() -> list[HeldOrder]:
     """Every payment order due at the bank and held back, oldest first, with why (both kinds)."""
     debits = list(direct_debits.due_orders())
     credits = list(transfers.due_orders())
     held = [*split(debits, direct_debits.holds(debits, direct_debits.mandates_of(debits)))[1],
             *split(credits, transfers.holds(credits))[1]]
     orders = {order.id: order for order in (*debits, *credits)}
-    shown = [{**item.shown(), "kind": orders[item.payment_order_id].kind,
-              "organizationId": orders[item.payment_order_id].organization_id,
-              "reservationId": orders[item.payment_order_id].reservation_id,
-              "amountCents": orders[item.payment_order_id].amount_cents,
-              "createdAt": orders[item.payment_order_id].created_at} for item in held]
-    return sorted(shown, key=lambda row: (row["createdAt"], row["paymentOrderId"]))
+    shown = [HeldOrder(item.payment_order_id, item.reason, item.field, item.problem, order.kind,
+                       order.organization_id, order.reservation_id, order.amount_cents, order.created_at)
+             for item in held for order in (orders[item.payment_order_id],)]
+    return sorted(shown, key=lambda row: (row.created_at, row.payment_order_id))
 
 
 def list_files(params: ListParams, *, kind: str | None = None) -> Page:

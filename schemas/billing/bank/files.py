@@ -49,17 +49,17 @@ class HeldOut(Schema):
 
 
 class HeldItemOut(Schema):
-    """`backend.billing.bank.files.held_orders` items."""
+    """`backend.billing.bank.files.HeldOrder`."""
 
-    paymentOrderId = fields.String(required=True)
+    paymentOrderId = fields.String(attribute="payment_order_id", required=True)
     reason = fields.String(required=True, metadata=HELD_REASON)
     field = fields.String(allow_none=True)
     problem = fields.String(allow_none=True)
     kind = fields.String(required=True, metadata=enum_of(PaymentKind))
-    organizationId = fields.String(required=True)
-    reservationId = fields.String(allow_none=True)
-    amountCents = fields.Integer(required=True, metadata={"description": "including VAT"})
-    createdAt = UtcDateTime(required=True)
+    organizationId = fields.String(attribute="organization_id", required=True)
+    reservationId = fields.String(attribute="reservation_id", allow_none=True)
+    amountCents = fields.Integer(attribute="amount_cents", required=True, metadata={"description": "including VAT"})
+    createdAt = UtcDateTime(attribute="created_at", required=True)
 
 
 class BankFileMadeOut(Schema):
