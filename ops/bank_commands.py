@@ -7,8 +7,9 @@
 
 Each makes, stores and records the file exactly as the admin route does (`backend.billing.bank.
 files.make_file`), audited as made from the command line by the system user running it, and
-writes its XML to FILE (default `<schema>-<messageId>.xml`; `-o -` writes to stdout). Nothing due,
-or a setting or bank detail failing its check: the reason on stderr, exit status 1, no file.
+writes its XML to FILE (default `<schema>-<messageId>.xml`; `-o -` writes to stdout); each order
+held back is named on stderr with its reason. Nothing that can go, or a setting failing its
+check: the reason on stderr, exit status 1, no file.
 
 `void FILE_ID --reason TEXT` voids a live file the bank refused: its payment orders go in the next
 run (refused once the bank booked or returned one of them; `backend.billing.bank.files.void_file`).
@@ -32,11 +33,15 @@ def _make(args, kind_name: str) -> int:
     command = f"vitrine bank {args.bank_command}"
     with database.connection_context():
         try:
-            file = files.make_file(BankFileKind(kind_name), storage=runtime.storage, config=runtime.config,
+            made = files.make_file(BankFileKind(kind_name), storage=runtime.storage, config=runtime.config,
                                    user_id=None, origin=f"command line ({command}, system user {getpass.getuser()})")
         except Conflict as exc:
             print(f"{command}: {exc.message}", file=sys.stderr)
             return 1
+    file = made.file
+    for item in made.held:
+        print(f"{command}: payment order {item.payment_order_id} held back: {item.reason}"
+              + (f" ({item.field}: {item.problem})" if item.field else ""), file=sys.stderr)
     xml = runtime.storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
     target = args.output or files.file_name(file)
     if target == "-":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dramatiq
 from periodiq import cron
 
-from backend.billing import idempotency, sepa_mandates
+from backend.billing import idempotency, payouts, sepa_mandates
 from backend.billing.bank import overdue
 from backend.billing.collection import auto
 from backend.billing.documents import mailing
@@ -35,6 +35,13 @@ def remind_overdue_bank_transfers() -> None:
     overdue.remind_overdue(config=current_runtime().config)
 
 
+@dramatiq.actor(queue_name="billing", max_retries=0, time_limit=300_000, throws=(), periodic=cron("23 6 * * *"))
+def list_payouts_waiting_for_money() -> None:
+    """Every morning: the payouts waiting for the customer's money, logged for the admins
+    (`GET /api/admin/billing/payouts/waiting` lists them; docs/bank.md)."""
+    payouts.log_waiting_for_money()
+
+
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=60_000, throws=())
 def record_sepa_mandate(signature_request_id: str) -> None:
     """Subscriber of `onboarding.envelope_signed`: the organization's active SEPA mandate."""
@@ -43,7 +50,7 @@ def record_sepa_mandate(signature_request_id: str) -> None:
 
 @dramatiq.actor(queue_name="billing", max_retries=8, time_limit=60_000, throws=())
 def end_sepa_mandates(organization_id: str) -> None:
-    """Subscriber of `organization.iban_changed`: the mandate named the old account."""
+    """Subscriber of `organization.iban_changed`: a mandate naming another account ends."""
     sepa_mandates.end_active_mandates(organization_id, reason="iban_changed")
 
 

@@ -13,7 +13,7 @@ from api.requests import acting_organization
 from backend.billing import idempotency, legacy, queries
 from backend.billing.collection import admin, collect
 from backend.identity.permissions import BILLING_COLLECT
-from schemas.billing.collection import CollectIn, CollectOut, SummaryOut
+from schemas.billing.collection import CollectIn, CollectOut, CollectTotalIn, SummaryOut
 
 # Spec C: KYB approved, permission billing.collect, membership manager or billing.
 COLLECTOR = roles("industrial", permission=BILLING_COLLECT, kyb_required=True, membership_roles=("manager", "billing"))
@@ -32,13 +32,16 @@ class Collect:
                description=KEY_DESCRIPTION + "The seven steps of spec C in one transaction: the reservation must be "
                "`approved` or `completed` and `principal_seller` (else 409 with `details.reason`); `sepa_dd` needs "
                "the organization's active SEPA mandate (409, `sepa_mandate_missing`). Issues the `platform_sale` "
-               "invoice, pays the `reservation_total` payment order, books the sale (VE) and its payment (BQ).",
-               tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post(self, req, resp, reservation_id: str, body: dict) -> collect.Collected:
+               "invoice, pays the `reservation_total` payment order, books the sale (VE) and its payment (BQ). "
+               "Without `paymentMethod`: `sepa_dd` under the organization's active SEPA mandate, else `bank_transfer`.",
+               tags=("billing",), body=CollectTotalIn, body_required=False, answer=CollectOut,
+               headers=IDEMPOTENCY_KEY)
+    def on_post(self, req, resp, reservation_id: str, body: dict | None) -> collect.Collected:
         key = collect.check_client_key(idempotency.check_key(req.get_header("Idempotency-Key")))
         return collect.collect(
             reservation_id=reservation_id, industrial_organization_id=acting_organization(req, "industrial"),
-            method=body["paymentMethod"], key=key, user_id=req.context.principal.user_id, config=self.config,
+            method=(body or {}).get("paymentMethod"), key=key, user_id=req.context.principal.user_id,
+            config=self.config,
         )
 
     @operation("Collect the deposit of a legacy reservation",
@@ -72,10 +75,11 @@ class AdminCollect:
                "The collection of `POST /api/billing/reservations/{id}/collect` for the reservation's industrial "
                "organization (same refusals), the key scoped to this route and the reservation. Keys starting "
                "with `auto-collect-` are reserved (400).",
-               tags=("billing",), body=CollectIn, answer=CollectOut, headers=IDEMPOTENCY_KEY)
-    def on_post(self, req, resp, reservation_id: str, body: dict) -> collect.Collected:
+               tags=("billing",), body=CollectTotalIn, body_required=False, answer=CollectOut,
+               headers=IDEMPOTENCY_KEY)
+    def on_post(self, req, resp, reservation_id: str, body: dict | None) -> collect.Collected:
         return admin.collect_on_behalf(
-            reservation_id=reservation_id, method=body["paymentMethod"],
+            reservation_id=reservation_id, method=(body or {}).get("paymentMethod"),
             key=idempotency.check_key(req.get_header("Idempotency-Key")), user_id=req.context.principal.user_id,
             config=self.config)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from backend import clock
-from backend.billing import idempotency, records, sepa_mandates, store_share
+from backend.billing import creditor_accounts, idempotency, records, sepa_mandates, store_share
 from backend.billing.accounting import cash, ledger
 from backend.billing.accounting.entries import paris_day
 from backend.billing.invoicing.invoices import credited_cents, incl_tax_cents, issue_credit_note
@@ -201,6 +201,7 @@ def _refund_order(sale: Invoice, note: Invoice, amount_cents: int, *, method: Pa
         reservation_id=sale.reservation_id, invoice=note.id, organization_id=sale.customer_organization_id,
         kind=PaymentKind.REFUND, method=method, status=PaymentStatus.PAID, paid_at=clock.now(),
         mandate_ref=mandate_ref, amount_cents=amount_cents, created_by_user_id=user_id,
+        **creditor_accounts.creditor_account(sale.customer_organization_id, paid_invoice_id=sale.id),
     )
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from backend import clock
 from backend.billing import corrections
-from backend.billing.collection import auto, collect
+from backend.billing.collection import collect
 from backend.billing.models import FinancialRecord, Invoice, InvoiceKind, PaymentMethod, SepaMandate
 from backend.billing.reservations import COLLECTABLE
 from backend.config import Config
@@ -35,7 +35,7 @@ def seed_demo_billing(*, config: Config) -> str:
            .order_by(Reservation.created_at, Reservation.id))
     for reservation in due:
         collect.collect(reservation_id=reservation.id, industrial_organization_id=INDUSTRIAL,
-                           method=auto.auto_method(INDUSTRIAL), key=collect.auto_collect_key(reservation.id),
+                           method=None, key=collect.auto_collect_key(reservation.id),
                            user_id=None, config=config)
         collected += 1
     sale = (Invoice.select().where(Invoice.customer_organization_id == INDUSTRIAL,

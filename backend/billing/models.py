@@ -259,6 +259,11 @@ class PaymentOrder(BaseModel):
     settled_on = DateField(null=True)  # the statement's booking date
     returned_on = DateField(null=True)  # the booking date of the return
     return_code = CharField(max_length=4, null=True)  # ISO 20022 reason of the return (AM04, MD06...)
+    # A payout's or refund's creditor account, as approved at KYB when the order was made (the
+    # credit transfer file pays it, never the live billing profile), and when it was approved.
+    creditor_iban = CharField(max_length=34, null=True)
+    creditor_name = CharField(max_length=200, null=True)
+    creditor_approved_at = DateTimeTZField(null=True)
 
     class Meta:
         table_name = "billing_payment_order"

@@ -19,19 +19,27 @@ by the distributor, expressly or tacitly (30 days after it was e-mailed), or its
 by an admin; else 409 `self_billing_not_accepted`, unless the admin pays earlier with a `reason`
 (audited, `billing.supplier.payout.early` logged). An open contest blocks it whatever the reason:
 409 `self_billing_contested` until an admin resolves it.
+
+Money received, accounts reviewed (API.md, docs/bank.md "Payouts: money received, accounts
+reviewed"): 409 `customer_payment_not_received` until a bank statement settled the customer's
+payment of the sale (`waiting_for_money` lists those waiting, logged daily), 409 `kyb_not_approved`
+while the distributor's KYB is not approved; the payment order records the distributor's account
+as approved at KYB (`creditor_accounts`), the one the credit transfer file pays.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 
 from backend import clock
-from backend.billing import idempotency, records, store_share
+from backend.billing import creditor_accounts, idempotency, records, store_share
 from backend.billing.accounting import cash
 from backend.billing.accounting.entries import paris_day
 from backend.billing.models import (
     AcceptanceStatus,
     AuditEntry,
+    FinancialRecord,
     FinancialStatus,
     Invoice,
     InvoiceStatus,
@@ -40,9 +48,11 @@ from backend.billing.models import (
     PaymentOrder,
     PaymentStatus,
     SelfBilledAcceptance,
+    Settlement,
 )
 from backend.context import current_request_id
 from backend.errors import Conflict, DomainError, NotFound
+from backend.identity.models import KybStatus, Organization
 from backend.logs import log_event
 
 ROUTE = "billing.reservation.payout"
@@ -92,6 +102,28 @@ def _check_acceptance(invoice: Invoice, early_reason: str | None) -> bool:
     return False
 
 
+def _check_kyb(distributor: str) -> None:
+    """409 `kyb_not_approved` while the distributor's KYB is not approved (an IBAN change sends it
+    back to review): nothing is paid to an account an admin has not approved. The organization row
+    is shared-locked, so a review cannot commit before this payout."""
+    organization = (Organization.select(Organization.kyb_status).where(Organization.id == distributor)
+                    .for_update("FOR SHARE").first())
+    if organization is None or organization.kyb_status != KybStatus.APPROVED:
+        raise Conflict("the distributor's KYB is not approved (its bank details are under review): no payout",
+                       reason="kyb_not_approved", organizationId=distributor,
+                       kybStatus=organization.kyb_status if organization else None)
+
+
+def _check_money_received(reservation_id: str) -> None:
+    """409 `customer_payment_not_received` until a bank statement settled the customer's payment of
+    the sale (a bank transfer booked, a direct debit booked and not returned): the store share is
+    paid from money received, never from money asked for."""
+    if not store_share.customer_paid(reservation_id):
+        raise Conflict("the customer's payment of this sale is not received yet (no bank statement settled it): "
+                       "the payout waits for the money", reason="customer_payment_not_received",
+                       reservationId=reservation_id)
+
+
 def _payout(reservation_id: str, user_id: str | None, early_reason: str | None = None) -> PaidOut:
     record = records.locked_record(reservation_id)
     if record is None:
@@ -107,8 +139,10 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
     if due_excl <= 0:
         raise Conflict("the self-billed invoice is credited in full: nothing to pay", reason="nothing_to_pay",
                        invoiceNumber=invoice.number)
-    accepted = _check_acceptance(invoice, early_reason)
     distributor = invoice.issuer_organization_id
+    _check_kyb(distributor)
+    _check_money_received(reservation_id)
+    accepted = _check_acceptance(invoice, early_reason)
     kept = store_share.take_debt(distributor, store_share.Debt(due_excl, due_incl))
     paid_excl, paid_incl = due_excl - kept.excl_tax_cents, due_incl - kept.cents
     now = clock.now()
@@ -117,7 +151,7 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
         order = PaymentOrder.create(
             reservation_id=reservation_id, invoice=invoice.id, organization_id=distributor,
             kind=PaymentKind.SUPPLIER_PAYOUT, method=PaymentMethod.BANK_TRANSFER, status=PaymentStatus.PENDING,
-            amount_cents=paid_incl, created_by_user_id=user_id,
+            amount_cents=paid_incl, created_by_user_id=user_id, **creditor_accounts.creditor_account(distributor),
         )
         (PaymentOrder.update(status=PaymentStatus.PAID, paid_at=now, updated_at=now)  # pending -> paid
          .where(PaymentOrder.id == order.id).execute())
@@ -137,6 +171,59 @@ def _payout(reservation_id: str, user_id: str | None, early_reason: str | None =
                   reservationId=reservation_id, invoiceNumber=invoice.number, userId=user_id, reason=early_reason)
     return PaidOut(reservation_id, order.id if order else None, invoice.number, distributor, paid_excl, paid_incl,
                    kept.cents, record.financial_status, PaymentStatus.PAID.value)
+
+
+WAITING_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A payout waiting for the customer's money: its sale, the collection and its age."""
+
+    reservation_id: str
+    sale_invoice_number: str
+    self_billed_invoice_number: str | None
+    distributor_organization_id: str | None
+    payment_order_id: str
+    method: str
+    settlement: str
+    amount_cents: int
+    collected_at: datetime
+    age_days: int
+
+
+def waiting_for_money() -> list[Waiting]:
+    """The payouts waiting for the customer's money, oldest collection first (the admin's view and
+    the daily log): each reservation self-billed (`supplier_settlement_pending`) whose sale's payment
+    no statement has settled yet, with its sale, the collection and its age in days."""
+    now = clock.now()
+    settled = (PaymentOrder.select(PaymentOrder.reservation_id)
+               .where(PaymentOrder.kind == PaymentKind.RESERVATION_TOTAL,
+                      PaymentOrder.settlement == Settlement.SETTLED))
+    pending = (FinancialRecord.select(FinancialRecord.reservation_id)
+               .where(FinancialRecord.financial_status == FinancialStatus.SUPPLIER_SETTLEMENT_PENDING))
+    orders = (PaymentOrder.select(PaymentOrder, Invoice.number.alias("sale_number"))
+              .join(Invoice, on=PaymentOrder.invoice == Invoice.id)
+              .where(PaymentOrder.kind == PaymentKind.RESERVATION_TOTAL, PaymentOrder.status == PaymentStatus.PAID,
+                     PaymentOrder.reservation_id.in_(pending), PaymentOrder.reservation_id.not_in(settled))
+              .order_by(PaymentOrder.paid_at, PaymentOrder.id).limit(WAITING_LIMIT).objects())
+    items = []
+    for order in orders:
+        self_billed = store_share.live_self_billed(order.reservation_id)
+        items.append(Waiting(order.reservation_id, order.sale_number, self_billed.number if self_billed else None,
+                             self_billed.issuer_organization_id if self_billed else None, order.id, order.method,
+                             order.settlement, order.amount_cents, order.paid_at, (now - order.paid_at).days))
+    return items
+
+
+def log_waiting_for_money() -> int:
+    """The daily line listing the payouts waiting for money (`billing.supplier.payout.waiting`)."""
+    items = waiting_for_money()
+    if items:
+        log_event(f"{SCOPE}.waiting", "payouts waiting for the customer's money", "info", count=len(items),
+                  oldestDays=max(item.age_days for item in items),
+                  reservationIds=[item.reservation_id for item in items[:50]])
+    return len(items)
 
 
 def pay_out(*, reservation_id: str, key: str, user_id: str | None, reason: str | None = None) -> PaidOut:

@@ -6,8 +6,9 @@ document: `backend.sepa.mandate_reference`, one RUM from the signature to the de
 envelope holding a `sepa_mandate` document is signed, the organization's active mandate is the
 one of that envelope (a previous active one is ended: the new signature supersedes it). It is
 idempotent per envelope. `end_active_mandates` runs when the organization's IBAN changes
-(`organization.iban_changed`): the signed mandate named the old account, so `sepa_dd` is refused
-until a new mandate is signed.
+(`organization.iban_changed`): when the profile now names another account than the signed mandate,
+the mandate ends and `sepa_dd` is refused until a new mandate is signed; an IBAN removed, or the
+mandate's own IBAN entered again, keeps it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ def active_mandate(organization_id: str) -> SepaMandate | None:
     return (SepaMandate.select()
             .where(SepaMandate.organization_id == organization_id, SepaMandate.status == MandateStatus.ACTIVE)
             .first())
+
+
+def default_method(organization_id: str) -> PaymentMethod:
+    """How a collection that names no method collects (the platform's own, or a client's without
+    `paymentMethod`): by direct debit under the organization's active mandate, else by bank
+    transfer. A client may still ask for `bank_transfer` (spec C)."""
+    return PaymentMethod.SEPA_DD if active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
 
 
 def record_from_envelope(signature_request_id: str) -> SepaMandate | None:
@@ -70,13 +78,25 @@ def record_from_envelope(signature_request_id: str) -> SepaMandate | None:
 
 
 def end_active_mandates(organization_id: str, *, reason: str) -> int:
-    """End the organization's active mandate (if any); returns how many were ended."""
+    """End the organization's active mandate when its billing profile now names another account;
+    returns how many were ended. A mandate names one account: the IBAN removed from the profile,
+    or the mandate's own IBAN entered again, keeps it (the debtor's signature still covers it)."""
     with transaction():
+        mandate = (SepaMandate.select().where(SepaMandate.organization_id == organization_id,
+                                              SepaMandate.status == MandateStatus.ACTIVE).for_update().first())
+        iban = (BillingProfile.select(BillingProfile.iban)
+                .where(BillingProfile.organization == organization_id).scalar())
+        if mandate is None or not iban or _compact(iban) == _compact(mandate.iban):
+            return 0
         ended = _end(organization_id, reason=reason, now=clock.now())
     if ended:
         log_event("billing.sepa_mandate.ended", "SEPA mandate ended", "info", organizationId=organization_id,
                   reason=reason)
     return ended
+
+
+def _compact(iban: str) -> str:
+    return iban.replace(" ", "").upper()
 
 
 def _end(organization_id: str, *, reason: str, now) -> int:

@@ -42,6 +42,10 @@ from backend.billing.models import (
     Invoice,
     InvoiceKind,
     InvoiceStatus,
+    PaymentKind,
+    PaymentOrder,
+    PaymentStatus,
+    Settlement,
     SupplierDebt,
 )
 from backend.config import Config
@@ -69,6 +73,15 @@ def store_share_left(record: FinancialRecord, sale_credited: int) -> int:
 
 def sale_of(reservation_id: str) -> Invoice | None:
     return Invoice.get_or_none(Invoice.reservation_id == reservation_id, Invoice.kind == InvoiceKind.PLATFORM_SALE)
+
+
+def customer_paid(reservation_id: str) -> bool:
+    """Whether the money of the sale is received: a bank statement settled the customer's payment
+    of it (`settlement` `settled`; a returned debit is not, until a new collection is settled)."""
+    return (PaymentOrder.select().where(PaymentOrder.reservation_id == reservation_id,
+                                        PaymentOrder.kind == PaymentKind.RESERVATION_TOTAL,
+                                        PaymentOrder.status == PaymentStatus.PAID,
+                                        PaymentOrder.settlement == Settlement.SETTLED).exists())
 
 
 def live_self_billed(reservation_id: str) -> Invoice | None:

@@ -88,6 +88,14 @@ TEMPLATES: dict[str, Template] = {
         "compte de {platform} :\nIBAN : {iban}\nen indiquant la référence {invoice_number}.\n\n"
         "Si vous avez déjà payé, merci de ne pas tenir compte de ce message.",
     ),
+    "iban_changed": Template(
+        "{organization} : l'IBAN de votre profil de facturation a changé",
+        "Bonjour,\n\nL'IBAN du profil de facturation de {organization} sur {platform} vient de changer :\n"
+        "ancien IBAN : {iban_before}\nnouvel IBAN : {iban_after}\n\nLe compte de l'entreprise repasse en "
+        "vérification : aucun paiement ne part vers le nouvel IBAN avant qu'un administrateur l'ait approuvé, "
+        "et les virements en attente sont retenus jusque-là.\n\nSi vous n'êtes pas à l'origine de ce "
+        "changement, contactez-nous sans attendre.",
+    ),
     "smoke_test": Template(
         "Test d'envoi d'e-mail {platform}",
         "Bonjour,\n\nCeci est un e-mail de test envoyé depuis {platform} à la demande de {requester}. "

@@ -7,6 +7,7 @@ a placeholder (API.md). Idempotent: existing rows are left as they are."""
 from __future__ import annotations
 
 from backend import clock
+from backend.identity import bank_details
 from backend.identity.models import BillingProfile, Membership, Organization, User
 from backend.identity.permissions import Role
 from backend.identity.secrets import hash_password
@@ -51,6 +52,9 @@ def seed_demo_identity() -> str:
     for organization_id, profile in DEMO_BILLING_PROFILES.items():
         BillingProfile.insert(organization=organization_id, signer_phone="+33612345678",
                               signer_on_registry_extract=True, updated_at=now, **profile).on_conflict_ignore().execute()
+    for id_, _, _, _, kyb in DEMO_ORGANIZATIONS:  # approved with the profile's account
+        if kyb == "approved" and bank_details.approved_account(id_) is None:
+            bank_details.record_approved(id_)
     password_hash = hash_password(DEMO_PASSWORD)
     users = 0
     for email, name, role, organization_id, membership_role in DEMO_USERS:

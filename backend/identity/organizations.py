@@ -13,7 +13,7 @@ from backend.audit import record_security_event
 from backend.db import transaction
 from backend.errors import Conflict, Forbidden, NotFound
 from backend.events import ORGANIZATION_IBAN_CHANGED, publish
-from backend.identity import sessions
+from backend.identity import bank_details, sessions
 from backend.identity.french_ids import check_iban, check_siren, check_siret, check_vat_number, to_e164
 from backend.identity.memberships import add_membership
 from backend.identity.models import ActorType, BillingProfile, KybStatus, Membership, Organization, User
@@ -144,6 +144,9 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
     with transaction():
         locked = Organization.select().where(Organization.id == organization.id).for_update().get()
         before = billing_profile_of(organization.id)
+        iban_changed = before is not None and before.iban != values["iban"]
+        if iban_changed:
+            require_bank_details_editor(principal, organization)
         (
             BillingProfile.insert(organization=organization.id, **values)
             .on_conflict(conflict_target=[BillingProfile.organization], update=values)
@@ -155,10 +158,20 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
         changed = vouched_changes(before, values)
         if changed:
             reopen_kyb(locked, actor_user_id=principal.user_id, reason="billing_profile_changed", changed=changed)
-        if before is not None and before.iban != values["iban"]:
-            # The signed SEPA mandate covers the old IBAN: billing ends it until a new one is signed.
+        if iban_changed:
+            bank_details.announce_iban_change(organization, before=before.iban, after=values["iban"],
+                                              actor_user_id=principal.user_id)
+            # A signed SEPA mandate names an account: billing ends it when another one is entered.
             publish(ORGANIZATION_IBAN_CHANGED, organization.id)
     return billing_profile_of(organization.id)
+
+
+def require_bank_details_editor(principal: Principal, organization: Organization) -> None:
+    """Only a manager (or an admin) changes where the organization's money goes: a `billing` member
+    may edit the rest of the profile (403 `bank_details_manager_only`)."""
+    if not principal.is_admin and organization.caller_role not in MANAGERS:
+        raise Forbidden("only a manager of the organization may change its bank details",
+                        reason="bank_details_manager_only")
 
 
 def vouched_changes(before: BillingProfile | None, values: dict) -> list[str]:

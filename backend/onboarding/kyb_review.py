@@ -17,7 +17,7 @@ from backend import clock
 from backend.audit import record_security_event
 from backend.db import transaction
 from backend.errors import Conflict, NotFound
-from backend.identity import billing_identity
+from backend.identity import bank_details, billing_identity
 from backend.identity.models import KybStatus, Organization
 from backend.listing import ListParams, Page, paginate
 from backend.onboarding.models import KybDocument, KybDocumentType, SignatureRequest
@@ -62,6 +62,8 @@ def review_organization(*, organization_id: str, status: str, note: str | None, 
         now = clock.now()
         Organization.update(kyb_status=status, kyb_note=note, kyb_reviewed_at=now, updated_at=now).where(
             Organization.id == organization_id).execute()
+        if status == KybStatus.APPROVED:  # the account payouts and refunds pay from now on
+            bank_details.record_approved(organization_id)
         record_security_event("kyb.company.reviewed", actor_user_id=actor_user_id, target_type="organization",
                               target_id=organization_id,
                               details={"status": status, "note": note, "previousStatus": organization.kyb_status})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from backend.billing.models import FinancialStatus, PaymentKind, PaymentMethod, PaymentStatus, Settlement
 from schemas.billing.invoices import METHOD, InvoiceOut, MoneyMovedOut
@@ -11,6 +11,15 @@ from schemas.common import UtcDateTime, enum_of
 
 class CollectIn(Schema):
     paymentMethod = METHOD
+
+
+class CollectTotalIn(Schema):
+    """A reservation total's collection: without `paymentMethod`, the organization's default."""
+
+    paymentMethod = fields.String(load_default=None, validate=validate.OneOf([m.value for m in PaymentMethod]),
+                                  metadata={"enum": [m.value for m in PaymentMethod], "description": (
+                                      "absent: `sepa_dd` under the organization's active SEPA mandate, else "
+                                      "`bank_transfer`; `bank_transfer` may be asked for even with a mandate")})
 
 
 class CollectOut(MoneyMovedOut):

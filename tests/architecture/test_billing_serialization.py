@@ -18,7 +18,7 @@ OTHER_FORMATS = {
     "log line fields, a validation error's fields": {
         ("collection/collect.py", "collect"), ("collection/auto.py", "auto_collect"), ("legacy.py", "collect_step"),
         ("corrections.py", "refund"), ("payouts.py", "pay_out"), ("self_billing/resolution.py", "resolve")},
-    "an error's details (the bank file run's refusal)": {("bank/orders.py", "refuse_problems")},
+    "an error's details (the bank file run's refusal)": {("bank/orders.py", "shown")},
     "a list's `sortBy` values (the query's, API.md Lists)": {("bank/files.py", "<module>"),
                                                             ("self_billing/resolution.py", "contested")},
     "the request body fingerprinted": {("collection/collect.py", "collection_key"), ("corrections.py", "refund_once")},

@@ -6,7 +6,13 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from backend import clock
+from backend.billing.accounting.entries import paris_day
+from backend.billing.bank import settlement
+from backend.billing.models import PaymentKind, PaymentOrder, PaymentStatus, Settlement
 from backend.config import Config
+from backend.db import transaction
+from backend.identity import bank_details
 from backend.identity.models import Organization
 from backend.marketplace import campaigns, cart, catalog, furniture, reservations, store_zones
 from backend.marketplace.furniture import ZoneSpec
@@ -26,9 +32,22 @@ def booted_config() -> Config:
 
 
 def approved_org(actor_type: str, *, iban: str | None = "FR7630006000011234567890189") -> Organization:
+    """KYB approved with its billing profile: its account is the approved one (as a review does)."""
     organization = make_organization(actor_type, kyb_status="approved")
     add_billing_profile(organization, iban=iban)
+    bank_details.record_approved(organization.id)
     return organization
+
+
+def customer_paid(reservation_id: str) -> None:
+    """The bank booked the customer's payment of the sale (what the statement line settling it
+    does; tests of the statements themselves import one): the payout may go."""
+    with transaction():
+        for order in PaymentOrder.select().where(
+                PaymentOrder.reservation_id == reservation_id, PaymentOrder.kind == PaymentKind.RESERVATION_TOTAL,
+                PaymentOrder.status == PaymentStatus.PAID,
+                PaymentOrder.settlement.in_([Settlement.UNSENT, Settlement.IN_FILE])):
+            settlement.settle(order.id, booked_on=paris_day(clock.now()))
 
 
 class Market:

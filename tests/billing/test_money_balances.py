@@ -12,7 +12,7 @@ from backend.billing.accounting import ledger
 from backend.billing.accounting.chart import Account
 from backend.billing.models import Invoice, SupplierDebt
 from backend.billing.self_billing import scheduler
-from tests.billing.helpers import Market, booted_config
+from tests.billing.helpers import Market, booted_config, customer_paid
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, sign_mandate
 
 
@@ -50,6 +50,7 @@ class Money:
                                          headers=admin_headers())
 
     def pay(self, reservation_id: str, key: str):
+        customer_paid(reservation_id)  # the statement booked the customer's transfer
         return self.client.simulate_post(f"/api/admin/billing/reservations/{reservation_id}/payout",
                                          headers={**admin_headers(), "Idempotency-Key": key},
                                          json={"reason": "paid before the distributor's acceptance"})

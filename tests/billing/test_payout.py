@@ -14,7 +14,7 @@ from backend.billing.accounting.chart import Account
 from backend.billing.models import AuditEntry, FinancialRecord, Invoice, PaymentOrder
 from backend.billing.self_billing import acceptance, scheduler
 from tests.billing.accounting.books import book_lines, book_totals
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, customer_paid
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
 
 
@@ -24,6 +24,7 @@ def settled(config):
     industrial, distributor = approved_org("industrial"), approved_org("distributor")
     sign_mandate(distributor)
     reservation = collected(Market(), industrial, distributor)
+    customer_paid(reservation.id)
     with clock.frozen_at(AFTER):
         assert scheduler.self_bill_due_reservations(config=config)["issued"] == 1
     invoice = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "supplier_self_billed")

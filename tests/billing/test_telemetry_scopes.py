@@ -21,7 +21,7 @@ from backend.billing.self_billing.mandate_events import apply_provider_event
 from backend.errors import DomainError
 from backend.identity.models import BillingProfile
 from tests.billing.documents import invoice_samples as samples
-from tests.billing.helpers import Market, approved_org, booted_config
+from tests.billing.helpers import Market, approved_org, booted_config, customer_paid
 from tests.billing.invoicing.test_post_invoice_hook import issue, platform_config  # noqa: F401 (fixtures)
 from tests.billing.self_billing import mandate_fixtures
 from tests.billing.self_billing.data import AFTER, DURING, collected, sign_mandate
@@ -107,6 +107,7 @@ def pays_out(run: Run) -> None:  # once the distributor accepted its self-billed
     number = Invoice.get(Invoice.reservation_id == reservation.id,
                          Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED).number
     acceptance.accept(invoice_number=number, organization_id=run.distributor.id, user_id=None)
+    customer_paid(reservation.id)
     payouts.pay_out(reservation_id=reservation.id, key="telemetry", user_id=make_admin().id)
 
 

@@ -6,25 +6,27 @@ from __future__ import annotations
 from api.access import BILLING_MANAGER, Route
 from api.operations import operation
 from api.responses import private_attachment
-from backend.billing.bank import files
+from backend.billing.bank import files, transfers
 from backend.billing.models import BankFile, BankFileKind
 from backend.listing import ListParams, Page
-from schemas.billing.bank.files import BankFileMadeOut, BankFilePage, BankFilesQuery
+from schemas.billing.bank.files import BankFileMadeOut, BankFilePage, BankFilesQuery, HeldListOut, RefreshedOut
 
 TAGS = ("bank",)
-_REFUSALS = ("409 `CONFLICT` with `details.reason`: `nothing_due` (no file is made), `bank_not_configured` "
-             "(`details.settings` names the setting missing or failing its check), `bank_details_invalid` "
-             "(`details.problems`: each payment order and field whose IBAN, BIC or mandate reference fails its "
-             "check; nothing is written).")
+_REFUSALS = ("Every order that can go is filed; the others are held back and answered in `held` with their "
+             "reason (`kyb_not_approved`, `creditor_account_missing`, `bank_details_invalid` with `field` and "
+             "`problem`, `mandate_ended`): they stay `unsent` and go in the first file after their reason is lifted. "
+             "409 `CONFLICT` with `details.reason`: `nothing_due` when no order can go (`details.held` lists those "
+             "held back; no file is made), `bank_not_configured` (`details.settings` names the setting missing or "
+             "failing its check).")
 
 
 class Make:
     def __init__(self, kind: BankFileKind, storage, config) -> None:
         self.kind, self.storage, self.config = kind, storage, config
 
-    def _make(self, req) -> dict:
-        return {"file": files.make_file(self.kind, storage=self.storage, config=self.config,
-                                        user_id=req.context.principal.user_id)}
+    def _make(self, req) -> files.Made:
+        return files.make_file(self.kind, storage=self.storage, config=self.config,
+                               user_id=req.context.principal.user_id)
 
 
 class DirectDebits(Make):
@@ -37,7 +39,7 @@ class DirectDebits(Make):
         "allows, end-to-end id = the payment order's id without dashes, remittance = the invoice number. Its "
         "payment orders become `in_file`. A debit whose mandate has ended is held back (`unsent`). " + _REFUSALS),
         tags=TAGS, answer=BankFileMadeOut, status=201, errors={409: "nothing due, bank settings or details"})
-    def on_post(self, req, resp) -> dict:
+    def on_post(self, req, resp) -> files.Made:
         return self._make(req)
 
 
@@ -45,13 +47,36 @@ class Transfers(Make):
     @operation("Make the credit transfer file", description=(
         "`billing.manage.all`. Every supplier payout and refund (spec C `paid`, `settlement: unsent`) in one "
         "SEPA credit transfer initiation (pain.001.001.09) validated against its ISO 20022 schema, stored "
-        "privately and audited, from the platform's IBAN: a payout to the distributor's billing-profile IBAN, a "
-        "refund to the industrial's; executed on the first TARGET2 day from today; end-to-end id = the payment "
+        "privately and audited, from the platform's IBAN, to the account each payment order recorded when it "
+        "was made (the distributor's or industrial's account as approved at KYB, never the live profile; a "
+        "direct-debit customer's mandate account when its approved profile has none); executed on the first "
+        "TARGET2 day from today; end-to-end id = the payment "
         "order's id without dashes, remittance = the number of the invoice paid (self-billed invoice or credit "
         "note). Its payment orders become `in_file`. " + _REFUSALS),
         tags=TAGS, answer=BankFileMadeOut, status=201, errors={409: "nothing due, bank settings or details"})
-    def on_post(self, req, resp) -> dict:
+    def on_post(self, req, resp) -> files.Made:
         return self._make(req)
+
+
+class Held:
+    @operation("Payment orders held back from the bank files", description=(
+        "`billing.manage.all`. Every payment order due at the bank (`paid`, `unsent`) that the next file run "
+        "would hold back, oldest first, with its reason (as the file routes answer it), kind, organization, "
+        "reservation and amount. A held order goes into the first file after its reason is lifted."),
+        tags=TAGS, answer=HeldListOut)
+    def on_get(self, req, resp) -> dict:
+        return {"items": files.held_orders()}
+
+
+class HeldAccount:
+    @operation("Refresh a held order's creditor account", description=(
+        "`billing.manage.all`. An unsent payout or refund takes its creditor's account as approved now (the "
+        "organization's KYB approved again since the order was made; the order otherwise keeps the account "
+        "approved when it was made). Audited (`billing.bank.order.account_refreshed`, both IBANs masked). "
+        "404 unknown order; 409 `not_a_held_transfer` (not an unsent payout or refund), `kyb_not_approved`."),
+        tags=TAGS, answer=RefreshedOut)
+    def on_post(self, req, resp, payment_order_id: str) -> dict:
+        return {"paymentOrder": transfers.refresh_account(payment_order_id, user_id=req.context.principal.user_id)}
 
 
 class Files:
@@ -84,6 +109,8 @@ def routes(deps) -> list[Route]:
               BILLING_MANAGER),
         Route(f"{base}/transfers", Transfers(BankFileKind.CREDIT_TRANSFER, deps.storage, deps.config),
               BILLING_MANAGER),
+        Route(f"{base}/held", Held(), BILLING_MANAGER),
+        Route(f"{base}/held/{{payment_order_id}}/account", HeldAccount(), BILLING_MANAGER),
         Route(f"{base}/files", Files(), BILLING_MANAGER),
         Route(f"{base}/files/{{file_id}}", File(deps.storage), BILLING_MANAGER),
     ]

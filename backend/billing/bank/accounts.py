@@ -1,6 +1,6 @@
 """The accounts a bank file names: the platform's (`PLATFORM_LEGAL_IBAN`, `PLATFORM_LEGAL_BIC`,
-`PLATFORM_SEPA_CREDITOR_ID`, the name `PLATFORM_LEGAL_COMPANY_NAME`) and each organization's
-holder name and IBAN from its billing profile."""
+`PLATFORM_SEPA_CREDITOR_ID`, the name `PLATFORM_LEGAL_COMPANY_NAME`) and a debtor's name from its
+billing profile (a creditor's account is the one its payment order recorded: `transfers`)."""
 
 from __future__ import annotations
 
@@ -29,14 +29,6 @@ class PlatformAccount:
         return settings
 
 
-@dataclass(frozen=True)
-class Holder:
-    """An organization's account: the billing profile's legal name (else the organization's) and IBAN."""
-
-    name: str
-    iban: str | None
-
-
 def platform_account(config: Config, *, creditor: bool) -> PlatformAccount:
     """The platform's account from the settings; 409 `bank_not_configured` naming what is missing
     or fails its check (boot refuses a bad value it is given; this also covers an unset one)."""
@@ -58,10 +50,11 @@ def platform_account(config: Config, *, creditor: bool) -> PlatformAccount:
     )
 
 
-def holders(organization_ids: set[str]) -> dict[str, Holder]:
+def holder_names(organization_ids: set[str]) -> dict[str, str]:
+    """Each organization's billing-profile legal name (else the organization's): a debtor's name."""
     rows = (Organization.select(Organization.id, Organization.legal_name,
-                                BillingProfile.legal_name.alias("profile_name"), BillingProfile.iban)
+                                BillingProfile.legal_name.alias("profile_name"))
             .join(BillingProfile, JOIN.LEFT_OUTER, on=BillingProfile.organization == Organization.id)
             .where(Organization.id.in_(list(organization_ids)))
             .dicts())
-    return {row["id"]: Holder(name=row["profile_name"] or row["legal_name"], iban=row["iban"]) for row in rows}
+    return {row["id"]: row["profile_name"] or row["legal_name"] for row in rows}

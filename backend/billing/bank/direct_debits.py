@@ -9,9 +9,10 @@ unused for 36 months (no debit collected in the 36 months before this one) start
 In one file, a new mandate's first debit is FRST and its others RCUR. The collection date is the
 first the scheme allows (`calendar.collection_date`).
 
-A debit whose mandate has ended since the collection (a new IBAN, a new signed mandate) is held
-back, `unsent`, and logged (`billing.bank.debit_held_back`): no debit is ever sent on an ended
-mandate.
+A debit is held back (`orders.Held`), `unsent`, when its mandate has ended since the collection
+(a new IBAN, a new signed mandate: logged, `billing.bank.debit_held_back`; no debit is ever sent
+on an ended mandate), while its organization's KYB is not approved, or when a value it carries
+fails its check; the others go.
 """
 
 from __future__ import annotations
@@ -25,7 +26,16 @@ from backend.billing.accounting.entries import paris_day
 from backend.billing.bank import accounts, calendar, checks
 from backend.billing.bank.end_to_end import end_to_end_id
 from backend.billing.bank.messages import Entry, Message, finish
-from backend.billing.bank.orders import due, invoice_numbers, nothing_due, problems_of, refuse_problems
+from backend.billing.bank.orders import (
+    KYB_NOT_APPROVED,
+    Held,
+    due,
+    first_hold,
+    invoice_numbers,
+    kyb_approved,
+    nothing_due,
+    split,
+)
 from backend.billing.models import (
     BankFile,
     BankFileKind,
@@ -43,6 +53,7 @@ from backend.sepa import mandate_reference
 
 KIND = BankFileKind.DIRECT_DEBIT
 COLLECTIONS = (PaymentKind.RESERVATION_TOTAL, PaymentKind.DEPOSIT, PaymentKind.BALANCE)
+MANDATE_ENDED = "mandate_ended"
 MANDATE_LAPSE_YEARS = 3  # 36 months unused: the mandate starts again at FRST
 
 
@@ -84,46 +95,60 @@ def sequence_types(orders: list[PaymentOrder], *, collection_on: date) -> dict[s
     return types
 
 
-def _problems(order: PaymentOrder, mandate: SepaMandate, invoice_number: str | None) -> list[tuple[str, str, str]]:
-    found = []
-    if problem := checks.mandate_reference_problem(order.mandate_ref):
-        found.append(("mandateReference", problem))
-    elif mandate.signature_request_id and order.mandate_ref != mandate_reference(mandate.signature_request_id):
-        found.append(("mandateReference", "not the reference printed on the mandate the customer signed"))
-    if problem := checks.iban_problem(mandate.iban):
-        found.append(("debtorIban", problem))
-    return problems_of(order, found, invoice_number)
+def holds(orders: list[PaymentOrder], mandates: dict[str, SepaMandate]):
+    """The `hold(order)` of a run over `orders` (`orders.split`): an ended mandate first (no debit
+    is ever sent on it), then the organization's KYB, then the values the debit carries."""
+    approved, numbers = kyb_approved(orders), invoice_numbers(orders)
+
+    def hold(order: PaymentOrder) -> Held | None:
+        mandate = mandates[order.mandate_ref]
+        if mandate.status != MandateStatus.ACTIVE:
+            return Held(order.id, MANDATE_ENDED)
+        if order.organization_id not in approved:
+            return Held(order.id, KYB_NOT_APPROVED)
+        found = []
+        if problem := checks.mandate_reference_problem(order.mandate_ref):
+            found.append(("mandateReference", problem))
+        elif mandate.signature_request_id and order.mandate_ref != mandate_reference(mandate.signature_request_id):
+            found.append(("mandateReference", "not the reference printed on the mandate the customer signed"))
+        if problem := checks.iban_problem(mandate.iban):
+            found.append(("debtorIban", problem))
+        return first_hold(order, found, numbers.get(order.id))
+    return hold
 
 
-def message(*, config: Config, today: date) -> Message:
-    """The pain.008 of every debit due (the orders locked until the caller's transaction ends);
-    409 `nothing_due`, `bank_not_configured` or `bank_details_invalid` (nothing is written)."""
+def mandates_of(orders: list[PaymentOrder]) -> dict[str, SepaMandate]:
+    return {m.mandate_ref: m for m in SepaMandate.select().where(
+        SepaMandate.mandate_ref.in_([order.mandate_ref for order in orders]))}
+
+
+def message(*, config: Config, today: date) -> tuple[Message, list[Held]]:
+    """The pain.008 of every debit that can go (the orders locked until the caller's transaction
+    ends), and those held back; 409 `nothing_due` (with `details.held`) when none can go,
+    `bank_not_configured` (nothing is written)."""
     account = accounts.platform_account(config, creditor=True)
     collection_on = calendar.collection_date(today)
     orders = list(due_orders().for_update(of=PaymentOrder))
-    mandates = {m.mandate_ref: m for m in SepaMandate.select().where(
-        SepaMandate.mandate_ref.in_([order.mandate_ref for order in orders]))}
-    held = [order.id for order in orders if mandates[order.mandate_ref].status != MandateStatus.ACTIVE]
-    if held:
+    mandates = mandates_of(orders)
+    going, held = split(orders, holds(orders, mandates))
+    ended = [item.payment_order_id for item in held if item.reason == MANDATE_ENDED]
+    if ended:
         log_event("billing.bank.debit_held_back", "debits held back: their SEPA mandate has ended", "warn",
-                  paymentOrderIds=held)
-    orders = [order for order in orders if order.id not in held]
-    if not orders:
-        raise nothing_due(KIND, heldBack=held)
-    numbers = invoice_numbers(orders)
-    refuse_problems(KIND, [problem for order in orders
-                           for problem in _problems(order, mandates[order.mandate_ref], numbers.get(order.id))])
-    holders = accounts.holders({order.organization_id for order in orders})
-    types = sequence_types(orders, collection_on=collection_on)
+                  paymentOrderIds=ended)
+    if not going:
+        raise nothing_due(KIND, held)
+    numbers = invoice_numbers(going)
+    names = accounts.holder_names({order.organization_id for order in going})
+    types = sequence_types(going, collection_on=collection_on)
     document = SepaDD({**account.sepaxml_settings(), "creditor_id": account.creditor_id, "instrument": "CORE"},
                       schema="pain.008.001.08", clean=True)
-    for order in orders:
+    for order in going:
         mandate = mandates[order.mandate_ref]
         document.add_payment({
-            "name": holders[order.organization_id].name, "IBAN": checks.compact_iban(mandate.iban),
+            "name": names[order.organization_id], "IBAN": checks.compact_iban(mandate.iban),
             "amount": order.amount_cents, "type": types[order.id], "collection_date": collection_on,
             "mandate_id": order.mandate_ref, "mandate_date": paris_day(mandate.signed_at),
             "description": numbers[order.id], "endtoend_id": end_to_end_id(order.id),
         })
-    entries = [Entry(order.id, order.amount_cents, types[order.id]) for order in orders]
-    return finish(KIND, document, requested_on=collection_on, entries=entries)
+    entries = [Entry(order.id, order.amount_cents, types[order.id]) for order in going]
+    return finish(KIND, document, requested_on=collection_on, entries=entries), held

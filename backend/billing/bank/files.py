@@ -1,7 +1,8 @@
 """The files for the bank (API.md "The bank"): made, stored, listed, read back.
 
 `make_file` runs one file run in one transaction, serialized per kind (an advisory lock): the
-payment orders due are locked, written in one ISO 20022 message validated against its schema
+payment orders due are locked, those that cannot go held back (`orders.Held`, listed by
+`held_orders`), the others written in one ISO 20022 message validated against its schema
 (`direct_debits`, `transfers`), the XML stored privately (`billing/bank/<kind>/<year>/<message
 id>.xml` in the context `billing-bank-files`), the file and its orders recorded (each order in at
 most one live file: the database's `billing_bank_file_order_one_live`), the orders moved to
@@ -14,13 +15,15 @@ and go in the next run; the file and its XML are kept, `void`.
 
 from __future__ import annotations
 
-from datetime import date
+from dataclasses import dataclass
+from datetime import date, datetime
 
 from backend import clock
 from backend.billing.accounting import cash
 from backend.billing.accounting.entries import paris_day
 from backend.billing.bank import direct_debits, settlement, transfers
 from backend.billing.bank.messages import SCHEMAS, Message
+from backend.billing.bank.orders import Held, split
 from backend.billing.models import AuditEntry, BankFile, BankFileKind, BankFileOrder, BankFileStatus
 from backend.config import Config
 from backend.context import current_request_id
@@ -44,31 +47,41 @@ def storage_key(kind: BankFileKind, message_id: str, today: date) -> str:
     return f"billing/bank/{kind.value}/{today.year}/{message_id}.xml"
 
 
+@dataclass(frozen=True)
+class Made:
+    """A file run's answer: the file of the orders that went, and those held back."""
+
+    file: BankFile
+    held: list[Held]
+
+
 def make_file(kind: BankFileKind, *, storage: Storage, config: Config, user_id: str | None,
-              origin: str = "admin route") -> BankFile:
-    """The file of every payment order of `kind` due, stored and recorded; 409 when none is due.
-    The audit entry names the admin (`user_id`) and where it was made (`origin`)."""
+              origin: str = "admin route") -> Made:
+    """The file of every payment order of `kind` that can go, stored and recorded, and the orders
+    held back; 409 when none can go. The audit entry names the admin (`user_id`), where it was made
+    (`origin`) and the orders held back."""
     today = paris_day(clock.now())
     stored_key = None
     try:
         with transaction():
             database.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"billing_bank_file:{kind.value}",))
-            message = _MESSAGES[kind](config=config, today=today)
+            message, held = _MESSAGES[kind](config=config, today=today)
             key = storage_key(kind, message.message_id, today)
             stored = storage.put_bytes(STORAGE_CONTEXT, key, message.xml, CONTENT_TYPE)
             stored_key = key
-            file = _record(message, key=key, sha256=stored.sha256, user_id=user_id, origin=origin)
+            file = _record(message, key=key, sha256=stored.sha256, user_id=user_id, origin=origin, held=held)
     except BaseException:
         if stored_key is not None:
             storage.delete(STORAGE_CONTEXT, stored_key)
         raise
     log_event("billing.bank.file.created", f"{SCHEMAS[kind]} file made", "info", fileId=file.id, kind=kind.value,
               messageId=file.message_id, count=file.count, controlSumCents=file.control_sum_cents,
-              requestedOn=file.requested_on.isoformat(), actorUserId=user_id, origin=origin)
-    return file
+              requestedOn=file.requested_on.isoformat(), actorUserId=user_id, origin=origin, held=len(held))
+    return Made(file, held)
 
 
-def _record(message: Message, *, key: str, sha256: str, user_id: str | None, origin: str) -> BankFile:
+def _record(message: Message, *, key: str, sha256: str, user_id: str | None, origin: str,
+            held: list[Held]) -> BankFile:
     file = BankFile.create(id=new_id(), kind=message.kind, message_id=message.message_id, count=message.count,
                            control_sum_cents=message.control_sum_cents, requested_on=message.requested_on,
                            storage_key=key, sha256=sha256, created_by_user_id=user_id)
@@ -83,7 +96,8 @@ def _record(message: Message, *, key: str, sha256: str, user_id: str | None, ori
                       reason=f"{SCHEMAS[message.kind]} file for the bank, made from the {origin}",
                       details={"fileId": file.id, "kind": message.kind.value, "messageId": message.message_id,
                                "count": message.count, "controlSumCents": message.control_sum_cents,
-                               "requestedOn": message.requested_on.isoformat(), "sha256": sha256},
+                               "requestedOn": message.requested_on.isoformat(), "sha256": sha256,
+                               "held": [item.shown() for item in held]},
                       request_id=current_request_id())
     return file
 
@@ -111,6 +125,34 @@ def void_file(file_id: str, *, reason: str, user_id: str | None, origin: str) ->
     log_event("billing.bank.file.voided", "bank file voided: its orders are due again", "warn", fileId=file.id,
               messageId=file.message_id, count=file.count, origin=origin)
     return get_file(file_id)
+
+
+@dataclass(frozen=True)
+class HeldOrder:
+    """An order due at the bank and held back (`orders.Held`), with what the admin's list shows."""
+
+    payment_order_id: str
+    reason: str
+    field: str | None
+    problem: str | None
+    kind: str
+    organization_id: str
+    reservation_id: str | None
+    amount_cents: int
+    created_at: datetime
+
+
+def held_orders() -> list[HeldOrder]:
+    """Every payment order due at the bank and held back, oldest first, with why (both kinds)."""
+    debits = list(direct_debits.due_orders())
+    credits = list(transfers.due_orders())
+    held = [*split(debits, direct_debits.holds(debits, direct_debits.mandates_of(debits)))[1],
+            *split(credits, transfers.holds(credits))[1]]
+    orders = {order.id: order for order in (*debits, *credits)}
+    shown = [HeldOrder(item.payment_order_id, item.reason, item.field, item.problem, order.kind,
+                       order.organization_id, order.reservation_id, order.amount_cents, order.created_at)
+             for item in held for order in (orders[item.payment_order_id],)]
+    return sorted(shown, key=lambda row: (row.created_at, row.payment_order_id))
 
 
 def list_files(params: ListParams, *, kind: str | None = None) -> Page:

@@ -15,7 +15,7 @@ from backend.marketplace.models import Reservation
 ADMIN_COLLECT_ROUTE = "billing.admin.reservation.collect"
 
 
-def collect_on_behalf(*, reservation_id: str, method: PaymentMethod, key: str, user_id: str | None,
+def collect_on_behalf(*, reservation_id: str, method: PaymentMethod | None, key: str, user_id: str | None,
                       config: Config) -> collect.Collected:
     """The admin route: the reservation's industrial organization collected, the key scoped to
     the route and the reservation (client keys `auto-collect-...` are 400)."""

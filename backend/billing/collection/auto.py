@@ -29,7 +29,6 @@ from backend.billing.collection.collect import Collected, auto_collect_key, coll
 from backend.billing.models import (
     FinancialRecord,
     FinancialStatus,
-    PaymentMethod,
     PaymentOrder,
     SepaMandate,
     Settlement,
@@ -41,12 +40,6 @@ from backend.errors import DomainError
 from backend.logs import log_event
 from backend.marketplace.models import Reservation
 from backend.marketplace.pricing import BillingModel, resolve_billing_model
-
-
-def auto_method(organization_id: str) -> PaymentMethod:
-    """How auto-collection collects: by direct debit under the organization's active mandate, else
-    by bank transfer."""
-    return PaymentMethod.SEPA_DD if sepa_mandates.active_mandate(organization_id) else PaymentMethod.BANK_TRANSFER
 
 
 def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
@@ -61,7 +54,7 @@ def auto_collect(reservation_id: str, *, config: Config) -> Collected | None:
                   "info", reservationId=reservation_id, billingModel=BillingModel.LEGACY_MANDATE.value)
         return None
     organization_id = reservation.industrial_organization_id
-    method = auto_method(organization_id)
+    method = sepa_mandates.default_method(organization_id)
     fields = {"reservationId": reservation_id, "paymentMethod": method.value}
     log_event("billing.reservation.collect.auto_triggered", "auto-collection triggered", "info", **fields)
     try:

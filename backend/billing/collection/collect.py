@@ -88,12 +88,13 @@ class Collected:
     idempotent: bool = False
 
 
-def collect(*, reservation_id: str, industrial_organization_id: str, method: PaymentMethod, key: str,
+def collect(*, reservation_id: str, industrial_organization_id: str, method: PaymentMethod | None, key: str,
             user_id: str | None, config: Config, auto: bool = False, scope: str | None = None,
             route: str = COLLECT_ROUTE) -> Collected:
     """Collect the reservation total once per `key` (scoped to the industrial organization, or
-    `scope` and `route`: the admin route's, API.md)."""
-    method = PaymentMethod(method)
+    `scope` and `route`: the admin route's, API.md); no `method`: the organization's default
+    (`sepa_mandates.default_method`: its active mandate's direct debit, else a bank transfer)."""
+    method = PaymentMethod(method) if method else sepa_mandates.default_method(industrial_organization_id)
     held = collection_key(route=route, path=collect_path(reservation_id),
                           industrial_organization_id=scope or industrial_organization_id, method=method, key=key)
     fields = {"reservationId": reservation_id, "paymentMethod": method.value, "auto": auto}

@@ -43,7 +43,7 @@ MONDAY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 def make(config=None, **overrides):
     storage = current_runtime().storage
-    file = files.make_file(DEBITS, storage=storage, config=config or bank_config(**overrides), user_id=None)
+    file = files.make_file(DEBITS, storage=storage, config=config or bank_config(**overrides), user_id=None).file
     return file, storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
 
 
@@ -127,13 +127,14 @@ def test_a_debit_on_an_ended_mandate_is_held_back_and_nothing_else_due_is_409(ma
     SepaMandate.update(status=MandateStatus.ENDED, ended_at=mandate.signed_at, end_reason="IBAN changed").where(
         SepaMandate.id == mandate.id).execute()
     details = refused()
-    assert (details["reason"], details["heldBack"]) == ("nothing_due", [answer.payment_order_id])
+    assert (details["reason"], details["held"]) == (
+        "nothing_due", [{"paymentOrderId": answer.payment_order_id, "reason": "mandate_ended"}])
     assert PaymentOrder.get_by_id(answer.payment_order_id).settlement == "unsent"
     assert any(line["scope"] == "billing.bank.debit_held_back" for line in log_lines())
 
 
 @pytest.mark.owner  # the envelope of a signed mandate rewritten: only the owner could
-def test_no_file_with_an_iban_or_mandate_reference_failing_its_check(market):
+def test_debits_with_an_iban_or_mandate_reference_failing_its_check_are_held_and_the_others_filed(market):
     good, bad_iban, unsigned, malformed = (approved_org("industrial") for _ in range(4))
     sign_sepa_mandate(good)
     sign_sepa_mandate(bad_iban, iban="FR7630006000011234567890188")  # a wrong check digit
@@ -144,15 +145,16 @@ def test_no_file_with_an_iban_or_mandate_reference_failing_its_check(market):
     # hand after the collection, as a bad migration would).
     SepaMandate.update(signature_request_id="00000000-0000-4000-8000-000000000000").where(
         SepaMandate.id == forged.id).execute()
-    details = refused()
-    assert details["reason"] == "bank_details_invalid"
-    assert sorted((p["paymentOrderId"], p["field"], p["problem"][:12]) for p in details["problems"]) == sorted([
-        (answers[1].payment_order_id, "debtorIban", "The number's"),
-        (answers[2].payment_order_id, "mandateReference", "not the refe"),
-        (answers[3].payment_order_id, "mandateReference", "not 1 to 35 ")])
-    # Nothing written: no file, every order still unsent, nothing stored.
-    assert BankFile.select().count() == 0
-    assert {PaymentOrder.get_by_id(a.payment_order_id).settlement for a in answers} == {"unsent"}
+    made = files.make_file(DEBITS, storage=current_runtime().storage, config=bank_config(), user_id=None)
+    assert sorted((h.payment_order_id, h.reason, h.field, h.problem[:12]) for h in made.held) == sorted([
+        (answers[1].payment_order_id, "bank_details_invalid", "debtorIban", "The number's"),
+        (answers[2].payment_order_id, "bank_details_invalid", "mandateReference", "not the refe"),
+        (answers[3].payment_order_id, "bank_details_invalid", "mandateReference", "not 1 to 35 ")])
+    assert made.file.count == 1
+    assert [PaymentOrder.get_by_id(a.payment_order_id).settlement for a in answers] == [
+        "in_file", "unsent", "unsent", "unsent"]
+    # Nothing else can go: 409, the held orders listed.
+    assert sorted(h["paymentOrderId"] for h in refused()["held"]) == sorted(a.payment_order_id for a in answers[1:])
 
 
 def test_no_file_without_the_creditor_identifier_or_with_a_bad_platform_bic(market):

@@ -19,7 +19,7 @@ from backend.errors import Conflict
 from backend.identity.models import BillingProfile
 from backend.runtime import current_runtime
 from tests.billing.bank.data import PLATFORM_BIC, PLATFORM_IBAN, bank_config, read_transfers, refund
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, customer_paid
 from tests.billing.self_billing.data import AFTER, collected, sign_mandate
 
 DISTRIBUTOR_IBAN = "FR1420041010050500013M02606"
@@ -31,7 +31,7 @@ GOOD_FRIDAY = datetime(2027, 3, 26, 9, 0, tzinfo=UTC)
 def make(**overrides):
     storage = current_runtime().storage
     file = files.make_file(BankFileKind.CREDIT_TRANSFER, storage=storage, config=bank_config(**overrides),
-                           user_id=None)
+                           user_id=None).file
     return file, storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
 
 
@@ -42,6 +42,7 @@ def paid_out(config):
         "distributor", iban=DISTRIBUTOR_IBAN)
     sign_mandate(distributor)
     reservation = collected(Market(), industrial, distributor)
+    customer_paid(reservation.id)
     sale = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "platform_sale")
     refunded = refund(sale.number, 10_000)
     with clock.frozen_at(AFTER):
@@ -74,19 +75,29 @@ def test_payouts_and_refunds_go_to_the_billing_profile_ibans_in_one_valid_file(p
     assert again.value.details["reason"] == "nothing_due"
 
 
-def test_no_transfer_file_to_a_missing_or_wrong_iban(paid_out):
+def test_the_file_pays_the_accounts_the_orders_recorded_not_the_live_profiles(paid_out):
     refunded, payout = paid_out
     distributor = PaymentOrder.get_by_id(payout.payment_order_id).organization_id
-    BillingProfile.update(iban="FR1420041010050500013M02607").where(  # one check digit off
-        BillingProfile.organization == distributor).execute()
+    BillingProfile.update(iban="DE89370400440532013000").where(BillingProfile.organization == distributor).execute()
     industrial = PaymentOrder.get_by_id(refunded.payment_order_id).organization_id
     BillingProfile.update(iban=None).where(BillingProfile.organization == industrial).execute()
+    file, xml = make()
+    assert sorted(t.iban for t in read_transfers(xml)[1]) == sorted([DISTRIBUTOR_IBAN, INDUSTRIAL_IBAN])
+    assert file.count == 2
+
+
+def test_an_order_with_a_missing_or_wrong_account_is_held_and_the_others_filed(paid_out):
+    refunded, payout = paid_out
+    PaymentOrder.update(creditor_iban="FR1420041010050500013M02607").where(  # one check digit off
+        PaymentOrder.id == payout.payment_order_id).execute()
+    PaymentOrder.update(creditor_iban=None).where(PaymentOrder.id == refunded.payment_order_id).execute()
     with pytest.raises(Conflict) as caught:
         make()
-    assert caught.value.details["reason"] == "bank_details_invalid"
-    assert sorted((p["paymentOrderId"], p["field"], p["problem"]) for p in caught.value.details["problems"]) == sorted([
-        (payout.payment_order_id, "creditorIban", "The number's checksum or check digit is invalid."),
-        (refunded.payment_order_id, "creditorIban", "missing")])
+    assert caught.value.details["reason"] == "nothing_due"
+    assert sorted(caught.value.details["held"], key=lambda h: h["reason"]) == [
+        {"paymentOrderId": payout.payment_order_id, "reason": "bank_details_invalid", "field": "creditorIban",
+         "problem": "The number's checksum or check digit is invalid."},
+        {"paymentOrderId": refunded.payment_order_id, "reason": "creditor_account_missing"}]
     assert BankFile.select().count() == 0
     assert {PaymentOrder.get_by_id(o).settlement for o in (payout.payment_order_id, refunded.payment_order_id)} == {
         "unsent"}

@@ -21,7 +21,7 @@ from tests.billing.helpers import Market, approved_org
 
 def make() -> BankFile:
     return files.make_file(BankFileKind.DIRECT_DEBIT, storage=current_runtime().storage, config=bank_config(),
-                           user_id=None)
+                           user_id=None).file
 
 
 @pytest.fixture

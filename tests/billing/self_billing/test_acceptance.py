@@ -33,7 +33,7 @@ from backend.email.messages import EmailMessage, EmailNotSent, deliver_email
 from backend.identity.models import BillingProfile
 from backend.outbox import OutboxMessage
 from tests.billing.documents.facturx_check import check_pdf, extract_xml
-from tests.billing.helpers import Market, approved_org
+from tests.billing.helpers import Market, approved_org, customer_paid
 from tests.billing.invoicing.test_post_invoice_hook import platform_config  # noqa: F401 (fixtures)
 from tests.billing.self_billing.data import AFTER, Party, admin_headers, collected, sign_mandate
 from tests.einvoicing.conftest import CLIENT_ID, CLIENT_SECRET, ENTITY_ID, operator  # noqa: F401 (fixture)
@@ -50,6 +50,7 @@ def settled(platform_config, storage, seeded):  # noqa: F811
     industrial = approved_org("industrial")
     sign_mandate(distributor.organization)
     reservation = collected(Market(), industrial, distributor.organization)
+    customer_paid(reservation.id)
     with clock.frozen_at(AFTER):
         assert scheduler.self_bill_due_reservations(config=platform_config)["issued"] == 1
     invoice = Invoice.get(Invoice.reservation_id == reservation.id, Invoice.kind == "supplier_self_billed")

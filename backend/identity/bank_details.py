@@ -1,0 +1,80 @@
+"""An organization's bank details: the account an admin approved, kept apart from the live profile.
+
+The billing profile is what the organization typed last; the approved account
+(`billing_profile_approved_account`) is what an admin reviewed: the profile's IBAN and holder name
+when its KYB was last approved (`record_approved`, called by the approval). Payouts and refunds
+record the approved account on their payment order and the credit transfer file pays it (API.md
+"Payouts and refunds only move money received, to accounts reviewed"), so a session that changes
+the IBAN redirects nothing: the change sends the KYB back to review (`organizations`), holds the
+organization's unsent orders back from files until an admin approves it again, and its managers
+are e-mailed (`announce_iban_change`) with both IBANs masked but for their last four characters.
+"""
+
+from __future__ import annotations
+
+from peewee import CharField
+from playhouse.postgres_ext import DateTimeTZField
+
+from backend import clock
+from backend.audit import record_security_event
+from backend.email.messages import queue_email
+from backend.identity.models import BillingProfile, Membership, Organization, User
+from backend.identity.permissions import MembershipRole
+from backend.model import BaseModel
+
+MASK = "•"
+
+
+class ApprovedAccount(BaseModel):
+    """The account an admin approved at the organization's last KYB approval."""
+
+    organization_id = CharField(max_length=64, primary_key=True)
+    iban = CharField(max_length=34, null=True)
+    holder_name = CharField(max_length=200)
+    approved_at = DateTimeTZField()
+
+    class Meta:
+        table_name = "billing_profile_approved_account"
+
+
+def approved_account(organization_id: str) -> ApprovedAccount | None:
+    return ApprovedAccount.get_or_none(ApprovedAccount.organization_id == organization_id)
+
+
+def record_approved(organization_id: str) -> ApprovedAccount | None:
+    """The live profile's IBAN and holder name become the approved account (the KYB approval, in its
+    transaction, audited there as `kyb.company.reviewed`); None without a billing profile."""
+    profile = BillingProfile.get_or_none(BillingProfile.organization == organization_id)
+    if profile is None:
+        return None
+    values = {"iban": profile.iban, "holder_name": profile.legal_name, "approved_at": clock.now()}
+    (ApprovedAccount.insert(organization_id=organization_id, **values)
+     .on_conflict(conflict_target=[ApprovedAccount.organization_id], update=values).execute())
+    return approved_account(organization_id)
+
+
+def mask_iban(iban: str | None) -> str:
+    """Every character but the last four masked (what an e-mail or an audit entry may show)."""
+    if not iban:
+        return "(aucun)"
+    return MASK * (len(iban) - 4) + iban[-4:]
+
+
+def manager_emails(organization_id: str) -> list[str]:
+    rows = (User.select(User.email).join(Membership, on=Membership.user == User.id)
+            .where(Membership.organization == organization_id, Membership.role == MembershipRole.MANAGER)
+            .distinct().order_by(User.email))
+    return [row.email for row in rows]
+
+
+def announce_iban_change(organization: Organization, *, before: str | None, after: str | None,
+                         actor_user_id: str) -> None:
+    """The IBAN of `organization` changed (inside the change's transaction): audited, and each of
+    its managers e-mailed with the old and new IBAN masked."""
+    masked = {"before": mask_iban(before), "after": mask_iban(after)}
+    record_security_event("organization.bank_details.changed", actor_user_id=actor_user_id,
+                          target_type="organization", target_id=organization.id,
+                          details={"accountBefore": masked["before"], "accountAfter": masked["after"]})
+    for to in manager_emails(organization.id):
+        queue_email("iban_changed", to=to, organization=organization.legal_name, iban_before=masked["before"],
+                    iban_after=masked["after"])
