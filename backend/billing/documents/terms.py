@@ -39,8 +39,8 @@ LATE_PAYMENT_TERMS = (
     "frais de recouvrement sont dues (articles L. 441-10 et D. 441-5 du code de commerce). Pas d'escompte "
     "pour paiement anticipé."
 )
-SELF_BILLED_DUE = ("l'échéance est la fin du délai de contestation prévu par le mandat d'autofacturation, "
-                   "augmentée du délai de règlement qu'il fixe")
+SELF_BILLED_DUE = ("qui est la fin du délai de contestation prévu par le mandat d'autofacturation, augmentée du "
+                   "délai de règlement qu'il fixe")
 
 
 def payment_notes(snapshot: InvoiceSnapshot) -> tuple[tuple[str, str], ...]:
@@ -80,5 +80,5 @@ def payment_terms(snapshot: InvoiceSnapshot) -> str:
     else:
         how = "Règlement par virement."
     if snapshot.is_self_billed:
-        return f"{how[:-1]} à l'échéance : {SELF_BILLED_DUE}."
+        return f"{how[:-1]} à l'échéance, {SELF_BILLED_DUE}."
     return how

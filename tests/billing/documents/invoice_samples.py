@@ -25,6 +25,7 @@ PLATFORM = Party(
     vat_number="FR44732829320",
     electronic_address=ElectronicAddress("732829320_FACTURES", "0225"),
     iban="FR7630006000011234567890189",
+    legal_form="SAS", share_capital_cents=5_000_000, registration="RCS Paris 732 829 320",
 )
 INDUSTRIAL = Party(
     name="Fromagerie des Alpes SAS",
@@ -43,6 +44,7 @@ DISTRIBUTOR = Party(
     vat_number="FR62443061841",
     electronic_address=ElectronicAddress("443061841", "0225"),
     iban="FR7610107001011234567890129",
+    legal_form="SARL", share_capital_cents=800_000, registration="RCS Annecy 443 061 841",
 )
 STORE = ServicePlace("Supermarché du Lac", PostalAddress("1 quai du Lac", "74000", "Annecy", "FR"))
 ISSUED_AT = dt.datetime(2026, 11, 22, 9, 30, tzinfo=dt.UTC)
