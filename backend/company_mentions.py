@@ -48,3 +48,18 @@ def normal_registration(value: str, *, siren: str | None) -> str:
     if siren is not None and digits != siren:
         raise ValueError(f"must name the company's SIREN {siren}")
     return f"{register} {place} {digits[:3]} {digits[3:6]} {digits[6:]}"
+
+
+# The mentions by their API names (the billing profile's `legalForm`, `shareCapitalCents`, `registration`).
+API_NAMES = (("legal_form", "legalForm"), ("share_capital_cents", "shareCapitalCents"), ("registration", "registration"))
+
+
+def missing(values: object) -> list[str]:
+    """The API names of the company mentions `values` (an object with the billing profile's
+    columns as attributes) does not give: what the admin's KYB review shows as missing. An
+    individual entrepreneur has no share capital: none is asked of a legal form saying so."""
+    gaps = [name for column, name in API_NAMES if getattr(values, column, None) in (None, "")]
+    form = (getattr(values, "legal_form", None) or "").strip().lower()
+    if form.startswith(("entrepreneur individuel", "entreprise individuelle", "ei", "micro")):
+        gaps = [name for name in gaps if name != "shareCapitalCents"]
+    return gaps
