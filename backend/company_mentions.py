@@ -51,7 +51,8 @@ def normal_registration(value: str, *, siren: str | None) -> str:
 
 
 # The mentions by their API names (the billing profile's `legalForm`, `shareCapitalCents`, `registration`).
-API_NAMES = (("legal_form", "legalForm"), ("share_capital_cents", "shareCapitalCents"), ("registration", "registration"))
+API_NAMES = (("legal_form", "legalForm"), ("share_capital_cents", "shareCapitalCents"),
+             ("registration", "registration"))
 
 
 def missing(values: object) -> list[str]:
