@@ -33,7 +33,8 @@ SELF_BILLING = ("ABL", "Autofacturation")
 # single-taxable-person note). The seller's additional legal information (BT-33) has no element in
 # the BASIC schema, so the note carries it.
 REGULATORY = "REG"
-VAT_ON_DEBITS_DUE_DATE_CODE = "5"  # BT-8 (UNTDID 2475 in CII): VAT due at the invoice date, on debits
+VAT_ON_DEBITS_DUE_DATE_CODE = "5"
+REVERSE_CHARGE_CODE = "VATEX-EU-AE"  # BT-121, the VATEX code of reverse charge  # BT-8 (UNTDID 2475 in CII): VAT due at the invoice date, on debits
 
 _PAYMENT_MEANS_CODES = {PaymentMethod.SEPA_DIRECT_DEBIT: "59", PaymentMethod.CREDIT_TRANSFER: "58"}
 
@@ -94,7 +95,7 @@ def build_cii(snapshot: InvoiceSnapshot) -> bytes:
         quantity = _ram(_ram(item, "SpecifiedLineTradeDelivery"), "BilledQuantity", str(line.quantity))  # BT-129
         quantity.set("unitCode", "C62")  # BT-130: "one" (a service)
         settlement = _ram(item, "SpecifiedLineTradeSettlement")
-        _vat_category(_ram(settlement, "ApplicableTradeTax"), rate)  # BT-151, BT-152
+        _vat_category(_ram(settlement, "ApplicableTradeTax"), rate, snapshot.vat_category)  # BT-151, BT-152
         if line.period_start and line.period_end:
             _period(_ram(settlement, "BillingSpecifiedPeriod"), line.period_start, line.period_end)  # BG-26
         summation = _ram(settlement, "SpecifiedTradeSettlementLineMonetarySummation")
@@ -121,8 +122,12 @@ def build_cii(snapshot: InvoiceSnapshot) -> bytes:
     tax = _ram(settlement, "ApplicableTradeTax")  # BG-23
     _ram(tax, "CalculatedAmount", _amount(snapshot.vat_amount_cents))  # BT-117
     _ram(tax, "TypeCode", "VAT")
+    if snapshot.reverse_charge:
+        _ram(tax, "ExemptionReason", vat.REVERSE_CHARGE_MENTION)  # BT-120
     _ram(tax, "BasisAmount", _amount(snapshot.amount_excl_tax_cents))  # BT-116
-    _ram(tax, "CategoryCode", "S")  # BT-118
+    _ram(tax, "CategoryCode", snapshot.vat_category)  # BT-118
+    if snapshot.reverse_charge:
+        _ram(tax, "ExemptionReasonCode", REVERSE_CHARGE_CODE)  # BT-121
     if snapshot.seller.vat_on_debits:
         _ram(tax, "DueDateTypeCode", VAT_ON_DEBITS_DUE_DATE_CODE)  # BT-8 (French rules: the option on debits)
     _ram(tax, "RateApplicablePercent", rate)  # BT-119
@@ -186,9 +191,9 @@ def _payment_means(settlement: etree._Element, method: PaymentMethod, debtor_iba
         _ram(_ram(means, "PayeePartyCreditorFinancialAccount"), "IBANID", creditor_iban)  # BT-84
 
 
-def _vat_category(tax: etree._Element, rate: str) -> None:
+def _vat_category(tax: etree._Element, rate: str, category: str) -> None:
     _ram(tax, "TypeCode", "VAT")
-    _ram(tax, "CategoryCode", "S")
+    _ram(tax, "CategoryCode", category)
     _ram(tax, "RateApplicablePercent", rate)
 
 

@@ -29,6 +29,9 @@ from backend.logs import log_event
 from storage import Storage
 
 TEMPLATE_KEY = "invoice"
+# What a reverse-charged invoice says of its VAT (CGI art. 242 nonies A, I-13°; art. 283-2).
+REVERSE_CHARGE_TEXT = ("Autoliquidation : TVA due par le preneur (article 283-2 du code général des impôts, "
+                       "article 196 de la directive 2006/112/CE).")
 FAILURE_SCOPE = "billing.invoice.pdf_generation_failed"
 # When weasyprint subsets fonts with fontTools (no libharfbuzz-subset), fontTools stamps each
 # subset's `head.modified` with the current time unless SOURCE_DATE_EPOCH (the reproducible-builds
@@ -90,6 +93,7 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
         "sellerCompanyMentions": seller.company_mentions,
         "latePaymentTerms": late_payment_terms(snapshot),
         "deliveryPlace": place and f"{place.name}, {place.address.one_line()}",
+        "vatMention": REVERSE_CHARGE_TEXT if snapshot.reverse_charge else None,
         "sellerVatNumber": seller.vat_number,
         "buyerSiren": buyer.siren,
         "buyerSiret": buyer.siret,
@@ -175,6 +179,7 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
         f"Date d'émission : {format_date(snapshot.issue_date)}{period}.{due}",
         *([f"Lieu de la prestation : {place.name}, {place.address.one_line()}."] if place else []),
         " ".join(f"{mention}." for mention in snapshot.legal_mentions),
+        *([REVERSE_CHARGE_TEXT] if snapshot.reverse_charge else []),
         payment_terms(snapshot),
         *filter(None, [late_payment_terms(snapshot)]),  # a credit note asks no payment: no penalties
     ]

@@ -197,10 +197,24 @@ class InvoiceSnapshot:
         return self.amount_incl_tax_cents - self.paid_cents
 
     @property
+    def reverse_charge(self) -> bool:
+        """Sold without VAT to a buyer of another member state with a valid VAT number: the buyer
+        pays the VAT (category AE, `backend.billing.vat.reverse_charged`)."""
+        return self.vat_rate_bps == 0 and vat.reverse_charged(
+            seller_country=self.seller.address.country_code, buyer_country=self.buyer.address.country_code,
+            buyer_vat_number=self.buyer.vat_number)
+
+    @property
+    def vat_category(self) -> str:
+        """BT-118 / BT-151: `AE` (reverse charge) or `S` (standard rate)."""
+        return "AE" if self.reverse_charge else "S"
+
+    @property
     def legal_mentions(self) -> tuple[str, ...]:
-        """The mentions of the operation every document states: its category and, when the seller
-        opted for it, the payment of VAT on debits."""
-        return (OPERATION_CATEGORY, *((VAT_ON_DEBITS,) if self.seller.vat_on_debits else ()))
+        """The mentions of the operation every document states: its category, "Autoliquidation"
+        when reverse charged and, when the seller opted for it, the payment of VAT on debits."""
+        return (OPERATION_CATEGORY, *((vat.REVERSE_CHARGE_MENTION,) if self.reverse_charge else ()),
+                *((VAT_ON_DEBITS,) if self.seller.vat_on_debits else ()))
 
     @property
     def delivery_place(self) -> ServicePlace | None:

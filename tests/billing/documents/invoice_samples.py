@@ -107,4 +107,21 @@ def self_billed_credit_note(**changes) -> InvoiceSnapshot:
     return dataclasses.replace(snapshot, **changes)
 
 
+EU_BUYER = Party(
+    name="Crèmerie de Bruxelles SRL",
+    address=PostalAddress("10 rue Neuve", "1000", "Bruxelles", "BE"),
+    vat_number="BE0403019261",
+    electronic_address=ElectronicAddress("0403019261", "0208"),
+    iban="BE68539007547034",
+)
+
+
+def reverse_charged_sale(**changes) -> InvoiceSnapshot:
+    """A `platform_sale` to a buyer of another member state with a valid VAT number: no French
+    VAT (rate 0 frozen), category AE."""
+    values = {"invoice_number": "FAC-RES-2026-000124", "buyer": EU_BUYER, "vat_rate_bps": 0, "paid_cents": 120_000,
+              "payment_means": PaymentMeans(PaymentMethod.CREDIT_TRANSFER, creditor_iban=PLATFORM.iban)}
+    return sale(**{**values, **changes})
+
+
 ALL_KINDS = {"380": sale, "381": credit_note, "389": self_billed, "261": self_billed_credit_note}

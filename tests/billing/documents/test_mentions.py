@@ -136,3 +136,41 @@ def test_a_seller_without_company_mentions_prints_none():
     assert partial.company_mentions == "RM Annecy 443 061 841"
     assert dataclasses.replace(bare, legal_form="EURL", share_capital_cents=100).company_mentions == \
         "EURL au capital de 1,00 EUR"
+
+
+@pytest.fixture(scope="module")
+def reverse_charged() -> Rendered:
+    snapshot = samples.reverse_charged_sale()
+    pdf = render_pdf(snapshot)
+    return Rendered(snapshot, pdf, pdf_pages(pdf), etree.fromstring(check_pdf(pdf)))
+
+
+def test_a_sale_to_a_buyer_of_another_member_state_is_reverse_charged(reverse_charged):
+    xml, text = reverse_charged.xml, " ".join(reverse_charged.pages)
+    tax = SETTLEMENT + "ram:ApplicableTradeTax/"
+    assert xml.xpath(tax + "ram:CategoryCode/text()", namespaces=NS) == ["AE"]
+    assert xml.xpath(tax + "ram:CalculatedAmount/text()", namespaces=NS) == ["0.00"]
+    assert xml.xpath(tax + "ram:ExemptionReason/text()", namespaces=NS) == ["Autoliquidation"]
+    assert xml.xpath("//ram:SpecifiedLineTradeSettlement/ram:ApplicableTradeTax/ram:CategoryCode/text()",
+                     namespaces=NS) == ["AE"]
+    assert xml.xpath("//ram:BuyerTradeParty/ram:SpecifiedTaxRegistration/ram:ID/text()",
+                     namespaces=NS) == ["BE0403019261"]
+    assert reverse_charged.note("REG").startswith("Prestation de services. Autoliquidation.")
+    for mention in ("Autoliquidation : TVA due par le preneur", "N° TVA intracommunautaire BE0403019261",
+                    "TVA 0 %", "Total TTC 1 200,00 €"):
+        assert mention in text, mention
+
+
+@pytest.mark.parametrize(("country", "number", "rate_bps", "category"), [
+    ("BE", "BE0403019262", 0, "S"),  # a wrong check digit: no reverse charge
+    ("BE", None, 0, "S"),
+    ("CH", "CHE116281710", 0, "S"),  # not a member state
+    ("BE", "BE0403019261", 2000, "S"),  # charged French VAT: standard rate
+])
+def test_no_reverse_charge_without_a_valid_vat_number_of_another_member_state(country, number, rate_bps, category):
+    buyer = dataclasses.replace(samples.EU_BUYER, vat_number=number,
+                                address=dataclasses.replace(samples.EU_BUYER.address, country_code=country))
+    snapshot = samples.reverse_charged_sale(buyer=buyer, vat_rate_bps=rate_bps,
+                                            paid_cents=120_000 if rate_bps == 0 else 144_000)
+    assert (snapshot.reverse_charge, snapshot.vat_category) == (False, category)
+    assert "vatMention" not in render.template_context(snapshot)
