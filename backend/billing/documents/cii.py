@@ -33,8 +33,8 @@ SELF_BILLING = ("ABL", "Autofacturation")
 # single-taxable-person note). The seller's additional legal information (BT-33) has no element in
 # the BASIC schema, so the note carries it.
 REGULATORY = "REG"
-VAT_ON_DEBITS_DUE_DATE_CODE = "5"
-REVERSE_CHARGE_CODE = "VATEX-EU-AE"  # BT-121, the VATEX code of reverse charge  # BT-8 (UNTDID 2475 in CII): VAT due at the invoice date, on debits
+VAT_ON_DEBITS_DUE_DATE_CODE = "5"  # BT-8 (UNTDID 2475 in CII): VAT due at the invoice date, on debits
+REVERSE_CHARGE_CODE = "VATEX-EU-AE"  # BT-121, the VATEX code of reverse charge
 
 _PAYMENT_MEANS_CODES = {PaymentMethod.SEPA_DIRECT_DEBIT: "59", PaymentMethod.CREDIT_TRANSFER: "58"}
 
