@@ -117,7 +117,8 @@ def build_cii(snapshot: InvoiceSnapshot) -> bytes:
         _ram(settlement, "CreditorReferenceID", means.creditor_identifier)  # BT-90
     _ram(settlement, "PaymentReference", snapshot.invoice_number)  # BT-83
     _ram(settlement, "InvoiceCurrencyCode", snapshot.currency)  # BT-5
-    if means:
+    if means and (means.method is PaymentMethod.SEPA_DIRECT_DEBIT or means.creditor_iban):
+        # A transfer to an account nobody knows names none (BR-CO-27: 58 needs the payee's IBAN).
         _payment_means(settlement, means.method, means.debtor_iban, means.creditor_iban)  # BG-16
     tax = _ram(settlement, "ApplicableTradeTax")  # BG-23
     _ram(tax, "CalculatedAmount", _amount(snapshot.vat_amount_cents))  # BT-117

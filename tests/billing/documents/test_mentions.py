@@ -15,11 +15,11 @@ from lxml import etree
 from backend.billing.documents import render
 from backend.billing.documents.cii import build_cii
 from backend.billing.documents.facturx import embed_facturx
-from backend.billing.documents.snapshot import InvoiceSnapshot, ServicePlace
+from backend.billing.documents.snapshot import InvoiceSnapshot, PaymentMeans, PaymentMethod, ServicePlace
 from backend.documents import rendering
 from backend.documents.catalog import catalog_entry, default_style
 from tests.billing.documents import invoice_samples as samples
-from tests.billing.documents.facturx_check import check_pdf
+from tests.billing.documents.facturx_check import check_pdf, check_xml
 from tests.documents.conftest import flat, pdf_pages
 
 NS = {"rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
@@ -174,3 +174,11 @@ def test_no_reverse_charge_without_a_valid_vat_number_of_another_member_state(co
                                             paid_cents=120_000 if rate_bps == 0 else 144_000)
     assert (snapshot.reverse_charge, snapshot.vat_category) == (False, category)
     assert "vatMention" not in render.template_context(snapshot)
+
+
+def test_a_refund_to_a_customer_whose_account_is_unknown_names_no_payee():
+    snapshot = samples.credit_note(payment_means=PaymentMeans(PaymentMethod.CREDIT_TRANSFER))
+    xml = build_cii(snapshot)
+    check_xml(xml)
+    assert etree.fromstring(xml).xpath(SETTLEMENT + "ram:SpecifiedTradeSettlementPaymentMeans", namespaces=NS) == []
+    assert render.template_context(snapshot)["amountDueLabel"] == "Montant remboursé"
