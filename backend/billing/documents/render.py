@@ -38,6 +38,8 @@ FAILURE_SCOPE = "billing.invoice.pdf_generation_failed"
 # convention) says otherwise: a fixed value keeps regenerated invoices byte-identical. An
 # operator's own SOURCE_DATE_EPOCH is kept.
 FONT_TIMESTAMP_EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
+
+
 @dataclass(frozen=True)
 class InvoicePdf:
     content: bytes
