@@ -88,10 +88,12 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
         "operationCategory": OPERATION_CATEGORY,
         "vatOnDebits": snapshot.seller.vat_on_debits,
         "paymentTerms": payment_terms(snapshot),
-        **frame(snapshot),
+        # The footer (the frame's lines; its title is the document's label): the seller's identity.
+        "footerTextLine1": seller.identity_line(),
     }
     place = snapshot.delivery_place
     optional = {
+        "footerTextLine2": issued_for(snapshot) if snapshot.is_self_billed else None,
         "sellerCompanyMentions": seller.company_mentions,
         "latePaymentTerms": late_payment_terms(snapshot),
         "deliveryPlace": place and f"{place.name}, {place.address.one_line()}",
@@ -112,17 +114,9 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
     return context
 
 
-def frame(snapshot: InvoiceSnapshot) -> dict:
-    """The footer of the document (the frame's lines): the seller's identity, and on a
-    self-billed document who issued it in the seller's name; its title is the document's label."""
-    lines = {"footerTextLine1": snapshot.seller.identity_line()}
-    if snapshot.is_self_billed:
-        lines["footerTextLine2"] = issued_for(snapshot)
-    return lines
-
-
 def issued_for(snapshot: InvoiceSnapshot) -> str:
-    """"Facture émise par <platform> au nom et pour le compte de <distributor>" (self-billed)."""
+    """"Facture émise par <platform> au nom et pour le compte de <distributor>": a self-billed
+    document's footer says who issued it in the seller's name."""
     document = "Avoir émis" if snapshot.is_credit_note else "Facture émise"
     return f"{document} par {snapshot.buyer.name} au nom et pour le compte de {snapshot.seller.name}"
 
