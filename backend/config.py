@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from stdnum import bic, iban
 from stdnum.eu import at_02
 
+from backend import company_mentions
 from backend.logs import url_without_password
 
 
@@ -117,6 +118,12 @@ class Config:
     platform_legal_email: str | None = None
     platform_legal_iban: str | None = None
     platform_legal_bic: str | None = None  # the platform's bank, named in the files for the bank
+    # The company mentions of the platform's invoices (Code de commerce, art. R123-237).
+    platform_legal_form: str | None = None
+    platform_share_capital_cents: int | None = None
+    platform_registration: str | None = None  # normal form: "RCS Paris 732 829 320"
+    # Where a reply to the platform's billing e-mails goes (their Reply-To); PLATFORM_LEGAL_EMAIL when unset.
+    platform_billing_contact_email: str | None = None
 
     odp_client_id: str | None = None
     odp_client_secret: str | None = None
@@ -281,8 +288,36 @@ def _check_bank_identifiers(env: _Env) -> None:
             env.problem(f"{name} must be {what}{shown}")
 
 
+def _share_capital(env: _Env) -> int | None:
+    value = _int(env, "PLATFORM_SHARE_CAPITAL_CENTS", 0)
+    if value and (problem := company_mentions.share_capital_problem(value)):
+        return env.problem(f"PLATFORM_SHARE_CAPITAL_CENTS {problem}, got {value}", None)
+    return value or None
+
+
+def _legal_form(env: _Env) -> str | None:
+    form = _str(env, "PLATFORM_LEGAL_FORM")
+    if form is not None and (problem := company_mentions.legal_form_problem(form)):
+        return env.problem(f"PLATFORM_LEGAL_FORM {problem}, got {form!r}", None)
+    return form
+
+
+def _registration(env: _Env, siret: str | None) -> str | None:
+    """PLATFORM_REGISTRATION in its normal form; its SIREN must be PLATFORM_LEGAL_SIRET's."""
+    raw = _str(env, "PLATFORM_REGISTRATION")
+    if raw is None:
+        return None
+    try:
+        return company_mentions.normal_registration(raw, siren=siret[:9] if siret else None)
+    except ValueError as exc:
+        return env.problem(f"PLATFORM_REGISTRATION {exc}, got {raw!r}", None)
+
+
 _PLATFORM_IDENTITY = (
     "PLATFORM_LEGAL_COMPANY_NAME",
+    "PLATFORM_LEGAL_FORM",
+    "PLATFORM_SHARE_CAPITAL_CENTS",
+    "PLATFORM_REGISTRATION",
     "PLATFORM_LEGAL_SIRET",
     "PLATFORM_LEGAL_STREET",
     "PLATFORM_LEGAL_POSTAL_CODE",
@@ -471,6 +506,11 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         platform_legal_email=_str(env, "PLATFORM_LEGAL_EMAIL"),
         platform_legal_iban=_str(env, "PLATFORM_LEGAL_IBAN"),
         platform_legal_bic=_str(env, "PLATFORM_LEGAL_BIC"),
+        platform_legal_form=_legal_form(env),
+        platform_share_capital_cents=_share_capital(env),
+        platform_registration=_registration(env, siret),
+        platform_billing_contact_email=(_str(env, "PLATFORM_BILLING_CONTACT_EMAIL")
+                                        or _str(env, "PLATFORM_LEGAL_EMAIL")),
         odp_client_id=_str(env, "ODP_CLIENT_ID"),
         odp_client_secret=_str(env, "ODP_CLIENT_SECRET"),
         odp_token_url=_str(env, "ODP_TOKEN_URL", Config.odp_token_url),

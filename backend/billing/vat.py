@@ -15,7 +15,18 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from stdnum.eu import vat as eu_vat
+
 from backend.money import apply_bps
+
+# Reverse charge (CGI art. 259-1° and 283-2): a service to a taxable person established in another
+# member state is taxed there, by the buyer; the invoice carries no French VAT, the buyer's VAT
+# number, category AE and "Autoliquidation" (art. 242 nonies A, I-13°). The number is checked with
+# its member state's check digits (python-stdnum), not against VIES.
+REVERSE_CHARGE_MENTION = "Autoliquidation"
+# ISO 3166 country codes of the member states, as python-stdnum names their VAT modules (Greece
+# "gr", whose VAT numbers start "EL"; Northern Ireland "xi" is not a country of an address).
+EU_COUNTRIES = frozenset(code.upper() for code in eu_vat.MEMBER_STATES) - {"XI"}
 
 
 def vat_rate_bps(percent: int | str | Decimal) -> int:
@@ -44,3 +55,14 @@ def amount_incl_tax_cents(amount_excl_tax_cents: int, rate_bps: int, *,
                           credited_before_cents: int | None = None) -> int:
     return amount_excl_tax_cents + vat_amount_cents(amount_excl_tax_cents, rate_bps,
                                                     credited_before_cents=credited_before_cents)
+
+
+def reverse_charged(*, seller_country: str, buyer_country: str, buyer_vat_number: str | None) -> bool:
+    """Whether a service sold to this buyer is reverse charged: a buyer established in another
+    member state than the seller's, with a VAT number of that state whose check digits hold. A
+    buyer without one is charged the seller's VAT."""
+    buyer_country, seller_country = buyer_country.upper(), seller_country.upper()
+    if buyer_country == seller_country or buyer_country not in EU_COUNTRIES or not buyer_vat_number:
+        return False
+    number = eu_vat.compact(buyer_vat_number)
+    return eu_vat.is_valid(number) and buyer_country.lower() in eu_vat.guess_country(number)

@@ -186,17 +186,19 @@ def render_pdf(entry: CatalogEntry, content: str, style_css: str, context: dict,
 
 def render_document(template_key: str, context: dict, *, storage: Storage, config: Config | None,
                     pdf_options: dict | None = None, template_version: int | None = None,
-                    style_version: int | None = None) -> bytes:
+                    style_version: int | None = None, title: str | None = None) -> bytes:
     """The PDF of the current published version of `template_key`, with the published style; or
     of the published versions given (`style_version` 0: the built-in default style), as a document
-    frozen on them renders again (NotFound when one of them no longer exists)."""
+    frozen on them renders again (NotFound when one of them no longer exists). `title`, the
+    footer's, is the version's title unless the caller names the document (one template serves
+    several kinds of document, each with its own title)."""
     entry = catalog_entry(template_key)
     kind = versions.Kind.MARKDOWN
     row = (versions.require_current_version(template_key, kind) if template_version is None
            else versions.get_version(template_key, kind, template_version))
     style = _style_css(storage, draft=False) if style_version is None else _style_version_css(storage, style_version)
     return render_pdf(entry, versions.read_content(storage, row), style, context, config, version=row.version,
-                      title=row.title_snapshot, pdf_options=pdf_options)
+                      title=title or row.title_snapshot, pdf_options=pdf_options)
 
 
 def render_preview(template_key: str, *, context: dict, version: int | None = None, style_draft: bool = False,

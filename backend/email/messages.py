@@ -40,7 +40,7 @@ from playhouse.postgres_ext import DateTimeTZField
 from backend import clock, outbox
 from backend.config import Config
 from backend.db import transaction
-from backend.email.templates import render
+from backend.email.templates import invites_reply, render
 from backend.logs import get_logger
 from backend.model import BaseModel, created_at_field, new_id
 from storage import Storage
@@ -230,6 +230,8 @@ def _mime(message: EmailMessage, config: Config, body: str) -> MimeMessage:
     mime["From"] = config.mail_from
     mime["To"] = message.to_address
     mime["Subject"] = message.subject
+    if invites_reply(message.template) and config.platform_billing_contact_email:
+        mime["Reply-To"] = config.platform_billing_contact_email
     mime["Date"] = formatdate(usegmt=True)
     mime["Message-ID"] = make_msgid(idstring=message.id)
     # An .eml file is read by a developer: 8-bit UTF-8 keeps its links whole and copyable, where

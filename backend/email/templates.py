@@ -9,6 +9,9 @@ from dataclasses import dataclass
 class Template:
     subject: str
     body: str
+    # The message asks its reader to write back: it is sent with a `Reply-To` naming the
+    # platform's billing contact (`PLATFORM_BILLING_CONTACT_EMAIL`), never the no-reply sender.
+    invites_reply: bool = False
 
 
 _SIGNATURE = "\n\nL'équipe {platform}\n"
@@ -73,6 +76,7 @@ TEMPLATES: dict[str, Template] = {
         "Bonjour,\n\nVotre contestation de la facture {number}, émise en votre nom par autofacturation, a été "
         "examinée et n'a pas été retenue.\n\nMotif : {note}\n\nLa facture est maintenue telle qu'émise et son "
         "paiement suit son cours. Pour en discuter, {contact}.\n\n{link}",
+        invites_reply=True,
     ),
     # A lifecycle status the platform sends in the distributor's name (backend/einvoicing/decision_reports.py).
     "self_billing_status_sent": Template(
@@ -86,7 +90,9 @@ TEMPLATES: dict[str, Template] = {
         "Bonjour,\n\nSauf erreur de notre part, nous n'avons pas reçu le virement de {amount} TTC réglant la "
         "facture {invoice_number} de {organization}, échue le {due_date}.\n\nMerci d'effectuer le virement sur le "
         "compte de {platform} :\nIBAN : {iban}\nen indiquant la référence {invoice_number}.\n\n"
-        "Si vous avez déjà payé, merci de ne pas tenir compte de ce message.",
+        "Si vous avez déjà payé, merci de ne pas tenir compte de ce message ; pour toute question, répondez à "
+        "ce message.",
+        invites_reply=True,
     ),
     "iban_changed": Template(
         "{organization} : l'IBAN de votre profil de facturation a changé",
@@ -105,7 +111,13 @@ TEMPLATES: dict[str, Template] = {
 
 
 def render(template: str, *, platform: str, **context: str) -> tuple[str, str]:
-    """(subject, body) of `template` with the platform name and `context` filled in."""
+    """(subject, body) of `template` with the platform name and `context` filled in; the subject
+    on one line, its spaces trimmed and collapsed (a value filled in may begin or end with one)."""
     chosen = TEMPLATES[template]
     values = {"platform": platform, **context}
-    return chosen.subject.format(**values), (chosen.body + _SIGNATURE).format(**values)
+    return " ".join(chosen.subject.format(**values).split()), (chosen.body + _SIGNATURE).format(**values)
+
+
+def invites_reply(template: str) -> bool:
+    chosen = TEMPLATES.get(template)
+    return chosen is not None and chosen.invites_reply

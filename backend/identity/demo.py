@@ -24,12 +24,14 @@ DEMO_BILLING_PROFILES = {
         "legal_name": "Laiterie Démo SA", "siret": "55210055400013", "vat_number": "FR96552100554",
         "street": "12 rue des Lilas", "postal_code": "74000", "city": "Annecy", "country": "FR", "iban": None,
         "signer_first_name": "Inès", "signer_last_name": "Industrielle", "signer_email": "industriel@vitrine.example",
+        "legal_form": "SA", "share_capital_cents": 12_000_000, "registration": "RCS Annecy 552 100 554",
     },
     "distributor:385347927": {
         "legal_name": "Hyper Démo SAS", "siret": "38534792700019", "vat_number": "FR24385347927",
         "street": "1 avenue de la République", "postal_code": "69001", "city": "Lyon", "country": "FR",
         "iban": "FR7630004000031234567890143", "signer_first_name": "Denis", "signer_last_name": "Distributeur",
         "signer_email": "distributeur@vitrine.example",
+        "legal_form": "SAS", "share_capital_cents": 3_700_000, "registration": "RCS Lyon 385 347 927",
     },
 }
 # (e-mail, name, role, organization id, membership role)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, TextField
+from peewee import BigAutoField, BigIntegerField, BooleanField, CharField, ForeignKeyField, TextField
 from playhouse.postgres_ext import ArrayField, DateTimeTZField
 
 from backend.identity.permissions import MembershipRole
@@ -139,6 +139,10 @@ class BillingProfile(BaseModel):
     signer_phone = CharField(max_length=20)  # E.164
     signer_on_registry_extract = BooleanField()
     billing_email = CharField(max_length=320, null=True)  # where invoices go (else the managers)
+    # The company mentions its invoices print (backend.company_mentions); None until given.
+    legal_form = CharField(max_length=60, null=True)
+    share_capital_cents = BigIntegerField(null=True)
+    registration = CharField(max_length=200, null=True)
     updated_at = created_at_field()
 
     class Meta:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from peewee import IntegrityError
 
-from backend import clock
+from backend import clock, company_mentions
 from backend.audit import record_security_event
 from backend.db import transaction
-from backend.errors import Conflict, Forbidden, NotFound
+from backend.errors import Conflict, Forbidden, NotFound, ValidationError
 from backend.events import ORGANIZATION_IBAN_CHANGED, publish
 from backend.identity import bank_details, sessions
 from backend.identity.french_ids import check_iban, check_siren, check_siret, check_vat_number, to_e164
@@ -139,6 +139,7 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
         "signer_phone": to_e164(signer["phone"], field="signer.phone"),
         "signer_on_registry_extract": signer_on_registry_extract,
         "billing_email": profile["billingEmail"].strip().lower() if profile.get("billingEmail") else None,
+        **company_mentions_of(profile, siren=siren),
         "updated_at": clock.now(),
     }
     with transaction():
@@ -172,6 +173,32 @@ def require_bank_details_editor(principal: Principal, organization: Organization
     if not principal.is_admin and organization.caller_role not in MANAGERS:
         raise Forbidden("only a manager of the organization may change its bank details",
                         reason="bank_details_manager_only")
+
+
+def company_mentions_of(profile: dict, *, siren: str) -> dict:
+    """The columns of the company mentions `profile` gives (`legalForm`, `shareCapitalCents`,
+    `registration`; null clears one), checked: a key left out keeps the stored value, so a client
+    that does not know them yet changes nothing."""
+    problems, values = {}, {}
+    if "legalForm" in profile:
+        form = (profile["legalForm"] or "").strip() or None
+        if form is not None and (problem := company_mentions.legal_form_problem(form)):
+            problems["legalForm"] = [problem]
+        values["legal_form"] = form
+    if "shareCapitalCents" in profile:
+        capital = profile["shareCapitalCents"]
+        if capital is not None and (problem := company_mentions.share_capital_problem(capital)):
+            problems["shareCapitalCents"] = [problem]
+        values["share_capital_cents"] = capital
+    if "registration" in profile:
+        registration = (profile["registration"] or "").strip() or None
+        try:
+            values["registration"] = registration and company_mentions.normal_registration(registration, siren=siren)
+        except ValueError as exc:
+            problems["registration"] = [str(exc)]
+    if problems:
+        raise ValidationError("invalid company mentions", fields=problems)
+    return values
 
 
 def vouched_changes(before: BillingProfile | None, values: dict) -> list[str]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from peewee import JOIN
 
-from backend import clock
+from backend import clock, company_mentions
 from backend.audit import record_security_event
 from backend.db import transaction
 from backend.errors import Conflict, NotFound
 from backend.identity import bank_details, billing_identity
-from backend.identity.models import KybStatus, Organization
+from backend.identity.models import BillingProfile, KybStatus, Organization
 from backend.listing import ListParams, Page, paginate
 from backend.onboarding.models import KybDocument, KybDocumentType, SignatureRequest
 from backend.onboarding.registry import CompanyState
@@ -71,11 +71,15 @@ def review_organization(*, organization_id: str, status: str, note: str | None, 
 
 
 def list_pending_approvals(params: ListParams, *, actor_type: str | None = None) -> Page:
-    """Organizations whose KYB awaits a decision, with their latest envelope's status."""
+    """Organizations whose KYB awaits a decision, with their latest envelope's status and the company
+    mentions their billing profile lacks (`company_mentions_missing`)."""
     latest = SignatureRequest.alias("latest")
     newest = SignatureRequest.alias("newest")
     query = (
-        Organization.select(Organization, latest.status.alias("onboarding_status"))
+        Organization.select(Organization, latest.status.alias("onboarding_status"), BillingProfile.legal_form,
+                            BillingProfile.share_capital_cents, BillingProfile.registration)
+        .join(BillingProfile, JOIN.LEFT_OUTER, on=BillingProfile.organization == Organization.id)
+        .switch(Organization)
         .join(latest, JOIN.LEFT_OUTER, on=(
             (latest.organization == Organization.id)
             & (latest.created_at == newest.select(newest.created_at).where(newest.organization == Organization.id)
@@ -85,9 +89,12 @@ def list_pending_approvals(params: ListParams, *, actor_type: str | None = None)
     )
     if actor_type:
         query = query.where(Organization.actor_type == actor_type)
-    return paginate(
+    page = paginate(
         query, params,
         sorts=PENDING_APPROVAL_SORTS,
         default_sort="kybSubmittedAt", tiebreaker=Organization.id,
         search_columns=(Organization.legal_name, Organization.siren),
     )
+    for organization in page.items:  # the company mentions its invoices would lack (never a gate)
+        organization.company_mentions_missing = company_mentions.missing(organization)
+    return page

@@ -316,7 +316,7 @@ def _reference(count: int, *, config, storage, processes: int) -> _Reference:
     invoices = list(Invoice.select().where(Invoice.kind == KIND).order_by(Invoice.sequence))
     snapshots = [snapshot_of_invoice(invoice, config) for invoice in invoices]
     work = [(rendering.render_html(entry, content, css, template_context(snapshot), config,
-                                   title=template.title_snapshot), pdf_options(snapshot)) for snapshot in snapshots]
+                                   title=snapshot.document_label), pdf_options(snapshot)) for snapshot in snapshots]
     context = multiprocessing.get_context("spawn")
     ready = context.Barrier(processes + 1)
     before = {child.pid for child in multiprocessing.active_children()}

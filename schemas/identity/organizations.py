@@ -54,6 +54,16 @@ class BillingProfileIn(Schema):
     signer = fields.Nested(SignerIn, required=True)
     billingEmail = fields.Email(load_default=None, allow_none=True, validate=validate.Length(max=320), metadata={
         "description": "where the organization's invoices and credit notes are e-mailed; null: to its managers"})
+    # The company mentions its invoices print (Code de commerce, art. R123-237): left out, the
+    # stored value stays; null clears it.
+    legalForm = fields.String(allow_none=True, validate=validate.Length(max=60), metadata={
+        "description": "legal form printed on its invoices, e.g. SAS, SARL, entrepreneur individuel",
+        "example": "SAS"})
+    shareCapitalCents = fields.Integer(allow_none=True, strict=True, validate=validate.Range(min=1), metadata={
+        "description": "share capital in cents, printed \"au capital de 50 000,00 EUR\"", "example": 5000000})
+    registration = fields.String(allow_none=True, validate=validate.Length(max=200), metadata={
+        "description": "register (RCS, or RM for a craftsman), city of its registry and the organization's SIREN; "
+                       "answered in the normal form", "example": "RCS Annecy 443 061 841"})
 
 
 class InvitationIn(Schema):
@@ -80,6 +90,9 @@ class BillingProfileOut(Schema):
     iban = fields.String(allow_none=True)
     signer = fields.Function(_signer, required=True)
     billingEmail = fields.String(attribute="billing_email", allow_none=True)
+    legalForm = fields.String(attribute="legal_form", allow_none=True)
+    shareCapitalCents = fields.Integer(attribute="share_capital_cents", allow_none=True)
+    registration = fields.String(allow_none=True)
     updatedAt = fields.Function(lambda p: clock.iso(p.updated_at))
 
 

@@ -169,6 +169,9 @@ class PendingApprovalItem(Schema):
     kybStatus = fields.String(attribute="kyb_status", allow_none=True, metadata=enum_of(KybStatus))
     kybSubmittedAt = _iso("kyb_submitted_at")
     onboardingStatus = fields.String(attribute="onboarding_status", allow_none=True, metadata=enum_of(ESignStatus))
+    companyMentionsMissing = fields.List(fields.String(), attribute="company_mentions_missing", metadata={
+        "description": "the company mentions of the billing profile its invoices would lack (legalForm, "
+                       "shareCapitalCents, registration): shown to the reviewer, never a gate"})
 
 
 PendingApprovalsPage = page_of(PendingApprovalItem, "PendingApprovals")

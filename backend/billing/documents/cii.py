@@ -14,6 +14,7 @@ from lxml import etree
 
 from backend.billing import vat
 from backend.billing.documents.snapshot import InvoiceSnapshot, Party, PaymentMethod, PostalAddress, ServicePlace
+from backend.billing.documents.terms import payment_notes, payment_terms
 
 RSM = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
 RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
@@ -26,31 +27,14 @@ SIREN_SCHEME = "0002"  # ISO 6523 ICD of the French SIREN (BT-30, BT-47)
 SIRET_SCHEME = "0009"  # ISO 6523 ICD of the French SIRET (BT-29, BT-46)
 SIREN_ENDPOINT_SCHEME = "0225"  # EAS code of a French e-invoicing directory address (BT-34, BT-49)
 
-# BG-1 notes the French reform asks on every B2B invoice (BR-FR-05), subject codes of UNTDID 4451.
-LATE_PAYMENT_PENALTIES = (
-    "PMD",
-    "En cas de retard de paiement, pénalités exigibles au taux égal à trois fois le taux "
-    "d'intérêt légal (article L. 441-10 du code de commerce).",
-)
-RECOVERY_INDEMNITY = (
-    "PMT",
-    "Indemnité forfaitaire pour frais de recouvrement due en cas de retard de paiement : 40 € "
-    "(articles L. 441-10 et D. 441-5 du code de commerce).",
-)
-NO_DISCOUNT = ("AAB", "Pas d'escompte pour paiement anticipé.")
-# A credit note asks the buyer for nothing: BR-FR-05 still wants the three notes on every type
-# code (381 and 261 included), so they say the mention does not apply (the PDF prints none).
-CREDIT_NOTE_TERMS = (
-    ("PMD", "Sans objet : un avoir n'appelle aucun paiement, aucune pénalité de retard ne s'applique."),
-    ("PMT", "Sans objet : un avoir n'appelle aucun paiement, aucune indemnité forfaitaire pour frais de "
-            "recouvrement ne s'applique."),
-    ("AAB", "Sans objet : un avoir n'appelle aucun paiement, aucun escompte ne s'applique."),
-)
 SELF_BILLING = ("ABL", "Autofacturation")
-# The legal mentions of the operation (its category, the option for VAT on debits): one
-# "regulatory information" note (UNTDID 4451 REG; TXD is the French rules' single-taxable-person note).
+# The legal mentions of the operation (its category, the option for VAT on debits) and the seller's
+# company mentions: one "regulatory information" note (UNTDID 4451 REG; TXD is the French rules'
+# single-taxable-person note). The seller's additional legal information (BT-33) has no element in
+# the BASIC schema, so the note carries it.
 REGULATORY = "REG"
 VAT_ON_DEBITS_DUE_DATE_CODE = "5"  # BT-8 (UNTDID 2475 in CII): VAT due at the invoice date, on debits
+REVERSE_CHARGE_CODE = "VATEX-EU-AE"  # BT-121, the VATEX code of reverse charge
 
 _PAYMENT_MEANS_CODES = {PaymentMethod.SEPA_DIRECT_DEBIT: "59", PaymentMethod.CREDIT_TRANSFER: "58"}
 
@@ -74,12 +58,13 @@ def processing_note(snapshot: InvoiceSnapshot) -> tuple[str, str]:
 
 def notes(snapshot: InvoiceSnapshot) -> list[tuple[str, str]]:
     """(subject code, text) of the BG-1 notes: ABL on self-billed kinds, the three payment mentions
-    the reform asks (BR-FR-05; "not applicable" on a credit note), the mentions of the operation,
-    the processing indicator."""
+    the reform asks (BR-FR-05; "not applicable" on a credit note), the mentions of the operation
+    with the seller's company mentions (BT-33), the processing indicator."""
     result = [SELF_BILLING] if snapshot.is_self_billed else []
-    terms = CREDIT_NOTE_TERMS if snapshot.is_credit_note else (LATE_PAYMENT_PENALTIES, RECOVERY_INDEMNITY, NO_DISCOUNT)
-    operation = (REGULATORY, " ".join(f"{mention}." for mention in snapshot.legal_mentions))
-    return [*result, *terms, operation, processing_note(snapshot)]
+    mentions = [f"{mention}." for mention in snapshot.legal_mentions]
+    if snapshot.seller.company_mentions:
+        mentions.append(f"{snapshot.seller.name} : {snapshot.seller.company_mentions}.")
+    return [*result, *payment_notes(snapshot), (REGULATORY, " ".join(mentions)), processing_note(snapshot)]
 
 
 def build_cii(snapshot: InvoiceSnapshot) -> bytes:
@@ -110,7 +95,7 @@ def build_cii(snapshot: InvoiceSnapshot) -> bytes:
         quantity = _ram(_ram(item, "SpecifiedLineTradeDelivery"), "BilledQuantity", str(line.quantity))  # BT-129
         quantity.set("unitCode", "C62")  # BT-130: "one" (a service)
         settlement = _ram(item, "SpecifiedLineTradeSettlement")
-        _vat_category(_ram(settlement, "ApplicableTradeTax"), rate)  # BT-151, BT-152
+        _vat_category(_ram(settlement, "ApplicableTradeTax"), rate, snapshot.vat_category)  # BT-151, BT-152
         if line.period_start and line.period_end:
             _period(_ram(settlement, "BillingSpecifiedPeriod"), line.period_start, line.period_end)  # BG-26
         summation = _ram(settlement, "SpecifiedTradeSettlementLineMonetarySummation")
@@ -132,19 +117,25 @@ def build_cii(snapshot: InvoiceSnapshot) -> bytes:
         _ram(settlement, "CreditorReferenceID", means.creditor_identifier)  # BT-90
     _ram(settlement, "PaymentReference", snapshot.invoice_number)  # BT-83
     _ram(settlement, "InvoiceCurrencyCode", snapshot.currency)  # BT-5
-    if means:
+    if means and (means.method is PaymentMethod.SEPA_DIRECT_DEBIT or means.creditor_iban):
+        # A transfer to an account nobody knows names none (BR-CO-27: 58 needs the payee's IBAN).
         _payment_means(settlement, means.method, means.debtor_iban, means.creditor_iban)  # BG-16
     tax = _ram(settlement, "ApplicableTradeTax")  # BG-23
     _ram(tax, "CalculatedAmount", _amount(snapshot.vat_amount_cents))  # BT-117
     _ram(tax, "TypeCode", "VAT")
+    if snapshot.reverse_charge:
+        _ram(tax, "ExemptionReason", vat.REVERSE_CHARGE_MENTION)  # BT-120
     _ram(tax, "BasisAmount", _amount(snapshot.amount_excl_tax_cents))  # BT-116
-    _ram(tax, "CategoryCode", "S")  # BT-118
+    _ram(tax, "CategoryCode", snapshot.vat_category)  # BT-118
+    if snapshot.reverse_charge:
+        _ram(tax, "ExemptionReasonCode", REVERSE_CHARGE_CODE)  # BT-121
     if snapshot.seller.vat_on_debits:
         _ram(tax, "DueDateTypeCode", VAT_ON_DEBITS_DUE_DATE_CODE)  # BT-8 (French rules: the option on debits)
     _ram(tax, "RateApplicablePercent", rate)  # BT-119
     if snapshot.period_start and snapshot.period_end:
         _period(_ram(settlement, "BillingSpecifiedPeriod"), snapshot.period_start, snapshot.period_end)  # BG-14
-    terms = _ram(settlement, "SpecifiedTradePaymentTerms")  # BT-9, BT-89
+    terms = _ram(settlement, "SpecifiedTradePaymentTerms")  # BT-20, BT-9, BT-89
+    _ram(terms, "Description", payment_terms(snapshot))
     _date_time(_ram(terms, "DueDateDateTime"), snapshot.due_date)
     if means and means.method is PaymentMethod.SEPA_DIRECT_DEBIT and means.mandate_reference:
         _ram(terms, "DirectDebitMandateID", means.mandate_reference)
@@ -201,9 +192,9 @@ def _payment_means(settlement: etree._Element, method: PaymentMethod, debtor_iba
         _ram(_ram(means, "PayeePartyCreditorFinancialAccount"), "IBANID", creditor_iban)  # BT-84
 
 
-def _vat_category(tax: etree._Element, rate: str) -> None:
+def _vat_category(tax: etree._Element, rate: str, category: str) -> None:
     _ram(tax, "TypeCode", "VAT")
-    _ram(tax, "CategoryCode", "S")
+    _ram(tax, "CategoryCode", category)
     _ram(tax, "RateApplicablePercent", rate)
 
 

@@ -63,7 +63,7 @@ def snapshot_of_invoice(invoice: Invoice, config: Config) -> InvoiceSnapshot:
         vat_rate_bps=invoice.vat_rate_bps, currency=invoice.currency,
         period_start=_paris_date(invoice.service_starts_at), period_end=_paris_date(invoice.service_ends_at),
         reservation_reference=invoice.reservation_id, service_place=_service_place(invoice.reservation_id),
-        preceding_invoice=_preceding(invoice), payment_means=_payment_means(invoice, issuer, config),
+        preceding_invoice=_preceding(invoice), payment_means=_payment_means(invoice, issuer, customer, config),
         paid_cents=0, credited_before_cents=invoice.credited_before_cents,
     )
 
@@ -88,19 +88,27 @@ def _party(data: dict, *, platform: bool, config: Config) -> Party:
                               (_value(data, "country") or "FR").upper()),
         siren=siren, siret=_value(data, "siret"), vat_number=vat_number, electronic_address=endpoint,
         iban=_value(data, "iban"), vat_on_debits=bool(data.get("vatOnDebits")),
+        legal_form=_value(data, "legalForm"), share_capital_cents=data.get("shareCapitalCents") or None,
+        registration=_value(data, "registration"),
     )
 
 
-def _payment_means(invoice: Invoice, issuer: Party, config: Config) -> PaymentMeans | None:
+def _payment_means(invoice: Invoice, issuer: Party, customer: Party, config: Config) -> PaymentMeans | None:
+    """How the document's money moves. A credit note: the customer's account, frozen with it,
+    when a refund pays it back by transfer (BT-84 is the payee's account, the customer's), none when
+    it is a credit to deduct. An invoice: the debited account of a direct debit, else the issuer's
+    account a transfer pays into."""
     order = (PaymentOrder.select().where(PaymentOrder.invoice == invoice.id)
              .order_by(PaymentOrder.created_at, PaymentOrder.id).first())
+    if invoice.credited_invoice_id is not None:
+        if order is None:
+            return None  # its amount is to deduct, nothing is transferred
+        return PaymentMeans(PaymentMethod.CREDIT_TRANSFER, creditor_iban=customer.iban)
     if order is not None and str(order.method) == PaymentMethod.SEPA_DIRECT_DEBIT and order.mandate_ref:
         mandate = SepaMandate.select(SepaMandate.iban).where(SepaMandate.mandate_ref == order.mandate_ref).first()
         return PaymentMeans(PaymentMethod.SEPA_DIRECT_DEBIT, debtor_iban=mandate.iban if mandate else None,
                             mandate_reference=order.mandate_ref,
                             creditor_identifier=config.platform_sepa_creditor_id)
-    if invoice.credited_invoice_id is not None and order is None:
-        return None  # a credit note no refund paid: its amount is to deduct, nothing is transferred
     if issuer.iban:
         return PaymentMeans(PaymentMethod.CREDIT_TRANSFER, creditor_iban=issuer.iban)
     return None

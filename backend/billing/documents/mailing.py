@@ -64,7 +64,8 @@ def _context(invoice: Invoice) -> dict[str, str]:
         credited = Invoice.get_by_id(invoice.credited_invoice_id)
         payment = f"Cet avoir se rapporte à la facture {credited.number}."
     elif invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED:  # paid out once accepted (docs/billing.md)
-        payment = "Paiement par virement une fois la facture acceptée, expressément ou tacitement."
+        payment = ("Paiement par virement une fois la facture acceptée, expressément ou tacitement, au plus tard "
+                   f"le {_paris_day(invoice.due_at)} (son échéance, selon le mandat d'autofacturation).")
     else:
         payment = f"Date d'échéance : {_paris_day(invoice.due_at)}."
     amount = amount_incl_tax_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from backend.billing.documents.cii import build_cii
 from backend.billing.documents.facturx import embed_facturx
 from backend.billing.documents.snapshot import OPERATION_CATEGORY, InvoiceSnapshot, Party
+from backend.billing.documents.terms import amount_due_label, late_payment_terms, payment_terms
 from backend.config import Config
 from backend.documents import rendering
 from backend.documents.formatting import format_date, format_euros
@@ -28,18 +29,15 @@ from backend.logs import log_event
 from storage import Storage
 
 TEMPLATE_KEY = "invoice"
+# What a reverse-charged invoice says of its VAT (CGI art. 242 nonies A, I-13°; art. 283-2).
+REVERSE_CHARGE_TEXT = ("Autoliquidation : TVA due par le preneur (article 283-2 du code général des impôts, "
+                       "article 196 de la directive 2006/112/CE).")
 FAILURE_SCOPE = "billing.invoice.pdf_generation_failed"
 # When weasyprint subsets fonts with fontTools (no libharfbuzz-subset), fontTools stamps each
 # subset's `head.modified` with the current time unless SOURCE_DATE_EPOCH (the reproducible-builds
 # convention) says otherwise: a fixed value keeps regenerated invoices byte-identical. An
 # operator's own SOURCE_DATE_EPOCH is kept.
 FONT_TIMESTAMP_EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
-# What an invoice (never a credit note) prints about late payment and early payment (the template says the same).
-LATE_PAYMENT_TERMS = (
-    "En cas de retard de paiement, des pénalités égales à trois fois le taux d'intérêt légal et une "
-    "indemnité forfaitaire de 40 € pour frais de recouvrement sont exigibles (articles L. 441-10 et "
-    "D. 441-5 du code de commerce). Pas d'escompte pour paiement anticipé."
-)
 
 
 @dataclass(frozen=True)
@@ -90,8 +88,16 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
         "operationCategory": OPERATION_CATEGORY,
         "vatOnDebits": snapshot.seller.vat_on_debits,
         "paymentTerms": payment_terms(snapshot),
+        # The footer (the frame's lines; its title is the document's label): the seller's identity.
+        "footerTextLine1": seller.identity_line(),
     }
+    place = snapshot.delivery_place
     optional = {
+        "footerTextLine2": issued_for(snapshot) if snapshot.is_self_billed else None,
+        "sellerCompanyMentions": seller.company_mentions,
+        "latePaymentTerms": late_payment_terms(snapshot),
+        "deliveryPlace": place and f"{place.name}, {place.address.one_line()}",
+        "vatMention": REVERSE_CHARGE_TEXT if snapshot.reverse_charge else None,
         "sellerVatNumber": seller.vat_number,
         "buyerSiren": buyer.siren,
         "buyerSiret": buyer.siret,
@@ -108,28 +114,11 @@ def template_context(snapshot: InvoiceSnapshot) -> dict:
     return context
 
 
-def amount_due_label(snapshot: InvoiceSnapshot) -> str:
-    """What the last amount is: what the buyer pays on an invoice; on a credit note (which asks
-    nothing), what is refunded (a refund's credit note, paid back with it) or to deduct."""
-    if not snapshot.is_credit_note:
-        return "Net à payer"
-    return "Montant remboursé" if snapshot.payment_means else "Montant à déduire"
-
-
-def payment_terms(snapshot: InvoiceSnapshot) -> str:
-    """The payment sentence both the template and the fallback print."""
-    means = snapshot.payment_means
-    if snapshot.is_credit_note:
-        return "Montant remboursé par virement." if means else "Montant à déduire des sommes dues."
-    if snapshot.due_cents == 0:
-        how = " par prélèvement SEPA" if means and means.method == "sepa_dd" else ""
-        return f"Facture réglée{how} à la réservation."
-    if means and means.method == "sepa_dd":
-        reference = f" (mandat {means.mandate_reference})" if means.mandate_reference else ""
-        return f"Règlement par prélèvement SEPA{reference}."
-    if means and means.creditor_iban:
-        return f"Règlement par virement sur le compte IBAN {means.creditor_iban}."
-    return "Règlement par virement."
+def issued_for(snapshot: InvoiceSnapshot) -> str:
+    """"Facture émise par <platform> au nom et pour le compte de <distributor>": a self-billed
+    document's footer says who issued it in the seller's name."""
+    document = "Avoir émis" if snapshot.is_credit_note else "Facture émise"
+    return f"{document} par {snapshot.buyer.name} au nom et pour le compte de {snapshot.seller.name}"
 
 
 def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage, config: Config | None = None,
@@ -142,7 +131,7 @@ def render_invoice_pdf(snapshot: InvoiceSnapshot, *, storage: Storage, config: C
     try:
         pdf = rendering.render_document(TEMPLATE_KEY, template_context(snapshot), storage=storage, config=config,
                                         pdf_options=pdf_options(snapshot), template_version=template_version,
-                                        style_version=style_version)
+                                        style_version=style_version, title=snapshot.document_label)
     except Exception as exc:
         log_event(FAILURE_SCOPE, "invoice template failed, fallback document used", "error",
                   invoiceNumber=snapshot.invoice_number, kind=snapshot.kind, fallback=True,
@@ -163,7 +152,7 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
     def party(title: str, who: Party) -> str:
         ids = [f"SIREN {who.siren}" if who.siren else "", f"SIRET {who.siret}" if who.siret else "",
                f"TVA {who.vat_number}" if who.vat_number else ""]
-        lines = [who.name, who.address.one_line(), " — ".join(i for i in ids if i)]
+        lines = [who.name, who.company_mentions, who.address.one_line(), " — ".join(i for i in ids if i)]
         return f"<td><strong>{title}</strong><br>" + "<br>".join(html.escape(line) for line in lines if line) + "</td>"
 
     rows = "".join(
@@ -173,8 +162,7 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
     )
     mentions = []
     if snapshot.is_self_billed:
-        issued = "avoir émis" if snapshot.is_credit_note else "facture émise"
-        mentions.append(f"Autofacturation : {issued} par l'acheteur au nom et pour le compte du vendeur "
+        mentions.append(f"Autofacturation : {issued_for(snapshot)}, en vertu d'un mandat d'autofacturation "
                         "(article 289, I-2 du code général des impôts).")
     if snapshot.preceding_invoice:
         mentions.append(f"Avoir sur la facture n° {snapshot.preceding_invoice.number} du "
@@ -182,13 +170,15 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
     period = (f" — prestation du {format_date(snapshot.period_start)} au {format_date(snapshot.period_end)}"
               if snapshot.period_start and snapshot.period_end else "")
     due = "" if snapshot.is_credit_note else f" Échéance : {format_date(snapshot.due_date)}."
+    place = snapshot.delivery_place
     mentions += [
         f"Date d'émission : {format_date(snapshot.issue_date)}{period}.{due}",
+        *([f"Lieu de la prestation : {place.name}, {place.address.one_line()}."] if place else []),
         " ".join(f"{mention}." for mention in snapshot.legal_mentions),
+        *([REVERSE_CHARGE_TEXT] if snapshot.reverse_charge else []),
         payment_terms(snapshot),
+        *filter(None, [late_payment_terms(snapshot)]),  # a credit note asks no payment: no penalties
     ]
-    if not snapshot.is_credit_note:  # a credit note asks no payment: no penalties, no discount
-        mentions.append(LATE_PAYMENT_TERMS)
     rate = f"{snapshot.vat_rate_bps / 100:g}".replace(".", ",")
     title = f"{snapshot.document_label} n° {snapshot.invoice_number}"
     return (
@@ -205,5 +195,5 @@ def fallback_html(snapshot: InvoiceSnapshot) -> str:
         f"<strong>Total TTC : {format_euros(snapshot.amount_incl_tax_cents)}</strong><br>"
         f"{amount_due_label(snapshot)} : {format_euros(snapshot.due_cents)}</p>"
         + "".join(f"<p>{html.escape(text)}</p>" for text in mentions)
-        + "</body></html>"
+        + f"<p><small>{html.escape(snapshot.seller.identity_line())}</small></p></body></html>"
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from backend.billing import vat
+from backend.documents.formatting import group_thousands
 
 # Invoice kind -> UNTDID 1001 document type code (BT-3), API.md "CII type codes". Which kinds are
 # credit notes or self-billed, and which are transmitted, is the billing and e-invoicing areas'
@@ -71,6 +72,26 @@ class Party:
     electronic_address: ElectronicAddress | None = None
     iban: str | None = None
     vat_on_debits: bool = False  # the party opted to pay VAT on debits (as a seller, its invoices say so)
+    # The company mentions of a company seller (Code de commerce, art. R123-237).
+    legal_form: str | None = None
+    share_capital_cents: int | None = None
+    registration: str | None = None  # "RCS Paris 901 234 567"
+
+    @property
+    def company_mentions(self) -> str | None:
+        """"SAS au capital de 50 000,00 EUR, RCS Paris 901 234 567" (what the party gave of it), None
+        when it gave nothing: printed under the seller, and in the XML's regulatory note."""
+        capital = None
+        if self.share_capital_cents:
+            euros, cents = divmod(self.share_capital_cents, 100)
+            capital = f"au capital de {group_thousands(str(euros))},{cents:02d} EUR"
+        form = " ".join(part for part in (self.legal_form, capital) if part)
+        return ", ".join(part for part in (form, self.registration) if part) or None
+
+    def identity_line(self) -> str:
+        """Name, company mentions, SIRET and address on one line: the footer of the seller's documents."""
+        parts = (self.name, self.company_mentions, self.siret and f"SIRET {self.siret}", self.address.one_line())
+        return " · ".join(part for part in parts if part)
 
 
 @dataclass(frozen=True)
@@ -176,10 +197,31 @@ class InvoiceSnapshot:
         return self.amount_incl_tax_cents - self.paid_cents
 
     @property
+    def reverse_charge(self) -> bool:
+        """Sold without VAT to a buyer of another member state with a valid VAT number: the buyer
+        pays the VAT (category AE, `backend.billing.vat.reverse_charged`)."""
+        return self.vat_rate_bps == 0 and vat.reverse_charged(
+            seller_country=self.seller.address.country_code, buyer_country=self.buyer.address.country_code,
+            buyer_vat_number=self.buyer.vat_number)
+
+    @property
+    def vat_category(self) -> str:
+        """BT-118 / BT-151: `AE` (reverse charge) or `S` (standard rate)."""
+        return "AE" if self.reverse_charge else "S"
+
+    @property
     def legal_mentions(self) -> tuple[str, ...]:
-        """The mentions of the operation every document states: its category and, when the seller
-        opted for it, the payment of VAT on debits."""
-        return (OPERATION_CATEGORY, *((VAT_ON_DEBITS,) if self.seller.vat_on_debits else ()))
+        """The mentions of the operation every document states: its category, "Autoliquidation"
+        when reverse charged and, when the seller opted for it, the payment of VAT on debits."""
+        return (OPERATION_CATEGORY, *((vat.REVERSE_CHARGE_MENTION,) if self.reverse_charge else ()),
+                *((VAT_ON_DEBITS,) if self.seller.vat_on_debits else ()))
+
+    @property
+    def delivery_place(self) -> ServicePlace | None:
+        """The place of the service when it is not the buyer's address: the documents print it
+        then (the XML always carries it, BG-13)."""
+        place = self.service_place
+        return place if place is not None and place.address != self.buyer.address else None
 
     @property
     def document_label(self) -> str:

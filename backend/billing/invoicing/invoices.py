@@ -10,6 +10,7 @@ never for a rolled-back one. The database refuses any later change of what is wr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -51,6 +52,9 @@ class InvoiceDraft:
     service_starts_at: datetime | None = None
     service_ends_at: datetime | None = None
     due_in_days: int = 0
+    # The due date's rule when it is not `due_in_days` after issue (a self-billed invoice: its
+    # mandate's terms): issue time in, due time out.
+    due_after: Callable[[datetime], datetime] | None = None
     credited_invoice_id: str | None = None
     # The VAT rate when it is not the one in force (`PLATFORM_VAT_RATE_PERCENT`): a credit note's
     # is its invoice's, a self-billed invoice's its sale's (the same service, API.md).
@@ -101,7 +105,8 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
         "tax_amount_cents": 0, "currency": "EUR",
         "vat_rate_bps": (vat_rate_bps(config.platform_vat_rate_percent) if draft.vat_rate_bps is None
                          else draft.vat_rate_bps),
-        "issued_at": issued_at, "due_at": issued_at + timedelta(days=draft.due_in_days),
+        "issued_at": issued_at,
+        "due_at": draft.due_after(issued_at) if draft.due_after else issued_at + timedelta(days=draft.due_in_days),
         "service_starts_at": draft.service_starts_at, "service_ends_at": draft.service_ends_at,
         "credited_invoice_id": draft.credited_invoice_id, "credited_before_cents": draft.credited_before_cents,
         "reason": draft.reason, "created_by_user_id": draft.created_by_user_id,

@@ -32,6 +32,9 @@ def platform_party(config: Config) -> dict:
         "country": config.platform_legal_country or "FR",
         "email": config.platform_legal_email,
         "iban": config.platform_legal_iban,
+        "legalForm": config.platform_legal_form,
+        "shareCapitalCents": config.platform_share_capital_cents,
+        "registration": config.platform_registration,
     }
     party = _with_fallbacks(values, name_fallback=config.platform_legal_company_name or PLATFORM_FALLBACK_NAME)
     # The platform's option for VAT on debits, frozen with its identity: its invoices print it.
@@ -39,7 +42,8 @@ def platform_party(config: Config) -> dict:
 
 
 # The billing profile's columns a party is made of (`party_of`), for a caller reading them itself.
-PROFILE_COLUMNS = ("legal_name", "siret", "vat_number", "street", "postal_code", "city", "country")
+PROFILE_COLUMNS = ("legal_name", "siret", "vat_number", "street", "postal_code", "city", "country", "iban",
+                   "legal_form", "share_capital_cents", "registration")
 
 
 def organization_party(organization_id: str) -> dict:
@@ -72,7 +76,12 @@ def party_of(*, organization_id: str, legal_name: str | None, siren: str | None,
         "city": profile["city"] if has_profile else None,
         "country": (profile["country"] if has_profile else None) or "FR",
         "email": None,
-        "iban": None,
+        # The account its money is paid into (a payout, a refund): the payee of its documents (BT-84).
+        "iban": profile.get("iban") if has_profile else None,
+        # The company mentions (Code de commerce, art. R123-237), None until the profile gives them.
+        "legalForm": profile.get("legal_form") if has_profile else None,
+        "shareCapitalCents": profile.get("share_capital_cents") if has_profile else None,
+        "registration": profile.get("registration") if has_profile else None,
     }
     return _with_fallbacks(values, name_fallback=legal_name)
 

@@ -33,6 +33,7 @@ from backend.billing.reservations import service_label
 from backend.billing.self_billing.acceptance import open_acceptance
 from backend.billing.self_billing.business_days import self_billing_due
 from backend.billing.self_billing.incidents import open_incident
+from backend.billing.self_billing.mandate_document import self_billed_due_at
 from backend.config import Config
 from backend.context import current_request_id
 from backend.db import transaction
@@ -127,6 +128,7 @@ def _issue(reservation: Reservation, record, settling: Settling, *, config: Conf
         issuer_organization_id=reservation.distributor_organization_id, customer_organization_id=None,
         reservation_id=reservation.id,
         service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at, created_by_user_id=user_id,
+        due_after=self_billed_due_at,
     )
     records.move(record, FinancialStatus.SUPPLIER_SETTLEMENT_PENDING)
     invoice = issue_invoice(draft, config=config)

@@ -9,9 +9,10 @@ written `non renseigné` (spec C: documents use readable fallback values), never
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, timedelta
 
 from backend.billing.invoicing.parties import NOT_PROVIDED, organization_party, platform_party
+from backend.billing.self_billing.business_days import PARIS, add_business_days
 from backend.config import Config
 from backend.documents.rendering import render_document
 from storage import Storage
@@ -20,6 +21,9 @@ TEMPLATE_KEY = "self_billing_mandate"
 STORAGE_CONTEXT = "billing-self-billing-mandate"  # spec C: private context of the mandate PDFs
 MAX_PDF_BYTES = 5 * 1024 * 1024  # spec C "Limits": mandate PDF 5 MB max, application/pdf only
 CONTESTATION_DELAY_DAYS = 30  # spec C "Limits": per invoice
+# What the mandate promises: each invoice paid by transfer at the latest this many French business
+# days after its contestation delay ran out; that day is the invoice's due date.
+PAYOUT_DELAY_BUSINESS_DAYS = 5
 SIGNER_ROLE = "représentant légal"  # the billing profile records the legal signatory, not a title
 
 
@@ -29,8 +33,21 @@ def _address(party: dict) -> str:
     return f"{party['street']}, {party['postalCode']} {party['city']}"
 
 
+def self_billed_due_date(issue_date: date) -> date:
+    """The due date of a self-billed invoice issued on `issue_date` (Paris): the end of the
+    contestation delay, which runs from the invoice's issue (the mandate makes it available then),
+    plus the payout delay, in business days, that the mandate states."""
+    return add_business_days(issue_date + timedelta(days=CONTESTATION_DELAY_DAYS), PAYOUT_DELAY_BUSINESS_DAYS)
+
+
+def self_billed_due_at(issued_at: datetime) -> datetime:
+    """`self_billed_due_date` of the issue time, at the same Paris time of day."""
+    local = issued_at.astimezone(PARIS)
+    return datetime.combine(self_billed_due_date(local.date()), local.timetz().replace(tzinfo=None), PARIS)
+
+
 def mandate_context(organization_id: str, *, signer: dict, config: Config, today: date) -> dict:
-    """The template variables: both parties, the signer, the 30-day contestation delay."""
+    """The template variables: both parties, the signer, the contestation and payout delays."""
     platform, supplier = platform_party(config), organization_party(organization_id)
     return {
         "platformName": platform["legalName"], "platformSiret": platform["siret"],
@@ -38,7 +55,8 @@ def mandate_context(organization_id: str, *, signer: dict, config: Config, today
         "distributorName": supplier["legalName"], "distributorSiren": supplier["siren"],
         "distributorAddress": _address(supplier), "distributorVatNumber": supplier["vatNumber"],
         "signerFirstName": signer["firstName"], "signerLastName": signer["lastName"], "signerRole": SIGNER_ROLE,
-        "contestationDelayDays": CONTESTATION_DELAY_DAYS, "effectiveDate": today,
+        "contestationDelayDays": CONTESTATION_DELAY_DAYS, "payoutDelayBusinessDays": PAYOUT_DELAY_BUSINESS_DAYS,
+        "effectiveDate": today,
     }
 
 

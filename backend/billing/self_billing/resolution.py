@@ -1,8 +1,8 @@
 """An admin resolves a distributor's contest of a self-billed invoice.
 
 - `reject`: the invoice stands; the contest keeps its reason and gets the admin's note, the
-  distributor is told by e-mail (where to answer: `PLATFORM_LEGAL_EMAIL`, else its space), and
-  the payout may go (the contest no longer blocks it).
+  distributor is told by e-mail (where to answer: `PLATFORM_BILLING_CONTACT_EMAIL`, also its
+  Reply-To, else its space), and the payout may go (the contest no longer blocks it).
 - `adjust`: in one transaction under the reservation's financial record lock, a
   `supplier_credit_note` credits what is left of the contested invoice (`store_share.credit_self_billed`:
   the journal, the distributor's debt when it was paid out already, the settlement voided), then a
@@ -123,8 +123,8 @@ def resolve(*, invoice_number: str, decision: str, note: str, amount_cents: int 
         else:
             row.resolution = ContestResolution.REJECTED
             link = public_link("/distributor/billing")
-            contact = f"écrivez à {config.platform_legal_email}" if config.platform_legal_email \
-                else "écrivez-nous depuis votre espace"
+            contact = (f"répondez à ce message ou écrivez à {config.platform_billing_contact_email}"
+                       if config.platform_billing_contact_email else "écrivez-nous depuis votre espace")
             for to in billing_recipients(row.organization_id):
                 queue_email("self_billing_contest_rejected", to=to, number=invoice.number, note=note, link=link,
                             contact=contact)

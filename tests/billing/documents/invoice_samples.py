@@ -25,6 +25,7 @@ PLATFORM = Party(
     vat_number="FR44732829320",
     electronic_address=ElectronicAddress("732829320_FACTURES", "0225"),
     iban="FR7630006000011234567890189",
+    legal_form="SAS", share_capital_cents=5_000_000, registration="RCS Paris 732 829 320",
 )
 INDUSTRIAL = Party(
     name="Fromagerie des Alpes SAS",
@@ -43,6 +44,7 @@ DISTRIBUTOR = Party(
     vat_number="FR62443061841",
     electronic_address=ElectronicAddress("443061841", "0225"),
     iban="FR7610107001011234567890129",
+    legal_form="SARL", share_capital_cents=800_000, registration="RCS Annecy 443 061 841",
 )
 STORE = ServicePlace("Supermarché du Lac", PostalAddress("1 quai du Lac", "74000", "Annecy", "FR"))
 ISSUED_AT = dt.datetime(2026, 11, 22, 9, 30, tzinfo=dt.UTC)
@@ -103,6 +105,23 @@ def self_billed_credit_note(**changes) -> InvoiceSnapshot:
         payment_means=None,
     )
     return dataclasses.replace(snapshot, **changes)
+
+
+EU_BUYER = Party(
+    name="Crèmerie de Bruxelles SRL",
+    address=PostalAddress("10 rue Neuve", "1000", "Bruxelles", "BE"),
+    vat_number="BE0403019261",
+    electronic_address=ElectronicAddress("0403019261", "0208"),
+    iban="BE68539007547034",
+)
+
+
+def reverse_charged_sale(**changes) -> InvoiceSnapshot:
+    """A `platform_sale` to a buyer of another member state with a valid VAT number: no French
+    VAT (rate 0 frozen), category AE."""
+    values = {"invoice_number": "FAC-RES-2026-000124", "buyer": EU_BUYER, "vat_rate_bps": 0, "paid_cents": 120_000,
+              "payment_means": PaymentMeans(PaymentMethod.CREDIT_TRANSFER, creditor_iban=PLATFORM.iban)}
+    return sale(**{**values, **changes})
 
 
 ALL_KINDS = {"380": sale, "381": credit_note, "389": self_billed, "261": self_billed_credit_note}
