@@ -62,6 +62,9 @@ RESTRICTED: dict[str, str] = {
     "billing_bank_file": "SELECT, INSERT, UPDATE (status, voided_at, void_reason)",
     "billing_bank_file_order": "SELECT, INSERT",
     "billing_bank_line_resolution": "SELECT, INSERT",  # how an admin settled a waiting line (migration 201)
+    # what the bank booked never changes: a line is matched by hand once, its statement's counts follow
+    "billing_bank_line": "SELECT, INSERT, UPDATE (state, payment_order_id, matched_by_user_id, matched_at)",
+    "billing_bank_statement": "SELECT, INSERT, UPDATE (matched, returned, unmatched)",
     # what distributors owe back and what payouts kept back of it: only added to (migration 130)
     "billing_supplier_debt": "SELECT, INSERT",
     # the financial status transition map, reference data written by migration 131

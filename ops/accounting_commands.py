@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -166,8 +165,12 @@ def cmd_vat(args) -> int:
 
 
 def _month(text: str) -> str:
-    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", text):
-        raise argparse.ArgumentTypeError(f"not a month YYYY-MM: {text!r}")
+    from backend.billing.accounting.vat_return import month_bounds
+
+    try:
+        month_bounds(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a month YYYY-MM: {text!r}") from None
     return text
 
 

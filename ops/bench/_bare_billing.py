@@ -4,7 +4,7 @@ gunicorn settings as Vitrine.
 
 It writes what Vitrine's collection writes (`backend.billing.collection.collect`), in one
 transaction of plain SQL: the key held and read, everything the steps read, the financial status
-moved, the payment order, the numbered invoice, its two entries, the key's answer and the
+moved, the payment order, the numbered invoice, its sale entry, the key's answer and the
 `invoice.issued` outbox rows; after the commit the outbox rows are pushed to Redis (a queue no
 worker reads) and marked sent. The values are the same: the invoice's parties and lines are the
 same JSON, the entries the ones `backend.billing.accounting.ledger` builds. What it leaves out is
@@ -146,7 +146,7 @@ class Collect:
                     "rate": self.rate_bps, "starts": row["starts_at"], "ends": row["ends_at"],
                     "hash": idempotency.fingerprint("POST", collect_path(reservation_id), {"paymentMethod": method}),
                     "answer": Json(answer), "expires": now + idempotency.TTL})
-                self._entries(cursor, customer, invoice_id, order_id, reservation_id, total, amount, now)
+                self._entries(cursor, customer, invoice_id, reservation_id, total, amount, now)
                 outbox_ids = []
                 for actor in SUBSCRIBERS[INVOICE_ISSUED]:
                     cursor.execute(OUTBOX, (actor, json.dumps([invoice_id]), now))
@@ -162,24 +162,23 @@ class Collect:
                                            "invoiceNumber": number, "financialStatus": answer["financial_status"],
                                            "paymentStatus": "paid", "idempotent": False}}
 
-    def _entries(self, cursor, customer: dict, invoice_id: str, order_id: str, reservation_id: str, total: int,
+    def _entries(self, cursor, customer: dict, invoice_id: str, reservation_id: str, total: int,
                  amount: int, now: datetime) -> None:
-        """The sale's entry and its payment's, as `ledger.post_sale_collected` writes them."""
+        """The sale's entry, as `ledger.post_sale_issued` writes it (the payment posts when the bank
+        books it, not at the collection)."""
         party, day = ledger.party_of(customer), now.astimezone(PARIS).date()
         year_end = fiscal_year_bounds(day.year)[1]
         vat = vat_amount_cents(total, self.rate_bps)
-        sale = (("VE", "sale_invoice", "Facture", None), (("411", amount, 0), ("706", 0, total), ("44571", 0, vat)))
-        paid = (("BQ", "collection", "Encaissement", order_id), (("512", amount, 0), ("411", 0, amount)))
-        for (journal, event, word, payment_order), lines in (sale, paid):
-            entry_id = new_id()
-            cursor.execute(ENTRY, (entry_id, journal, year_end.month, year_end.day, f"{word} {party.name}", event,
-                                   reservation_id, invoice_id, payment_order, day))
-            for line_no, (account, debit, credit) in enumerate(lines, start=1):
-                if debit or credit:
-                    third = account == "411"
-                    cursor.execute(LINE, (entry_id, line_no, account, party.siren if third else None,
-                                          party.name if third else None, debit, credit,
-                                          invoice_id if third else None, entry_id))
+        lines = (("411", amount, 0), ("706", 0, total), ("44571", 0, vat))
+        entry_id = new_id()
+        cursor.execute(ENTRY, (entry_id, "VE", year_end.month, year_end.day, f"Facture {party.name}", "sale_invoice",
+                               reservation_id, invoice_id, None, day))
+        for line_no, (account, debit, credit) in enumerate(lines, start=1):
+            if debit or credit:
+                third = account == "411"
+                cursor.execute(LINE, (entry_id, line_no, account, party.siren if third else None,
+                                      party.name if third else None, debit, credit,
+                                      invoice_id if third else None, entry_id))
 
 
 def create_app() -> falcon.App:

@@ -43,6 +43,11 @@ REWRITES_REFUSED = [
     "UPDATE einvoice_payment_report SET invoice_number = invoice_number, paid_on = paid_on",
     "UPDATE einvoice_decision_report SET code = 205",
     "UPDATE einvoice_decision_report SET reason = NULL, decided_at = decided_at",
+    "UPDATE billing_bank_line SET amount_cents = 0",
+    "UPDATE billing_bank_line SET direction = direction, booking_date = booking_date",
+    "UPDATE billing_bank_line SET counterparty_iban = 'FR7630006000011234567890189'",
+    "UPDATE billing_bank_statement SET closing_balance_cents = 0",
+    "UPDATE billing_bank_statement SET document_sha256 = document_sha256, statement_id = statement_id",
 ]
 
 WHAT_MOVES = [
@@ -62,6 +67,10 @@ WHAT_MOVES = [
     " last_error_message = NULL, sent_at = now() WHERE false",
     "UPDATE einvoice_decision_report SET status = status, provider_flow_id = NULL, attempts = attempts + 1,"
     " last_error_message = NULL, sent_at = now() WHERE false",
+    "UPDATE billing_bank_line SET state = state, payment_order_id = NULL, matched_by_user_id = NULL,"
+    " matched_at = now() WHERE false",
+    "UPDATE billing_bank_statement SET matched = matched + 1, returned = returned, unmatched = unmatched - 1"
+    " WHERE false",
 ]
 
 

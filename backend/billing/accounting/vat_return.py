@@ -11,6 +11,7 @@ account: its base shows under the rate 0 with no tax. The totals are the month's
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -60,6 +61,8 @@ SELECT i.vat_rate_bps,
 
 def month_bounds(month: str) -> tuple[date, date]:
     """The first and last day of `YYYY-MM`; ValueError else."""
+    if not re.fullmatch(r"\d{4}-\d{2}", month):
+        raise ValueError(f"not a month YYYY-MM: {month!r}")
     year, number = (int(part) for part in month.split("-"))
     start = date(year, number, 1)
     following = date(year + (number == 12), number % 12 + 1, 1)

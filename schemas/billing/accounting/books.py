@@ -93,8 +93,8 @@ class VatQuery(Schema):
     class Meta:
         unknown = EXCLUDE
 
-    month = fields.String(required=True, validate=validate.Regexp(r"^\d{4}-(0[1-9]|1[0-2])$"),
-                          metadata={"description": "YYYY-MM"})
+    month = fields.String(required=True, validate=validate.Regexp(r"^(19|20)\d{2}-(0[1-9]|1[0-2])$"),
+                          metadata={"description": "YYYY-MM, a month of 1900 to 2099"})
 
 
 class VatRateOut(Schema):

@@ -35,7 +35,7 @@ def test_a_subject_is_one_trimmed_line_whatever_its_values():
                                "due_date": "01/12/2026", "iban": "FR76"}, CONTACT),
     ("billing_document", {"document": "Facture", "document_phrase": "la facture", "number": "FAC-RES-1",
                           "issued_on": "1er décembre 2026", "issuer": "Vitrine", "amount": "1 €", "payment": "p",
-                          "link": "l"}, None),
+                          "copy": "", "link": "l"}, None),
 ])
 def test_a_message_inviting_a_reply_is_answered_to_the_billing_contact(config, template, context, reply_to):
     contact = dataclasses.replace(config, platform_billing_contact_email=CONTACT)

@@ -54,13 +54,15 @@ def test_the_client_is_an_operator_client_and_posts_the_standard_s_flow_info(pla
     assert {("POST", "/v1/flows", 202), ("POST", "/v1/flows/search", 200)} <= contract.operations()
 
 
-def test_an_error_acknowledgement_is_the_reform_s_213_with_the_standard_s_reason(platform, afnor_client):
+def test_an_error_acknowledgement_is_a_213_with_an_admitted_reason_and_keeps_the_standard_s(platform, afnor_client):
     flow = submit(afnor_client)
     platform.act(flow.flow_id, "error", "BT-48 absent", code="InvalidSchema")
     found = afnor_client.get_flow(flow.flow_id)
     assert (found.status, found.error_message) == ("Error", "BT-48 absent")
     rejection = lifecycle.rejection_of(found)
-    assert rejection.code == 213 and rejection.reason == "IRR_SYNTAX BT-48 absent"
+    # IRR_SYNTAX is the flow's admissibility, which a 213 does not admit (BR-FR-CDV-CL-09)
+    assert rejection.code == 213 and rejection.reason == "REJ_SEMAN BT-48 absent"
+    assert [(e["code"], e["reasonCode"]) for e in found.answer["errors"]] == [("IRR_SYNTAX", "InvalidSchema")]
 
 
 def test_a_reason_outside_the_standard_s_list_stays_a_semantic_rejection(platform, afnor_client):

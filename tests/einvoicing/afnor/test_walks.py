@@ -56,7 +56,7 @@ def test_an_error_acknowledgement_rejects_with_the_reform_s_213(seeded, storage,
     rejected = Transmission.get_by_id(draft_id)
     assert (rejected.status, rejected.last_error_message) == ("rejected", "Fichier vide")
     [event] = LifecycleEvent.select().where(LifecycleEvent.transmission == draft_id)
-    assert (event.code, event.reason) == (213, "IRR_VIDE_F Fichier vide")
+    assert (event.code, event.reason) == (213, "REJ_SEMAN Fichier vide")
 
 
 def test_an_incoming_status_and_the_212_sent_as_a_cdar_flow(seeded, storage, config, platform, afnor_client):
