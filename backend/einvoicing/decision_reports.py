@@ -15,8 +15,10 @@ platform, so the platform reports that decision for the invoice's flow:
 Each is recorded once (`<number>:<code>`), shown at once in the transmission's `lifecycle`, and
 posted by the polling pass like the 212s (`status_flows`: a CDAR message issued in the
 distributor's name, role seller, to the platform, and for a 210 to the public portal too) once the
-operator has acknowledged the invoice. An invoice with no transmission (self-billing kept out of
-e-invoicing) gets no status.
+operator has acknowledged the invoice. A decision taken before the invoice's transmission exists
+(the distributor answers seconds after the issue, through the API) is recorded all the same and
+joins the transmission's `lifecycle` when its draft is created (`replay_onto`); an invoice never
+transmitted (self-billing kept out of e-invoicing) keeps its decisions recorded and sends none.
 """
 
 from __future__ import annotations
@@ -34,28 +36,45 @@ CODES = (APPROVED, DISPUTED, REFUSED)
 
 def queue(invoice_number: str, *, code: int, at: datetime, reason_code: str | None = None,
           reason: str | None = None) -> DecisionReport | None:
-    """Record the decision's status for the invoice's flow, in the caller's transaction (nothing
-    without a transmission); a second call for the same code adds nothing. A 207 or a 210 needs a
-    reason code the reform's list admits for that status (ValueError otherwise)."""
+    """Record the decision's status for the invoice's flow, in the caller's transaction, shown in
+    its transmission's `lifecycle` when there is one already (else when its draft is created); a
+    second call for the same code adds nothing. A 207 or a 210 needs a reason code the reform's
+    list admits for that status (ValueError otherwise)."""
     if code not in CODES:
         raise ValueError(f"a distributor's decision is one of {CODES}, not {code}")
     if code != APPROVED and not reason_codes.admitted(reason_code, code):
         raise ValueError(f"a {code} carries a reason code the reform admits for it, not {reason_code!r}")
-    transmission = Transmission.get_or_none(Transmission.invoice_number == invoice_number,
-                                            Transmission.document_kind == "invoice")
-    if transmission is None:
-        return None
     key = f"{invoice_number}:{code}"
-    shown = f"{reason_code} {reason}" if reason_code and reason else reason_code
     inserted = (DecisionReport.insert(id=DecisionReport.id.default(), idempotency_key=key,
                                       invoice_number=invoice_number, code=code, reason_code=reason_code,
                                       reason=reason, decided_at=at, created_at=clock.now())
                 .on_conflict(conflict_target=[DecisionReport.idempotency_key], action="IGNORE").execute())
     if not inserted:
         return None
-    (LifecycleEvent.insert(transmission=transmission.id, code=code, at=at, reason=shown, received_at=clock.now())
-     .on_conflict_ignore().execute())
+    transmission = Transmission.get_or_none(Transmission.invoice_number == invoice_number,
+                                            Transmission.document_kind == "invoice")
+    if transmission is not None:
+        (LifecycleEvent.insert(transmission=transmission.id, code=code, at=at, reason=_shown(reason_code, reason),
+                               received_at=clock.now())
+         .on_conflict_ignore().execute())
     return DecisionReport.get(DecisionReport.idempotency_key == key)
+
+
+def _shown(reason_code: str | None, reason: str | None) -> str | None:
+    """The reason as the `lifecycle` shows it: the code, then the words when there are some."""
+    return f"{reason_code} {reason}" if reason_code and reason else reason_code
+
+
+def replay_onto(transmission: Transmission) -> int:
+    """The decisions recorded for `transmission`'s invoice before it existed, added to its
+    `lifecycle` (in the caller's transaction); returns how many."""
+    rows = [{"transmission": transmission.id, "code": report.code, "at": report.decided_at,
+             "reason": _shown(report.reason_code, report.reason), "received_at": clock.now()}
+            for report in DecisionReport.select().where(DecisionReport.invoice_number == transmission.invoice_number)
+            .order_by(DecisionReport.decided_at)]
+    if rows:
+        LifecycleEvent.insert_many(rows).on_conflict_ignore().execute()
+    return len(rows)
 
 
 def send_due(*, client: OperatorClient) -> dict[str, int]:

@@ -20,6 +20,7 @@ from contextlib import nullcontext
 
 from backend import clock, outbox
 from backend.db import in_transaction, transaction
+from backend.einvoicing import decision_reports
 from backend.einvoicing.flow_types import flow_type_for, frozen_buyer, processing_rule_for
 from backend.einvoicing.models import Transmission, idempotency_key
 from backend.einvoicing.status import DocumentKind, FlowType
@@ -85,6 +86,8 @@ def create_transmission_draft(
         if inserted:
             # The dispatch, sent to its actor once the transaction commits.
             outbox.enqueue(DISPATCH_ACTOR, transmission.id)
+            if kind is DocumentKind.INVOICE:
+                decision_reports.replay_onto(transmission)  # a distributor's decision taken before the draft
     log_event(f"{SCOPE}.transmission_draft_created", "transmission draft created" if inserted
               else "transmission draft already exists", transmissionId=transmission.id,
               invoiceNumber=invoice_number, documentKind=kind.value, flowType=flow.value,
