@@ -43,6 +43,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from ops.simulators.afnor_store import AfnorStore
 from ops.simulators.odp import MAX_BODY
 from ops.simulators.odp_store import OperatorError, Settings
+from ops.simulators.operator_control import OperatorControl
 from ops.simulators.server import BackgroundSimulator, SimulatorHandler, run_until_stopped
 
 FLOW_SERVICE = "/flow-service"
@@ -79,7 +80,7 @@ class _LostAnswer(Exception):
     """The flow was accepted; the answer is never sent (the connection is closed)."""
 
 
-class Handler(SimulatorHandler):
+class Handler(OperatorControl, SimulatorHandler):
     def _dispatch(self, method: str) -> None:
         split = urlsplit(self.path)
         path = split.path.rstrip("/") or "/"
@@ -255,38 +256,6 @@ class Handler(SimulatorHandler):
         with store.lock:
             store.set_registered(siren, registered)
             self._json(200, store.snapshot())
-
-    def control_flows(self) -> None:
-        tracking_id = (self._query.get("trackingId") or [None])[0]
-        flow_type = (self._query.get("flowType") or [None])[0]
-        store = self.server.store
-        with store.lock:
-            self._json(200, {"flows": store.flows_for(tracking_id, flow_type)})
-
-    def control_get_state(self) -> None:
-        store = self.server.store
-        with store.lock:
-            self._json(200, store.snapshot())
-
-    def control_set_faults(self) -> None:
-        store = self.server.store
-        body = self._json_body()
-        with store.lock:
-            store.faults.update(body)
-            self._json(200, store.snapshot())
-
-    def control_settings(self) -> None:
-        store = self.server.store
-        body = self._json_body()
-        with store.lock:
-            store.settings.update(body)
-            self._json(200, store.snapshot())
-
-    def control_reset(self) -> None:
-        store = self.server.store
-        with store.lock:
-            store.reset()
-        self._json(200, {"reset": True})
 
 
 class AfnorSimulator(BackgroundSimulator):

@@ -45,6 +45,7 @@ from email.policy import HTTP
 from urllib.parse import parse_qs, urlsplit
 
 from ops.simulators.odp_store import DEFAULT_SCOPE, FLOW_MODES, OperatorError, Settings, Store
+from ops.simulators.operator_control import OperatorControl
 from ops.simulators.server import BackgroundSimulator, SimulatorHandler, run_until_stopped
 
 MAX_BODY = 20 * 1024 * 1024
@@ -75,7 +76,7 @@ class _LostAnswer(Exception):
     """The flow was accepted; the answer is never sent (the connection is closed)."""
 
 
-class Handler(SimulatorHandler):
+class Handler(OperatorControl, SimulatorHandler):
     def _dispatch(self, method: str) -> None:
         split = urlsplit(self.path)
         path = split.path.rstrip("/") or "/"
@@ -253,38 +254,6 @@ class Handler(SimulatorHandler):
             flow = store.act(flow_id, action, message if isinstance(message, str) else None,
                              code if isinstance(code, str) else None)
         self._json(200, flow)
-
-    def control_flows(self) -> None:
-        tracking_id = (self._query.get("trackingId") or [None])[0]
-        flow_type = (self._query.get("flowType") or [None])[0]
-        store = self.server.store
-        with store.lock:
-            self._json(200, {"flows": store.flows_for(tracking_id, flow_type)})
-
-    def control_get_state(self) -> None:
-        store = self.server.store
-        with store.lock:
-            self._json(200, store.snapshot())
-
-    def control_set_faults(self) -> None:
-        store = self.server.store
-        body = self._json_body()
-        with store.lock:
-            store.faults.update(body)
-            self._json(200, store.snapshot())
-
-    def control_settings(self) -> None:
-        store = self.server.store
-        body = self._json_body()
-        with store.lock:
-            store.settings.update(body)
-            self._json(200, store.snapshot())
-
-    def control_reset(self) -> None:
-        store = self.server.store
-        with store.lock:
-            store.reset()
-        self._json(200, {"reset": True})
 
 
 class OdpSimulator(BackgroundSimulator):
