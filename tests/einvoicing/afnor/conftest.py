@@ -17,6 +17,7 @@ import backend.einvoicing
 from backend.einvoicing.afnor_client import AfnorClient
 from ops.simulators.afnor import AfnorSimulator
 from ops.simulators.odp_store import Settings
+from tests.einvoicing.conftest import Operator
 
 CLIENT_ID = "vitrine-afnor-test"
 CLIENT_SECRET = "afnor_secret_test_1a2b3c4d"
@@ -57,39 +58,14 @@ class Contract:
                 for method, path, status, _ in self.calls}
 
 
-class Platform:
-    """The simulator and its control routes, as a test drives them by hand."""
-
-    def __init__(self, simulator: AfnorSimulator) -> None:
-        self.simulator = simulator
-        self.url = simulator.url
-
-    def control(self, path: str, body: dict | None = None) -> dict:
-        response = requests.post(f"{self.url}/_control/{path}", json=body or {}, timeout=5)
-        response.raise_for_status()
-        return response.json()
-
-    def faults(self, **values) -> dict:
-        return self.control("faults", values)
-
-    def settings(self, **values) -> dict:
-        return self.control("settings", values)
-
-    def act(self, flow_id: str, action: str, message: str | None = None, code: str | None = None) -> dict:
-        body = {key: value for key, value in (("message", message), ("code", code)) if value}
-        return self.control(f"flows/{flow_id}/{action}", body)
+class Platform(Operator):
+    """The simulator and its control routes, as a test drives them by hand (the operator
+    simulator's, and the incoming lifecycle flows of a platform)."""
 
     def lifecycle(self, flow_id: str, code: int, reason: str | None = None, reason_code: str | None = None) -> dict:
         body = {key: value for key, value in (("code", code), ("reason", reason), ("reasonCode", reason_code))
                 if value is not None}
         return self.control(f"flows/{flow_id}/lifecycle", body)
-
-    def flows(self, tracking_id: str | None = None, flow_type: str | None = None) -> list[dict]:
-        params = {key: value for key, value in (("trackingId", tracking_id), ("flowType", flow_type)) if value}
-        return requests.get(f"{self.url}/_control/flows", params=params, timeout=5).json()["flows"]
-
-    def calls(self) -> dict:
-        return requests.get(f"{self.url}/_control/state", timeout=5).json()["calls"]
 
 
 @pytest.fixture(scope="module")
