@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from stdnum.eu import vat as eu_vat
-
+from backend.identity.french_ids import EU_MEMBER_STATES, is_vat_number_of
 from backend.money import apply_bps
 
 # Reverse charge (CGI art. 259-1° and 283-2): a service to a taxable person established in another
@@ -24,9 +23,6 @@ from backend.money import apply_bps
 # number, category AE and "Autoliquidation" (art. 242 nonies A, I-13°). The number is checked with
 # its member state's check digits (python-stdnum), not against VIES.
 REVERSE_CHARGE_MENTION = "Autoliquidation"
-# ISO 3166 country codes of the member states, as python-stdnum names their VAT modules (Greece
-# "gr", whose VAT numbers start "EL"; Northern Ireland "xi" is not a country of an address).
-EU_COUNTRIES = frozenset(code.upper() for code in eu_vat.MEMBER_STATES) - {"XI"}
 
 
 def vat_rate_bps(percent: int | str | Decimal) -> int:
@@ -62,7 +58,25 @@ def reverse_charged(*, seller_country: str, buyer_country: str, buyer_vat_number
     member state than the seller's, with a VAT number of that state whose check digits hold. A
     buyer without one is charged the seller's VAT."""
     buyer_country, seller_country = buyer_country.upper(), seller_country.upper()
-    if buyer_country == seller_country or buyer_country not in EU_COUNTRIES or not buyer_vat_number:
+    if buyer_country == seller_country or buyer_country not in EU_MEMBER_STATES or not buyer_vat_number:
         return False
-    number = eu_vat.compact(buyer_vat_number)
-    return eu_vat.is_valid(number) and buyer_country.lower() in eu_vat.guess_country(number)
+    return is_vat_number_of(buyer_vat_number, buyer_country)
+
+
+def reverse_charged_between(seller: dict, buyer: dict) -> bool:
+    """`reverse_charged` for two invoice party snapshots (`backend.billing.invoicing.parties`)."""
+    return reverse_charged(seller_country=seller.get("country") or "FR", buyer_country=buyer.get("country") or "FR",
+                           buyer_vat_number=buyer.get("vatNumber"))
+
+
+def rate_bps_between(seller: dict, buyer: dict, *, rate_bps: int) -> int:
+    """The VAT rate a sale between these parties is issued at: none when it is reverse charged,
+    else `rate_bps`. What the customer is debited is the invoice's total at this rate."""
+    return 0 if reverse_charged_between(seller, buyer) else rate_bps
+
+
+def reverse_charged_invoice(*, rate_bps: int, seller: dict, buyer: dict) -> bool:
+    """Whether an issued invoice (its frozen rate and party snapshots) was reverse charged: issued
+    without VAT to a buyer it reverse charges. Its documents carry category AE, its books the
+    sub-account of such sales, and no payment data is reported for it."""
+    return rate_bps == 0 and reverse_charged_between(seller, buyer)

@@ -8,7 +8,9 @@ refused or credited one is owed by nobody); a refund's negative 212 goes only af
 VAT on services is due on payment (CGI art. 269, 2-c), so the seller reports what it received,
 when its bank shows it; a sale whose seller opted to pay VAT on debits (`vatOnDebits` on the issuer
 frozen on the invoice, `PLATFORM_VAT_ON_DEBITS`) owed its VAT at issue, so its payments are no
-payment data and get no 212. Self-billed invoices get none from the platform either: the
+payment data and get no 212. Neither does a sale issued without VAT, reverse charged to a buyer
+of another member state (VAT category AE, CGI art. 283-2): the VAT is the buyer's to pay where it
+is established, none is due in France on its payment. Self-billed invoices get none from the platform either: the
 encaissement is the distributor's to report, through its own platform (docs/einvoicing.md,
 "Payment data of self-billed services").
 
@@ -55,7 +57,7 @@ _UNREPORTED = """
     JOIN billing_invoice sale ON sale.id = coalesce(doc.credited_invoice_id, doc.id)
     WHERE po.status = 'paid' AND po.settlement = 'settled' AND po.settled_on IS NOT NULL AND po.amount_cents <> 0
       AND po.kind IN ('reservation_total', 'refund') AND sale.kind = 'platform_sale'
-      AND NOT coalesce((sale.issuer ->> 'vatOnDebits')::boolean, false)
+      AND NOT coalesce((sale.issuer ->> 'vatOnDebits')::boolean, false) AND sale.vat_rate_bps > 0
       AND NOT EXISTS (SELECT 1 FROM einvoice_payment_report r
                       WHERE r.idempotency_key = sale.number || ':212:' || po.id)
       AND CASE WHEN po.kind = 'refund'

@@ -1,6 +1,7 @@
 """French company identifiers and contact details: SIREN, SIRET, VAT number, IBAN, phone.
 
 The checks are python-stdnum's (`stdnum.fr.siren`, `stdnum.fr.siret`, `stdnum.fr.tva`,
+`stdnum.eu.vat` for the VAT number of a company established in another member state,
 `stdnum.iban`), which follow INSEE's and the banks' published rules, La Poste's SIRET exception
 included; this module only turns their verdict into the platform's stable errors (VALIDATION_ERROR
 with the field that is wrong) and keeps the normalized form that is stored.
@@ -12,6 +13,7 @@ import re
 
 import phonenumbers
 from stdnum import iban as stdnum_iban
+from stdnum.eu import vat as stdnum_eu_vat
 from stdnum.fr import siren as stdnum_siren
 from stdnum.fr import siret as stdnum_siret
 from stdnum.fr import tva as stdnum_tva
@@ -38,10 +40,34 @@ def check_siret(siret: str, *, siren: str) -> str:
     return siret
 
 
-def check_vat_number(vat_number: str, *, siren: str) -> str:
-    """A French VAT number whose key is right and whose SIREN is the organization's (spaces, dots
-    and dashes dropped, upper case)."""
+# ISO 3166 codes of the member states, as python-stdnum names their VAT modules (Greece "gr",
+# whose VAT numbers start "EL"; Northern Ireland "xi" is not a country of an address).
+EU_MEMBER_STATES = frozenset(code.upper() for code in stdnum_eu_vat.MEMBER_STATES) - {"XI"}
+
+
+def is_vat_number_of(vat_number: str, country: str) -> bool:
+    """Whether `vat_number` is a VAT number of the member state `country` (its prefix, "EL" for
+    Greece) whose check digits hold, by that state's published rules; whether it is registered is
+    VIES's to say (an online check the platform does not make)."""
+    country = country.upper()
+    try:
+        number = stdnum_eu_vat.compact(vat_number)
+    except ValueError:  # not even the shape of a VAT number
+        return False
+    return number[:2] in ({"EL", "GR"} if country == "GR" else {country}) and stdnum_eu_vat.is_valid(number)
+
+
+def check_vat_number(vat_number: str, *, siren: str, country: str = "FR") -> str:
+    """The organization's VAT number, spaces, dots and dashes dropped, upper case: a VAT number of
+    the member state of its address when that is not France (its invoices are then reverse
+    charged); else the French VAT number of its SIREN, key included."""
     normalized = re.sub(r"[\s.-]", "", vat_number).upper()
+    country = country.upper()
+    if country != "FR" and country in EU_MEMBER_STATES:
+        if not is_vat_number_of(normalized, country):
+            raise ValidationError("invalid VAT number", fields={
+                "vatNumber": [f"must be a valid VAT number of {country}, the country of the billing address"]})
+        return stdnum_eu_vat.compact(normalized)
     if not (stdnum_tva.is_valid(normalized) and normalized == vat_number_for(siren)):
         raise ValidationError(
             "invalid VAT number", fields={"vatNumber": [f"must be the French VAT number of SIREN {siren}"]}

@@ -127,7 +127,7 @@ class BillingProfile(BaseModel):
     organization = ForeignKeyField(Organization, primary_key=True, on_delete="CASCADE")
     legal_name = CharField(max_length=200)
     siret = CharField(max_length=14)
-    vat_number = CharField(max_length=13, null=True)
+    vat_number = CharField(max_length=14, null=True)  # of France or of another member state
     street = CharField(max_length=300)
     postal_code = CharField(max_length=20)
     city = CharField(max_length=120)

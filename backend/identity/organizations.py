@@ -127,7 +127,8 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
     values = {
         "legal_name": profile["legalName"].strip(),
         "siret": check_siret(profile["siret"], siren=siren),
-        "vat_number": check_vat_number(profile["vatNumber"], siren=siren) if profile.get("vatNumber") else None,
+        "vat_number": (check_vat_number(profile["vatNumber"], siren=siren, country=address["country"])
+                       if profile.get("vatNumber") else None),
         "street": address["street"].strip(),
         "postal_code": address["postalCode"].strip(),
         "city": address["city"].strip(),

@@ -10,6 +10,7 @@ the labels from here: docs/accounting.md shows the same two tables to the accoun
 | SUPPLIERS | 401 | Fournisseurs | the distributor's SIREN |
 | STORE_FUNDS | 467 | Autres comptes débiteurs ou créditeurs | the store's (distributor's) SIREN |
 | SERVICES_SOLD | 706 | Prestations de services | |
+| SERVICES_SOLD_EU_REVERSE_CHARGE | 7062 | Prestations de services - UE autoliquidation | |
 | SERVICES_BOUGHT | 604 | Achats d'études et prestations de services | |
 | VAT_COLLECTED | 44571 | TVA collectée | |
 | VAT_DEDUCTIBLE | 44566 | TVA déductible sur autres biens et services | |
@@ -52,6 +53,7 @@ class Account(StrEnum):
     SUPPLIERS = "401"
     STORE_FUNDS = "467"
     SERVICES_SOLD = "706"
+    SERVICES_SOLD_EU_REVERSE_CHARGE = "7062"  # a sale reverse charged to a buyer of another member state
     SERVICES_BOUGHT = "604"
     VAT_COLLECTED = "44571"
     VAT_DEDUCTIBLE = "44566"
@@ -66,6 +68,7 @@ ACCOUNT_LABELS = {
     Account.SUPPLIERS: "Fournisseurs",
     Account.STORE_FUNDS: "Autres comptes débiteurs ou créditeurs",
     Account.SERVICES_SOLD: "Prestations de services",
+    Account.SERVICES_SOLD_EU_REVERSE_CHARGE: "Prestations de services - UE autoliquidation",
     Account.SERVICES_BOUGHT: "Achats d'études et prestations de services",
     Account.VAT_COLLECTED: "TVA collectée",
     Account.VAT_DEDUCTIBLE: "TVA déductible sur autres biens et services",

@@ -10,6 +10,7 @@ are what moved, including VAT.
 |---|---|---|---|
 | sale invoice (`platform_sale`) | VE | 411 customer (incl. VAT) | 706 (excl.), 44571 (VAT) |
 | customer credit note | VE | 706 (excl.), 44571 (VAT) | 411 customer (incl.) |
+| reverse-charged sale, its credit note | VE | as above, on 7062 and without VAT | |
 | returned debit | BQ | 411 customer | 512 |
 | self-billed invoice | AC | 604 (excl.), 44566 (VAT) | 401 distributor (incl.) |
 | supplier credit note | AC | 401 distributor (incl.) | 604 (excl.), 44566 (VAT) |
@@ -35,7 +36,7 @@ from backend.billing.accounting import entries
 from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party, paris_day
 from backend.billing.models import Invoice, InvoiceKind
-from backend.billing.vat import vat_amount_cents
+from backend.billing.vat import reverse_charged_invoice, vat_amount_cents
 from backend.db import database
 
 
@@ -66,6 +67,7 @@ class Piece:
     excl_cents: int
     vat_cents: int
     reservation_id: str | None = None
+    revenue: Account = Account.SERVICES_SOLD  # where a sale or customer credit note books its amount
 
     @property
     def incl_cents(self) -> int:
@@ -82,7 +84,16 @@ def piece_of(invoice: Invoice, *, vat_cents: int | None = None) -> Piece:
                  invoice.amount_excl_tax_cents,
                  vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps,
                                   credited_before_cents=invoice.credited_before_cents) if vat_cents is None
-                 else vat_cents, invoice.reservation_id)
+                 else vat_cents, invoice.reservation_id, revenue_account(invoice))
+
+
+def revenue_account(invoice: Invoice) -> Account:
+    """The revenue account of a sale or customer credit note: a reverse-charged one (VAT category
+    AE, `backend.billing.vat`) on its own sub-account, so its turnover is read apart from the
+    sales that carry French VAT."""
+    if reverse_charged_invoice(rate_bps=invoice.vat_rate_bps, seller=invoice.issuer, buyer=invoice.customer):
+        return Account.SERVICES_SOLD_EU_REVERSE_CHARGE
+    return Account.SERVICES_SOLD
 
 
 def party_of(snapshot: dict) -> Party:
@@ -108,14 +119,14 @@ def _label(*parts: str | None) -> str:
 def sale_invoice_entry(piece: Piece, *, event: Event = Event.SALE_INVOICE) -> Entry:
     return _entry(Journal.SALES, event, piece, _label("Facture", piece.number, piece.party.name), [
         Line(Account.CUSTOMERS, debit_cents=piece.incl_cents, party=piece.party, letter_group=piece.invoice_id),
-        Line(Account.SERVICES_SOLD, credit_cents=piece.excl_cents),
+        Line(piece.revenue, credit_cents=piece.excl_cents),
         Line(Account.VAT_COLLECTED, credit_cents=piece.vat_cents),
     ])
 
 
 def customer_credit_note_entry(credit_note: Piece, *, credited_invoice_id: str) -> Entry:
     return _entry(Journal.SALES, Event.CUSTOMER_CREDIT_NOTE, credit_note, f"Avoir {credit_note.number}", [
-        Line(Account.SERVICES_SOLD, debit_cents=credit_note.excl_cents),
+        Line(credit_note.revenue, debit_cents=credit_note.excl_cents),
         Line(Account.VAT_COLLECTED, debit_cents=credit_note.vat_cents),
         Line(Account.CUSTOMERS, credit_cents=credit_note.incl_cents, party=credit_note.party,
              letter_group=credited_invoice_id),
@@ -200,7 +211,8 @@ def post_sale_issued(invoice: Invoice, *, day: date) -> None:
     piece (the invoice's number and date) is filled in on validation, as for any entry naming an
     invoice without its number. Its payment posts at the bank's stages (`cash`)."""
     piece = Piece(invoice.id, None, day, party_of(invoice.customer), invoice.amount_excl_tax_cents,
-                  vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps), invoice.reservation_id)
+                  vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps), invoice.reservation_id,
+                  revenue_account(invoice))
     entries.post(sale_invoice_entry(piece))
 
 

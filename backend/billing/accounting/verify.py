@@ -33,7 +33,8 @@ def _vat_of(cents: str) -> str:
 _VAT = (f"(CASE WHEN i.credited_before_cents IS NULL THEN {_vat_of('i.amount_excl_tax_cents')}"
         f" ELSE {_vat_of('i.credited_before_cents + i.amount_excl_tax_cents')}"
         f" - {_vat_of('i.credited_before_cents')} END)")
-# The entry each kind of invoice posts, and the account of its amount excluding tax.
+# The entry each kind of invoice posts, and the account of its amount excluding tax (or a
+# sub-account of it: a reverse-charged sale books on 7062).
 _INVOICE_EVENTS = ("('platform_sale', 'sale_invoice', '706'), ('platform_credit_note', 'customer_credit_note', '706'),"
                    " ('supplier_self_billed', 'self_billed_invoice', '604'),"
                    " ('supplier_credit_note', 'supplier_credit_note', '604'),"
@@ -85,7 +86,8 @@ CHECKS = (
          WHERE p.settlement = 'settled' OR (p.settlement = 'returned' AND p.settled_on IS NOT NULL)
          GROUP BY p.id, p.kind, k.event HAVING count(e.id) <> 1 ORDER BY p.id"""),  # noqa: S608 (constants only)
     Check("ledger differs from invoice", f"""
-        SELECT i.number || ': booked ' || sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account = k.account)
+        SELECT i.number || ': booked '
+               || sum(l.debit_cents + l.credit_cents) FILTER (WHERE starts_with(l.account, k.account))
                || ' excl. and ' || coalesce(sum(l.debit_cents + l.credit_cents)
                                             FILTER (WHERE l.account IN ('44571', '44566')), 0)
                || ' VAT, invoiced ' || i.amount_excl_tax_cents || ' and ' || {_VAT}
@@ -93,7 +95,7 @@ CHECKS = (
           JOIN accounting_entry e ON e.invoice_id = i.id AND e.event = k.event
           JOIN accounting_line l ON l.entry_id = e.id
          GROUP BY i.id, i.number, i.amount_excl_tax_cents, i.vat_rate_bps, i.credited_before_cents
-        HAVING coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account = k.account), 0)
+        HAVING coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE starts_with(l.account, k.account)), 0)
                    <> i.amount_excl_tax_cents
             OR coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN ('44571', '44566')), 0)
                    <> {_VAT}
@@ -164,7 +166,7 @@ SELECT i.number, i.pdf_storage_key, i.pdf_sha256, i.amount_excl_tax_cents, {_VAT
   FROM billing_invoice i
   LEFT JOIN (VALUES {_INVOICE_EVENTS}) AS k (kind, event, account) ON k.kind = i.kind
   LEFT JOIN LATERAL (
-      SELECT sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account = k.account) AS excl_cents,
+      SELECT sum(l.debit_cents + l.credit_cents) FILTER (WHERE starts_with(l.account, k.account)) AS excl_cents,
              coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN ('44571', '44566')), 0)
                  AS vat_cents
         FROM accounting_entry e JOIN accounting_line l ON l.entry_id = e.id

@@ -29,7 +29,7 @@ from backend.billing import idempotency, records, sepa_mandates
 from backend.billing.accounting import ledger
 from backend.billing.accounting.entries import paris_day
 from backend.billing.collection import again
-from backend.billing.invoicing.invoices import InvoiceDraft, Line, issue_invoice
+from backend.billing.invoicing.invoices import InvoiceDraft, Line, issue_invoice, sale_rate_bps
 from backend.billing.invoicing.parties import PROFILE_COLUMNS, party_of
 from backend.billing.models import (
     FinancialStatus,
@@ -41,7 +41,7 @@ from backend.billing.models import (
     PaymentStatus,
 )
 from backend.billing.reservations import check_collectable, eligible_reservation, label_of
-from backend.billing.vat import amount_incl_tax_cents, vat_rate_bps
+from backend.billing.vat import amount_incl_tax_cents
 from backend.config import Config
 from backend.db import database, transaction
 from backend.errors import Conflict, DomainError, NotFound, ValidationError
@@ -133,10 +133,12 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
     # no payment service provider is called, so its `pending` state is never seen outside. It names
     # the invoice issued next (its foreign key is checked at the commit).
     invoice_id, now = new_id(), clock.now()
+    party = party_of(organization_id=industrial_organization_id, legal_name=customer.legal_name,
+                     siren=customer.siren, profile=customer.profile)
     order = _created(PaymentOrder(
         reservation_id=reservation_id, invoice=invoice_id, organization_id=industrial_organization_id,
         kind=PaymentKind.RESERVATION_TOTAL, method=method, status=PaymentStatus.PAID,
-        amount_cents=amount_incl_tax_cents(record.total_cents, vat_rate_bps(config.platform_vat_rate_percent)),
+        amount_cents=amount_incl_tax_cents(record.total_cents, sale_rate_bps(party, config)),
         mandate_ref=mandate_ref, created_by_user_id=user_id, created_at=now, updated_at=now, paid_at=now))
     # 6. the platform_sale invoice: the store base and the commission, excluding tax, to the industrial.
     invoice = issue_invoice(InvoiceDraft(
@@ -147,8 +149,7 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
         issuer_organization_id=None, customer_organization_id=industrial_organization_id,
         reservation_id=reservation_id, service_starts_at=reservation.starts_at,
         service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True, invoice_id=invoice_id,
-        customer=party_of(organization_id=industrial_organization_id, legal_name=customer.legal_name,
-                          siren=customer.siren, profile=customer.profile),
+        customer=party,
     ), config=config)
     # 7. the sale's entry (411 against 706 and 44571); its payment posts when the bank moves it.
     ledger.post_sale_issued(invoice, day=paris_day(now))

@@ -3,7 +3,8 @@ legacy kinds).
 
 In the caller's transaction: the parties are snapshotted (billing profiles, platform identity),
 the number is allocated from the locked counter of the kind's series (`numbering`), the VAT rate
-in force (`PLATFORM_VAT_RATE_PERCENT`) is frozen on the row, and the `invoice.issued` domain event
+in force (`PLATFORM_VAT_RATE_PERCENT`) is frozen on the row (none on a sale the buyer reverse
+charges: `sale_rate_bps`), and the `invoice.issued` domain event
 is recorded, so the post-invoice hook (PDF, e-invoicing) runs once the invoice is committed and
 never for a rolled-back one. The database refuses any later change of what is written here.
 """
@@ -21,7 +22,14 @@ from backend import events
 from backend.billing.invoicing import numbering
 from backend.billing.invoicing.parties import organization_party, platform_party
 from backend.billing.models import CREDIT_NOTE_KIND_OF, CREDIT_NOTE_KINDS, Invoice, InvoiceKind, InvoiceStatus
-from backend.billing.vat import amount_incl_tax_cents, vat_amount_cents, vat_rate_bps, vat_rate_percent
+from backend.billing.vat import (
+    amount_incl_tax_cents,
+    rate_bps_between,
+    reverse_charged_invoice,
+    vat_amount_cents,
+    vat_rate_bps,
+    vat_rate_percent,
+)
 from backend.config import Config
 from backend.db import database, in_transaction
 from backend.model import new_id
@@ -93,6 +101,9 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
         raise ValueError("the platform cannot invoice itself")
     issuer = _party(draft.issuer_organization_id, config)
     customer = _party(draft.customer_organization_id, config) if draft.customer is None else draft.customer
+    rate_bps = vat_rate_bps(config.platform_vat_rate_percent) if draft.vat_rate_bps is None else draft.vat_rate_bps
+    if kind is InvoiceKind.PLATFORM_SALE:
+        rate_bps = rate_bps_between(issuer, customer, rate_bps=rate_bps)
     events.publish(events.INVOICE_ISSUED, draft.invoice_id)
     series, now = numbering.series_now(kind, issuer_siren=issuer["siren"])
     number, sequence, issued_at = numbering.allocate(series, now)
@@ -103,8 +114,7 @@ def issue_invoice(draft: InvoiceDraft, *, config: Config) -> Invoice:
         "customer_organization_id": draft.customer_organization_id, "issuer": issuer, "customer": customer,
         "lines": [line.as_json() for line in draft.lines], "amount_excl_tax_cents": draft.amount_excl_tax_cents,
         "tax_amount_cents": 0, "currency": "EUR",
-        "vat_rate_bps": (vat_rate_bps(config.platform_vat_rate_percent) if draft.vat_rate_bps is None
-                         else draft.vat_rate_bps),
+        "vat_rate_bps": rate_bps,
         "issued_at": issued_at,
         "due_at": draft.due_after(issued_at) if draft.due_after else issued_at + timedelta(days=draft.due_in_days),
         "service_starts_at": draft.service_starts_at, "service_ends_at": draft.service_ends_at,
@@ -131,6 +141,18 @@ INSERT = (f"INSERT INTO billing_invoice ({', '.join(_COLUMNS)})"  # noqa: S608 -
 
 def _party(organization_id: str | None, config: Config) -> dict:
     return organization_party(organization_id) if organization_id else platform_party(config)
+
+
+def sale_rate_bps(customer: dict, config: Config) -> int:
+    """The VAT rate of a platform sale to `customer` (a party): the rate in force, none when the
+    buyer reverse charges it (`backend.billing.vat.reverse_charged`). What a collection debits
+    is the sale's total at this rate, the one `issue_invoice` freezes on it."""
+    return rate_bps_between(platform_party(config), customer, rate_bps=vat_rate_bps(config.platform_vat_rate_percent))
+
+
+def reverse_charged(invoice: Invoice) -> bool:
+    """Whether the issued invoice was reverse charged (category AE: no French VAT on it)."""
+    return reverse_charged_invoice(rate_bps=invoice.vat_rate_bps, seller=invoice.issuer, buyer=invoice.customer)
 
 
 @dataclass(frozen=True)
@@ -166,7 +188,13 @@ def issue_credit_note(invoice: Invoice, amount_cents: int, *, label: str, reason
                       config: Config) -> Invoice:
     """A credit note of `amount_cents` (excluding tax) of `invoice`, locked by the caller: the
     credit-note kind of the invoice's kind, its frozen VAT rate, what its earlier credit notes
-    credit (the VAT is the cumulative difference); the database refuses one that does not fit."""
+    credit (the VAT is the cumulative difference); the database refuses one that does not fit.
+    The credit note of a reverse-charged invoice names the buyer as the invoice did (the VAT
+    identity it was reverse charged on, so it is reverse charged too) with the account a refund
+    now pays into."""
+    customer = None
+    if reverse_charged(invoice):
+        customer = {**invoice.customer, "iban": _party(invoice.customer_organization_id, config)["iban"]}
     return issue_invoice(InvoiceDraft(
         kind=CREDIT_NOTE_KIND_OF[InvoiceKind(invoice.kind)],
         lines=(Line(f"{label} de la facture {invoice.number}", amount_cents),),
@@ -175,7 +203,7 @@ def issue_credit_note(invoice: Invoice, amount_cents: int, *, label: str, reason
         reservation_id=invoice.reservation_id, service_starts_at=invoice.service_starts_at,
         service_ends_at=invoice.service_ends_at, credited_invoice_id=invoice.id,
         vat_rate_bps=invoice.vat_rate_bps, credited_before_cents=credited_cents(invoice.id), reason=reason,
-        created_by_user_id=user_id,
+        created_by_user_id=user_id, customer=customer,
     ), config=config)
 
 

@@ -25,7 +25,7 @@ from backend import clock
 from backend.billing import records, store_share
 from backend.billing.accounting import ledger
 from backend.billing.errors import BillingMandateMissing
-from backend.billing.invoicing.invoices import InvoiceDraft, Line, credited_cents, issue_invoice
+from backend.billing.invoicing.invoices import InvoiceDraft, Line, credited_cents, issue_invoice, reverse_charged
 from backend.billing.invoicing.post_invoice_hook import signed_self_billing_mandate
 from backend.billing.models import AuditEntry, FinancialStatus, Invoice, InvoiceKind
 from backend.billing.queries import InvoiceItem, invoice_item
@@ -115,7 +115,9 @@ def _locked_settleable(reservation_id: str):
 @dataclass(frozen=True)
 class Settling:
     """What a self-billed invoice bills: the store share left of the sale, at the sale's frozen VAT
-    rate (the same service: the distributor never receives more VAT than the customer paid)."""
+    rate (the same service: the distributor never receives more VAT than the customer paid); of a
+    reverse-charged sale, at the rate in force (the distributor's service to the platform is taxed
+    in France whoever bought the ad space)."""
 
     sale: Invoice
     share: int
@@ -124,7 +126,7 @@ class Settling:
 def _issue(reservation: Reservation, record, settling: Settling, *, config: Config, user_id: str | None) -> Invoice:
     draft = InvoiceDraft(
         kind=InvoiceKind.SUPPLIER_SELF_BILLED, lines=(Line(service_label(reservation), settling.share),),
-        vat_rate_bps=settling.sale.vat_rate_bps,
+        vat_rate_bps=None if reverse_charged(settling.sale) else settling.sale.vat_rate_bps,
         issuer_organization_id=reservation.distributor_organization_id, customer_organization_id=None,
         reservation_id=reservation.id,
         service_starts_at=reservation.starts_at, service_ends_at=reservation.ends_at, created_by_user_id=user_id,
