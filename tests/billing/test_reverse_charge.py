@@ -13,6 +13,8 @@ from lxml import etree
 
 from backend.billing import corrections
 from backend.billing.accounting import verify
+from backend.billing.accounting.entries import paris_day
+from backend.billing.accounting.vat_return import vat_return
 from backend.billing.bank import settlement as bank_settlement
 from backend.billing.collection import collect
 from backend.billing.documents.invoice_snapshot import snapshot_of_invoice
@@ -103,6 +105,9 @@ def test_its_books_use_7062_and_no_vat(eu_sale):
              for line in book_lines(invoice_id=invoice.id, event="sale_invoice")]
     assert lines == [("411", 120_000, 0), ("7062", 0, 120_000)]
     assert [breach for breach in verify.verify() if invoice.number in breach] == []
+    # the VAT of its month: its base under the rate 0, with no tax
+    zero = {line.rate_bps: line for line in vat_return(f"{paris_day(invoice.issued_at):%Y-%m}").collected}[0]
+    assert zero.vat_cents == 0 and zero.base_cents >= 120_000
 
 
 def test_its_refund_and_credit_note_carry_no_vat(eu_sale, storage, seeded):

@@ -2,10 +2,10 @@
 (docs/accounting.md, "The VAT of a month").
 
 Per VAT rate (the rate frozen on the invoice each entry books): the VAT collected (`44571`,
-credits less debits) with its base (`706` of the same entries), and the deductible VAT on services
+credits less debits) with its base (`706` and its sub-accounts, of the same entries), and the deductible VAT on services
 bought (`44566`, debits less credits) with its base (`604`). Entries are taken by their date in
 the month. A line of 0 % VAT (a reverse-charged sale, VAT category AE) posts nothing to a VAT
-account: its base shows under the rate 0 with no tax. The totals are the month's `44571` and
+account: its base (on `7062`) shows under the rate 0 with no tax. The totals are the month's `44571` and
 `44566` balances in the trial balance, to the cent.
 """
 
@@ -48,13 +48,14 @@ class VatReturn:
 
 _SQL = """
 SELECT i.vat_rate_bps,
-       coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE l.account = %(sold)s), 0),
+       coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE starts_with(l.account, %(sold)s)), 0),
        coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE l.account = %(collected)s), 0),
        coalesce(sum(l.debit_cents - l.credit_cents) FILTER (WHERE l.account = %(bought)s), 0),
        coalesce(sum(l.debit_cents - l.credit_cents) FILTER (WHERE l.account = %(deductible)s), 0)
   FROM accounting_entry e JOIN accounting_line l ON l.entry_id = e.id
   LEFT JOIN billing_invoice i ON i.id = e.invoice_id
- WHERE e.entry_date BETWEEN %(start)s AND %(end)s AND l.account IN (%(sold)s, %(collected)s, %(bought)s, %(deductible)s)
+ WHERE e.entry_date BETWEEN %(start)s AND %(end)s
+   AND (starts_with(l.account, %(sold)s) OR l.account IN (%(collected)s, %(bought)s, %(deductible)s))
  GROUP BY i.vat_rate_bps ORDER BY i.vat_rate_bps NULLS LAST
 """
 
