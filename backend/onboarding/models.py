@@ -146,6 +146,7 @@ class RegistryCompany(BaseModel):
     city = TextField(null=True)
     representatives = BinaryJSONField(default=list)  # [{first_names, last_name, role}]
     registry_updated_on = DateField(null=True)
+    legal_category = CharField(max_length=4, null=True)  # INSEE's catégorie juridique (`nature_juridique`)
     fetched_at = DateTimeTZField()
 
     class Meta:

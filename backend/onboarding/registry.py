@@ -53,6 +53,7 @@ class CompanyExtract:
     city: str | None
     representatives: tuple[Representative, ...]
     updated_on: str | None  # the registry's own last update of the company (ISO date), when given
+    legal_category: str | None = None  # INSEE's catégorie juridique code (`5710`), when given
 
     def representatives_json(self) -> list[dict]:
         return [asdict(r) for r in self.representatives]

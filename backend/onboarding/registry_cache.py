@@ -57,12 +57,12 @@ def _row(siren: str, extract: CompanyExtract | None) -> dict:
     if extract is None:
         return {"state": CompanyState.UNKNOWN, "legal_name": None, "naf_code": None, "street": None,
                 "postal_code": None, "city": None, "representatives": [], "registry_updated_on": None,
-                "fetched_at": fetched_at}
+                "legal_category": None, "fetched_at": fetched_at}
     return {"state": extract.state, "legal_name": extract.legal_name, "naf_code": extract.naf_code,
             "street": extract.street, "postal_code": extract.postal_code, "city": extract.city,
             "representatives": extract.representatives_json(),
             "registry_updated_on": date.fromisoformat(extract.updated_on) if extract.updated_on else None,
-            "fetched_at": fetched_at}
+            "legal_category": extract.legal_category, "fetched_at": fetched_at}
 
 
 def representatives_of(company: RegistryCompany) -> tuple[Representative, ...]:

@@ -14,6 +14,8 @@ the registry lists (`registry_names.py`), using the cached extract (`registry_ca
   later (`refresh_company`) re-checks the latest envelope of every organization of that SIREN not
   approved yet, which can lift the requirement.
 
+Saving a billing profile also pre-fills its legal form from the extract (`prefilled`).
+
 The decision is recorded on the envelope (`registry_checked`, `registry_check`: the
 representative matched with its role, the extract's date, and warnings for the reviewer when the
 legal name or the head-office postcode differ from the registry's, which never refuse).
@@ -31,6 +33,7 @@ from backend.identity.models import BillingProfile, KybStatus, Organization
 from backend.identity.organizations import BILLING_EDITORS, billing_profile_of, organization_for, put_billing_profile
 from backend.identity.principal import Principal
 from backend.logs import get_logger
+from backend.onboarding.legal_forms import legal_form_of
 from backend.onboarding.models import RegistryCompany, SignatureRequest
 from backend.onboarding.registry import CompanyRegistry, CompanyState, RegistryUnavailable
 from backend.onboarding.registry_cache import company_extract, fetch_company, representatives_of
@@ -125,8 +128,22 @@ def put_checked_billing_profile(*, principal: Principal, organization_id: str, p
     if not decision.checked and before is not None and (before.signer_first_name, before.signer_last_name) == (
             signer.first_name, signer.last_name):
         on_extract = before.signer_on_registry_extract
-    return put_billing_profile(principal=principal, organization_id=organization_id, profile=profile,
+    return put_billing_profile(principal=principal, organization_id=organization_id,
+                               profile=prefilled(profile, before, organization.siren) if decision.checked else profile,
                                signer_on_registry_extract=on_extract)
+
+
+def prefilled(profile: dict, before: BillingProfile | None, siren: str) -> dict:
+    """`profile` with its legal form taken from the registry's extract of `siren` (just read, or
+    fresh in the cache) when the client leaves it out and none is stored yet (a legal form given,
+    or stored, is kept). The
+    directory answers no share capital and no registry city: those stay the organization's to
+    enter."""
+    if "legalForm" in profile or (before is not None and before.legal_form):
+        return profile
+    company = RegistryCompany.get_or_none(RegistryCompany.siren == siren)
+    form = legal_form_of(company.legal_category) if company is not None else None
+    return {**profile, "legalForm": form} if form else profile
 
 
 def refresh_company(*, siren: str, registry: CompanyRegistry, actor_user_id: str) -> RegistryCompany:

@@ -5,7 +5,8 @@ One call per lookup: `GET /search?q=<siren>&page=1&per_page=5`, answered
 `{results: [...], total_results, page, per_page, total_pages}`. The result whose `siren` is the one
 asked is the company; none means the directory does not know it. Fields read (everything else is
 ignored): `siren`, `nom_raison_sociale` (else `nom_complet`), `etat_administratif` (`A` active,
-`C` ceased), `activite_principale` (NAF code), `date_mise_a_jour_rne` (else `date_mise_a_jour`),
+`C` ceased), `activite_principale` (NAF code), `nature_juridique` (INSEE's catégorie juridique, the
+legal form), `date_mise_a_jour_rne` (else `date_mise_a_jour`),
 `siege.{numero_voie, indice_repetition, type_voie, libelle_voie, code_postal, libelle_commune}`,
 and `dirigeants[]` of `type_dirigeant = "personne physique"` with their `nom`, `prenoms` and
 `qualite` (a legal person listed as representative cannot sign itself: its signer needs the
@@ -169,4 +170,5 @@ def _extract_of(body: object, siren: str) -> CompanyExtract | None:
             and p.get("prenoms")
         ),
         updated_on=updated[:10] if updated else None,
+        legal_category=_text(match.get("nature_juridique"), "nature_juridique"),
     )

@@ -11,11 +11,13 @@ registered through the control route; any other SIREN is unknown to it.
 Routes:
 - `GET /search?q=<siren or words>&page=&per_page=`: `{results, total_results, page, per_page,
   total_pages}`, each result in the directory's shape (`siren`, `nom_complet`,
-  `nom_raison_sociale`, `etat_administratif` `A`|`C`, `activite_principale`, `date_mise_a_jour`,
+  `nom_raison_sociale`, `etat_administratif` `A`|`C`, `activite_principale`, `nature_juridique`,
+  `date_mise_a_jour`,
   `siege: {siret, adresse, numero_voie, type_voie, libelle_voie, code_postal, libelle_commune,
   est_siege}`, `dirigeants: [{nom, prenoms, qualite, type_dirigeant: "personne physique"}]`);
 - `POST /_control/companies` (JSON `{siren, legalName, state: "active"|"ceased", address: {street,
-  postalCode, city}, representatives: [{firstName, lastName, role}], nafCode?}`): 201, the same
+  postalCode, city}, representatives: [{firstName, lastName, role}], nafCode?, legalCategory?}`
+  (`legalCategory`: INSEE's catégorie juridique, default SAS): 201, the same
   SIREN again replaces it; `GET /_control/companies` lists them;
 - `POST /_control/faults` (JSON, each key optional): `unknown` / `ceased` (lists of SIRENs answered
   as unknown / ceased), `delaySeconds` (every answer waits this long), `rateLimited` /
@@ -42,6 +44,7 @@ from ops.simulators.server import BackgroundSimulator, SimulatorHandler, run_unt
 MAX_BODY = 64 * 1024
 SIREN = re.compile(r"^\d{9}$")
 DEFAULT_NAF = "73.11Z"  # Activités des agences de publicité
+DEFAULT_LEGAL_CATEGORY = "5710"  # SAS, société par actions simplifiée
 
 # The demo seed's organizations as the registry knows them (the demo managers are representatives).
 _DEMO_DETAILS = {
@@ -88,7 +91,9 @@ def _company(body: object) -> dict:
         if not isinstance(person, dict) or not person.get("firstName") or not person.get("lastName"):
             raise ControlError(400, "representatives: [{firstName, lastName, role}]")
     return {"siren": body["siren"], "legalName": body["legalName"], "state": body.get("state", "active"),
-            "nafCode": body.get("nafCode") or DEFAULT_NAF, "address": address, "representatives": people}
+            "nafCode": body.get("nafCode") or DEFAULT_NAF,
+            "legalCategory": body.get("legalCategory") or DEFAULT_LEGAL_CATEGORY, "address": address,
+            "representatives": people}
 
 
 def directory_result(company: dict, *, ceased: bool = False) -> dict:
@@ -107,6 +112,7 @@ def directory_result(company: dict, *, ceased: bool = False) -> dict:
         "nom_raison_sociale": legal_name,
         "etat_administratif": "C" if ceased or company["state"] == "ceased" else "A",
         "activite_principale": company["nafCode"],
+        "nature_juridique": company.get("legalCategory") or DEFAULT_LEGAL_CATEGORY,
         "date_mise_a_jour": "2026-01-15T08:00:00",
         "siege": {"siret": company["siren"] + "00012", "est_siege": True, "adresse": f"{street} {postal_code} {city}",
                   "numero_voie": number or None, "type_voie": kind or None, "libelle_voie": label or None,

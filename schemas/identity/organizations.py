@@ -47,8 +47,9 @@ class BillingProfileIn(Schema):
     legalName = LegalText(200, required=True)
     siret = fields.String(required=True, validate=validate.Regexp(r"^\d{14}$", error="must be 14 digits"),
                           metadata={"description": "Luhn key checked; starts with the organization's SIREN"})
-    vatNumber = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=20),
-                              metadata={"description": "French VAT number of the SIREN (key checked)"})
+    vatNumber = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=20), metadata={
+        "description": "French VAT number of the SIREN (key checked); with an address in another member state, a "
+                       "VAT number of that state (check digits checked): its sales are then reverse charged"})
     address = fields.Nested(AddressIn, required=True)
     iban = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=42))
     signer = fields.Nested(SignerIn, required=True)
@@ -57,7 +58,8 @@ class BillingProfileIn(Schema):
     # The company mentions its invoices print (Code de commerce, art. R123-237): left out, the
     # stored value stays; null clears it.
     legalForm = fields.String(allow_none=True, validate=validate.Length(max=60), metadata={
-        "description": "legal form printed on its invoices, e.g. SAS, SARL, entrepreneur individuel",
+        "description": "legal form printed on its invoices, e.g. SAS, SARL, entrepreneur individuel; left out "
+                       "while none is stored, pre-filled from the company directory when it names one",
         "example": "SAS"})
     shareCapitalCents = fields.Integer(allow_none=True, strict=True, validate=validate.Range(min=1), metadata={
         "description": "share capital in cents, printed \"au capital de 50 000,00 EUR\"", "example": 5000000})
