@@ -75,8 +75,16 @@ def rate_bps_between(seller: dict, buyer: dict, *, rate_bps: int) -> int:
     return 0 if reverse_charged_between(seller, buyer) else rate_bps
 
 
+def reverse_charged_issue(rate_bps: int, *, seller_country: str, buyer_country: str,
+                          buyer_vat_number: str | None) -> bool:
+    """Whether an issued invoice (its frozen rate and parties) was reverse charged: issued without
+    VAT to a buyer it reverse charges. Its documents carry category AE, its books the sub-account
+    of such sales, and no payment data is reported for it."""
+    return rate_bps == 0 and reverse_charged(seller_country=seller_country, buyer_country=buyer_country,
+                                             buyer_vat_number=buyer_vat_number)
+
+
 def reverse_charged_invoice(*, rate_bps: int, seller: dict, buyer: dict) -> bool:
-    """Whether an issued invoice (its frozen rate and party snapshots) was reverse charged: issued
-    without VAT to a buyer it reverse charges. Its documents carry category AE, its books the
-    sub-account of such sales, and no payment data is reported for it."""
-    return rate_bps == 0 and reverse_charged_between(seller, buyer)
+    """`reverse_charged_issue` of an invoice row's frozen rate and party snapshots."""
+    return reverse_charged_issue(rate_bps, seller_country=seller.get("country") or "FR",
+                                 buyer_country=buyer.get("country") or "FR", buyer_vat_number=buyer.get("vatNumber"))

@@ -8,11 +8,11 @@ refused or credited one is owed by nobody); a refund's negative 212 goes only af
 VAT on services is due on payment (CGI art. 269, 2-c), so the seller reports what it received,
 when its bank shows it; a sale whose seller opted to pay VAT on debits (`vatOnDebits` on the issuer
 frozen on the invoice, `PLATFORM_VAT_ON_DEBITS`) owed its VAT at issue, so its payments are no
-payment data and get no 212. Neither does a sale issued without VAT, reverse charged to a buyer
-of another member state (VAT category AE, CGI art. 283-2): the VAT is the buyer's to pay where it
-is established, none is due in France on its payment. Self-billed invoices get none from the platform either: the
-encaissement is the distributor's to report, through its own platform (docs/einvoicing.md,
-"Payment data of self-billed services").
+payment data and get no 212. Neither does a sale issued without VAT, reverse charged to a buyer of
+another member state (VAT category AE, CGI art. 283-2): its VAT is the buyer's to pay where it is
+established, none is due in France on its payment. Self-billed invoices get none from the platform
+either: the encaissement is the distributor's to report, through its own platform
+(docs/einvoicing.md, "Payment data of self-billed services").
 
 For the others: for each payment order of a `platform_sale` (its collection) settled by a bank statement
 (settlement `settled`, docs/bank.md), one 212 with the amount received per VAT rate, dated the

@@ -199,10 +199,10 @@ class InvoiceSnapshot:
     @property
     def reverse_charge(self) -> bool:
         """Sold without VAT to a buyer of another member state with a valid VAT number: the buyer
-        pays the VAT (category AE, `backend.billing.vat.reverse_charged`)."""
-        return self.vat_rate_bps == 0 and vat.reverse_charged(
-            seller_country=self.seller.address.country_code, buyer_country=self.buyer.address.country_code,
-            buyer_vat_number=self.buyer.vat_number)
+        pays the VAT (category AE, `backend.billing.vat.reverse_charged_issue`)."""
+        return vat.reverse_charged_issue(
+            self.vat_rate_bps, seller_country=self.seller.address.country_code,
+            buyer_country=self.buyer.address.country_code, buyer_vat_number=self.buyer.vat_number)
 
     @property
     def vat_category(self) -> str:
