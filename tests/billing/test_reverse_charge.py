@@ -22,7 +22,7 @@ from backend.billing.documents.render import render_invoice_pdf
 from backend.billing.models import Invoice, PaymentMethod, PaymentOrder
 from backend.billing.self_billing import invoice as self_billing
 from backend.einvoicing import payment_reports
-from backend.einvoicing.flow_types import flow_type_for
+from backend.einvoicing.drafts import create_transmission_draft
 from backend.einvoicing.models import PaymentReport
 from backend.einvoicing.status import FlowType
 from backend.identity import bank_details
@@ -96,7 +96,10 @@ def test_a_sale_to_a_buyer_of_another_member_state_is_reverse_charged(eu_sale, s
                     "Total TTC 1 200,00 €"):
         assert mention in text, mention
     # the e-invoicing flow of a buyer of another member state: international B2B (e-reporting)
-    assert flow_type_for(invoice.customer["country"]) is FlowType.EU_INTRA_B2B
+    transmission, _ = create_transmission_draft(
+        invoice_number=invoice.number, document_kind="invoice", flow_type=FlowType.FR_DOMESTIC_B2B,
+        document_pdf_key=None, amount_incl_tax_cents=120_000, invoice_kind=invoice.kind)
+    assert (transmission.flow_type, transmission.processing_rule) == (FlowType.EU_INTRA_B2B, "B2BInt")
 
 
 def test_its_books_use_7062_and_no_vat(eu_sale):
