@@ -142,6 +142,8 @@ def test_its_settled_payment_gives_no_212(eu_sale):
     ("BE", None),  # no VAT number: not a taxable person the platform can name
     ("BE", "BE0403019262"),  # a wrong check digit
     ("BE", "NL004495445B01"),  # a number of another member state than the buyer's
+    ("BE", "FR40303265045"),  # a French number: the buyer is not identified in its own state
+    ("FR", "FR40303265045"),  # a French buyer: a domestic sale
     ("CH", "CHE116281710"),  # not a member state: outside reverse charge within the EU
 ])
 def test_a_buyer_without_a_valid_vat_number_of_another_member_state_pays_french_vat(country, vat_number):
