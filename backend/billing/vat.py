@@ -63,16 +63,18 @@ def reverse_charged(*, seller_country: str, buyer_country: str, buyer_vat_number
     return is_vat_number_of(buyer_vat_number, buyer_country)
 
 
-def reverse_charged_between(seller: dict, buyer: dict) -> bool:
-    """`reverse_charged` for two invoice party snapshots (`backend.billing.invoicing.parties`)."""
-    return reverse_charged(seller_country=seller.get("country") or "FR", buyer_country=buyer.get("country") or "FR",
-                           buyer_vat_number=buyer.get("vatNumber"))
+def _countries_and_number(seller: dict, buyer: dict) -> dict:
+    """`reverse_charged`'s arguments from two invoice party snapshots
+    (`backend.billing.invoicing.parties`)."""
+    return {"seller_country": seller.get("country") or "FR", "buyer_country": buyer.get("country") or "FR",
+            "buyer_vat_number": buyer.get("vatNumber")}
 
 
 def rate_bps_between(seller: dict, buyer: dict, *, rate_bps: int) -> int:
-    """The VAT rate a sale between these parties is issued at: none when it is reverse charged,
-    else `rate_bps`. What the customer is debited is the invoice's total at this rate."""
-    return 0 if reverse_charged_between(seller, buyer) else rate_bps
+    """The VAT rate a sale between these parties (snapshots) is issued at: none when it is
+    reverse charged, else `rate_bps`. What the customer is debited is the invoice's total at this
+    rate."""
+    return 0 if reverse_charged(**_countries_and_number(seller, buyer)) else rate_bps
 
 
 def reverse_charged_issue(rate_bps: int, *, seller_country: str, buyer_country: str,
@@ -86,5 +88,4 @@ def reverse_charged_issue(rate_bps: int, *, seller_country: str, buyer_country: 
 
 def reverse_charged_invoice(*, rate_bps: int, seller: dict, buyer: dict) -> bool:
     """`reverse_charged_issue` of an invoice row's frozen rate and party snapshots."""
-    return reverse_charged_issue(rate_bps, seller_country=seller.get("country") or "FR",
-                                 buyer_country=buyer.get("country") or "FR", buyer_vat_number=buyer.get("vatNumber"))
+    return reverse_charged_issue(rate_bps, **_countries_and_number(seller, buyer))
