@@ -5,6 +5,7 @@ gives no 212; a buyer without such a number is charged French VAT."""
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 from datetime import date
 
@@ -12,7 +13,7 @@ import pytest
 from lxml import etree
 
 from backend.billing import corrections
-from backend.billing.accounting import verify
+from backend.billing.accounting import fec, verify
 from backend.billing.accounting.entries import paris_day
 from backend.billing.accounting.vat_return import vat_return
 from backend.billing.bank import settlement as bank_settlement
@@ -108,6 +109,13 @@ def test_its_books_use_7062_and_no_vat(eu_sale):
              for line in book_lines(invoice_id=invoice.id, event="sale_invoice")]
     assert lines == [("411", 120_000, 0), ("7062", 0, 120_000)]
     assert [breach for breach in verify.verify() if invoice.number in breach] == []
+    # the FEC names the account with its label, and the sale has no VAT line there either
+    out = io.BytesIO()
+    fec.write_fec(paris_day(invoice.issued_at).year, out)
+    records = [dict(zip(fec.FIELDS, record.split("\t"), strict=True))
+               for record in out.getvalue().decode("iso8859_15").split("\n")[1:-1]]
+    accounts = {(r["CompteNum"], r["CompteLib"]) for r in records if r["PieceRef"] == invoice.number}
+    assert accounts == {("411", "Clients"), ("7062", "Prestations de services - UE autoliquidation")}
     # the VAT of its month: its base under the rate 0, with no tax
     zero = {line.rate_bps: line for line in vat_return(f"{paris_day(invoice.issued_at):%Y-%m}").collected}[0]
     assert zero.vat_cents == 0 and zero.base_cents >= 120_000
