@@ -16,7 +16,8 @@ answer to).
 - `POST /v1/flows/search`: `{where, limit}` with at most `SEARCH_PAGE_SIZE` results, no offsets:
   the next page asks `updatedAfter` the latest `updatedAt` seen less `PAGE_OVERLAP` (flows sharing
   that instant are asked again and skipped once seen).
-- `GET /v1/flows/{flowId}` (`docType=Metadata`: the `Flow`; `Original`: the file itself).
+- `GET /v1/flows/{flowId}` (`docType=Metadata`: the `Flow`; `Original`: the file itself); a
+  callback's flow is read again this way (`changes_of`, for `afnor_callbacks`).
 - `GET /v1/directory-line/code:{addressingIdentifier}`: a line (200) or none (404).
 
 The flow's `acknowledgement.status` is the spec's operator status (`Pending`, `Ok`, `Error`); the
