@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from backend import webhook_signature
-from backend.einvoicing import cdar, cdar_validation, reform_statuses
+from backend.einvoicing import cdar, cdar_validation, reason_codes, reform_statuses
 from backend.einvoicing.afnor_callbacks import ISSUED_AT_HEADER, SIGNATURE_HEADER
 from ops.simulators.odp_store import Faults, OperatorError, Settings, Store, _iso, _ms, _parse_time
 
@@ -42,7 +42,9 @@ SEARCH_CRITERIA = ("updatedAfter", "updatedBefore", "processingRule", "flowType"
                    "ackStatus")
 XML_TYPES = ("application/xml", "text/xml")
 BUYER_PLATFORM = cdar.Party(siren="552100554", name="Plateforme du destinataire (simulée)", role="WK")
-DEFAULT_REASON = "AUTRE"
+# The reason code given a status that needs one when the control route names none: the first of
+# these the reform admits for that status (a 210 admits no `AUTRE`).
+DEFAULT_REASONS = ("AUTRE", reason_codes.DEFAULT_CONTEST, reason_codes.DEFAULT_REJECTION)
 CALLBACK_PATH = "/api/webhooks/afnor"
 
 
@@ -204,7 +206,7 @@ class AfnorStore(Store):
         if reason is not None and not isinstance(reason, str):
             raise OperatorError(400, "reason must be a string")
         if code in reform_statuses.REASON_REQUIRED and not isinstance(reason_code, str):
-            reason_code = DEFAULT_REASON
+            reason_code = default_reason(code)
         now = max(time.time(), invoice["updatedAt"] + 0.001)
         moment = datetime.fromtimestamp(now, tz=UTC)
         message = cdar.StatusMessage(
@@ -269,6 +271,12 @@ class AfnorStore(Store):
         if addressing_identifier in self.unregistered or not addressing_identifier.isdigit():
             raise OperatorError(404, "Not found. There is no resource at the given URI.")
         return {"addressingIdentifier": addressing_identifier, "siren": addressing_identifier[:9]}
+
+
+def default_reason(status: int) -> str:
+    """The reason code a status is given when none is named: one the reform admits for it."""
+    admitted = [code for code in DEFAULT_REASONS if reason_codes.admitted(code, status)]
+    return admitted[0] if admitted else sorted(reason_codes.ALLOWED[status])[0]
 
 
 def _error(reason_code: str, message: str) -> dict:
