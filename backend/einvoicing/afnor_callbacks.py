@@ -37,6 +37,7 @@ PROCESSING_ACTOR = "process_platform_callback"
 SIGNATURE_HEADER = "X-Webhook-Signature-256"
 ISSUED_AT_HEADER = "X-Webhook-Issued-At"
 KEY_MAX = 200
+NOTHING_TO_APPLY = "a flow the platform does not know, or a status of an invoice not deposited here"
 INSERT_CALLBACK = (
     "INSERT INTO einvoice_platform_callback (event_key, flow_id, payload, processing_status, received_at)"
     " VALUES (%s, %s, %s, 'received', %s) ON CONFLICT (event_key) DO NOTHING RETURNING id"
@@ -89,7 +90,7 @@ def process_callback(key: str, *, client: OperatorClient) -> str | None:
     else:
         flows = client.changes_of(row[0])
         polling.apply_flows(flows, counters, trigger="callback")
-        outcome, note = ("processed", None) if flows else ("ignored", "the platform does not know this flow")
+        outcome, note = ("processed", None) if flows else ("ignored", NOTHING_TO_APPLY)
     with transaction():
         database.execute_sql(
             "UPDATE einvoice_platform_callback SET processing_status = %s, processing_note = %s, processed_at = %s"

@@ -7,6 +7,7 @@ stays the safety net for a callback lost."""
 from __future__ import annotations
 
 import json
+import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -15,6 +16,7 @@ from openapi_core import OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest
 from openapi_core.validation.request.exceptions import InvalidRequestBody
 
+from backend import webhook_signature
 from backend.db import database
 from backend.einvoicing import afnor_callbacks, lifecycle, polling
 from backend.einvoicing.models import LifecycleEvent, Transmission, TransmissionEvent
@@ -142,3 +144,23 @@ def test_every_callback_the_platform_sends_is_annex_a_s_webhook_callback_content
     request = requests.Request("POST", deliveries[0]["url"], data=body, headers=deliveries[0]["headers"]).prepare()
     with pytest.raises(InvalidRequestBody):
         described.validate_request(RequestsOpenAPIRequest(request))
+
+
+def signed(body: bytes, issued_at: int) -> dict:
+    return {"Content-Type": "application/json", afnor_callbacks.ISSUED_AT_HEADER: str(issued_at),
+            afnor_callbacks.SIGNATURE_HEADER: webhook_signature.signature_of(body, SECRET)}
+
+
+def test_a_callback_of_a_flow_the_platform_does_not_know_is_ignored_and_a_stale_one_refused(
+        connection, platform, afnor_client, api_server):  # noqa: F811
+    body = json.dumps({"flowInfo": {"flowId": "afnor-unknown", "updatedAt": "2026-12-01T10:00:00.000Z"}}).encode()
+    url = f"{api_server}/api/webhooks/afnor"
+    stale = requests.post(url, data=body, headers=signed(body, int(time.time()) - 301), timeout=5)
+    assert (stale.status_code, stale.json()["error"]["code"]) == (401, "AUTH_SIGNATURE_WEBHOOK_INVALID")
+    assert callbacks() == []
+    answers = [requests.post(url, data=body, headers=signed(body, int(time.time())), timeout=5) for _ in range(2)]
+    assert [a.json()["data"] for a in answers] == [{"received": True, "duplicate": False},
+                                                   {"received": True, "duplicate": True}]
+    [(key, _, _)] = callbacks()
+    assert afnor_callbacks.process_callback(key, client=afnor_client) == "ignored"
+    assert callbacks()[0][2] == "ignored"
