@@ -45,8 +45,8 @@ class _Env(dict):
 
 
 SECRET_SETTINGS = frozenset(
-    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "afnor_client_secret", "smtp_url",
-     "metrics_token"}
+    {"esign_api_key", "esign_webhook_secret", "odp_client_secret", "afnor_client_secret", "afnor_webhook_secret",
+     "smtp_url", "metrics_token"}
 )
 
 ENVIRONMENTS = ("development", "test", "staging", "production")
@@ -143,6 +143,7 @@ class Config:
     afnor_flow_url: str = "https://api.flow.pa.example/flow-service"
     afnor_directory_url: str = "https://api.directory.pa.example/directory-service"
     afnor_scope: str | None = None  # the OAuth scope asked with the client credentials, when the PA wants one
+    afnor_webhook_secret: str | None = None  # the PA's callbacks' HMAC key; unset, every callback is refused
     einvoicing_polling_enabled: bool = False
     einvoicing_polling_interval_ms: int = 900_000
     einvoicing_self_billing_enabled: bool = False
@@ -527,6 +528,7 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         afnor_flow_url=(_str(env, "AFNOR_FLOW_URL", Config.afnor_flow_url) or "").rstrip("/"),
         afnor_directory_url=(_str(env, "AFNOR_DIRECTORY_URL", Config.afnor_directory_url) or "").rstrip("/"),
         afnor_scope=_str(env, "AFNOR_SCOPE"),
+        afnor_webhook_secret=_str(env, "AFNOR_WEBHOOK_SECRET"),
         einvoicing_polling_enabled=_bool(env, "EINVOICING_POLLING_ENABLED", False),
         einvoicing_polling_interval_ms=_int(env, "EINVOICING_POLLING_INTERVAL_MS", 900_000, minimum=1),
         einvoicing_self_billing_enabled=_bool(env, "EINVOICING_SELF_BILLING_ENABLED", False),

@@ -111,7 +111,9 @@ SIMULATORS: list[Simulator] = [
             "AFNOR_FLOW_URL": f"{url}/flow-service", "AFNOR_DIRECTORY_URL": f"{url}/directory-service",
             "AFNOR_TOKEN_URL": f"{url}/oauth/token", "AFNOR_CLIENT_ID": "afnor_dev_client",
             "AFNOR_CLIENT_SECRET": "afnor_dev_simulator_secret", "AFNOR_SCOPE": "afnor:platform",
+            "AFNOR_WEBHOOK_SECRET": "afnor_dev_callback_secret",
             "EINVOICING_POLLING_ENABLED": "true", "EINVOICING_POLLING_INTERVAL_MS": "60000"},
+        args=lambda api_url: ["--callback", api_url],
         runs=lambda env: _einvoicing_operator(env) == "afnor",
     ),
     # The bank (API.md, "Company registry (wave 3): decisions": P+3): the finance team's files go to

@@ -16,7 +16,8 @@ answer to).
 - `POST /v1/flows/search`: `{where, limit}` with at most `SEARCH_PAGE_SIZE` results, no offsets:
   the next page asks `updatedAfter` the latest `updatedAt` seen less `PAGE_OVERLAP` (flows sharing
   that instant are asked again and skipped once seen).
-- `GET /v1/flows/{flowId}` (`docType=Metadata`: the `Flow`; `Original`: the file itself).
+- `GET /v1/flows/{flowId}` (`docType=Metadata`: the `Flow`; `Original`: the file itself); a
+  callback's flow is read again this way (`changes_of`, for `afnor_callbacks`).
 - `GET /v1/directory-line/code:{addressingIdentifier}`: a line (200) or none (404).
 
 The flow's `acknowledgement.status` is the spec's operator status (`Pending`, `Ok`, `Error`); the
@@ -145,23 +146,35 @@ class AfnorClient(OAuthOperatorClient):
 
     def get_flow(self, flow_id: str) -> Flow | None:
         """The flow (`docType=Metadata`) with the statuses received for it since its submission."""
+        item = self._metadata(flow_id)
+        flow = self._flow(item) if item is not None else None
+        if flow is None or flow.answer.get("flowDirection") == "In" or flow.lifecycle:
+            return flow
+        return replace(flow, lifecycle=self._statuses_since(flow))
+
+    def changes_of(self, flow_id: str) -> list[Flow]:
+        """What a callback about this flow says, read from the PA (`docType=Metadata`), never from
+        the callback's body: as a page of the polling search reads it (an invoice flow with its
+        acknowledgement, or an incoming status on the flow of the invoice it names); empty when
+        the PA does not know the flow."""
+        item = self._metadata(flow_id)
+        return self._page([item]) if item is not None else []
+
+    def _metadata(self, flow_id: str) -> dict | None:
+        """The PA's `Flow` of this id, None when it answers 404 (or another flow)."""
         self._check_identity()
         path = f"{FLOWS_PATH}/{quote(flow_id, safe='')}"
 
-        def attempt() -> Flow | None:
+        def attempt() -> dict | None:
             try:
-                response = self._send("GET", path, params={"docType": "Metadata"})
+                item = json_object(self._send("GET", path, params={"docType": "Metadata"}))
             except OperatorRejected as exc:
                 if exc.status == 404:
                     return None
                 raise
-            flow = self._flow(json_object(response))
-            return flow if flow.flow_id == flow_id else None
+            return item if item.get("flowId") == flow_id else None
 
-        flow = self._retrying(attempt, what=f"GET {FLOWS_PATH}/{{flowId}}")
-        if flow is None or flow.answer.get("flowDirection") == "In" or flow.lifecycle:
-            return flow
-        return replace(flow, lifecycle=self._statuses_since(flow))
+        return self._retrying(attempt, what=f"GET {FLOWS_PATH}/{{flowId}}")
 
     def changed_pages(self, *, updated_after: str) -> Iterator[list[Flow]]:
         """The flows changed after `updated_after`, one page per search, paged by `updatedAfter`

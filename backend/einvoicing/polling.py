@@ -18,7 +18,9 @@ again up to `PASS_SIZE` transmissions whose automatic retry is due (`failed` wit
 `dispatching` ones whose claim expired (their worker died; the dispatch searches the operator
 first). An error on one of those is counted and logged, never propagated, and its
 `last_synced_at` moves, so a few broken transmissions never hold the others back. The admin's
-resync still asks the operator about one transmission (`lifecycle.resync`).
+resync still asks the operator about one transmission (`lifecycle.resync`). A platform's callback
+(`afnor_callbacks`) applies its flow through `apply_flows`, the code a search page goes through;
+polling stays the safety net for a callback lost.
 
 API.md, "Intervals in milliseconds": a periodiq job runs every minute and starts a pass only when
 `EINVOICING_POLLING_INTERVAL_MS` (less `SCHEDULE_SLACK`, the minute job's jitter) has elapsed
@@ -170,14 +172,17 @@ def _search_changes(polling_pass: PollingPass, counters: Counter[str], *, client
         if flows is None:
             return latest
         counters["searches"] += 1
-        _apply_page(flows, counters)
+        apply_flows(flows, counters)
         for flow in flows:
             changed = reform_statuses.parse_at(str(flow.answer.get("updatedAt") or ""))
             if changed is not None and (latest is None or changed > latest):
                 latest = changed
 
 
-def _apply_page(flows: list[Flow], counters: Counter[str]) -> None:
+def apply_flows(flows: list[Flow], counters: Counter[str], *, trigger: str = "poll") -> None:
+    """What the platform says of these flows, applied to their transmissions (matched by flow id
+    in one query): a search page's, or a callback's flow read again (`afnor_callbacks`). Every
+    move is conditional, so a flow applied twice moves nothing the second time."""
     by_flow = {flow.flow_id: flow for flow in flows}
     if not by_flow:
         return
@@ -189,17 +194,17 @@ def _apply_page(flows: list[Flow], counters: Counter[str]) -> None:
             (t.id, status) for t in transmissions for status in by_flow[t.provider_flow_id].lifecycle)
     acknowledging = [(t.provider_flow_id, by_flow[t.provider_flow_id].status) for t in transmissions
                      if t.status == S.SENT and by_flow[t.provider_flow_id].status in lifecycle.ACKNOWLEDGING]
-    counters["acknowledged"] += _acknowledge(acknowledging)
+    counters["acknowledged"] += _acknowledge(acknowledging, trigger=trigger)
     for t in transmissions:
         flow = by_flow[t.provider_flow_id]
         if t.status == S.SENT and flow.status == OperatorStatus.ERROR:
-            after = lifecycle.apply_flow_status(t, flow, trigger="poll")
+            after = lifecycle.apply_flow_status(t, flow, trigger=trigger)
             counters[_outcome(S.SENT, after.status)] += 1
         elif t.status == S.SENT and flow.status not in lifecycle.ACKNOWLEDGING:
             counters["unchanged"] += 1
 
 
-def _acknowledge(rows: list[tuple[str, str]]) -> int:
+def _acknowledge(rows: list[tuple[str, str]], *, trigger: str) -> int:
     """`sent` -> `acknowledged` for these (flow id, operator status) pairs, in one statement (the
     history trigger writes a row for each)."""
     if not rows:
@@ -207,9 +212,9 @@ def _acknowledge(rows: list[tuple[str, str]]) -> int:
     now = clock.now()
     placeholders = ", ".join(["(%s, %s)"] * len(rows))
     with transaction():
-        database.execute_sql("SELECT set_config('vitrine.einvoice_trigger', 'poll', true), "
+        database.execute_sql("SELECT set_config('vitrine.einvoice_trigger', %s, true), "
                              "set_config('vitrine.einvoice_actor', '', true), "
-                             "set_config('vitrine.einvoice_operator_answer', '', true)")
+                             "set_config('vitrine.einvoice_operator_answer', '', true)", (trigger,))
         cursor = database.execute_sql(
             "UPDATE einvoice_transmission t SET status = 'acknowledged', provider_status = 'accepted', "  # noqa: S608
             "operator_status = v.operator_status, last_synced_at = %s, updated_at = %s, status_changed_at = %s "

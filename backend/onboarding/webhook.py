@@ -3,26 +3,22 @@
 `POST /api/webhooks/esign` calls `receive_signature_webhook` with the raw body and headers. The
 HMAC-SHA256 of the raw bytes, keyed with `ESIGN_WEBHOOK_SECRET`, must equal
 `X-Esign-Signature-256` (`sha256=<hex>`, compared in constant time) and `X-Esign-Issued-At`
-(Unix seconds) must lie within 300 s of now; anything else is 401
+(Unix seconds) must lie within 300 s of now (`backend.webhook_signature`); anything else is 401
 `AUTH_SIGNATURE_WEBHOOK_INVALID`. The event row and its outbox row commit together; a replayed
 `event_id` inserts nothing (`ON CONFLICT (event_id) DO NOTHING`) and queues nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-
 from psycopg2.extras import Json
 
-from backend import clock, json_input, outbox
+from backend import clock, json_input, outbox, webhook_signature
 from backend.db import database, transaction
-from backend.errors import ValidationError, WebhookSignatureInvalid
+from backend.errors import ValidationError
 from backend.logs import log_event
 from backend.onboarding.models import ProcessingStatus
 
 SCOPE = "esign.webhook"
-MAX_CLOCK_SKEW_SECONDS = 300
 PROCESSING_ACTOR = "process_signature_event"
 # Written out: an acknowledgement's CPU went mostly to peewee building this statement.
 INSERT_EVENT = (
@@ -30,29 +26,6 @@ INSERT_EVENT = (
     " processing_status, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
     " ON CONFLICT (event_id) DO NOTHING RETURNING id"
 )
-
-
-def verify_signature(*, body: bytes, signature: str | None, issued_at: str | None, secret: str | None) -> None:
-    """Raise WebhookSignatureInvalid unless the body is signed with `secret` and recently issued."""
-    reason = _refusal(body, signature, issued_at, secret)
-    if reason is not None:
-        log_event(SCOPE, "webhook refused", "warn", reason=reason, bodyBytes=len(body))
-        raise WebhookSignatureInvalid("the webhook signature is invalid", reason=reason)
-
-
-def _refusal(body: bytes, signature: str | None, issued_at: str | None, secret: str | None) -> str | None:
-    if not secret:
-        return "secret_not_configured"
-    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected.encode(), (signature or "").strip().encode()):
-        return "signature_mismatch"
-    try:
-        issued = int((issued_at or "").strip())
-    except ValueError:
-        return "issued_at_missing" if not (issued_at or "").strip() else "issued_at_invalid"
-    if abs(clock.now().timestamp() - issued) > MAX_CLOCK_SKEW_SECONDS:
-        return "issued_at_out_of_window"
-    return None
 
 
 def parse_event(body: bytes) -> dict:
@@ -93,7 +66,7 @@ def record_signature_event(*, event: dict, retry_attempt: int | None) -> bool:
 def receive_signature_webhook(*, body: bytes, signature: str | None, issued_at: str | None,
                               retry: str | None, secret: str | None) -> dict:
     """Verify, store and acknowledge one delivery: `{received: true, duplicate: bool}`."""
-    verify_signature(body=body, signature=signature, issued_at=issued_at, secret=secret)
+    webhook_signature.verify(body=body, signature=signature, issued_at=issued_at, secret=secret, scope=SCOPE)
     event = parse_event(body)
     try:
         retry_attempt = int(retry) if retry is not None else None

@@ -23,8 +23,15 @@ Routes:
 - control: `POST /_control/flows/{flowId}/{ok|error}` (`{message?, code?}`: the detail's reason
   code), `POST /_control/flows/{flowId}/lifecycle` (`{code, reason?, reasonCode?}`: an incoming
   CDAR flow saying that status of the invoice), `POST /_control/directory` (`{siren, registered}`),
+  `POST /_control/callbacks` (`{url, secret}`: the callback subscription, `url` null for none),
   `GET /_control/flows[?trackingId=&flowType=]`, `GET|POST /_control/faults`,
-  `POST /_control/settings`, `GET /_control/state`, `POST /_control/reset`.
+  `POST /_control/settings`, `GET /_control/state` (with the callbacks' `deliveries`),
+  `POST /_control/reset`.
+
+Callbacks (`afnor_store`): a change of a flow made by a control route is delivered before that
+route answers (a test sees it delivered when its call returns); one found on a read (a flow
+acknowledged by itself after `auto_ok_after_seconds`) after the read's answer. Each is posted
+once, synchronously, its answer recorded; a callback lost is left to the subscriber's polling.
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ops.simulators.afnor_store import AfnorStore
+import requests
+
+from ops.simulators.afnor_store import AfnorStore, Delivery
 from ops.simulators.odp import MAX_BODY
 from ops.simulators.odp_store import OperatorError, Settings
 from ops.simulators.operator_control import OperatorControl
@@ -66,6 +75,7 @@ ROUTES = [
         ("POST", r"/_control/flows/(?P<flow_id>[^/]+)/(?P<action>ok|error)", "control_action", False),
         ("POST", r"/_control/flows/(?P<flow_id>[^/]+)/lifecycle", "control_lifecycle", False),
         ("POST", r"/_control/directory", "control_directory", False),
+        ("POST", r"/_control/callbacks", "control_callbacks", False),
         ("GET", r"/_control/flows", "control_flows", False),
         ("GET", r"/_control/faults", "control_get_state", False),
         ("POST", r"/_control/faults", "control_set_faults", False),
@@ -116,6 +126,7 @@ class Handler(OperatorControl, SimulatorHandler):
                 if api:
                     with store.lock:
                         store.in_flight -= 1
+                self._deliver_callbacks()
             return
         self.close_connection = True
         self._json(404, {"errorCode": "MISSING_RESOURCE", "errorMessage": "not found"})
@@ -165,6 +176,16 @@ class Handler(OperatorControl, SimulatorHandler):
 
     def _json(self, status: int, data: object) -> None:
         self._send(status, json.dumps(data).encode(), "application/json")
+
+    def _deliver_callbacks(self) -> None:
+        """Post the callbacks queued, outside the store's lock, recording each answer."""
+        store = self.server.store
+        with store.lock:
+            deliveries = store.take_callbacks()
+        for delivery in deliveries:
+            status = _post(delivery)
+            with store.lock:
+                store.delivered(delivery, status)
 
     def token(self) -> None:
         form = {k: v[0] for k, v in parse_qs(self._body.decode("utf-8", "replace")).items()}
@@ -238,6 +259,7 @@ class Handler(OperatorControl, SimulatorHandler):
         with store.lock:
             flow = store.act(flow_id, action, message if isinstance(message, str) else None,
                              code if isinstance(code, str) else None)
+        self._deliver_callbacks()
         self._json(200, flow)
 
     def control_lifecycle(self, flow_id: str) -> None:
@@ -245,7 +267,15 @@ class Handler(OperatorControl, SimulatorHandler):
         store = self.server.store
         with store.lock:
             flow = store.add_lifecycle(flow_id, body.get("code"), body.get("reason"), body.get("reasonCode"))
+        self._deliver_callbacks()
         self._json(200, flow)
+
+    def control_callbacks(self) -> None:
+        body = self._json_body()
+        store = self.server.store
+        with store.lock:
+            store.subscribe(body.get("url"), body.get("secret"))
+            self._json(200, store.snapshot())
 
     def control_directory(self) -> None:
         body = self._json_body()
@@ -258,17 +288,28 @@ class Handler(OperatorControl, SimulatorHandler):
             self._json(200, store.snapshot())
 
 
+def _post(delivery: Delivery) -> int | str:
+    """One delivery's HTTP status, or why it got none."""
+    try:
+        return requests.post(delivery.url, data=delivery.body, headers=delivery.headers, timeout=10,
+                             allow_redirects=False).status_code
+    except requests.RequestException as exc:
+        return type(exc).__name__
+
+
 class AfnorSimulator(BackgroundSimulator):
     """The simulator as an object: `start()`, `stop()`, `flow_url`, `directory_url`, `token_url`."""
 
     def __init__(self, *, client_id: str, client_secret: str, host: str = "127.0.0.1", port: int = 0,
-                 settings: Settings | None = None) -> None:
+                 settings: Settings | None = None, callback_url: str | None = None,
+                 callback_secret: str | None = None) -> None:
         super().__init__(Handler, host=host, port=port, name="afnor-simulator")
         self.flow_url = self.url + FLOW_SERVICE
         self.directory_url = self.url + DIRECTORY_SERVICE
         self.token_url = f"{self.url}/oauth/token"
         self.store = AfnorStore(client_id=client_id, client_secret=client_secret,
-                                settings=settings or Settings(scope=DEFAULT_SCOPE))
+                                settings=settings or Settings(scope=DEFAULT_SCOPE), callback_url=callback_url,
+                                callback_secret=callback_secret)
         self.server.store = self.store
 
 
@@ -280,15 +321,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--client-id", default=os.environ.get("AFNOR_CLIENT_ID"))
     parser.add_argument("--client-secret", default=os.environ.get("AFNOR_CLIENT_SECRET"))
     parser.add_argument("--scope", default=os.environ.get("AFNOR_SCOPE") or DEFAULT_SCOPE)
+    parser.add_argument("--callback", help="base URL of the API receiving /api/webhooks/afnor (none: no callbacks)")
+    parser.add_argument("--callback-secret", default=os.environ.get("AFNOR_WEBHOOK_SECRET"),
+                        help="the callbacks' HMAC secret (default: AFNOR_WEBHOOK_SECRET)")
     parser.add_argument("--auto-ok-after", type=float, default=5.0,
                         help="seconds after which a Pending flow is acknowledged Ok (negative: never by itself)")
     args = parser.parse_args(argv)
     if not args.client_id or not args.client_secret:
         parser.error("--client-id and --client-secret (or AFNOR_CLIENT_ID and AFNOR_CLIENT_SECRET) are required")
+    if args.callback and not args.callback_secret:
+        parser.error("--callback needs --callback-secret (or AFNOR_WEBHOOK_SECRET)")
     settings = Settings(auto_ok_after_seconds=None if args.auto_ok_after < 0 else args.auto_ok_after,
                         scope=args.scope)
     simulator = AfnorSimulator(client_id=args.client_id, client_secret=args.client_secret, host=args.host,
-                               port=args.port, settings=settings)
+                               port=args.port, settings=settings, callback_url=args.callback,
+                               callback_secret=args.callback_secret)
     return run_until_stopped(simulator, f"AFNOR XP Z12-013 platform simulator at {simulator.url}")
 
 

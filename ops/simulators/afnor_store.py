@@ -10,18 +10,29 @@ control action. A file whose `sha256` is not the one declared is acknowledged `E
 (`add_lifecycle`) is an incoming CDAR flow (`CustomerInvoiceLC`, direction `In`) whose original
 file is the CDAR message saying it. Every change moves the flow's `updatedAt`, which the search's
 `updatedAfter` reads; a search answers in `updatedAt` order.
+
+With a callback subscription (`subscribe`: the subscriber's base URL and the HMAC secret), every
+change of a flow (acknowledged, refused, an incoming status) queues a callback, annex A's
+`WebhookCallbackContent` (`{"flowInfo": <Flow>}`), posted to `<url>/api/webhooks/afnor`, signed
+as Vitrine expects (`backend.einvoicing.afnor_callbacks`). `take_callbacks` hands the queued ones
+over with the callback fault switches applied (`CallbackFaults`: a delivery lost, duplicated, or
+badly signed); `deliveries` records what each delivery was and how it was answered.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import secrets
 import time
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from backend.einvoicing import cdar, cdar_validation, reform_statuses
-from ops.simulators.odp_store import OperatorError, Settings, Store, _iso, _ms, _parse_time
+from backend import webhook_signature
+from backend.einvoicing import cdar, cdar_validation, reason_codes, reform_statuses
+from backend.einvoicing.afnor_callbacks import ISSUED_AT_HEADER, SIGNATURE_HEADER
+from ops.simulators.odp_store import Faults, OperatorError, Settings, Store, _iso, _ms, _parse_time
 
 FLOW_SYNTAXES = ("CII", "UBL", "Factur-X", "CDAR", "FRR")
 INVOICE_SYNTAXES = ("Factur-X", "CII", "UBL")
@@ -31,14 +42,85 @@ SEARCH_CRITERIA = ("updatedAfter", "updatedBefore", "processingRule", "flowType"
                    "ackStatus")
 XML_TYPES = ("application/xml", "text/xml")
 BUYER_PLATFORM = cdar.Party(siren="552100554", name="Plateforme du destinataire (simulée)", role="WK")
-DEFAULT_REASON = "AUTRE"
+# The reason code given a status that needs one when the control route names none: the first of
+# these the reform admits for that status (a 210 admits no `AUTRE`).
+DEFAULT_REASONS = ("AUTRE", reason_codes.DEFAULT_CONTEST, reason_codes.DEFAULT_REJECTION)
+CALLBACK_PATH = "/api/webhooks/afnor"
+
+
+@dataclass
+class CallbackFaults(Faults):
+    """The operator simulator's switches, and the callbacks' own."""
+
+    lost_callbacks: int = 0  # the next N callbacks are never delivered
+    duplicate_callbacks: int = 0  # the next N callbacks are delivered twice
+    bad_signature_callbacks: int = 0  # the next N callbacks are signed with another secret
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One callback to post: where, the body, its headers (signature and issue time)."""
+
+    url: str
+    body: bytes
+    headers: dict
 
 
 class AfnorStore(Store):
-    def __init__(self, *, client_id: str, client_secret: str, settings: Settings | None = None) -> None:
+    def __init__(self, *, client_id: str, client_secret: str, settings: Settings | None = None,
+                 callback_url: str | None = None, callback_secret: str | None = None) -> None:
         super().__init__(client_id=client_id, client_secret=client_secret, entity_id=None, settings=settings)
+        self.faults = CallbackFaults()
         self.calls = {"token": 0, "submit": 0, "search": 0, "get": 0, "directory": 0}
         self._numbers = itertools.count(1)
+        self._subscription = (callback_url, callback_secret)  # what a reset comes back to
+        self.callback_url, self.callback_secret = callback_url, callback_secret
+        self._queued: list[dict] = []
+        self.deliveries: list[dict] = []  # {url, body, headers, status}, in order
+
+    # --- callbacks ------------------------------------------------------------------------------
+
+    def subscribe(self, url: object, secret: object) -> None:
+        """Callbacks to `<url>/api/webhooks/afnor`, signed with `secret`; a null url: none."""
+        if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
+            raise OperatorError(400, "url is an http(s) URL, or null")
+        if url is not None and (not isinstance(secret, str) or not secret):
+            raise OperatorError(400, "secret (a non-empty string) is required with a url")
+        self.callback_url = url.rstrip("/") if isinstance(url, str) else None
+        self.callback_secret = secret if url is not None else None
+
+    def _changed(self, flow: dict) -> None:
+        if self.callback_url:
+            self._queued.append(self._public(flow))
+
+    def take_callbacks(self) -> list[Delivery]:
+        """The callbacks queued since the last call, as deliveries, the fault switches applied."""
+        queued, self._queued = self._queued, []
+        deliveries = []
+        for flow in queued:
+            if not self.callback_url or not self.callback_secret:
+                break
+            if self.faults.lost_callbacks > 0:
+                self.faults.lost_callbacks -= 1
+                continue
+            secret = self.callback_secret
+            if self.faults.bad_signature_callbacks > 0:
+                self.faults.bad_signature_callbacks -= 1
+                secret = "not-" + secret
+            body = json.dumps({"flowInfo": flow}).encode()
+            delivery = Delivery(url=self.callback_url + CALLBACK_PATH, body=body, headers={
+                "Content-Type": "application/json", SIGNATURE_HEADER: webhook_signature.signature_of(body, secret),
+                ISSUED_AT_HEADER: str(int(time.time()))})
+            copies = 1
+            if self.faults.duplicate_callbacks > 0:
+                self.faults.duplicate_callbacks -= 1
+                copies = 2
+            deliveries.extend([delivery] * copies)
+        return deliveries
+
+    def delivered(self, delivery: Delivery, status: int | str) -> None:
+        self.deliveries.append({"url": delivery.url, "body": delivery.body.decode(), "headers": delivery.headers,
+                                "status": status})
 
     # --- the Flow Service -----------------------------------------------------------------------
 
@@ -113,6 +195,7 @@ class AfnorStore(Store):
         flow["ack"] = {"status": "Ok"} if action == "ok" else _error(
             code or "VALIDATION_FAILED", message or "rejected by the platform")
         flow["updatedAt"] = max(time.time(), flow["updatedAt"] + 0.001)
+        self._changed(flow)
         return self._public(flow)
 
     def add_lifecycle(self, flow_id: str, code: object, reason: object, reason_code: object = None) -> dict:
@@ -123,7 +206,7 @@ class AfnorStore(Store):
         if reason is not None and not isinstance(reason, str):
             raise OperatorError(400, "reason must be a string")
         if code in reform_statuses.REASON_REQUIRED and not isinstance(reason_code, str):
-            reason_code = DEFAULT_REASON
+            reason_code = default_reason(code)
         now = max(time.time(), invoice["updatedAt"] + 0.001)
         moment = datetime.fromtimestamp(now, tz=UTC)
         message = cdar.StatusMessage(
@@ -140,6 +223,7 @@ class AfnorStore(Store):
                 "sha256": hashlib.sha256(content).hexdigest(), "ack": {"status": "Ok"}, "content": content,
                 "contentType": "application/xml", "submittedAt": now, "updatedAt": now}
         self.flows[flow["flowId"]] = flow
+        self._changed(flow)
         return self._public(flow)
 
     def flows_for(self, tracking_id: str | None, flow_type: str | None = None) -> list[dict]:
@@ -155,10 +239,21 @@ class AfnorStore(Store):
         delay = self.settings.auto_ok_after_seconds
         if flow["ack"]["status"] == "Pending" and delay is not None and time.time() - flow["submittedAt"] >= delay:
             flow["ack"], flow["updatedAt"] = {"status": "Ok"}, max(time.time(), flow["updatedAt"] + 0.001)
+            self._changed(flow)
         return flow
 
     def public(self, flow: dict) -> dict:
         return self._public(flow)
+
+    def snapshot(self) -> dict:
+        return {**super().snapshot(), "callbackUrl": self.callback_url, "deliveries": list(self.deliveries)}
+
+    def reset(self) -> None:
+        super().reset()
+        self.faults = CallbackFaults()
+        self.callback_url, self.callback_secret = self._subscription
+        self._queued.clear()
+        self.deliveries.clear()
 
     @staticmethod
     def _public(flow: dict) -> dict:
@@ -176,6 +271,12 @@ class AfnorStore(Store):
         if addressing_identifier in self.unregistered or not addressing_identifier.isdigit():
             raise OperatorError(404, "Not found. There is no resource at the given URI.")
         return {"addressingIdentifier": addressing_identifier, "siren": addressing_identifier[:9]}
+
+
+def default_reason(status: int) -> str:
+    """The reason code a status is given when none is named: one the reform admits for it."""
+    admitted = [code for code in DEFAULT_REASONS if reason_codes.admitted(code, status)]
+    return admitted[0] if admitted else sorted(reason_codes.ALLOWED[status])[0]
 
 
 def _error(reason_code: str, message: str) -> dict:

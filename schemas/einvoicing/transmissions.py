@@ -81,7 +81,7 @@ class TransmissionEventOut(Schema):
     errorCode = fields.String(attribute="error_code", allow_none=True)
     errorMessage = fields.String(attribute="error_message", allow_none=True)
     trigger = fields.String(required=True, metadata={
-        "description": "draft_created, dispatch, poll, auto_retry, admin_retry or admin_resync"})
+        "description": "draft_created, dispatch, poll, callback, auto_retry, admin_retry or admin_resync"})
     actorUserId = fields.String(attribute="actor_user_id", allow_none=True)
     occurredAt = UtcDateTime(attribute="occurred_at", required=True)
 

@@ -67,6 +67,14 @@ class Platform(Operator):
                 if value is not None}
         return self.control(f"flows/{flow_id}/lifecycle", body)
 
+    def subscribe(self, url: str | None, secret: str | None = None) -> dict:
+        """The callback subscription: callbacks to `<url>/api/webhooks/afnor` signed with `secret`."""
+        return self.control("callbacks", {"url": url, "secret": secret})
+
+    def deliveries(self) -> list[dict]:
+        """The callbacks delivered so far: url, body, headers and the status they were answered."""
+        return requests.get(f"{self.url}/_control/state", timeout=5).json()["deliveries"]
+
 
 @pytest.fixture(scope="module")
 def afnor_simulator():

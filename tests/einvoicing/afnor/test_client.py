@@ -14,7 +14,7 @@ from openapi_core.exceptions import OpenAPIError
 
 from backend import context
 from backend.einvoicing import afnor_client as afnor_module
-from backend.einvoicing import cdar, lifecycle
+from backend.einvoicing import cdar, lifecycle, reform_statuses
 from backend.einvoicing.operator_client import (
     OperatorClient,
     OperatorCredentialsInvalid,
@@ -212,3 +212,14 @@ def test_paging_by_updated_after_sees_every_change_once_whatever_the_page_size(
     assert sorted(f.flow_id for f in seen) == sorted(flows)
     expected = {f["flowId"]: f["acknowledgement"]["status"] for f in platform.flows()}
     assert {f.flow_id: f.status for f in seen} == expected
+
+
+def test_a_status_that_needs_a_reason_is_a_valid_message_when_the_platform_names_none(platform, afnor_client):
+    """The simulator gives it a reason code the reform admits for it (a 210 admits no `AUTRE`)."""
+    flow = submit(afnor_client)
+    platform.act(flow.flow_id, "ok")
+    for code in sorted(reform_statuses.REASON_REQUIRED):
+        platform.lifecycle(flow.flow_id, code, "motif")
+    read = afnor_client.get_flow(flow.flow_id)
+    assert sorted(status.code for status in read.lifecycle) == sorted(reform_statuses.REASON_REQUIRED)
+    assert {status.reason.split()[0] for status in read.lifecycle if status.code == 210} == {"NON_CONFORME"}

@@ -115,3 +115,16 @@ def test_the_check_finds_a_field_the_standard_does_not_define():
     problems = conforms(ours, {"$ref": "#/components/schemas/FlowInfo"}, theirs,
                         {"$ref": "#/components/schemas/FlowInfo"}, "FlowInfo")
     assert problems == ["FlowInfo.flowType: not defined by the standard"]
+
+
+def test_the_callback_we_accept_is_the_standard_s():
+    """Annex A's `WebhookCallback`: the same callback expression, and a body of the standard's."""
+    ours = json.loads((DESCRIPTIONS / "flow-service.json").read_text())
+    theirs = official("Flow_Service")
+    ours_callback = ours["components"]["callbacks"]["WebhookCallback"]
+    their_callback = theirs["components"]["callbacks"]["WebhookCallback"]
+    assert list(ours_callback) == list(their_callback)
+    [(expression, operation)] = ours_callback.items()
+    their_body = their_callback[expression]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    ours_body = operation["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert conforms(ours, ours_body, theirs, their_body, "WebhookCallbackContent") == []
