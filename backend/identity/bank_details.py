@@ -1,8 +1,9 @@
 """An organization's bank details: the account an admin approved, kept apart from the live profile.
 
 The billing profile is what the organization typed last; the approved account
-(`billing_profile_approved_account`) is what an admin reviewed: the profile's IBAN and holder name
-when its KYB was last approved (`record_approved`, called by the approval). Payouts and refunds
+(`billing_profile_approved_account`) is what an admin reviewed: the profile's IBAN, BIC and holder
+name when its KYB was last approved (`record_approved`, called by the approval). The BIC is
+optional (an IBAN-only transfer is valid SEPA) and goes with an IBAN (`check_bic`). Payouts and refunds
 record the approved account on their payment order and the credit transfer file pays it (API.md
 "Payouts and refunds only move money received, to accounts reviewed"), so a session that changes
 the IBAN redirects nothing: the change sends the KYB back to review (`organizations`), holds the
@@ -14,10 +15,13 @@ from __future__ import annotations
 
 from peewee import CharField
 from playhouse.postgres_ext import DateTimeTZField
+from stdnum import bic as stdnum_bic
+from stdnum.exceptions import ValidationError as NumberInvalid
 
 from backend import clock
 from backend.audit import record_security_event
 from backend.email.messages import queue_email
+from backend.errors import ValidationError
 from backend.identity.models import BillingProfile, Membership, Organization, User
 from backend.identity.permissions import MembershipRole
 from backend.model import BaseModel
@@ -30,6 +34,7 @@ class ApprovedAccount(BaseModel):
 
     organization_id = CharField(max_length=64, primary_key=True)
     iban = CharField(max_length=34, null=True)
+    bic = CharField(max_length=11, null=True)
     holder_name = CharField(max_length=200)
     approved_at = DateTimeTZField()
 
@@ -47,10 +52,25 @@ def record_approved(organization_id: str) -> ApprovedAccount | None:
     profile = BillingProfile.get_or_none(BillingProfile.organization == organization_id)
     if profile is None:
         return None
-    values = {"iban": profile.iban, "holder_name": profile.legal_name, "approved_at": clock.now()}
+    values = {"iban": profile.iban, "bic": profile.bic, "holder_name": profile.legal_name,
+              "approved_at": clock.now()}
     (ApprovedAccount.insert(organization_id=organization_id, **values)
      .on_conflict(conflict_target=[ApprovedAccount.organization_id], update=values).execute())
     return approved_account(organization_id)
+
+
+def check_bic(bic: str | None, *, iban: str | None) -> str | None:
+    """The BIC of the profile's IBAN (ISO 9362: 8 or 11 characters, a bank code, an ISO 3166 country
+    code, a location and an optional branch), without spaces, upper case; None when not given. 400
+    when it fails its check or comes without an IBAN (it names the IBAN's bank)."""
+    if not bic:
+        return None
+    if not iban:
+        raise ValidationError("a BIC without an IBAN", fields={"bic": ["names the bank of the IBAN: give the IBAN"]})
+    try:
+        return stdnum_bic.validate(bic)
+    except NumberInvalid as error:
+        raise ValidationError("invalid BIC", fields={"bic": [f"not a valid BIC (ISO 9362): {error}"]}) from None
 
 
 def mask_iban(iban: str | None) -> str:

@@ -24,7 +24,7 @@ from backend.identity import bank_details
 from backend.identity.models import BillingProfile, Organization
 from backend.onboarding.models import SignatureRequest
 from backend.runtime import current_runtime
-from tests.billing.bank.data import bank_config, read_transfers, refund
+from tests.billing.bank.data import NS, bank_config, read_transfers, refund, valid_against_schema
 from tests.billing.bank.statements_data import books_breaches, credit, returned, statement
 from tests.billing.bank.statements_data import config as statement_config
 from tests.billing.helpers import Market, approved_org, customer_paid
@@ -277,3 +277,49 @@ def test_a_debit_returned_after_the_payout_becomes_the_distributors_debt_kept_ba
     assert second.deducted_cents == first.amount_cents and second.amount_cents == 0
     assert store_share.outstanding_debt(distributor.id).cents == 0
     assert books_breaches() == []
+
+
+DISTRIBUTOR_BIC = "CEPAFRPP751"
+
+
+def creditor_agents(xml: bytes) -> dict[str, str | None]:
+    """Each transfer's creditor IBAN and its creditor agent's BIC (None: IBAN only), the file
+    validated against its schema."""
+    root = valid_against_schema(xml, "pain.001.001.09")
+    return {tx.findtext("t:CdtrAcct/t:Id/t:IBAN", namespaces=NS): tx.findtext("t:CdtrAgt/t:FinInstnId/t:BICFI",
+                                                                             namespaces=NS)
+            for tx in root.iterfind("t:CstmrCdtTrfInitn/t:PmtInf/t:CdtTrfTxInf", NS)}
+
+
+def test_the_bic_is_checked_and_only_a_manager_enters_it(client, sale):
+    invalid = put_profile(client, sale.manager, sale.distributor, iban=DISTRIBUTOR_IBAN, bic="CEPAZZPP")
+    assert (invalid.status_code, list(invalid.json["error"]["details"]["fields"])) == (400, ["bic"])
+    alone = put_profile(client, sale.manager, sale.distributor, iban=None, bic=DISTRIBUTOR_BIC)
+    assert (alone.status_code, list(alone.json["error"]["details"]["fields"])) == (400, ["bic"])
+    refused = put_profile(client, sale.billing, sale.distributor, iban=DISTRIBUTOR_IBAN, bic=DISTRIBUTOR_BIC)
+    assert (refused.status_code, refused.json["error"]["details"]["reason"]) == (403, "bank_details_manager_only")
+    entered = put_profile(client, sale.manager, sale.distributor, iban=DISTRIBUTOR_IBAN, bic="cepa fr pp 751")
+    assert entered.status_code == 200, entered.json
+    assert entered.json["data"]["billingProfile"]["bic"] == DISTRIBUTOR_BIC
+    # The BIC is part of the account an admin approves: entering it reopens the review.
+    assert Organization.get_by_id(sale.distributor.id).kyb_status == "submitted"
+    assert bank_details.approved_account(sale.distributor.id).bic is None
+
+
+def test_the_approved_bic_is_recorded_on_the_payout_and_is_the_files_creditor_agent(client, sale):
+    assert put_profile(client, sale.manager, sale.distributor, iban=DISTRIBUTOR_IBAN,
+                       bic=DISTRIBUTOR_BIC).status_code == 200
+    re_approve(client, sale.distributor)
+    customer_paid(sale.reservation.id)
+    paid = pay(sale.reservation.id)
+    assert PaymentOrder.get_by_id(paid.payment_order_id).creditor_bic == DISTRIBUTOR_BIC
+    # A BIC typed since is not the approved one: the file pays the account as approved.
+    assert put_profile(client, sale.manager, sale.distributor, iban=DISTRIBUTOR_IBAN,
+                       bic="BNPAFRPP").status_code == 200
+    re_approve(client, sale.distributor)
+    number = Invoice.get(Invoice.reservation_id == sale.reservation.id, Invoice.kind == "platform_sale").number
+    refund(number, 10_000)  # the industrial, approved without a BIC: IBAN only, valid SEPA all the same
+    file, held, _ = transfers()
+    assert (file.count, held) == (2, [])
+    xml = current_runtime().storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
+    assert creditor_agents(xml) == {DISTRIBUTOR_IBAN: DISTRIBUTOR_BIC, INDUSTRIAL_IBAN: None}

@@ -4,8 +4,8 @@ walk of docs/bank.md)."""
 
 from __future__ import annotations
 
-from backend.identity.models import Organization, User
 from backend.identity.demo import seed_demo_identity
+from backend.identity.models import Organization, User
 from backend.onboarding.demo import DEMO_DISTRIBUTOR, seed_demo_onboarding
 from backend.onboarding.documents import SIGNED_CONTEXT
 from backend.onboarding.models import SignatureDocument, SignatureRequest

@@ -2,7 +2,8 @@
 accounts reviewed"): the supplier payouts and refunds not yet in a live file, in one SEPA credit
 transfer initiation (pain.001.001.09) from the platform's account. Each pays the account its
 payment order recorded when it was made (`creditor_accounts`: the creditor's account as approved
-at KYB, never the live billing profile), with the payment order's end-to-end id and, as
+at KYB, never the live billing profile; its bank's BIC as creditor agent when one was approved,
+else IBAN only), with the payment order's end-to-end id and, as
 remittance, the number of the invoice it pays (the self-billed invoice of a payout, the credit
 note of a refund). Executed on the first TARGET2 day from today (`calendar.execution_date`).
 
@@ -60,6 +61,8 @@ def holds(orders: list[PaymentOrder]):
         if not order.creditor_iban:
             return Held(order.id, ACCOUNT_MISSING)
         found = [("creditorIban", problem)] if (problem := checks.iban_problem(order.creditor_iban)) else []
+        if order.creditor_bic and (problem := checks.bic_problem(order.creditor_bic)):
+            found.append(("creditorBic", problem))
         return first_hold(order, found, numbers.get(order.id))
     return hold
 
@@ -81,6 +84,7 @@ def message(*, config: Config, today: date) -> tuple[Message, list[Held]]:
             "name": order.creditor_name, "IBAN": checks.compact_iban(order.creditor_iban),
             "amount": order.amount_cents, "execution_date": execution_on, "description": numbers[order.id],
             "endtoend_id": end_to_end_id(order.id),
+            **({"BIC": checks.compact_bic(order.creditor_bic)} if order.creditor_bic else {}),  # CdtrAgt
         })
     return finish(KIND, document, requested_on=execution_on,
                   entries=[Entry(order.id, order.amount_cents) for order in going]), held

@@ -44,7 +44,8 @@ class HeldOut(Schema):
     paymentOrderId = fields.String(attribute="payment_order_id", required=True)
     reason = fields.String(required=True, metadata=HELD_REASON)
     field = fields.String(allow_none=True, metadata={
-        "description": "bank_details_invalid: creditorIban, debtorIban, mandateReference or invoiceNumber"})
+        "description": "bank_details_invalid: creditorIban, creditorBic, debtorIban, mandateReference or "
+                       "invoiceNumber"})
     problem = fields.String(allow_none=True)
 
 
@@ -82,6 +83,8 @@ class CreditorAccountOut(Schema):
     organizationId = fields.String(attribute="organization_id", required=True)
     creditorIban = fields.String(attribute="creditor_iban", allow_none=True)
     creditorName = fields.String(attribute="creditor_name", allow_none=True)
+    creditorBic = fields.String(attribute="creditor_bic", allow_none=True,
+                                metadata={"description": "the BIC approved with the IBAN, when one was given"})
     creditorApprovedAt = UtcDateTime(attribute="creditor_approved_at", allow_none=True,
                                      metadata={"description": "when an admin approved that account (KYB)"})
 
