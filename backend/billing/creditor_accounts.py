@@ -5,8 +5,10 @@ It is the creditor's account as last approved at KYB (`identity.bank_details`: I
 given, holder name), never the live billing profile: an IBAN typed since then waits for the next
 approval. A customer who paid the sale by direct debit and whose approved profile has no IBAN is
 refunded to the account of the mandate it signed for that debit (it holds that account; no BIC:
-the mandate names none). Without either, the order records no IBAN and the credit transfer runs
-hold it back (`bank.orders`) until an admin refreshes it.
+the mandate names none), never to one signed before its approved account was voided (the
+organization was given back after squatting: that mandate is the squatter's). Without either, the
+order records no IBAN and the credit transfer runs hold it back (`bank.orders`) until an admin
+refreshes it.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ def creditor_account(organization_id: str, *, paid_invoice_id: str | None = None
     approved = bank_details.approved_account(organization_id)
     iban = approved.iban if approved else None
     if iban is None and paid_invoice_id is not None:
-        iban = (SepaMandate.select(SepaMandate.iban)
-                .join(PaymentOrder, on=PaymentOrder.mandate_ref == SepaMandate.mandate_ref)
-                .where(PaymentOrder.invoice == paid_invoice_id, PaymentOrder.method == PaymentMethod.SEPA_DD)
-                .order_by(PaymentOrder.created_at.desc()).scalar())
+        mandates = (SepaMandate.select(SepaMandate.iban)
+                    .join(PaymentOrder, on=PaymentOrder.mandate_ref == SepaMandate.mandate_ref)
+                    .where(PaymentOrder.invoice == paid_invoice_id, PaymentOrder.method == PaymentMethod.SEPA_DD))
+        if voided := bank_details.voided_at({organization_id}).get(organization_id):
+            mandates = mandates.where(SepaMandate.signed_at > voided)  # not the squatter's account
+        iban = mandates.order_by(PaymentOrder.created_at.desc()).scalar()
     name = approved.holder_name if approved else (
         Organization.select(Organization.legal_name).where(Organization.id == organization_id).scalar())
     from_approved = approved is not None and approved.iban is not None

@@ -12,7 +12,7 @@ import pytest
 
 from backend import clock
 from backend.audit import SecurityEvent
-from backend.billing import corrections, payouts, sepa_mandates, store_share
+from backend.billing import corrections, creditor_accounts, payouts, sepa_mandates, store_share
 from backend.billing.bank import files, statements
 from backend.billing.collection import collect
 from backend.billing.models import AuditEntry, BankFileKind, Invoice, PaymentOrder, SepaMandate
@@ -20,7 +20,7 @@ from backend.billing.self_billing import acceptance, scheduler
 from backend.billing.self_billing.invoice import catch_up
 from backend.email.messages import EmailMessage
 from backend.errors import Conflict
-from backend.identity import bank_details
+from backend.identity import bank_details, squatting
 from backend.identity.models import BillingProfile, Organization
 from backend.onboarding.models import SignatureRequest
 from backend.runtime import current_runtime
@@ -29,7 +29,7 @@ from tests.billing.bank.statements_data import books_breaches, credit, returned,
 from tests.billing.bank.statements_data import config as statement_config
 from tests.billing.helpers import Market, approved_org, customer_paid
 from tests.billing.self_billing.data import AFTER, admin_headers, collected, sign_mandate
-from tests.factories import add_member, make_user, signed_in
+from tests.factories import add_billing_profile, add_member, make_user, signed_in
 
 DISTRIBUTOR_IBAN = "FR1420041010050500013M02606"
 INDUSTRIAL_IBAN = "FR7630001007941234567890185"
@@ -323,3 +323,48 @@ def test_the_approved_bic_is_recorded_on_the_payout_and_is_the_files_creditor_ag
     assert (file.count, held) == (2, [])
     xml = current_runtime().storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
     assert creditor_agents(xml) == {DISTRIBUTOR_IBAN: DISTRIBUTOR_BIC, INDUSTRIAL_IBAN: None}
+
+
+OWNER_IBAN = "FR7630004000031234567890143"
+
+
+def test_an_organization_given_back_after_squatting_never_pays_the_squatters_account(client, sale):
+    """The squatter's approved account is voided by the reassign: its unsent payout is held with its
+    reason, still after the owner's approval, until the admin gives it the owner's account."""
+    customer_paid(sale.reservation.id)
+    paid = pay(sale.reservation.id)
+    owner = make_user()
+    answer = client.simulate_post(f"/api/admin/organizations/{sale.distributor.id}/reassign", headers=admin_headers(),
+                                  json={"userId": owner.id, "note": "SIREN usurpé, rendu au dirigeant"})
+    assert answer.status_code == 200, answer.json
+    assert bank_details.approved_account(sale.distributor.id) is None
+    event = SecurityEvent.get(SecurityEvent.event == "admin.organization.reassigned")
+    assert event.details["voidedAccount"].endswith("2606") and DISTRIBUTOR_IBAN not in str(event.details)
+    held = [{"paymentOrderId": paid.payment_order_id, "reason": "creditor_account_voided"}]
+    assert refused_transfers()["held"] == held
+    listed = client.simulate_get("/api/admin/billing/bank/held", headers=admin_headers()).json["data"]["items"]
+    assert [(i["paymentOrderId"], i["reason"]) for i in listed] == [(paid.payment_order_id, "creditor_account_voided")]
+    # The owner's profile approved: the order still waits for the admin's explicit refresh.
+    add_billing_profile(sale.distributor, iban=OWNER_IBAN)
+    re_approve(client, sale.distributor)
+    assert refused_transfers()["held"] == held
+    refreshed = client.simulate_post(f"/api/admin/billing/bank/held/{paid.payment_order_id}/account",
+                                     headers=admin_headers())
+    assert refreshed.json["data"]["paymentOrder"]["creditorIban"] == OWNER_IBAN
+    file, held_now, paid_to = transfers()
+    assert (file.count, held_now, [t.iban for t in paid_to]) == (1, [], [OWNER_IBAN])
+
+
+def test_a_refund_never_falls_back_on_a_mandate_signed_before_the_account_was_voided(config):
+    """A direct-debit customer given back after squatting: the squatter's mandate is not its account."""
+    industrial = approved_org("industrial", iban=None)
+    SepaMandate.create(organization_id=industrial.id, mandate_ref="VTR-SQUAT-01", iban=CHANGED_IBAN,
+                       signed_at=clock.now())
+    reservation = Market().reservation(industrial, approved_org("distributor"))
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id, method=None,
+                             key="squatted", user_id=None, config=config)
+    sale_id = PaymentOrder.get_by_id(answer.payment_order_id).invoice_id
+    assert creditor_accounts.creditor_account(industrial.id, paid_invoice_id=sale_id)["creditor_iban"] == CHANGED_IBAN
+    squatting.reassign_organization(organization_id=industrial.id, user_id=make_user().id, note="rendu",
+                                    actor_user_id=None)
+    assert creditor_accounts.creditor_account(industrial.id, paid_invoice_id=sale_id)["creditor_iban"] is None

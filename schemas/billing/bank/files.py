@@ -33,9 +33,11 @@ class BankFileItemOut(BankFileOut):
 
 
 HELD_REASON = {
-    "enum": ["kyb_not_approved", "creditor_account_missing", "bank_details_invalid", "mandate_ended"],
-    "description": "the creditor's or debtor's KYB under review, no approved account recorded, an account or "
-                   "mandate value failing its check (`field`, `problem`), the debit's mandate ended"}
+    "enum": ["kyb_not_approved", "creditor_account_missing", "creditor_account_voided", "bank_details_invalid",
+             "mandate_ended"],
+    "description": "the creditor's or debtor's KYB under review, no approved account recorded, the recorded "
+                   "account voided since (the organization given back after squatting), an account or mandate "
+                   "value failing its check (`field`, `problem`), the debit's mandate ended"}
 
 
 class HeldOut(Schema):
