@@ -110,14 +110,18 @@ class PayoutModel(RuleBasedStateMachine):
     @precondition(lambda self: set(self.sales) - self.received)
     @rule(data=st.data())
     def customer_pays(self, data) -> None:
-        reservation_id = data.draw(st.sampled_from(sorted(set(self.sales) - self.received)))
+        self.customer_pays_for(data.draw(st.sampled_from(sorted(set(self.sales) - self.received))))
+
+    def customer_pays_for(self, reservation_id: str) -> None:
         customer_paid(reservation_id)
         self.received.add(reservation_id)
 
     @precondition(lambda self: set(self.sales) - set(self.paid_out))
     @rule(data=st.data())
     def payout(self, data) -> None:
-        reservation_id = data.draw(st.sampled_from(sorted(set(self.sales) - set(self.paid_out))))
+        self.payout_of(data.draw(st.sampled_from(sorted(set(self.sales) - set(self.paid_out)))))
+
+    def payout_of(self, reservation_id: str) -> None:
         try:
             paid = payouts.pay_out(reservation_id=reservation_id, key=f"p-{reservation_id}-{len(self.recorded)}",
                                    user_id=None, reason="modèle")
@@ -133,7 +137,9 @@ class PayoutModel(RuleBasedStateMachine):
     @rule(data=st.data())
     def payout_again(self, data) -> None:
         """A sale paid out once is never paid out twice (a new key: not a replay)."""
-        reservation_id = data.draw(st.sampled_from(sorted(self.paid_out)))
+        self.payout_again_of(data.draw(st.sampled_from(sorted(self.paid_out))))
+
+    def payout_again_of(self, reservation_id: str) -> None:
         try:
             paid = payouts.pay_out(reservation_id=reservation_id, key=f"again-{reservation_id}-{len(self.files)}",
                                    user_id=None, reason="modèle")
@@ -228,3 +234,26 @@ class PayoutModel(RuleBasedStateMachine):
 TestPayoutModel = PayoutModel.TestCase
 TestPayoutModel.settings = settings(max_examples=EXAMPLES, stateful_step_count=10, deadline=None, database=None,
                                     suppress_health_check=list(HealthCheck), derandomize=True)
+
+
+def test_the_model_replays_a_payout_held_by_an_account_change_and_one_before_the_money():
+    """The sequences the invariants are about, replayed step by step: a payout recorded, the account
+    changed and approved again before the file (the file pays the account recorded, never the new
+    one), then a sale whose customer has not paid (its payout refused)."""
+    model = PayoutModel()
+    try:
+        model.parties()
+        sale = lambda n: list(model.sales)[n]  # noqa: E731 (the n-th sale made)
+        steps = [lambda: model.sale(100_000), lambda: model.customer_pays_for(sale(0)),
+                 lambda: model.payout_of(sale(0)), lambda: model.change_account(ACCOUNTS[1]), model.transfer_run,
+                 model.re_approve, model.transfer_run, lambda: model.sale(1_001), lambda: model.payout_of(sale(1)),
+                 lambda: model.payout_again_of(sale(0))]
+        for step in steps:
+            step()
+            model.no_file_pays_an_account_that_was_not_approved_when_its_order_was_made()
+            model.no_payout_exceeds_the_money_received_less_what_was_paid_out()
+            model.the_database_agrees()
+        assert [len(paid) for paid, _ in model.files] == [1] and len(model.paid_out) == 1
+    finally:
+        model.teardown()
+
