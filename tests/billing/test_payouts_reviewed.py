@@ -55,6 +55,13 @@ def sale(config):
                            billing=billing, invoice=invoice)
 
 
+def received(reservation_id: str) -> None:
+    """The customer's transfer booked: a statement line naming the sale's invoice, imported."""
+    order = PaymentOrder.get(PaymentOrder.reservation_id == reservation_id, PaymentOrder.kind == "reservation_total")
+    assert statements.import_statement(statement(credit(order, by_number=True)), config=statement_config(),
+                                       user_id=None).matched == 1
+
+
 def pay(reservation_id: str, key: str = "payout-1"):
     return payouts.pay_out(reservation_id=reservation_id, key=key, user_id=None)
 
@@ -126,7 +133,7 @@ def test_a_payout_waits_for_the_customers_money_and_goes_once_the_statement_book
 
 
 def test_an_iban_changed_after_the_payout_is_never_paid_and_the_order_waits_for_the_review(client, sale):
-    customer_paid(sale.reservation.id)
+    received(sale.reservation.id)
     paid = pay(sale.reservation.id)
     answer = put_profile(client, sale.manager, sale.distributor, iban=CHANGED_IBAN)
     assert answer.status_code == 200, answer.json
@@ -150,6 +157,7 @@ def test_an_iban_changed_after_the_payout_is_never_paid_and_the_order_waits_for_
     assert (file.count, held, [t.iban for t in paid_to]) == (1, [], [DISTRIBUTOR_IBAN])
     assert PaymentOrder.get_by_id(paid.payment_order_id).settlement == "in_file"
     assert refused_transfers()["held"] == []
+    assert books_breaches() == []  # `vitrine accounting verify` clean
 
 
 def test_the_admin_gives_a_held_order_the_newly_approved_account_explicitly(client, sale):
@@ -190,7 +198,7 @@ def test_only_a_manager_changes_the_bank_details(client, sale):
 
 
 def test_one_creditor_without_an_account_holds_only_its_own_order(sale):
-    customer_paid(sale.reservation.id)
+    received(sale.reservation.id)
     # The industrial (no mandate: it paid by transfer) approved without an IBAN: its refund has no account.
     BillingProfile.update(iban=None).where(BillingProfile.organization == sale.industrial.id).execute()
     bank_details.record_approved(sale.industrial.id)
@@ -201,6 +209,7 @@ def test_one_creditor_without_an_account_holds_only_its_own_order(sale):
     assert [(h.payment_order_id, h.reason) for h in held] == [(refunded.payment_order_id, "creditor_account_missing")]
     assert (file.count, [t.iban for t in paid_to]) == (1, [DISTRIBUTOR_IBAN])
     assert PaymentOrder.get_by_id(paid.payment_order_id).settlement == "in_file"
+    assert books_breaches() == []
 
 
 def test_a_direct_debit_customer_without_a_profile_iban_is_refunded_to_its_mandates_account(client, config):
@@ -331,7 +340,7 @@ OWNER_IBAN = "FR7630004000031234567890143"
 def test_an_organization_given_back_after_squatting_never_pays_the_squatters_account(client, sale):
     """The squatter's approved account is voided by the reassign: its unsent payout is held with its
     reason, still after the owner's approval, until the admin gives it the owner's account."""
-    customer_paid(sale.reservation.id)
+    received(sale.reservation.id)
     paid = pay(sale.reservation.id)
     owner = make_user()
     answer = client.simulate_post(f"/api/admin/organizations/{sale.distributor.id}/reassign", headers=admin_headers(),
@@ -353,6 +362,7 @@ def test_an_organization_given_back_after_squatting_never_pays_the_squatters_acc
     assert refreshed.json["data"]["paymentOrder"]["creditorIban"] == OWNER_IBAN
     file, held_now, paid_to = transfers()
     assert (file.count, held_now, [t.iban for t in paid_to]) == (1, [], [OWNER_IBAN])
+    assert books_breaches() == []
 
 
 def test_a_refund_never_falls_back_on_a_mandate_signed_before_the_account_was_voided(config):
