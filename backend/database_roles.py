@@ -73,7 +73,7 @@ RESTRICTED: dict[str, str] = {
     # admin may refresh a held order's creditor account from the newly approved profile
     "billing_payment_order": "SELECT, INSERT, UPDATE (invoice_id, status, paid_at, failure_code, failure_message,"
                              " settlement, settled_on, returned_on, return_code, updated_at, creditor_iban,"
-                             " creditor_name, creditor_approved_at)",
+                             " creditor_name, creditor_bic, creditor_approved_at)",
     "billing_self_billing_mandate": "SELECT, INSERT, UPDATE (status, esign_request_ref, requested_at, signed_at,"
                                     " document_storage_key, document_sha256, declined_at, decline_reason,"
                                     " revoked_at, revoked_by_user_id, revoke_reason, abandoned_at, updated_at)",

@@ -26,6 +26,8 @@ from backend.identity.demo import DEMO_USERS, seed_demo_identity
 from backend.identity.models import User
 from backend.marketplace.demo import DISTRIBUTOR, INDUSTRIAL, seed_demo_marketplace
 from backend.marketplace.models import Campaign, Store
+from backend.onboarding.demo import DEMO_DISTRIBUTOR, seed_demo_onboarding
+from backend.onboarding.models import SignatureRequest
 from backend.printing.demo import DEMO_PRINTER, seed_demo_printing
 from backend.printing.models import PrintOrder
 from backend.runtime import Runtime
@@ -46,6 +48,8 @@ def _demo_users_present() -> bool:
 # In dependency order.
 SEEDERS: list[Seeder] = [
     Seeder("identity", lambda runtime: seed_demo_identity(), _demo_users_present),
+    Seeder("onboarding", lambda runtime: seed_demo_onboarding(storage=runtime.storage, config=runtime.config),
+           lambda: SignatureRequest.select().where(SignatureRequest.organization == DEMO_DISTRIBUTOR).exists()),
     Seeder("marketplace",
            lambda runtime: seed_demo_marketplace(rate_bps=runtime.config.platform_commission_rate_bps),
            lambda: Store.select().where(Store.organization_id == DISTRIBUTOR).exists()),

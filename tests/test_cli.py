@@ -241,7 +241,7 @@ def test_the_seed_demo_if_empty_command_says_already_seeded_the_second_time(brok
     first = vitrine("seed-demo", "--if-empty", env=dict(os.environ), timeout=240)
     assert first.returncode == 0, first.stderr
     assert [line.split(":")[0] for line in first.stdout.splitlines()] == [
-        "identity", "marketplace", "printing", "SEPA mandate", "billing", "self-billing mandate"]
+        "identity", "onboarding", "marketplace", "printing", "SEPA mandate", "billing", "self-billing mandate"]
     second = vitrine("seed-demo", "--if-empty", env=dict(os.environ), timeout=240)
     assert (second.returncode, second.stdout) == (
         0, "demo data: already seeded, nothing done (`vitrine seed-demo` without --if-empty tops it up)\n")

@@ -109,7 +109,9 @@ class AdminOrganization:
 
     @operation("Reassign an organization (admin, permission kyb.review)",
                description="Hand a squatted organization to its rightful owner: the only member, as manager; "
-                           "the billing profile and KYB status are dropped; audited.",
+                           "the billing profile and KYB status are dropped, the approved bank account voided "
+                           "(the organization's unsent payouts and refunds held back, `creditor_account_voided`, "
+                           "until an admin gives them the account approved for the owner); audited.",
                tags=TAGS, body=OrganizationReassignIn, answer=AdminOrganizationData,
                answer_description="the organization",
                errors={403: "FORBIDDEN, the new owner's e-mail address is not verified",

@@ -263,6 +263,7 @@ class PaymentOrder(BaseModel):
     # credit transfer file pays it, never the live billing profile), and when it was approved.
     creditor_iban = CharField(max_length=34, null=True)
     creditor_name = CharField(max_length=200, null=True)
+    creditor_bic = CharField(max_length=11, null=True)
     creditor_approved_at = DateTimeTZField(null=True)
 
     class Meta:

@@ -1,23 +1,31 @@
 """An organization's bank details: the account an admin approved, kept apart from the live profile.
 
 The billing profile is what the organization typed last; the approved account
-(`billing_profile_approved_account`) is what an admin reviewed: the profile's IBAN and holder name
-when its KYB was last approved (`record_approved`, called by the approval). Payouts and refunds
-record the approved account on their payment order and the credit transfer file pays it (API.md
-"Payouts and refunds only move money received, to accounts reviewed"), so a session that changes
-the IBAN redirects nothing: the change sends the KYB back to review (`organizations`), holds the
-organization's unsent orders back from files until an admin approves it again, and its managers
-are e-mailed (`announce_iban_change`) with both IBANs masked but for their last four characters.
+(`billing_profile_approved_account`) is what an admin reviewed: the profile's IBAN, BIC and holder
+name when its KYB was last approved (`record_approved`, called by the approval). The BIC is
+optional (an IBAN-only transfer is valid SEPA) and goes with an IBAN (`check_bic`). An
+organization given back after squatting has its approved account voided (`void_approved`): it was
+the squatter's. Payouts and refunds record the approved account on their payment order and the
+credit transfer file pays it (API.md "Payouts and refunds only move money received, to accounts
+reviewed"), so a session that changes the IBAN redirects nothing: the change sends the KYB back
+to review (`organizations`), holds the organization's unsent orders back from files until an
+admin approves it again, and its managers are e-mailed (`announce_iban_change`) with both IBANs
+masked but for their last four characters.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from peewee import CharField
 from playhouse.postgres_ext import DateTimeTZField
+from stdnum import bic as stdnum_bic
+from stdnum.exceptions import ValidationError as NumberInvalid
 
 from backend import clock
 from backend.audit import record_security_event
 from backend.email.messages import queue_email
+from backend.errors import ValidationError
 from backend.identity.models import BillingProfile, Membership, Organization, User
 from backend.identity.permissions import MembershipRole
 from backend.model import BaseModel
@@ -30,15 +38,43 @@ class ApprovedAccount(BaseModel):
 
     organization_id = CharField(max_length=64, primary_key=True)
     iban = CharField(max_length=34, null=True)
+    bic = CharField(max_length=11, null=True)
     holder_name = CharField(max_length=200)
     approved_at = DateTimeTZField()
+    # The organization was given back after squatting: the account approved before is never paid.
+    voided_at = DateTimeTZField(null=True)
 
     class Meta:
         table_name = "billing_profile_approved_account"
 
 
 def approved_account(organization_id: str) -> ApprovedAccount | None:
-    return ApprovedAccount.get_or_none(ApprovedAccount.organization_id == organization_id)
+    """The account of the organization's last KYB approval; None when it has none, or when it was
+    voided since (`void_approved`)."""
+    account = ApprovedAccount.get_or_none(ApprovedAccount.organization_id == organization_id)
+    if account is None or (account.voided_at is not None and account.voided_at >= account.approved_at):
+        return None
+    return account
+
+
+def voided_at(organization_ids: set[str]) -> dict[str, datetime]:
+    """When each of `organization_ids` whose approved account was ever voided last had it voided:
+    what an order recorded from an account approved before that moment must not pay."""
+    rows = ApprovedAccount.select(ApprovedAccount.organization_id, ApprovedAccount.voided_at).where(
+        ApprovedAccount.organization_id.in_(list(organization_ids)), ApprovedAccount.voided_at.is_null(False))
+    return {row.organization_id: row.voided_at for row in rows}
+
+
+def void_approved(organization_id: str) -> str | None:
+    """The organization's approved account voided (it was given back after squatting: the account
+    is the squatter's), inside the caller's transaction; answers its IBAN masked, None when there
+    was none. The next approval records a new account; `voided_at` stays."""
+    account = approved_account(organization_id)
+    if account is None:
+        return None
+    (ApprovedAccount.update(iban=None, bic=None, voided_at=clock.now())
+     .where(ApprovedAccount.organization_id == organization_id).execute())
+    return mask_iban(account.iban)
 
 
 def record_approved(organization_id: str) -> ApprovedAccount | None:
@@ -47,10 +83,25 @@ def record_approved(organization_id: str) -> ApprovedAccount | None:
     profile = BillingProfile.get_or_none(BillingProfile.organization == organization_id)
     if profile is None:
         return None
-    values = {"iban": profile.iban, "holder_name": profile.legal_name, "approved_at": clock.now()}
+    values = {"iban": profile.iban, "bic": profile.bic, "holder_name": profile.legal_name,
+              "approved_at": clock.now()}
     (ApprovedAccount.insert(organization_id=organization_id, **values)
      .on_conflict(conflict_target=[ApprovedAccount.organization_id], update=values).execute())
     return approved_account(organization_id)
+
+
+def check_bic(bic: str | None, *, iban: str | None) -> str | None:
+    """The BIC of the profile's IBAN (ISO 9362: 8 or 11 characters, a bank code, an ISO 3166 country
+    code, a location and an optional branch), without spaces, upper case; None when not given. 400
+    when it fails its check or comes without an IBAN (it names the IBAN's bank)."""
+    if not bic:
+        return None
+    if not iban:
+        raise ValidationError("a BIC without an IBAN", fields={"bic": ["names the bank of the IBAN: give the IBAN"]})
+    try:
+        return stdnum_bic.validate(bic)
+    except NumberInvalid as error:
+        raise ValidationError("invalid BIC", fields={"bic": [f"not a valid BIC (ISO 9362): {error}"]}) from None
 
 
 def mask_iban(iban: str | None) -> str:

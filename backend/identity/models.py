@@ -133,6 +133,7 @@ class BillingProfile(BaseModel):
     city = CharField(max_length=120)
     country = CharField(max_length=2)
     iban = CharField(max_length=34, null=True)
+    bic = CharField(max_length=11, null=True)  # of the IBAN's bank (ISO 9362), optional
     signer_first_name = CharField(max_length=120)
     signer_last_name = CharField(max_length=120)
     signer_email = CharField(max_length=320)

@@ -26,7 +26,7 @@ MANAGERS = (MembershipRole.MANAGER,)
 # A KYB may be (re)submitted by the organization only before review or after a rejection.
 KYB_SUBMITTABLE = (None, KybStatus.REJECTED)
 # What an approved KYB vouched for: changing one of these reopens the review.
-KYB_FROZEN_FIELDS = ("legal_name", "siret", "iban", "signer_first_name", "signer_last_name", "signer_email",
+KYB_FROZEN_FIELDS = ("legal_name", "siret", "iban", "bic", "signer_first_name", "signer_last_name", "signer_email",
                      "signer_phone", "signer_on_registry_extract")
 # Where invoices go and the VAT number they carry: vouched for too.
 KYB_ADDRESS_FIELDS = ("vat_number", "street", "postal_code", "city", "country")
@@ -143,11 +143,12 @@ def put_billing_profile(*, principal: Principal, organization_id: str, profile: 
         **company_mentions_of(profile, siren=siren),
         "updated_at": clock.now(),
     }
+    values["bic"] = bank_details.check_bic(profile.get("bic"), iban=values["iban"])
     with transaction():
         locked = Organization.select().where(Organization.id == organization.id).for_update().get()
         before = billing_profile_of(organization.id)
         iban_changed = before is not None and before.iban != values["iban"]
-        if iban_changed:
+        if before is not None and (before.iban, before.bic) != (values["iban"], values["bic"]):
             require_bank_details_editor(principal, organization)
         (
             BillingProfile.insert(organization=organization.id, **values)

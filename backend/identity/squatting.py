@@ -3,7 +3,10 @@ company. An admin hands it to its rightful owner (reassign) or deletes it; both 
 
 Reassigning replaces every membership by the new owner as manager, revokes the previous members'
 sessions acting for it, and drops what they declared (billing profile, KYB status): the owner
-fills them in and submits anew.
+fills them in and submits anew. The account an admin approved for them is voided
+(`bank_details.void_approved`), so the organization's payouts and refunds not yet sent, which
+recorded it, are held back until an admin gives them the account approved for the owner
+(docs/bank.md "Payouts: money received, accounts reviewed").
 Deleting refuses (409) an organization that already holds business records (reservations,
 invoices...), which the database protects with its foreign keys.
 """
@@ -16,6 +19,7 @@ from backend import clock
 from backend.audit import record_security_event
 from backend.db import transaction
 from backend.errors import Conflict, NotFound
+from backend.identity import bank_details
 from backend.identity.memberships import add_membership
 from backend.identity.models import BillingProfile, Membership, Organization, User
 from backend.identity.organizations import require_verified_email
@@ -45,13 +49,15 @@ def reassign_organization(*, organization_id: str, user_id: str, note: str, acto
         Membership.delete().where(Membership.organization == organization.id).execute()
         revoke_organization_sessions(organization.id, [member for member in previous if member != user_id])
         BillingProfile.delete().where(BillingProfile.organization == organization.id).execute()
+        voided = bank_details.void_approved(organization.id)
         Organization.update(kyb_status=None, kyb_note=None, kyb_submitted_at=None, kyb_reviewed_at=None,
                             updated_at=clock.now()).where(Organization.id == organization.id).execute()
         add_membership(user_id=user_id, organization=organization, role=MembershipRole.MANAGER,
                        actor_user_id=actor_user_id)
         record_security_event("admin.organization.reassigned", actor_user_id=actor_user_id,
                               target_type="organization", target_id=organization.id,
-                              details={"toUserId": user_id, "previousMemberIds": previous, "note": note})
+                              details={"toUserId": user_id, "previousMemberIds": previous, "note": note,
+                                       "voidedAccount": voided})
     return Organization.get_by_id(organization_id)
 
 

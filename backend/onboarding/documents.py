@@ -80,9 +80,10 @@ def document_context(document_type: str, *, request: SignatureRequest, organizat
             "delegateEmail": profile.signer_email, "platformName": platform["name"], "delegationDate": today}
 
 
-def _folder(request: SignatureRequest) -> str:
+def signed_file_key(request: SignatureRequest, name: str) -> str:
+    """Where the signed file `name` (a document type, or `audit_trail`) of `request` is stored."""
     # Storage keys allow no colon: `industrial:552100554` becomes `industrial-552100554`.
-    return f"{request.organization_id.replace(':', '-')}/{request.id}"
+    return f"{request.organization_id.replace(':', '-')}/{request.id}/{name}.pdf"
 
 
 def store_signed_documents(request_id: str, *, provider: SignatureProvider, storage: Storage) -> int:
@@ -95,14 +96,14 @@ def store_signed_documents(request_id: str, *, provider: SignatureProvider, stor
     stored = 0
     for document in SignatureDocument.select().where(SignatureDocument.signature_request == request.id,
                                                      SignatureDocument.signed_storage_key.is_null()):
-        key = f"{_folder(request)}/{document.document_type}.pdf"
+        key = signed_file_key(request, document.document_type)
         storage.put_bytes(SIGNED_CONTEXT, key, provider.download_document(pid, document.provider_document_id),
                           "application/pdf")  # the blob before the row that points at it
         with transaction():
             SignatureDocument.update(signed_storage_key=key).where(SignatureDocument.id == document.id).execute()
         stored += 1
     if request.audit_trail_storage_key is None and request.provider_signer_id:
-        key = f"{_folder(request)}/audit_trail.pdf"
+        key = signed_file_key(request, AUDIT_TRAIL)
         storage.put_bytes(SIGNED_CONTEXT, key, provider.download_audit_trail(pid, request.provider_signer_id),
                           "application/pdf")
         with transaction():

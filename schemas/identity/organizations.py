@@ -52,6 +52,11 @@ class BillingProfileIn(Schema):
                        "VAT number of that state (check digits checked): its sales are then reverse charged"})
     address = fields.Nested(AddressIn, required=True)
     iban = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=42))
+    # The bank of the IBAN (API.md "Payouts and refunds only move money received, to accounts reviewed").
+    bic = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=14), metadata={
+        "description": "BIC of the IBAN's bank (ISO 9362, 8 or 11 characters), optional; only with an IBAN. "
+                       "Like the IBAN, only a manager changes it, and a change sends an approved KYB back to "
+                       "review; the credit transfers pay the BIC approved with the IBAN", "example": "BNPAFRPP"})
     signer = fields.Nested(SignerIn, required=True)
     billingEmail = fields.Email(load_default=None, allow_none=True, validate=validate.Length(max=320), metadata={
         "description": "where the organization's invoices and credit notes are e-mailed; null: to its managers"})
@@ -90,6 +95,7 @@ class BillingProfileOut(Schema):
     vatNumber = fields.String(attribute="vat_number", allow_none=True)
     address = fields.Function(_address, required=True)
     iban = fields.String(allow_none=True)
+    bic = fields.String(allow_none=True)
     signer = fields.Function(_signer, required=True)
     billingEmail = fields.String(attribute="billing_email", allow_none=True)
     legalForm = fields.String(attribute="legal_form", allow_none=True)

@@ -12,7 +12,7 @@ import pytest
 
 from backend import clock
 from backend.audit import SecurityEvent
-from backend.billing import corrections, payouts, sepa_mandates, store_share
+from backend.billing import corrections, creditor_accounts, payouts, sepa_mandates, store_share
 from backend.billing.bank import files, statements
 from backend.billing.collection import collect
 from backend.billing.models import AuditEntry, BankFileKind, Invoice, PaymentOrder, SepaMandate
@@ -20,16 +20,16 @@ from backend.billing.self_billing import acceptance, scheduler
 from backend.billing.self_billing.invoice import catch_up
 from backend.email.messages import EmailMessage
 from backend.errors import Conflict
-from backend.identity import bank_details
+from backend.identity import bank_details, squatting
 from backend.identity.models import BillingProfile, Organization
 from backend.onboarding.models import SignatureRequest
 from backend.runtime import current_runtime
-from tests.billing.bank.data import bank_config, read_transfers, refund
+from tests.billing.bank.data import NS, bank_config, read_transfers, refund, valid_against_schema
 from tests.billing.bank.statements_data import books_breaches, credit, returned, statement
 from tests.billing.bank.statements_data import config as statement_config
 from tests.billing.helpers import Market, approved_org, customer_paid
 from tests.billing.self_billing.data import AFTER, admin_headers, collected, sign_mandate
-from tests.factories import add_member, make_user, signed_in
+from tests.factories import add_billing_profile, add_member, make_user, signed_in
 
 DISTRIBUTOR_IBAN = "FR1420041010050500013M02606"
 INDUSTRIAL_IBAN = "FR7630001007941234567890185"
@@ -53,6 +53,13 @@ def sale(config):
     acceptance.accept(invoice_number=invoice.number, organization_id=distributor.id, user_id=None)
     return SimpleNamespace(reservation=reservation, distributor=distributor, industrial=industrial, manager=manager,
                            billing=billing, invoice=invoice)
+
+
+def received(reservation_id: str) -> None:
+    """The customer's transfer booked: a statement line naming the sale's invoice, imported."""
+    order = PaymentOrder.get(PaymentOrder.reservation_id == reservation_id, PaymentOrder.kind == "reservation_total")
+    assert statements.import_statement(statement(credit(order, by_number=True)), config=statement_config(),
+                                       user_id=None).matched == 1
 
 
 def pay(reservation_id: str, key: str = "payout-1"):
@@ -126,7 +133,7 @@ def test_a_payout_waits_for_the_customers_money_and_goes_once_the_statement_book
 
 
 def test_an_iban_changed_after_the_payout_is_never_paid_and_the_order_waits_for_the_review(client, sale):
-    customer_paid(sale.reservation.id)
+    received(sale.reservation.id)
     paid = pay(sale.reservation.id)
     answer = put_profile(client, sale.manager, sale.distributor, iban=CHANGED_IBAN)
     assert answer.status_code == 200, answer.json
@@ -150,6 +157,7 @@ def test_an_iban_changed_after_the_payout_is_never_paid_and_the_order_waits_for_
     assert (file.count, held, [t.iban for t in paid_to]) == (1, [], [DISTRIBUTOR_IBAN])
     assert PaymentOrder.get_by_id(paid.payment_order_id).settlement == "in_file"
     assert refused_transfers()["held"] == []
+    assert books_breaches() == []  # `vitrine accounting verify` clean
 
 
 def test_the_admin_gives_a_held_order_the_newly_approved_account_explicitly(client, sale):
@@ -190,7 +198,7 @@ def test_only_a_manager_changes_the_bank_details(client, sale):
 
 
 def test_one_creditor_without_an_account_holds_only_its_own_order(sale):
-    customer_paid(sale.reservation.id)
+    received(sale.reservation.id)
     # The industrial (no mandate: it paid by transfer) approved without an IBAN: its refund has no account.
     BillingProfile.update(iban=None).where(BillingProfile.organization == sale.industrial.id).execute()
     bank_details.record_approved(sale.industrial.id)
@@ -201,6 +209,7 @@ def test_one_creditor_without_an_account_holds_only_its_own_order(sale):
     assert [(h.payment_order_id, h.reason) for h in held] == [(refunded.payment_order_id, "creditor_account_missing")]
     assert (file.count, [t.iban for t in paid_to]) == (1, [DISTRIBUTOR_IBAN])
     assert PaymentOrder.get_by_id(paid.payment_order_id).settlement == "in_file"
+    assert books_breaches() == []
 
 
 def test_a_direct_debit_customer_without_a_profile_iban_is_refunded_to_its_mandates_account(client, config):
@@ -277,3 +286,95 @@ def test_a_debit_returned_after_the_payout_becomes_the_distributors_debt_kept_ba
     assert second.deducted_cents == first.amount_cents and second.amount_cents == 0
     assert store_share.outstanding_debt(distributor.id).cents == 0
     assert books_breaches() == []
+
+
+DISTRIBUTOR_BIC = "CEPAFRPP751"
+
+
+def creditor_agents(xml: bytes) -> dict[str, str | None]:
+    """Each transfer's creditor IBAN and its creditor agent's BIC (None: IBAN only), the file
+    validated against its schema."""
+    root = valid_against_schema(xml, "pain.001.001.09")
+    return {tx.findtext("t:CdtrAcct/t:Id/t:IBAN", namespaces=NS): tx.findtext("t:CdtrAgt/t:FinInstnId/t:BICFI",
+                                                                             namespaces=NS)
+            for tx in root.iterfind("t:CstmrCdtTrfInitn/t:PmtInf/t:CdtTrfTxInf", NS)}
+
+
+def test_the_bic_is_checked_and_only_a_manager_enters_it(client, sale):
+    invalid = put_profile(client, sale.manager, sale.distributor, iban=DISTRIBUTOR_IBAN, bic="CEPAZZPP")
+    assert (invalid.status_code, list(invalid.json["error"]["details"]["fields"])) == (400, ["bic"])
+    alone = put_profile(client, sale.manager, sale.distributor, iban=None, bic=DISTRIBUTOR_BIC)
+    assert (alone.status_code, list(alone.json["error"]["details"]["fields"])) == (400, ["bic"])
+    refused = put_profile(client, sale.billing, sale.distributor, iban=DISTRIBUTOR_IBAN, bic=DISTRIBUTOR_BIC)
+    assert (refused.status_code, refused.json["error"]["details"]["reason"]) == (403, "bank_details_manager_only")
+    entered = put_profile(client, sale.manager, sale.distributor, iban=DISTRIBUTOR_IBAN, bic="cepa fr pp 751")
+    assert entered.status_code == 200, entered.json
+    assert entered.json["data"]["billingProfile"]["bic"] == DISTRIBUTOR_BIC
+    # The BIC is part of the account an admin approves: entering it reopens the review.
+    assert Organization.get_by_id(sale.distributor.id).kyb_status == "submitted"
+    assert bank_details.approved_account(sale.distributor.id).bic is None
+
+
+def test_the_approved_bic_is_recorded_on_the_payout_and_is_the_files_creditor_agent(client, sale):
+    assert put_profile(client, sale.manager, sale.distributor, iban=DISTRIBUTOR_IBAN,
+                       bic=DISTRIBUTOR_BIC).status_code == 200
+    re_approve(client, sale.distributor)
+    customer_paid(sale.reservation.id)
+    paid = pay(sale.reservation.id)
+    assert PaymentOrder.get_by_id(paid.payment_order_id).creditor_bic == DISTRIBUTOR_BIC
+    # A BIC typed since is not the approved one: the file pays the account as approved.
+    assert put_profile(client, sale.manager, sale.distributor, iban=DISTRIBUTOR_IBAN,
+                       bic="BNPAFRPP").status_code == 200
+    re_approve(client, sale.distributor)
+    number = Invoice.get(Invoice.reservation_id == sale.reservation.id, Invoice.kind == "platform_sale").number
+    refund(number, 10_000)  # the industrial, approved without a BIC: IBAN only, valid SEPA all the same
+    file, held, _ = transfers()
+    assert (file.count, held) == (2, [])
+    xml = current_runtime().storage.read_bytes(files.STORAGE_CONTEXT, file.storage_key)
+    assert creditor_agents(xml) == {DISTRIBUTOR_IBAN: DISTRIBUTOR_BIC, INDUSTRIAL_IBAN: None}
+
+
+OWNER_IBAN = "FR7630004000031234567890143"
+
+
+def test_an_organization_given_back_after_squatting_never_pays_the_squatters_account(client, sale):
+    """The squatter's approved account is voided by the reassign: its unsent payout is held with its
+    reason, still after the owner's approval, until the admin gives it the owner's account."""
+    received(sale.reservation.id)
+    paid = pay(sale.reservation.id)
+    owner = make_user()
+    answer = client.simulate_post(f"/api/admin/organizations/{sale.distributor.id}/reassign", headers=admin_headers(),
+                                  json={"userId": owner.id, "note": "SIREN usurpé, rendu au dirigeant"})
+    assert answer.status_code == 200, answer.json
+    assert bank_details.approved_account(sale.distributor.id) is None
+    event = SecurityEvent.get(SecurityEvent.event == "admin.organization.reassigned")
+    assert event.details["voidedAccount"].endswith("2606") and DISTRIBUTOR_IBAN not in str(event.details)
+    held = [{"paymentOrderId": paid.payment_order_id, "reason": "creditor_account_voided"}]
+    assert refused_transfers()["held"] == held
+    listed = client.simulate_get("/api/admin/billing/bank/held", headers=admin_headers()).json["data"]["items"]
+    assert [(i["paymentOrderId"], i["reason"]) for i in listed] == [(paid.payment_order_id, "creditor_account_voided")]
+    # The owner's profile approved: the order still waits for the admin's explicit refresh.
+    add_billing_profile(sale.distributor, iban=OWNER_IBAN)
+    re_approve(client, sale.distributor)
+    assert refused_transfers()["held"] == held
+    refreshed = client.simulate_post(f"/api/admin/billing/bank/held/{paid.payment_order_id}/account",
+                                     headers=admin_headers())
+    assert refreshed.json["data"]["paymentOrder"]["creditorIban"] == OWNER_IBAN
+    file, held_now, paid_to = transfers()
+    assert (file.count, held_now, [t.iban for t in paid_to]) == (1, [], [OWNER_IBAN])
+    assert books_breaches() == []
+
+
+def test_a_refund_never_falls_back_on_a_mandate_signed_before_the_account_was_voided(config):
+    """A direct-debit customer given back after squatting: the squatter's mandate is not its account."""
+    industrial = approved_org("industrial", iban=None)
+    SepaMandate.create(organization_id=industrial.id, mandate_ref="VTR-SQUAT-01", iban=CHANGED_IBAN,
+                       signed_at=clock.now())
+    reservation = Market().reservation(industrial, approved_org("distributor"))
+    answer = collect.collect(reservation_id=reservation.id, industrial_organization_id=industrial.id, method=None,
+                             key="squatted", user_id=None, config=config)
+    sale_id = PaymentOrder.get_by_id(answer.payment_order_id).invoice_id
+    assert creditor_accounts.creditor_account(industrial.id, paid_invoice_id=sale_id)["creditor_iban"] == CHANGED_IBAN
+    squatting.reassign_organization(organization_id=industrial.id, user_id=make_user().id, note="rendu",
+                                    actor_user_id=None)
+    assert creditor_accounts.creditor_account(industrial.id, paid_invoice_id=sale_id)["creditor_iban"] is None

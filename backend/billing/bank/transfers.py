@@ -2,14 +2,16 @@
 accounts reviewed"): the supplier payouts and refunds not yet in a live file, in one SEPA credit
 transfer initiation (pain.001.001.09) from the platform's account. Each pays the account its
 payment order recorded when it was made (`creditor_accounts`: the creditor's account as approved
-at KYB, never the live billing profile), with the payment order's end-to-end id and, as
-remittance, the number of the invoice it pays (the self-billed invoice of a payout, the credit
-note of a refund). Executed on the first TARGET2 day from today (`calendar.execution_date`).
+at KYB, never the live billing profile; its bank's BIC as creditor agent when one was approved,
+else IBAN only), with the payment order's end-to-end id and, as remittance, the number of the
+invoice it pays (the self-billed invoice of a payout, the credit note of a refund). Executed on
+the first TARGET2 day from today (`calendar.execution_date`).
 
-An order is held back (`orders.Held`) while its creditor's KYB is not approved (an IBAN change
-sent it back to review), when it records no account (`creditor_account_missing`) or one failing
-its check; the others go. `refresh_account` is the admin's explicit action that gives a held
-order the account approved since it was made.
+An order is held back (`orders.Held`) when the account it recorded was voided since
+(`creditor_account_voided`: its organization was given back after squatting), while its
+creditor's KYB is not approved (an IBAN change sent it back to review), when it records no account
+(`creditor_account_missing`) or one failing its check; the others go. `refresh_account` is the
+admin's explicit action that gives a held order the account approved since it was made.
 """
 
 from __future__ import annotations
@@ -38,11 +40,12 @@ from backend.config import Config
 from backend.context import current_request_id
 from backend.db import transaction
 from backend.errors import Conflict, NotFound
-from backend.identity.bank_details import mask_iban
+from backend.identity import bank_details
 
 KIND = BankFileKind.CREDIT_TRANSFER
 TRANSFERS = (PaymentKind.SUPPLIER_PAYOUT, PaymentKind.REFUND)
 ACCOUNT_MISSING = "creditor_account_missing"
+ACCOUNT_VOIDED = "creditor_account_voided"
 REFRESH_ACTION = "billing.bank.order.account_refreshed"
 
 
@@ -53,13 +56,19 @@ def due_orders():
 def holds(orders: list[PaymentOrder]):
     """The `hold(order)` of a run over `orders` (`orders.split`)."""
     approved, numbers = kyb_approved(orders), invoice_numbers(orders)
+    voided = bank_details.voided_at({order.organization_id for order in orders})
 
     def hold(order: PaymentOrder) -> Held | None:
+        if order.organization_id in voided and (order.creditor_approved_at or order.created_at) <= voided[
+                order.organization_id]:
+            return Held(order.id, ACCOUNT_VOIDED)
         if order.organization_id not in approved:
             return Held(order.id, KYB_NOT_APPROVED)
         if not order.creditor_iban:
             return Held(order.id, ACCOUNT_MISSING)
         found = [("creditorIban", problem)] if (problem := checks.iban_problem(order.creditor_iban)) else []
+        if order.creditor_bic and (problem := checks.bic_problem(order.creditor_bic)):
+            found.append(("creditorBic", problem))
         return first_hold(order, found, numbers.get(order.id))
     return hold
 
@@ -81,6 +90,7 @@ def message(*, config: Config, today: date) -> tuple[Message, list[Held]]:
             "name": order.creditor_name, "IBAN": checks.compact_iban(order.creditor_iban),
             "amount": order.amount_cents, "execution_date": execution_on, "description": numbers[order.id],
             "endtoend_id": end_to_end_id(order.id),
+            **({"BIC": checks.compact_bic(order.creditor_bic)} if order.creditor_bic else {}),  # CdtrAgt
         })
     return finish(KIND, document, requested_on=execution_on,
                   entries=[Entry(order.id, order.amount_cents) for order in going]), held
@@ -106,8 +116,8 @@ def refresh_account(order_id: str, *, user_id: str | None) -> PaymentOrder:
         (PaymentOrder.update(**account, updated_at=clock.now()).where(PaymentOrder.id == order.id).execute())
         AuditEntry.create(action=REFRESH_ACTION, actor_user_id=user_id, reservation_id=order.reservation_id,
                           payment_order_id=order.id, reason="creditor account refreshed from the approved profile",
-                          details={"accountBefore": mask_iban(before),
-                                   "accountAfter": mask_iban(account["creditor_iban"])},
+                          details={"accountBefore": bank_details.mask_iban(before),
+                                   "accountAfter": bank_details.mask_iban(account["creditor_iban"])},
                           request_id=current_request_id())
     return PaymentOrder.get_by_id(order_id)
 

@@ -33,9 +33,11 @@ class BankFileItemOut(BankFileOut):
 
 
 HELD_REASON = {
-    "enum": ["kyb_not_approved", "creditor_account_missing", "bank_details_invalid", "mandate_ended"],
-    "description": "the creditor's or debtor's KYB under review, no approved account recorded, an account or "
-                   "mandate value failing its check (`field`, `problem`), the debit's mandate ended"}
+    "enum": ["kyb_not_approved", "creditor_account_missing", "creditor_account_voided", "bank_details_invalid",
+             "mandate_ended"],
+    "description": "the creditor's or debtor's KYB under review, no approved account recorded, the recorded "
+                   "account voided since (the organization given back after squatting), an account or mandate "
+                   "value failing its check (`field`, `problem`), the debit's mandate ended"}
 
 
 class HeldOut(Schema):
@@ -44,7 +46,8 @@ class HeldOut(Schema):
     paymentOrderId = fields.String(attribute="payment_order_id", required=True)
     reason = fields.String(required=True, metadata=HELD_REASON)
     field = fields.String(allow_none=True, metadata={
-        "description": "bank_details_invalid: creditorIban, debtorIban, mandateReference or invoiceNumber"})
+        "description": "bank_details_invalid: creditorIban, creditorBic, debtorIban, mandateReference or "
+                       "invoiceNumber"})
     problem = fields.String(allow_none=True)
 
 
@@ -82,6 +85,8 @@ class CreditorAccountOut(Schema):
     organizationId = fields.String(attribute="organization_id", required=True)
     creditorIban = fields.String(attribute="creditor_iban", allow_none=True)
     creditorName = fields.String(attribute="creditor_name", allow_none=True)
+    creditorBic = fields.String(attribute="creditor_bic", allow_none=True,
+                                metadata={"description": "the BIC approved with the IBAN, when one was given"})
     creditorApprovedAt = UtcDateTime(attribute="creditor_approved_at", allow_none=True,
                                      metadata={"description": "when an admin approved that account (KYB)"})
 
