@@ -2,10 +2,11 @@
 
 A batch takes an approved reservation of its organization, campaign and furniture type that is
 still to deposit; under target `store`, only if its store has a complete address. The selection
-is read in one statement as plain rows (`Selected`), locked sorted by id for a confirmation, each
-with the reason the batch leaves it out, computed by that statement (`SELECTION`): Python only
-puts the rows in selection order, sets aside unknown ids and duplicates, and gives a retained
-one its recipient. Retained + excluded = the selection.
+is read in one statement as plain rows (`Selected`) in selection order, each with the reason the
+batch leaves it out, computed by that statement (`SELECTION`); a confirmation locks the
+selection's reservations first, sorted by id. Python only sets aside unknown ids and duplicates
+(when the rows are fewer than the selection), and gives a retained reservation its recipient
+when an order is written. Retained + excluded = the selection.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
+from functools import cached_property, partial
 from typing import NamedTuple
 
 from backend.db import database
@@ -67,37 +68,36 @@ class Selected(NamedTuple):
     exclusion: str | None  # why the batch leaves it out (an `Exclusion` value), None: retained
 
 
-class Candidate(NamedTuple):
-    reservation: Selected
-    recipient: Recipient | None  # None: excluded
-    exclusion: Exclusion | None
-
-
 @dataclass(frozen=True)
 class Classification:
-    candidates: list[Candidate]  # the selection's reservations, in selection order
-    set_aside: list[tuple[str, Exclusion]] = field(default_factory=list)  # not found, duplicates
+    """The selection's reservations found, in selection order (first occurrence), each with the
+    reason the batch leaves it out (`Selected.exclusion`, None: retained), and the ids set aside
+    (not found, duplicates)."""
+
+    rows: list[Selected]
+    delivery: Delivery
+    set_aside: list[tuple[str, Exclusion]] = field(default_factory=list)
 
     @cached_property
-    def retained(self) -> list[Candidate]:
-        return [c for c in self.candidates if c.exclusion is None]
+    def retained(self) -> list[Selected]:
+        return [row for row in self.rows if row.exclusion is None]
 
     @cached_property
     def excluded(self) -> list[tuple[str, Exclusion]]:
         """Every selected id not retained, with its reason: retained + excluded = selection."""
-        return [(c.reservation.id, c.exclusion) for c in self.candidates if c.exclusion is not None] + self.set_aside
+        return [(row.id, _EXCLUSIONS[row.exclusion]) for row in self.rows if row.exclusion is not None] + self.set_aside
+
+    @cached_property
+    def recipient_of(self) -> Callable[[Selected], Recipient]:
+        """Where a retained reservation's order goes, from its row."""
+        if self.delivery.target == DeliveryTarget.NONE:
+            return lambda reservation: NOWHERE
+        if self.delivery.target == DeliveryTarget.SINGLE_ADDRESS:
+            return lambda reservation: self.delivery.address
+        return _store_recipient
 
 
 NOWHERE = Recipient(DeliveryTarget.NONE)  # rule 6: no address is queried
-
-
-def _recipients(delivery: Delivery) -> Callable[[Selected], Recipient]:
-    """Where a retained reservation's order goes under `delivery`, from its row."""
-    if delivery.target == DeliveryTarget.NONE:
-        return lambda reservation: NOWHERE
-    if delivery.target == DeliveryTarget.SINGLE_ADDRESS:
-        return lambda reservation: delivery.address
-    return _store_recipient
 
 
 def _store_recipient(reservation: Selected) -> Recipient:
@@ -109,13 +109,15 @@ def _store_recipient(reservation: Selected) -> Recipient:
 # its own `__new__` or `_make`: for the selection's rows and their recipients.
 _new_tuple = tuple.__new__
 _TO_STORE = (DeliveryTarget.STORE,)
+_AS_SELECTED = partial(_new_tuple, Selected)
 
 
-# The selection in one statement, plain rows (`Selected`): `= ANY(%(ids)s)` takes the ids as one
-# array parameter (an `IN` with a placeholder per id costs more to build, send and plan than to
-# run). Each row comes with the reason the batch of `group` leaves it out, in the order the rules
-# apply: another campaign or furniture type, not approved, not to deposit (`eligibility`), and,
-# under target `store`, a store without a complete address (`Recipient.has_address`).
+# The selection in one statement, plain rows (`Selected`) in selection order: the ids come as one
+# array parameter, numbered by `unnest ... WITH ORDINALITY` (an `IN` with a placeholder per id
+# costs more to build, send and plan than to run). Each row comes with the reason the batch of
+# `group` leaves it out, in the order the rules apply: another campaign or furniture type, not
+# approved, not to deposit (`eligibility`), and, under target `store`, a store without a complete
+# address (`Recipient.has_address`).
 SELECTION = (
     "SELECT r.id, r.industrial_organization_id, r.campaign_id, r.status, r.impression_status,"  # noqa: S608 - constants
     " a.promo_furniture_type_id, s.name, s.street, s.postal_code, s.city, s.country,"
@@ -125,11 +127,14 @@ SELECTION = (
     f" WHEN COALESCE(r.impression_status, '{_TO_DEPOSIT}') <> '{_TO_DEPOSIT}' THEN '{Exclusion.NOT_TO_DEPOSIT}'"
     " WHEN %(to_store)s AND (COALESCE(s.street, '') = '' OR COALESCE(s.postal_code, '') = ''"
     f" OR COALESCE(s.city, '') = '') THEN '{Exclusion.MISSING_ADDRESS}' END"
-    " FROM reservation r JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
-    " WHERE r.id = ANY(%(ids)s) AND r.industrial_organization_id = %(organization)s"
+    " FROM reservation r JOIN unnest(%(ids)s::text[]) WITH ORDINALITY AS selected(id, position)"
+    " ON selected.id = r.id JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
+    " WHERE r.industrial_organization_id = %(organization)s ORDER BY selected.position"
 )
-# Sorted by id: two confirmations sharing reservations lock them in the same order.
-SELECTION_LOCKED = SELECTION + " ORDER BY r.id FOR UPDATE OF r"
+# The confirmation's lock, before it reads the selection: sorted by id, so two confirmations
+# sharing reservations lock them in the same order.
+LOCK = ("SELECT id FROM reservation WHERE id = ANY(%(ids)s) AND industrial_organization_id = %(organization)s"
+        " ORDER BY id FOR UPDATE")
 _EXCLUSIONS = {reason.value: reason for reason in Exclusion}
 
 
@@ -140,25 +145,20 @@ def selection_parameters(batch: PrintOrderBatch, ids: list[str], delivery: Deliv
 
 
 def classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, *, lock: bool) -> Classification:
-    """Who of the selection is retained, in selection order, and why the others are not."""
+    """Who of the selection is retained, in selection order, and why the others are not; `lock`:
+    the selection's reservations locked first (a confirmation's)."""
     ids = list(dict.fromkeys(selection))
-    rows = database.execute_sql(SELECTION_LOCKED if lock else SELECTION,
-                                selection_parameters(batch, ids, delivery)).fetchall()
-    found = {row[0]: _new_tuple(Selected, row) for row in rows}
-    recipient_of = _recipients(delivery)
-    candidates, seen, set_aside = [], set(), []
+    parameters = selection_parameters(batch, ids, delivery)
+    if lock:
+        database.execute_sql(LOCK, parameters)
+    rows = list(map(_AS_SELECTED, database.execute_sql(SELECTION, parameters).fetchall()))
+    if len(rows) == len(selection):  # every id found once: nothing set aside
+        return Classification(rows, delivery)
+    found, seen, set_aside = {row.id for row in rows}, set(), []
     for reservation_id in selection:
         if reservation_id in seen:
             set_aside.append((reservation_id, Exclusion.DUPLICATE))
-            continue
-        seen.add(reservation_id)
-        reservation = found.get(reservation_id)
-        if reservation is None:  # unknown, or another organization's
+        elif reservation_id not in found:  # unknown, or another organization's
             set_aside.append((reservation_id, Exclusion.NOT_FOUND))
-            continue
-        reason = reservation.exclusion
-        if reason is None:
-            candidates.append(_new_tuple(Candidate, (reservation, recipient_of(reservation), None)))
-        else:
-            candidates.append(_new_tuple(Candidate, (reservation, None, _EXCLUSIONS[reason])))
-    return Classification(candidates, set_aside)
+        seen.add(reservation_id)
+    return Classification(rows, delivery, set_aside)
