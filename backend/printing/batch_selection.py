@@ -2,11 +2,11 @@
 
 A batch takes an approved reservation of its organization, campaign and furniture type that is
 still to deposit; under target `store`, only if its store has a complete address. The selection
-is read in one statement as plain rows (`Selected`) in selection order, each with the reason the
-batch leaves it out, computed by that statement (`SELECTION`); a confirmation locks the
-selection's reservations first, sorted by id. Python only sets aside unknown ids and duplicates
-(when the rows are fewer than the selection), and gives a retained reservation its recipient
-when an order is written. Retained + excluded = the selection.
+is read in one statement as plain rows (`Selected`), locked sorted by id for a confirmation, each
+with the reason the batch leaves it out, computed by that statement (`SELECTION`): Python only
+puts the rows in selection order, sets aside unknown ids and duplicates (when the rows are fewer
+than the selection), and gives a retained reservation its recipient when an order is written.
+Retained + excluded = the selection.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property, partial
+from operator import itemgetter
 from typing import NamedTuple
 
 from backend.db import database
@@ -110,14 +111,14 @@ def _store_recipient(reservation: Selected) -> Recipient:
 _new_tuple = tuple.__new__
 _TO_STORE = (DeliveryTarget.STORE,)
 _AS_SELECTED = partial(_new_tuple, Selected)
+_ID = itemgetter(0)  # a row's reservation id
 
 
-# The selection in one statement, plain rows (`Selected`) in selection order: the ids come as one
-# array parameter, numbered by `unnest ... WITH ORDINALITY` (an `IN` with a placeholder per id
-# costs more to build, send and plan than to run). Each row comes with the reason the batch of
-# `group` leaves it out, in the order the rules apply: another campaign or furniture type, not
-# approved, not to deposit (`eligibility`), and, under target `store`, a store without a complete
-# address (`Recipient.has_address`).
+# The selection in one statement, plain rows (`Selected`): `= ANY(%(ids)s)` takes the ids as one
+# array parameter (an `IN` with a placeholder per id costs more to build, send and plan than to
+# run). Each row comes with the reason the batch of `group` leaves it out, in the order the rules
+# apply: another campaign or furniture type, not approved, not to deposit (`eligibility`), and,
+# under target `store`, a store without a complete address (`Recipient.has_address`).
 SELECTION = (
     "SELECT r.id, r.industrial_organization_id, r.campaign_id, r.status, r.impression_status,"  # noqa: S608 - constants
     " a.promo_furniture_type_id, s.name, s.street, s.postal_code, s.city, s.country,"
@@ -127,14 +128,11 @@ SELECTION = (
     f" WHEN COALESCE(r.impression_status, '{_TO_DEPOSIT}') <> '{_TO_DEPOSIT}' THEN '{Exclusion.NOT_TO_DEPOSIT}'"
     " WHEN %(to_store)s AND (COALESCE(s.street, '') = '' OR COALESCE(s.postal_code, '') = ''"
     f" OR COALESCE(s.city, '') = '') THEN '{Exclusion.MISSING_ADDRESS}' END"
-    " FROM reservation r JOIN unnest(%(ids)s::text[]) WITH ORDINALITY AS selected(id, position)"
-    " ON selected.id = r.id JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
-    " WHERE r.industrial_organization_id = %(organization)s ORDER BY selected.position"
+    " FROM reservation r JOIN ad_space a ON a.id = r.ad_space_id JOIN store s ON s.id = a.store_id"
+    " WHERE r.id = ANY(%(ids)s) AND r.industrial_organization_id = %(organization)s"
 )
-# The confirmation's lock, before it reads the selection: sorted by id, so two confirmations
-# sharing reservations lock them in the same order.
-LOCK = ("SELECT id FROM reservation WHERE id = ANY(%(ids)s) AND industrial_organization_id = %(organization)s"
-        " ORDER BY id FOR UPDATE")
+# Sorted by id: two confirmations sharing reservations lock them in the same order.
+SELECTION_LOCKED = SELECTION + " ORDER BY r.id FOR UPDATE OF r"
 _EXCLUSIONS = {reason.value: reason for reason in Exclusion}
 
 
@@ -145,16 +143,15 @@ def selection_parameters(batch: PrintOrderBatch, ids: list[str], delivery: Deliv
 
 
 def classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, *, lock: bool) -> Classification:
-    """Who of the selection is retained, in selection order, and why the others are not; `lock`:
-    the selection's reservations locked first (a confirmation's)."""
+    """Who of the selection is retained, in selection order, and why the others are not."""
     ids = list(dict.fromkeys(selection))
-    parameters = selection_parameters(batch, ids, delivery)
-    if lock:
-        database.execute_sql(LOCK, parameters)
-    rows = list(map(_AS_SELECTED, database.execute_sql(SELECTION, parameters).fetchall()))
+    fetched = database.execute_sql(SELECTION_LOCKED if lock else SELECTION,
+                                   selection_parameters(batch, ids, delivery)).fetchall()
+    found = dict(zip(map(_ID, fetched), map(_AS_SELECTED, fetched), strict=True))
+    rows = list(filter(None, map(found.get, ids)))  # in selection order (a row is never empty)
     if len(rows) == len(selection):  # every id found once: nothing set aside
         return Classification(rows, delivery)
-    found, seen, set_aside = {row.id for row in rows}, set(), []
+    seen, set_aside = set(), []
     for reservation_id in selection:
         if reservation_id in seen:
             set_aside.append((reservation_id, Exclusion.DUPLICATE))
