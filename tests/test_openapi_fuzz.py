@@ -3,8 +3,9 @@ checks (issue 21, item 6): no 5xx, every answer conforms to the document (status
 headers, schema), invalid data refused, valid data not refused for its fields, and an undeclared
 method answered 405. Each operation runs three times: anonymous, as a platform admin and as a
 member of a KYB-approved industrial organization (session cookie; no `Origin`, as a same-site
-client). Examples are bounded and derandomized with a fixed seed, so a run is deterministic and
-the test stays well inside the suite's time on two cores (docs/operations.md, "API fuzzing").
+client); anonymous, an operation that needs a session runs once (`REFUSED_CONFIG`). Examples are
+bounded and derandomized with a fixed seed, so a run is deterministic and the test stays well
+inside the suite's time on two cores (docs/operations.md, "API fuzzing").
 
 Run it alone: `pytest -n 2 tests/test_openapi_fuzz.py`; more examples locally with
 `FUZZ_MAX_EXAMPLES=50`. A failure prints the request that reproduces it (`curl ...`).
@@ -34,8 +35,30 @@ CONFIG = SchemathesisConfig.from_dict({
     "checks": {"positive_data_acceptance": {"expected-statuses": DOMAIN_REFUSALS}},
 })
 
+# An anonymous caller of an operation it may not call: one example, no coverage phase. Its request
+# meets the same middleware as a signed-in one's (NUL, origin, rate limit, router's 405: the runs of
+# the other two roles send it every case), then the policy answers 401 before reading anything of
+# the request; what is left to check is that answer's conformance, which one example checks.
+REFUSED_CONFIG = SchemathesisConfig.from_dict({
+    "seed": 21,
+    "generation": {"max-examples": 1, "deterministic": True},
+    "phases": {"stateful": {"enabled": False}, "coverage": {"enabled": False}},
+})
+ANONYMOUS_ACCESS = ("public", "signature")  # `x-access` of the operations an anonymous caller reaches
+
+
+def _anonymous_reaches(ctx) -> bool:
+    return ctx.operation.definition.raw.get("x-access") in ANONYMOUS_ACCESS
+
+
+def _anonymous_refused(ctx) -> bool:
+    return not _anonymous_reaches(ctx)
+
+
 # The module is imported after `pytest_configure` booted the session's runtime (tests/conftest.py).
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", create_app(current_runtime().config), config=CONFIG)
+refused_schema = schemathesis.openapi.from_wsgi("/api/openapi.json", create_app(current_runtime().config),
+                                                config=REFUSED_CONFIG).exclude(_anonymous_reaches)
 # Function-scoped fixtures (the rolled-back transaction, the signed-in users) are shared by the
 # examples of one operation on purpose: each operation runs in its own transaction.
 EXAMPLES_SHARE_FIXTURES = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -110,9 +133,15 @@ def business_session():
 # (memory, per app) start at zero, so a 429 earned by earlier operations never answers for it.
 
 
-@schema.parametrize()
+@schema.exclude(_anonymous_refused).parametrize()  # `exclude`: the document's own route stays out
 @EXAMPLES_SHARE_FIXTURES
 def test_anonymous(case, app):
+    case.call_and_validate(app=app)
+
+
+@refused_schema.parametrize()
+@EXAMPLES_SHARE_FIXTURES
+def test_anonymous_refused(case, app):
     case.call_and_validate(app=app)
 
 

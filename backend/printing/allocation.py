@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import NamedTuple
 
 from backend.errors import ValidationError
@@ -79,13 +80,17 @@ class ReservationPlan(NamedTuple):
 
     @property
     def printed_panels(self) -> int:
-        return sum(line.quantity for line in self.lines)
+        return printed_panels(self.lines)
 
     @property
     def support_mode(self) -> SupportMode:
         if not self.reused:
             return SupportMode.PRINT
         return SupportMode.REUSE_ALL if not self.lines else SupportMode.HYBRID
+
+
+def printed_panels(lines: Iterable[PlannedLine]) -> int:
+    return sum(line.quantity for line in lines)
 
 
 # `tuple.__new__(ReservationPlan, values)`: the plan of one reservation without the count check of
@@ -102,13 +107,33 @@ class ZoneTotal:
 
 @dataclass(frozen=True)
 class DepositPlan:
-    reservations: tuple[ReservationPlan, ...]
+    """Every reservation's plan. A reservation's plan depends only on its key (what it prints in
+    each same-visual zone): `planned` holds each distinct key's lines and reused faces once, and
+    `keys` the key of each reservation, in the order of `reservation_ids`, `population` how many
+    reservations have each key."""
+
+    reservation_ids: Sequence[str]
+    keys: Sequence[tuple[int, ...]]
+    planned: Mapping[tuple[int, ...], tuple[tuple[PlannedLine, ...], tuple[Slot, ...]]]
+    population: Mapping[tuple[int, ...], int]
     zones: Mapping[str, ZoneTotal]  # per printable zone: the totals the invariant was checked on
+
+    @cached_property
+    def reservations(self) -> tuple[ReservationPlan, ...]:
+        """One plan per reservation, in order; those of the same key share its lines and reused faces."""
+        planned = self.planned
+        return tuple([_new_tuple(ReservationPlan, (r, *planned[key]))
+                      for r, key in zip(self.reservation_ids, self.keys, strict=True)])
 
     @property
     def with_lines(self) -> tuple[ReservationPlan, ...]:
         """The reservations that get an order (rule 7: at least one printed panel)."""
         return tuple(plan for plan in self.reservations if plan.lines)
+
+    @cached_property
+    def orders(self) -> int:
+        """How many reservations get an order (`with_lines`, counted per key)."""
+        return sum(self.population[key] for key, (lines, _) in self.planned.items() if lines)
 
     @property
     def panels_to_print(self) -> int:
@@ -322,7 +347,6 @@ def plan_deposit(
     keys = list(zip(*counts, strict=True)) if counts else [()] * len(ids)
     population = Counter(keys)
     planned = {key: _reservation_plan(deposits, key) for key in population}
-    plans = tuple([_new_tuple(ReservationPlan, (r, *planned[key])) for r, key in zip(ids, keys, strict=True)])
     # Zone totals counted from the lines and reused faces planned, each times its population.
     printed = dict.fromkeys((d.zone.id for d in deposits), 0)
     reused = dict(printed)
@@ -332,7 +356,7 @@ def plan_deposit(
         for slot in slots:
             reused[slot.zone_id] += population[key]
     totals = {d.zone.id: _zone_total(d.zone, len(ids), printed[d.zone.id], reused[d.zone.id]) for d in deposits}
-    return DepositPlan(plans, totals)
+    return DepositPlan(ids, keys, planned, population, totals)
 
 
 def _zone_total(zone: Zone, population: int, printed: int, reused: int) -> ZoneTotal:

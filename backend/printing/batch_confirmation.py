@@ -47,7 +47,8 @@ def confirm_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit,
         plan = plan_batch(loaded, deposit, classification)
         summary = summarize(batch.id, deposit, classification, plan)
         printer = printer_for(configuration, default_printer_organization_id) if plan.with_lines else None
-        writes = [PlanWrite(c.reservation, p, c.recipient) for c, p in zip(retained, plan.reservations, strict=True)]
+        recipient_of = classification.recipient_of
+        writes = [PlanWrite(r, p, recipient_of(r)) for r, p in zip(retained, plan.reservations, strict=True)]
         written = write_plans(writes, printer_organization_id=printer, status=PrintOrderStatus.PENDING,
                               batch_id=batch.id)
         if not written.orders:  # rule 8: every zone reused, no order: no batch and no code

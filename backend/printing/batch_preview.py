@@ -116,7 +116,7 @@ def plan_batch(loaded: LoadedBatch, deposit: BatchDeposit, classification: Class
     explicit = deposit.allocations if deposit.delivery.target == DeliveryTarget.STORE else None  # rule 5
     files = _files(loaded, deposit.files)
     plan = allocation.plan_deposit(
-        loaded.configuration.allocation_zones, [c.reservation.id for c in retained], files,
+        loaded.configuration.allocation_zones, [reservation.id for reservation in retained], files,
         reused_slots=deposit.reuse.faces, stock=deposit.reuse.stock, allocations=explicit,
     )
     if deposit.delivery.target == DeliveryTarget.NONE and plan.panels_to_print:  # rule 6
@@ -162,39 +162,40 @@ class OrderRef:
 def summarize(batch_id: str, deposit: BatchDeposit, classification: Classification,
               plan: allocation.DepositPlan) -> dict:
     """The preview's and the confirmation's answer, as plain values under the API's names."""
-    plans = iter(plan.reservations)  # one per retained candidate, in the same order
-    # Per distinct plan (the allocation shares its lines and reused faces between reservations):
-    # its lines as answered, its printed panels and its reused faces, worked out once.
-    shown: dict[tuple[int, int], tuple[list[dict], int, int]] = {}
+    keys = iter(plan.keys)  # one per retained reservation, in the same order
+    # Per distinct plan (the allocation shares its lines and reused faces between reservations of
+    # the same key): its lines as answered, its printed panels and its reused faces, worked out once.
+    shown = {key: ([{"zoneId": line.zone_id, "faceIndex": line.face_index, "quantity": line.quantity}
+                    for line in lines], allocation.printed_panels(lines), len(reused))
+             for key, (lines, reused) in plan.planned.items()}
+    # A retained reservation's recipient as answered: its store's address under target `store`
+    # (which `SELECTION` found complete), else the same for every one.
+    to_store = deposit.delivery.target == DeliveryTarget.STORE
+    recipient = None if to_store else _shown_address(deposit.delivery)
     reservations = []
-    for reservation, recipient, exclusion in classification.candidates:
+    for reservation in classification.rows:
+        exclusion = reservation.exclusion
         if exclusion is not None:
             reservations.append({
                 "reservationId": reservation.id, "storeName": reservation.store_name,
-                "classification": "excluded", "exclusionReason": exclusion.value, "recipient": None,
+                "classification": "excluded", "exclusionReason": exclusion, "recipient": None,
                 "printedPanels": 0, "reusedFaces": 0, "lines": [],
             })
             continue
-        planned = next(plans)
-        key = (id(planned.lines), id(planned.reused))
-        answer = shown.get(key)
-        if answer is None:
-            answer = shown[key] = ([{"zoneId": line.zone_id, "faceIndex": line.face_index, "quantity": line.quantity}
-                                    for line in planned.lines], planned.printed_panels, len(planned.reused))
-        lines, printed, reused = answer
+        answer = shown[next(keys)]
+        if to_store:
+            recipient = f"{reservation.store_street}, {reservation.store_postal_code} {reservation.store_city}"
         reservations.append({
             "reservationId": reservation.id, "storeName": reservation.store_name,
-            "classification": "retained", "exclusionReason": None,
-            "recipient": (f"{recipient.street}, {recipient.postal_code} {recipient.city}"
-                          if recipient.has_address else None),
-            "printedPanels": printed, "reusedFaces": reused, "lines": lines,
+            "classification": "retained", "exclusionReason": None, "recipient": recipient,
+            "printedPanels": answer[1], "reusedFaces": answer[2], "lines": answer[0],
         })
     excluded = classification.excluded
     return {
         "batchId": batch_id,
         "recap": {
             "selectedPlacements": len(deposit.reservation_ids), "retained": len(classification.retained),
-            "excluded": len(excluded), "ordersToCreate": len(plan.with_lines), "panelsToPrint": plan.panels_to_print,
+            "excluded": len(excluded), "ordersToCreate": plan.orders, "panelsToPrint": plan.panels_to_print,
             "reusedPanels": plan.reused_panels,
         },
         "zones": [{"zoneId": zone_id, "faces": t.faces, "printed": t.printed, "reused": t.reused}
@@ -202,6 +203,14 @@ def summarize(batch_id: str, deposit: BatchDeposit, classification: Classificati
         "reservations": reservations,
         "exclusions": [{"reservationId": rid, "reason": reason.value} for rid, reason in excluded],
     }
+
+
+def _shown_address(delivery: Delivery) -> str | None:
+    """The single address as answered (`street, postal code city`); None under target `none`."""
+    address = delivery.address
+    if delivery.target != DeliveryTarget.SINGLE_ADDRESS or address is None or not address.has_address:
+        return None
+    return f"{address.street}, {address.postal_code} {address.city}"
 
 
 def preview_batch(*, batch_id: str, organization_id: str, deposit: BatchDeposit) -> Outcome:

@@ -4,8 +4,9 @@ A batch takes an approved reservation of its organization, campaign and furnitur
 still to deposit; under target `store`, only if its store has a complete address. The selection
 is read in one statement as plain rows (`Selected`), locked sorted by id for a confirmation, each
 with the reason the batch leaves it out, computed by that statement (`SELECTION`): Python only
-puts the rows in selection order, sets aside unknown ids and duplicates, and gives a retained
-one its recipient. Retained + excluded = the selection.
+puts the rows in selection order, sets aside unknown ids and duplicates (when the rows are fewer
+than the selection), and gives a retained reservation its recipient when an order is written.
+Retained + excluded = the selection.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
+from functools import cached_property, partial
+from operator import itemgetter
 from typing import NamedTuple
 
 from backend.db import database
@@ -67,37 +69,36 @@ class Selected(NamedTuple):
     exclusion: str | None  # why the batch leaves it out (an `Exclusion` value), None: retained
 
 
-class Candidate(NamedTuple):
-    reservation: Selected
-    recipient: Recipient | None  # None: excluded
-    exclusion: Exclusion | None
-
-
 @dataclass(frozen=True)
 class Classification:
-    candidates: list[Candidate]  # the selection's reservations, in selection order
-    set_aside: list[tuple[str, Exclusion]] = field(default_factory=list)  # not found, duplicates
+    """The selection's reservations found, in selection order (first occurrence), each with the
+    reason the batch leaves it out (`Selected.exclusion`, None: retained), and the ids set aside
+    (not found, duplicates)."""
+
+    rows: list[Selected]
+    delivery: Delivery
+    set_aside: list[tuple[str, Exclusion]] = field(default_factory=list)
 
     @cached_property
-    def retained(self) -> list[Candidate]:
-        return [c for c in self.candidates if c.exclusion is None]
+    def retained(self) -> list[Selected]:
+        return [row for row in self.rows if row.exclusion is None]
 
     @cached_property
     def excluded(self) -> list[tuple[str, Exclusion]]:
         """Every selected id not retained, with its reason: retained + excluded = selection."""
-        return [(c.reservation.id, c.exclusion) for c in self.candidates if c.exclusion is not None] + self.set_aside
+        return [(row.id, _EXCLUSIONS[row.exclusion]) for row in self.rows if row.exclusion is not None] + self.set_aside
+
+    @cached_property
+    def recipient_of(self) -> Callable[[Selected], Recipient]:
+        """Where a retained reservation's order goes, from its row."""
+        if self.delivery.target == DeliveryTarget.NONE:
+            return lambda reservation: NOWHERE
+        if self.delivery.target == DeliveryTarget.SINGLE_ADDRESS:
+            return lambda reservation: self.delivery.address
+        return _store_recipient
 
 
 NOWHERE = Recipient(DeliveryTarget.NONE)  # rule 6: no address is queried
-
-
-def _recipients(delivery: Delivery) -> Callable[[Selected], Recipient]:
-    """Where a retained reservation's order goes under `delivery`, from its row."""
-    if delivery.target == DeliveryTarget.NONE:
-        return lambda reservation: NOWHERE
-    if delivery.target == DeliveryTarget.SINGLE_ADDRESS:
-        return lambda reservation: delivery.address
-    return _store_recipient
 
 
 def _store_recipient(reservation: Selected) -> Recipient:
@@ -109,6 +110,8 @@ def _store_recipient(reservation: Selected) -> Recipient:
 # its own `__new__` or `_make`: for the selection's rows and their recipients.
 _new_tuple = tuple.__new__
 _TO_STORE = (DeliveryTarget.STORE,)
+_AS_SELECTED = partial(_new_tuple, Selected)
+_ID = itemgetter(0)  # a row's reservation id
 
 
 # The selection in one statement, plain rows (`Selected`): `= ANY(%(ids)s)` takes the ids as one
@@ -142,23 +145,17 @@ def selection_parameters(batch: PrintOrderBatch, ids: list[str], delivery: Deliv
 def classify(batch: PrintOrderBatch, selection: list[str], delivery: Delivery, *, lock: bool) -> Classification:
     """Who of the selection is retained, in selection order, and why the others are not."""
     ids = list(dict.fromkeys(selection))
-    rows = database.execute_sql(SELECTION_LOCKED if lock else SELECTION,
-                                selection_parameters(batch, ids, delivery)).fetchall()
-    found = {row[0]: _new_tuple(Selected, row) for row in rows}
-    recipient_of = _recipients(delivery)
-    candidates, seen, set_aside = [], set(), []
+    fetched = database.execute_sql(SELECTION_LOCKED if lock else SELECTION,
+                                   selection_parameters(batch, ids, delivery)).fetchall()
+    found = dict(zip(map(_ID, fetched), map(_AS_SELECTED, fetched), strict=True))
+    rows = list(filter(None, map(found.get, ids)))  # in selection order (a row is never empty)
+    if len(rows) == len(selection):  # every id found once: nothing set aside
+        return Classification(rows, delivery)
+    seen, set_aside = set(), []
     for reservation_id in selection:
         if reservation_id in seen:
             set_aside.append((reservation_id, Exclusion.DUPLICATE))
-            continue
-        seen.add(reservation_id)
-        reservation = found.get(reservation_id)
-        if reservation is None:  # unknown, or another organization's
+        elif reservation_id not in found:  # unknown, or another organization's
             set_aside.append((reservation_id, Exclusion.NOT_FOUND))
-            continue
-        reason = reservation.exclusion
-        if reason is None:
-            candidates.append(_new_tuple(Candidate, (reservation, recipient_of(reservation), None)))
-        else:
-            candidates.append(_new_tuple(Candidate, (reservation, None, _EXCLUSIONS[reason])))
-    return Classification(candidates, set_aside)
+        seen.add(reservation_id)
+    return Classification(rows, delivery, set_aside)

@@ -8,6 +8,8 @@ import json
 
 import falcon.testing
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from backend.json_input import MAX_DEPTH, nesting_depth
 from backend.onboarding.models import SignatureEvent
@@ -21,6 +23,23 @@ def test_nesting_depth_ignores_brackets_inside_strings():
     assert nesting_depth(b'{"a": [1, {"b": "[[[[\\"]]"}]}') == 3
     assert nesting_depth(b'"{{{{"') == 0
     assert nesting_depth(DEEP) == 1000
+
+
+def _depth(value) -> int:
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+    return 0 if children is None else 1 + max(map(_depth, children), default=0)
+
+
+_TEXT = st.text(alphabet='[]{}"\\ab,:')  # what a depth count could mistake for structure
+_JSON = st.recursive(st.none() | st.integers() | _TEXT,
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+                     max_leaves=20)
+
+
+@given(_JSON, st.booleans())
+def test_nesting_depth_is_the_parsed_values_depth(value, compact):
+    raw = json.dumps(value, separators=(",", ":") if compact else None).encode()
+    assert nesting_depth(raw) == _depth(value)
 
 
 def test_an_unpaired_quote_is_invalid_json_not_a_500(client):
