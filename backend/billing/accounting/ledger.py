@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 
-from backend.billing.accounting import entries
+from backend.billing.accounting import entries, vat_due
 from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party, paris_day
 from backend.billing.models import Invoice, InvoiceKind
@@ -185,13 +185,26 @@ def returned_debit_entry(invoice: Piece, *, amount_cents: int, payment_order_id:
 
 
 def debt_deduction_entry(invoice: Piece, *, debt_invoice_id: str, amount_cents: int, payment_order_id: str,
-                         day: date) -> Entry:
+                         day: date, vat: tuple[Line, ...] = ()) -> Entry:
     """The distributor's debt (a supplier credit note after its payout, on the self-billed invoice
-    `debt_invoice_id`) deducted from the payout of `invoice`: one 401 line against the other."""
+    `debt_invoice_id`) deducted from the payout of `invoice`: one 401 line against the other, and
+    the deductible VAT this compensation settles on each (`vat`)."""
     return _entry(Journal.OTHER, Event.DEBT_DEDUCTION, invoice, f"Compensation dette fournisseur {invoice.number}", [
         Line(Account.SUPPLIERS, debit_cents=amount_cents, party=invoice.party, letter_group=invoice.invoice_id),
         Line(Account.SUPPLIERS, credit_cents=amount_cents, party=invoice.party, letter_group=debt_invoice_id),
+        *vat,
     ], payment_order_id=payment_order_id, day=day)
+
+
+def post_debt_deduction(invoice: Piece, *, debt_invoice_id: str, amount_cents: int, payment_order_id: str,
+                        day: date) -> None:
+    """The deduction of `debt_invoice_id`'s debt from `invoice`'s payout: a payment by compensation,
+    of `invoice` (its deductible VAT's share becomes deductible) and back from the distributor on
+    the debt (the VAT its credit note took back leaves the deductible VAT), `vat_due`."""
+    positions = vat_due.Positions([invoice.invoice_id, debt_invoice_id], purchase=True)
+    vat = (*positions.paid(invoice.invoice_id, amount_cents), *positions.paid(debt_invoice_id, -amount_cents))
+    entries.post(debt_deduction_entry(invoice, debt_invoice_id=debt_invoice_id, amount_cents=amount_cents,
+                                      payment_order_id=payment_order_id, day=day, vat=vat))
 
 
 # Legacy (`legacy_mandate`): the store sells; the platform books its commission and the funds it holds.

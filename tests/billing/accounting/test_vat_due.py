@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from backend import clock
 from backend.billing import payouts
-from backend.billing.accounting import cash, reconciliation
+from backend.billing.accounting import cash, entries, ledger, reconciliation, vat_due
 from backend.billing.accounting.chart import Account
-from backend.billing.accounting.entries import paris_day
-from backend.billing.accounting.ledger import balance
+from backend.billing.accounting.entries import Party, paris_day
+from backend.billing.accounting.ledger import Piece, balance
 from backend.billing.accounting.vat_due import share
 from backend.billing.bank import files, statements, waiting
 from backend.billing.collection import collect
-from backend.billing.models import BankFileKind, Invoice, PaymentMethod, PaymentOrder
+from backend.billing.models import BankFileKind, Invoice, PaymentKind, PaymentMethod, PaymentOrder
 from backend.billing.self_billing import scheduler
 from backend.billing.vat import vat_amount_cents
 from backend.money import round_half_up_div
@@ -179,3 +179,29 @@ def test_a_voided_files_debits_go_back_to_411_and_the_next_file_hands_them_to_th
     assert _lines(payment_order_id=order.id, event="collection")[:2] == [("512", amount, 0), ("511", 0, amount)]
     assert balance(Account.RECEIPTS_IN_TRANSIT) == 0 and balance(Account.BANK) == amount
     assert books_breaches() == []
+
+
+def test_a_debt_deducted_from_a_payout_settles_the_vat_of_both_invoices():
+    """Compensation is payment: the share of the new invoice's deductible VAT it pays becomes
+    deductible, and the VAT the debt's credit note took back leaves `44566`."""
+    store, day = Party("385347927", "Magasin SAS"), paris_day(clock.now())
+    paid, owed = (Piece(None, f"FAC-SUP-385347927-2026-99999{n}", day, store, 80_000, 16_000, vat_at_issue=False)
+                  for n in (1, 2))
+    paid, owed = dataclasses.replace(paid, invoice_id="sb-paid"), dataclasses.replace(owed, invoice_id="sb-owed")
+    payout = cash.Payment("po", PaymentKind.SUPPLIER_PAYOUT, 96_000, paid, Account.SUPPLIERS, store, "sb-paid", False)
+    note = Piece(None, "AV-SUP-385347927-2026-999991", day, store, 20_000, 4_000, vat_at_issue=False)
+
+    def post(entry):
+        entries.post(dataclasses.replace(entry, invoice_id=None, payment_order_id=None, bank_line_id=None))
+
+    post(ledger.self_billed_invoice_entry(paid))
+    post(cash.stage_entry(payout, cash.Stage.BOOKED, day=day,
+                          vat=tuple(vat_due.Positions(["sb-paid"], purchase=True).paid("sb-paid", 96_000))))
+    post(ledger.supplier_credit_note_entry(note, credited_invoice_id="sb-paid"))  # after the payout: a debt
+    post(ledger.self_billed_invoice_entry(owed))
+    ledger.post_debt_deduction(owed, debt_invoice_id="sb-paid", amount_cents=24_000, payment_order_id=None, day=day)
+    assert _lines(event="debt_deduction") == [("401", 24_000, 0), ("401", 0, 24_000),
+                                              ("44566", 4_000, 0), ("44564", 0, 4_000),  # a quarter of the new one
+                                              ("44564", 4_000, 0), ("44566", 0, 4_000)]  # the credit note's back
+    assert balance(Account.VAT_DEDUCTIBLE) == 16_000 + 4_000 - 4_000  # the payout, the share, the debt
+    assert balance(Account.VAT_DEDUCTIBLE_PENDING) == 16_000 - 4_000  # the new invoice's rest, until its payout
