@@ -150,7 +150,7 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
         customer=party_of(organization_id=industrial_organization_id, legal_name=customer.legal_name,
                           siren=customer.siren, profile=customer.profile),
     ), config=config)
-    # 7. the sale's entry (411 against 706 and 44571); its payment posts when the bank moves it.
+    # 7. the sale's entry (411 against 706 and its VAT); its payment posts when the bank moves it.
     ledger.post_sale_issued(invoice, day=paris_day(now))
     return _answer(order, invoice), invoice.number
 
