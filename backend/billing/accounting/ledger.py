@@ -88,7 +88,7 @@ def piece_of(invoice: Invoice, *, vat_cents: int | None = None) -> Piece:
                  invoice.amount_excl_tax_cents,
                  vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps,
                                   credited_before_cents=invoice.credited_before_cents) if vat_cents is None
-                 else vat_cents, invoice.reservation_id, vat_at_issue(invoice))
+                 else vat_cents, invoice.reservation_id, vat_at_issue=vat_at_issue(invoice))
 
 
 def vat_at_issue(invoice: Invoice) -> bool:
@@ -246,7 +246,7 @@ def post_sale_issued(invoice: Invoice, *, day: date) -> None:
     invoice without its number. Its payment posts at the bank's stages (`cash`)."""
     piece = Piece(invoice.id, None, day, party_of(invoice.customer), invoice.amount_excl_tax_cents,
                   vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps), invoice.reservation_id,
-                  vat_at_issue(invoice))
+                  vat_at_issue=vat_at_issue(invoice))
     entries.post(sale_invoice_entry(piece))
 
 

@@ -2,10 +2,10 @@
 (docs/accounting.md, "The VAT of a month").
 
 Per VAT rate (the rate frozen on the invoice each entry books, or whose VAT it makes due): the VAT
-collected (`44571`, credits less debits) and the deductible VAT on services bought (`44566`,
-debits less credits): the VAT due that month, at issue for an invoice whose seller opted for
-debits, when the bank booked the money otherwise (`vat_due`). Their bases: `706` (or `604`) of
-an entry whose VAT was due at issue; for VAT made due by a payment, the VAT divided by its rate
+collected (`44571`, credits less debits) and the deductible VAT on services bought (`44566`, debits
+less credits): the VAT due that month, at issue for an invoice whose seller opted for debits, when
+the bank booked the money otherwise (`vat_due`). Their bases: `706` and its sub-accounts (or `604`)
+of an entry whose VAT was due at issue; for VAT made due by a payment, the VAT divided by its rate
 (the price paid excluding tax, rounded half up to the cent). VAT still pending (`44574`, `44564`)
 is not in the return. Entries are taken by their date in the month. A line of 0 % VAT (a reverse-
 charged sale, VAT category AE) posts nothing to a VAT account: its base shows under the rate 0 with
@@ -58,14 +58,15 @@ WITH moved AS (
                AS pending_group,
            bool_or(l.account = %(collected_pending)s) AS collected_pending,
            bool_or(l.account = %(deductible_pending)s) AS deductible_pending,
-           coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE l.account = %(sold)s), 0) AS sold,
+           coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE starts_with(l.account, %(sold)s)), 0)
+               AS sold,
            coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE l.account = %(collected)s), 0) AS collected,
            coalesce(sum(l.debit_cents - l.credit_cents) FILTER (WHERE l.account = %(bought)s), 0) AS bought,
            coalesce(sum(l.debit_cents - l.credit_cents) FILTER (WHERE l.account = %(deductible)s), 0) AS deductible
       FROM accounting_entry e JOIN accounting_line l ON l.entry_id = e.id
      WHERE e.entry_date BETWEEN %(start)s AND %(end)s
-       AND l.account IN (%(sold)s, %(collected)s, %(bought)s, %(deductible)s, %(collected_pending)s,
-                         %(deductible_pending)s)
+       AND (starts_with(l.account, %(sold)s)
+            OR l.account IN (%(collected)s, %(bought)s, %(deductible)s, %(collected_pending)s, %(deductible_pending)s))
      GROUP BY e.id, e.invoice_id
 )
 SELECT i.vat_rate_bps,
