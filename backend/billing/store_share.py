@@ -28,7 +28,7 @@ from datetime import date
 
 from backend import clock
 from backend.billing import records
-from backend.billing.accounting import entries, ledger
+from backend.billing.accounting import ledger
 from backend.billing.accounting.chart import Account
 from backend.billing.invoicing.invoices import (
     credit_notes_incl_tax_cents,
@@ -192,8 +192,8 @@ def record_deduction(distributor: str, taken: Debt, *, invoice: Invoice, payment
     piece, left = ledger.piece_of(invoice), taken.cents
     for debt_invoice_id, owed in _debts_in_books(piece.party.siren):
         cents = min(owed, left)
-        entries.post(ledger.debt_deduction_entry(piece, debt_invoice_id=debt_invoice_id, amount_cents=cents,
-                                                 payment_order_id=payment_order_id, day=day))
+        ledger.post_debt_deduction(piece, debt_invoice_id=debt_invoice_id, amount_cents=cents,
+                                   payment_order_id=payment_order_id, day=day)
         left -= cents
         if left == 0:
             return

@@ -169,7 +169,7 @@ class Collect:
         party, day = ledger.party_of(customer), now.astimezone(PARIS).date()
         year_end = fiscal_year_bounds(day.year)[1]
         vat = vat_amount_cents(total, self.rate_bps)
-        lines = (("411", amount, 0), ("706", 0, total), ("44571", 0, vat))
+        lines = (("411", amount, 0), ("706", 0, total), ("44574", 0, vat))  # VAT due when paid
         entry_id = new_id()
         cursor.execute(ENTRY, (entry_id, "VE", year_end.month, year_end.day, f"Facture {party.name}", "sale_invoice",
                                reservation_id, invoice_id, None, day))
@@ -178,7 +178,7 @@ class Collect:
                 third = account == "411"
                 cursor.execute(LINE, (entry_id, line_no, account, party.siren if third else None,
                                       party.name if third else None, debit, credit,
-                                      invoice_id if third else None, entry_id))
+                                      invoice_id if account in ("411", "44574") else None, entry_id))
 
 
 def create_app() -> falcon.App:

@@ -60,5 +60,5 @@ def _check(config, price: int, rate_bps: int) -> None:
     assert PaymentOrder.get_by_id(answer.payment_order_id).amount_cents == shown_amounts.amount_incl_tax_cents
     incl = shown_amounts.amount_incl_tax_cents
     booked = {("411", "debit"): incl, ("706", "credit"): shown["industrialTotalPayableCents"],
-              ("44571", "credit"): shown_amounts.vat_amount_cents}  # its payment posts when the bank books it
+              ("44574", "credit"): shown_amounts.vat_amount_cents}  # payment and VAT due: at the bank
     assert book_totals(invoice_id=invoice.id) == {key: cents for key, cents in booked.items() if cents}  # no zero line

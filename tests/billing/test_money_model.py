@@ -3,10 +3,12 @@ database (collections by both methods, partial and total refunds, credit notes o
 self-billed invoice, repayments of a credited sale, incidents declared and released, self-billing by
 pass and catch-up with and without `force`, payouts, a change of VAT rate between steps, replays
 with the same Idempotency-Key, and the bank booking what was asked of it on a statement: every
-payment waiting, a second payment of a sale already received, a payer nobody knows, or nothing of a
-transfer the customer has not made yet), checked after every step against a plain Python model of
-what the money should be: `512` is the sum of the statements' movements, the customer's `411` what
-it owes minus what the bank received, money decided but not yet booked waits in `473`.
+payment waiting, a transfer paid in parts (applied to the sale by an admin), a second payment of a
+sale already received, a payer nobody knows, a direct debit returned, or nothing of a transfer the
+customer has not made yet), checked after every step against a plain Python model of what the
+money should be: `512` is the sum of the statements' movements, the customer's `411` what it owes
+minus what the bank received, money decided but not yet booked waits in `473`, and `44571` holds
+the VAT of the money received (VAT on services is due on payment).
 
 Deterministic in CI (a fixed seed, `MONEY_MODEL_EXAMPLES` sequences of at most `STEPS` steps; 12 by
 default); deeper on demand: `MONEY_MODEL_EXAMPLES=200 pytest tests/billing/test_money_model.py`.
@@ -29,6 +31,7 @@ from backend.billing import corrections, payouts, store_share
 from backend.billing.accounting import ledger, verify
 from backend.billing.accounting.chart import Account
 from backend.billing.bank import statements
+from backend.billing.bank import waiting as waiting_lines
 from backend.billing.bank.end_to_end import end_to_end_id
 from backend.billing.bank.matching import INCOMING
 from backend.billing.collection import collect
@@ -80,6 +83,8 @@ class Sale:
     returned: int = 0  # money given back, including VAT
     credit: int = 0  # customer credit, including VAT (a credit note that moved no money)
     credit_note_total: int = 0  # the sale's credit notes, including VAT
+    applied: int = 0  # paid in parts: bank credits nothing matched, applied to the sale by an admin
+    bounced: bool = False  # its direct debit came back from the bank
 
     def vat(self, amount: int) -> int:
         return vat_amount_cents(amount, self.rate_bps)
@@ -139,6 +144,8 @@ class MoneyModel(RuleBasedStateMachine):
     @rule(data=st.data(), percent=st.sampled_from([1, 33, 50, 100]), over=st.booleans())
     def refund(self, data, percent, over) -> None:
         sale = data.draw(st.sampled_from(self.sales))
+        if sale.bounced:  # its money came back: an admin decides (docs/bank.md "Returned debits")
+            return
         left = sale.total - sale.credited
         repaying = left == 0 and sale.credit > 0
         available = self._repayable(sale) if repaying else left
@@ -182,6 +189,8 @@ class MoneyModel(RuleBasedStateMachine):
     @rule(data=st.data())
     def credit_sale(self, data) -> None:
         sale = data.draw(st.sampled_from(self.sales))
+        if sale.bounced:
+            return
         left = sale.total - sale.credited
         try:
             with transaction():
@@ -254,13 +263,24 @@ class MoneyModel(RuleBasedStateMachine):
     @precondition(lambda self: self.sales)
     @rule(data=st.data(), double=st.booleans(), unknown=st.booleans())
     def the_bank_books(self, data, double, unknown) -> None:
-        """A statement booking what waits for the bank (each transfer a customer owes is paid or
-        not yet, drawn), a second payment of a sale already received, a payer nobody knows."""
+        """A statement booking what waits for the bank (each transfer a customer owes is paid, paid
+        in part, or not yet, drawn), a second payment of a sale already received, a payer nobody
+        knows. A part is a credit nothing matches, which an admin applies to the sale."""
         waiting = list(PaymentOrder.select().where(PaymentOrder.status == "paid", PaymentOrder.settlement == "unsent")
                        .order_by(PaymentOrder.created_at, PaymentOrder.id))
-        lines = [entry_xml(f"model-line-{self._key()}", order.kind in INCOMING, order.amount_cents, DAY,
-                           end_to_end_id=end_to_end_id(order.id))
-                 for order in waiting if order.kind not in INCOMING or data.draw(st.booleans())]
+        lines, parts = [], []
+        for order in waiting:
+            how = "booked" if order.kind not in INCOMING else data.draw(st.sampled_from(["booked", "part", "not yet"]))
+            sale = next((s for s in self.sales if s.reservation_id == order.reservation_id), None)
+            if how == "part" and sale is not None and order.method == PaymentMethod.BANK_TRANSFER:
+                left = order.amount_cents - sale.applied
+                part = left if sale.applied else max(1, left // 3)
+                reference = f"model-part-{self._key()}"
+                lines.append(entry_xml(reference, True, part, DAY, name="Virement partiel"))
+                parts.append((reference, sale, part))
+            elif how == "booked" and (sale is None or sale.applied == 0):
+                lines.append(entry_xml(f"model-line-{self._key()}", order.kind in INCOMING, order.amount_cents, DAY,
+                                       end_to_end_id=end_to_end_id(order.id)))
         received = PaymentOrder.select().where(PaymentOrder.kind == "reservation_total",
                                                PaymentOrder.settlement == "settled").first()
         if double and received is not None:  # paid twice: the second one waits in 471
@@ -272,6 +292,29 @@ class MoneyModel(RuleBasedStateMachine):
             answer = statements.import_statement(statement(*lines), config=dataclasses.replace(
                 self.config, platform_legal_iban=IBAN), user_id=None)
             assert answer.lines == len(lines)
+        for reference, sale, part in parts:
+            line = BankLine.get(BankLine.entry_key == reference)
+            waiting_lines.resolve_line(line.id, how=waiting_lines.APPLIED, note="virement en plusieurs fois",
+                                       user_id=None, invoice_number=sale.number)
+            sale.applied += part
+
+    @precondition(lambda self: any(not sale.bounced and not sale.credited and not sale.returned and not sale.applied
+                                   for sale in self.sales))
+    @rule(data=st.data())
+    def the_bank_returns(self, data) -> None:
+        """A direct debit the bank booked comes back (an R-transaction): the customer owes again."""
+        candidates = [sale for sale in self.sales
+                      if not sale.bounced and not sale.credited and not sale.returned and not sale.applied]
+        sale = data.draw(st.sampled_from(candidates))
+        order = PaymentOrder.get_or_none(PaymentOrder.reservation_id == sale.reservation_id,
+                                         PaymentOrder.kind == "reservation_total", PaymentOrder.method == "sepa_dd",
+                                         PaymentOrder.settlement == "settled")
+        if order is None:
+            return
+        statements.import_statement(statement(entry_xml(f"model-return-{self._key()}", False, order.amount_cents, DAY,
+                                                        end_to_end_id=end_to_end_id(order.id), return_code="AM04")),
+                                    config=dataclasses.replace(self.config, platform_legal_iban=IBAN), user_id=None)
+        sale.bounced = True
 
     @rule(percent=st.sampled_from([Decimal(20), Decimal(10), Decimal("5.5")]))
     def change_vat_rate(self, percent) -> None:
@@ -295,13 +338,18 @@ class MoneyModel(RuleBasedStateMachine):
         moved = {direction: sum(line.amount_cents for line in BankLine.select().where(BankLine.direction == direction))
                  for direction in ("credit", "debit")}
         assert ledger.balance(Account.BANK) == moved["credit"] - moved["debit"]
+        applied = database.execute_sql("SELECT line_id FROM billing_bank_line_resolution WHERE how = 'applied'")
+        applied_ids = {row[0] for row in applied.fetchall()}
         waiting = sum(line.amount_cents * (1 if line.direction == "credit" else -1)
-                      for line in BankLine.select().where(BankLine.state == "unmatched"))
+                      for line in BankLine.select().where(BankLine.state == "unmatched") if line.id not in applied_ids)
         assert ledger.balance(Account.SUSPENSE) == -waiting
-        # 411: what the customer owes (its sales, less its credit) minus what the bank received
+        # 411: what the customer owes (its sales, less its credit) minus what the bank received (a
+        # debit the bank returned is owed again)
         not_received = sum(o.amount_cents for o in orders if o.kind == "reservation_total" and o.settlement == "unsent")
-        assert ledger.balance(Account.CUSTOMERS, self.industrial.siren) == not_received - sum(
-            sale.credit for sale in self.sales)
+        returned = sum(o.amount_cents for o in PaymentOrder.select().where(
+            PaymentOrder.reservation_id.in_(ids), PaymentOrder.settlement == "returned"))
+        assert ledger.balance(Account.CUSTOMERS, self.industrial.siren) == not_received + returned - sum(
+            sale.credit + sale.applied for sale in self.sales)
         # 473: refunds and payouts decided, not booked by the bank yet
         assert ledger.balance(Account.PAYMENTS_IN_TRANSIT) == -sum(
             o.amount_cents for o in orders if o.kind in ("refund", "supplier_payout") and o.settlement != "settled")
@@ -319,8 +367,72 @@ class MoneyModel(RuleBasedStateMachine):
         # `vitrine accounting verify`'s checks of what was posted (the entries are validated at commit)
         for check in verify.CHECKS:
             if check.name in ("invoice not posted once", "payment not posted once", "ledger differs from invoice",
-                              "ledger differs from payment", "bank differs from books"):
+                              "ledger differs from payment", "bank differs from books",
+                              "VAT pending on a paid invoice"):
                 assert database.execute_sql(check.sql).fetchall() == [], check.name
+
+    @invariant()
+    def the_vat_collected_is_the_vat_of_the_money_received(self) -> None:
+        """Services: `44571` holds the VAT of the money the bank received for each sale (booked
+        collections and parts applied, less debits returned and refunds booked), in proportion of
+        the sale's price; to the cent once nothing or all of it is received (one cent of rounding
+        per payment else); for a sale a credit note reduced, at most that. Nothing is due at issue
+        (the platform did not opt for debits)."""
+        due_total = 0
+        for sale in self.sales:
+            invoice = Invoice.get(Invoice.number == sale.number)
+            orders = PaymentOrder.select().where(PaymentOrder.reservation_id == sale.reservation_id)
+            received = sale.applied + sum(o.amount_cents for o in orders if o.kind == "reservation_total"
+                                          and o.settlement == "settled") - sum(
+                o.amount_cents for o in orders if o.kind == "refund" and o.settlement == "settled")
+            pending, moves = database.execute_sql(
+                "SELECT coalesce(-sum(debit_cents - credit_cents), 0), count(*) FILTER (WHERE e.journal_code = 'BQ')"
+                " FROM accounting_line l JOIN accounting_entry e ON e.id = l.entry_id"
+                " WHERE l.account = %s AND l.letter_group = %s", (Account.VAT_COLLECTED_PENDING.value, invoice.id),
+            ).fetchone()
+            notes_vat = sum(vat_amount_cents(n.amount_excl_tax_cents, n.vat_rate_bps,
+                                             credited_before_cents=n.credited_before_cents)
+                            for n in Invoice.select().where(Invoice.credited_invoice == invoice.id))
+            due = sale.vat(sale.total) - notes_vat - int(pending)
+            due_total += due
+            expected = Decimal(sale.vat(sale.total) * received) / sale.paid
+            tolerance = max(1, moves)
+            if sale.credited:  # what a credit note cancelled is due as far as the money is kept, at most
+                assert min(0, expected) - tolerance <= due <= max(0, expected) + tolerance, (sale, received, due)
+            elif received in (0, sale.paid):
+                assert due == expected, (sale, received, due)
+            else:
+                assert abs(due - expected) <= tolerance, (sale, received, due, expected)
+        assert ledger.balance(Account.VAT_COLLECTED) == -due_total
+
+    @invariant()
+    def the_vat_deducted_is_the_vat_of_the_payouts_booked(self) -> None:
+        """A self-billed invoice's VAT is deductible (`44566`) once its payout is booked by the bank:
+        none before, all of it once a payout of its whole amount is booked (no credit note, no
+        debt deducted); `44566` and `44564` together always hold the invoices' VAT."""
+        total = 0
+        for invoice in Invoice.select().where(Invoice.issuer_organization_id == self.distributor.id,
+                                              Invoice.kind == InvoiceKind.SUPPLIER_SELF_BILLED):
+            notes = list(Invoice.select().where(Invoice.credited_invoice == invoice.id))
+            vat = vat_amount_cents(invoice.amount_excl_tax_cents, invoice.vat_rate_bps) - sum(
+                vat_amount_cents(n.amount_excl_tax_cents, n.vat_rate_bps, credited_before_cents=n.credited_before_cents)
+                for n in notes)
+            (pending,) = database.execute_sql(
+                "SELECT coalesce(sum(debit_cents - credit_cents), 0) FROM accounting_line"
+                " WHERE account = %s AND letter_group = %s", (Account.VAT_DEDUCTIBLE_PENDING.value, invoice.id),
+            ).fetchone()
+            total += vat - int(pending)
+            payouts_of = list(PaymentOrder.select().where(PaymentOrder.invoice == invoice.id,
+                                                          PaymentOrder.kind == "supplier_payout"))
+            deducted = database.execute_sql("SELECT 1 FROM accounting_line WHERE account = %s AND letter_group = %s"
+                                            " AND entry_id IN (SELECT id FROM accounting_entry WHERE event = %s)",
+                                            (Account.SUPPLIERS.value, invoice.id, "debt_deduction")).fetchone()
+            if not any(o.settlement == "settled" for o in payouts_of) and deducted is None:
+                assert int(pending) == vat, invoice.number  # nothing paid: nothing deductible
+            elif not notes and deducted is None and sum(o.amount_cents for o in payouts_of
+                                                        if o.settlement == "settled") == incl_tax_cents(invoice):
+                assert int(pending) == 0, invoice.number  # paid in full: all of it deductible
+        assert ledger.balance(Account.VAT_DEDUCTIBLE) == total
 
     @invariant()
     def the_customer_gets_back_at_most_what_it_paid(self) -> None:

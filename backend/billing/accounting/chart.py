@@ -14,6 +14,8 @@ the labels from here: docs/accounting.md shows the same two tables to the accoun
 | SERVICES_BOUGHT | 604 | Achats d'études et prestations de services | |
 | VAT_COLLECTED | 44571 | TVA collectée | |
 | VAT_DEDUCTIBLE | 44566 | TVA déductible sur autres biens et services | |
+| VAT_COLLECTED_PENDING | 44574 | TVA collectée non encore exigible | |
+| VAT_DEDUCTIBLE_PENDING | 44564 | TVA déductible non encore exigible | |
 | BANK | 512 | Banque | |
 | RECEIPTS_IN_TRANSIT | 511 | Valeurs à l'encaissement | |
 | PAYMENTS_IN_TRANSIT | 473 | Décaissements en cours | |
@@ -23,6 +25,10 @@ the labels from here: docs/accounting.md shows the same two tables to the accoun
 has not booked yet waits in `511` (debits sent) or `473` (transfers sent), and a statement line
 nothing explains waits in `471` until an admin does (docs/accounting.md, "The books follow the
 bank").
+
+VAT on services is due when the price is received (`vat_due`): until then a sale's VAT waits in
+`44574` and a self-billed purchase's deductible VAT in `44564`, each line in the invoice's
+lettering group, so that what is still pending per invoice is read from the books.
 
 `467` is the account of the money the platform holds for a store and owes it (legacy
 `legacy_mandate` reservations: the store sells, the platform collects on its behalf).
@@ -57,6 +63,8 @@ class Account(StrEnum):
     SERVICES_BOUGHT = "604"
     VAT_COLLECTED = "44571"
     VAT_DEDUCTIBLE = "44566"
+    VAT_COLLECTED_PENDING = "44574"
+    VAT_DEDUCTIBLE_PENDING = "44564"
     BANK = "512"
     RECEIPTS_IN_TRANSIT = "511"
     PAYMENTS_IN_TRANSIT = "473"
@@ -72,6 +80,8 @@ ACCOUNT_LABELS = {
     Account.SERVICES_BOUGHT: "Achats d'études et prestations de services",
     Account.VAT_COLLECTED: "TVA collectée",
     Account.VAT_DEDUCTIBLE: "TVA déductible sur autres biens et services",
+    Account.VAT_COLLECTED_PENDING: "TVA collectée non encore exigible",
+    Account.VAT_DEDUCTIBLE_PENDING: "TVA déductible non encore exigible",
     Account.BANK: "Banque",
     Account.RECEIPTS_IN_TRANSIT: "Valeurs à l'encaissement",
     Account.PAYMENTS_IN_TRANSIT: "Décaissements en cours",

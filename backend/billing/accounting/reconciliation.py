@@ -91,18 +91,17 @@ def reconcile(day: date) -> Reconciliation:
         f"SELECT b.entry_key, {_SIGNED}, b.booking_date FROM billing_bank_line b"  # noqa: S608
         " WHERE b.booking_date <= %s AND NOT EXISTS (SELECT FROM accounting_entry e WHERE e.bank_line_id = b.id)"
         " ORDER BY b.booking_date, b.id", (day,)).fetchall()]
-    # Orders handed to the bank (an in-transit entry on or before the day) not booked by then.
-    items += [Item("receipt_in_transit" if incoming else "payment_in_transit", reference,
-                   amount if incoming else -amount, posted)
-              for reference, amount, incoming, posted in database.execute_sql(
-        "SELECT coalesce(e.piece_ref, e.payment_order_id), l.debit_cents + l.credit_cents, l.account = %s,"
-        " e.entry_date FROM accounting_entry e JOIN accounting_line l ON l.entry_id = e.id AND l.account IN (%s, %s)"
-        " WHERE e.event = %s AND e.entry_date <= %s AND NOT EXISTS ("
-        "   SELECT FROM accounting_entry b JOIN accounting_line bl ON bl.entry_id = b.id AND bl.account = l.account"
-        "   WHERE b.payment_order_id = e.payment_order_id AND b.id <> e.id AND b.entry_date <= %s)"
-        " ORDER BY e.entry_date, e.id",
-        (Account.RECEIPTS_IN_TRANSIT.value, Account.RECEIPTS_IN_TRANSIT.value, Account.PAYMENTS_IN_TRANSIT.value,
-         IN_TRANSIT, day, day)).fetchall()]
+    # Orders handed to the bank and not booked by then: what each still holds in 511 or 473.
+    items += [Item("receipt_in_transit" if account == Account.RECEIPTS_IN_TRANSIT else "payment_in_transit",
+                   reference, int(amount), posted)
+              for reference, account, amount, posted in database.execute_sql(
+        "SELECT coalesce(max(e.piece_ref), e.payment_order_id), l.account, sum(l.debit_cents - l.credit_cents),"
+        " max(e.entry_date) FILTER (WHERE e.event = %s) AS posted FROM accounting_entry e"
+        " JOIN accounting_line l ON l.entry_id = e.id AND l.account IN (%s, %s)"
+        " WHERE e.payment_order_id IS NOT NULL AND e.entry_date <= %s"
+        " GROUP BY e.payment_order_id, l.account HAVING sum(l.debit_cents - l.credit_cents) <> 0"
+        " ORDER BY posted, e.payment_order_id",
+        (IN_TRANSIT, Account.RECEIPTS_IN_TRANSIT.value, Account.PAYMENTS_IN_TRANSIT.value, day)).fetchall()]
     # Lines in 471 on the day: imported into it, not taken out of it by then.
     items += [Item("waiting_line", reference, amount, booked, (day - booked).days)
               for reference, amount, booked in database.execute_sql(

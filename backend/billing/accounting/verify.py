@@ -46,6 +46,10 @@ _PAYMENT_EVENTS = ("('reservation_total', 'collection', NULL), ('refund', 'refun
                    " ('deposit', 'legacy_collection', NULL), ('balance', 'legacy_collection', NULL)")
 
 
+# The VAT accounts an invoice's entry posts its VAT to: due at issue, or pending until paid.
+_VAT_ACCOUNTS = "('44571', '44566', '44574', '44564')"
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -89,7 +93,7 @@ CHECKS = (
         SELECT i.number || ': booked '
                || sum(l.debit_cents + l.credit_cents) FILTER (WHERE starts_with(l.account, k.account))
                || ' excl. and ' || coalesce(sum(l.debit_cents + l.credit_cents)
-                                            FILTER (WHERE l.account IN ('44571', '44566')), 0)
+                                            FILTER (WHERE l.account IN {_VAT_ACCOUNTS}), 0)
                || ' VAT, invoiced ' || i.amount_excl_tax_cents || ' and ' || {_VAT}
           FROM billing_invoice i JOIN (VALUES {_INVOICE_EVENTS}) AS k (kind, event, account) ON k.kind = i.kind
           JOIN accounting_entry e ON e.invoice_id = i.id AND e.event = k.event
@@ -97,7 +101,7 @@ CHECKS = (
          GROUP BY i.id, i.number, i.amount_excl_tax_cents, i.vat_rate_bps, i.credited_before_cents
         HAVING coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE starts_with(l.account, k.account)), 0)
                    <> i.amount_excl_tax_cents
-            OR coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN ('44571', '44566')), 0)
+            OR coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN {_VAT_ACCOUNTS}), 0)
                    <> {_VAT}
          ORDER BY i.number"""),  # noqa: S608 (constants only)
     Check("ledger differs from payment", f"""
@@ -109,6 +113,18 @@ CHECKS = (
           JOIN accounting_line l ON l.entry_id = e.id AND l.account IN ('512', '471')
          GROUP BY p.id, p.kind, p.amount_cents HAVING sum(l.debit_cents + l.credit_cents) <> p.amount_cents
          ORDER BY p.id"""),  # noqa: S608 (constants only)
+    # VAT on services waits in 44574 / 44564 until the money is paid (`vat_due`): an invoice with
+    # nothing left to pay (its third-party and in-transit lines at zero) has none left there.
+    Check("VAT pending on a paid invoice", """
+        SELECT i.number || ': ' || abs(p.pending) || ' cents of VAT still pending, nothing left to pay'
+          FROM (SELECT letter_group,
+                       coalesce(sum(debit_cents - credit_cents) FILTER (WHERE account IN ('44574', '44564')), 0)
+                           AS pending,
+                       coalesce(sum(debit_cents - credit_cents)
+                                FILTER (WHERE account IN ('411', '401', '511', '473')), 0) AS owed
+                  FROM accounting_line WHERE letter_group IS NOT NULL GROUP BY letter_group) AS p
+          JOIN billing_invoice i ON i.id = p.letter_group
+         WHERE p.pending <> 0 AND p.owed = 0 ORDER BY i.number"""),
     # 512 moves with the statements' lines only, from the first statement imported on (a database
     # whose history was posted at the requests, before the books followed the bank, keeps it): an
     # entry on 512 books one line; walking the statements in import order, what the bank moved and
@@ -167,7 +183,7 @@ SELECT i.number, i.pdf_storage_key, i.pdf_sha256, i.amount_excl_tax_cents, {_VAT
   LEFT JOIN (VALUES {_INVOICE_EVENTS}) AS k (kind, event, account) ON k.kind = i.kind
   LEFT JOIN LATERAL (
       SELECT sum(l.debit_cents + l.credit_cents) FILTER (WHERE starts_with(l.account, k.account)) AS excl_cents,
-             coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN ('44571', '44566')), 0)
+             coalesce(sum(l.debit_cents + l.credit_cents) FILTER (WHERE l.account IN {_VAT_ACCOUNTS}), 0)
                  AS vat_cents
         FROM accounting_entry e JOIN accounting_line l ON l.entry_id = e.id
        WHERE e.invoice_id = i.id AND e.event = k.event

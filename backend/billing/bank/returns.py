@@ -3,10 +3,12 @@
 A direct debit the bank returns with its ISO 20022 reason code: in the statement import's (or the
 manual match's) transaction, the payment order goes `failed` with the code (settlement
 `returned`, the booking date of the return), the bank entry is reversed in the books (`BQ`: 411
-debited again, 512 credited), the reservation's financial status goes back from
-`reservation_total_paid` to `reservation_total_due` (migration 146's transition) so the retry pass
-or the admin route collects it again on the same invoice (`backend.billing.collection.again`), and
-an audit entry is written. The caller logs `billing.reservation.collect.failed` once committed.
+debited again, 512 credited, the VAT its collection made due pending again; or 511 credited, for a
+debit returned before a statement credited it: `accounting.cash.post_returned`), the
+reservation's financial status goes back from `reservation_total_paid` to `reservation_total_due`
+(migration 146's transition) so the retry pass or the admin route collects it again on the same
+invoice (`backend.billing.collection.again`), and an audit entry is written. The caller logs
+`billing.reservation.collect.failed` once committed.
 
 Automatic retries of a mandate stop (`billing_sepa_mandate.retries_stopped_at`, an admin decides)
 at its second return within `RETRY_WINDOW`, or at once for a reason that says the mandate or the
@@ -22,7 +24,7 @@ from datetime import date, timedelta
 
 from backend import clock
 from backend.billing import records
-from backend.billing.accounting import ledger
+from backend.billing.accounting import cash as books
 from backend.billing.accounting.chart import Account
 from backend.billing.bank import settlement
 from backend.billing.models import (
@@ -91,8 +93,7 @@ def apply(order: PaymentOrder, *, code: str, day: date, line_id: str, user_id: s
                          updated_at=clock.now())
      .where(PaymentOrder.id == order.id).execute())
     invoice = Invoice.get_by_id(order.invoice_id)
-    ledger.post_returned_debit(invoice, amount_cents=order.amount_cents, payment_order_id=order.id, day=day,
-                               bank_line_id=line_id, cash=cash)
+    books.post_returned(order, invoice, day=day, bank_line_id=line_id, cash=cash)
     record = records.locked_record(order.reservation_id) if order.reservation_id else None
     due_again = record is not None and record.financial_status == FinancialStatus.RESERVATION_TOTAL_PAID
     if due_again:

@@ -12,6 +12,8 @@ import re
 from datetime import date
 
 from backend import clock
+from backend.billing.accounting import cash
+from backend.billing.accounting.entries import paris_day
 from backend.billing.models import PaymentOrder, Settlement
 from backend.errors import Conflict, NotFound, ValidationError
 
@@ -36,13 +38,15 @@ def put_in_file(order_ids: list[str]) -> None:
 
 def take_out_of_file(order_ids: list[str]) -> None:
     """`in_file` -> `unsent` for the orders of a voided file; 409 when one has moved on (the bank
-    booked or returned it: the file was not refused)."""
+    booked or returned it: the file was not refused). Its debits leave `511` for `411` again in
+    the books (the next file hands them to the bank anew)."""
     moved = (PaymentOrder.update(settlement=Settlement.UNSENT, updated_at=clock.now())
              .where(PaymentOrder.id.in_(order_ids), PaymentOrder.settlement == Settlement.IN_FILE)
              .execute())
     if moved != len(order_ids):
         raise Conflict("a payment order of the file was settled or returned by the bank: the file is not voided",
                        reason="file_has_bank_outcomes")
+    cash.post_out_of_transit(order_ids, day=paris_day(clock.now()))
 
 
 def settle(order_id: str, *, booked_on: date) -> bool:

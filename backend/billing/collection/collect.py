@@ -151,7 +151,7 @@ def _reservation_total(reservation_id: str, industrial_organization_id: str, met
         service_ends_at=reservation.ends_at, created_by_user_id=user_id, paid=True, invoice_id=invoice_id,
         customer=party,
     ), config=config)
-    # 7. the sale's entry (411 against 706 and 44571); its payment posts when the bank moves it.
+    # 7. the sale's entry (411 against 706 and its VAT); its payment posts when the bank moves it.
     ledger.post_sale_issued(invoice, day=paris_day(now))
     return _answer(order, invoice), invoice.number
 

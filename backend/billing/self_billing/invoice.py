@@ -8,7 +8,7 @@ One reservation is one unit, in one transaction: its financial record is locked 
 existing self-billed invoice is answered as it is (the partial unique index
 `billing_invoice_one_self_billed` refuses a second one whatever happens). Issuing moves the
 financial status `reservation_total_paid` -> `supplier_settlement_pending`, issues the invoice
-and books it (AC: 604 and 44566 against the distributor's 401, `accounting.ledger`). `issue_invoice`
+and books it (AC: 604 and its VAT against the distributor's 401, `accounting.ledger`). `issue_invoice`
 records `invoice.issued`, so the post-invoice hook (Factur-X PDF, transmission draft) runs through
 the outbox once the unit is committed.
 

@@ -13,7 +13,7 @@ from backend.billing.accounting.entries import Party
 from backend.billing.accounting.ledger import Piece, balance
 from backend.billing.bank import files, statements
 from backend.billing.bank.end_to_end import end_to_end_id
-from backend.billing.models import BankFileKind, PaymentKind, PaymentMethod, PaymentOrder
+from backend.billing.models import BankFileKind, Invoice, PaymentKind, PaymentMethod, PaymentOrder
 from backend.identity.models import Organization
 from backend.runtime import current_runtime
 from ops.simulators.bank_store import entry_xml
@@ -79,6 +79,12 @@ def test_each_payment_posts_in_transit_then_to_512_or_straight_to_512(name):
     assert {(line.party, line.letter_group) for line in party_lines} == {(payment.party, payment.group)}
 
 
+def _vat(order: PaymentOrder) -> int:
+    """The VAT of the invoice `order` pays, all of it (the invoice's total)."""
+    invoice = Invoice.get_by_id(order.invoice_id)
+    return order.amount_cents - invoice.amount_excl_tax_cents
+
+
 def _import(*entries: str):
     return statements.import_statement(statement(*entries), config=config(), user_id=None)
 
@@ -100,12 +106,17 @@ def test_a_direct_debit_goes_in_transit_with_its_file_to_512_with_the_statement_
     assert balance(Account.CUSTOMERS, siren) == 0 and balance(Account.BANK) == 0
     assert [line["letter"] is not None for line in book_lines(event="sale_invoice", reservation_id=order.reservation_id)
             if line["account"] == "411"] == [True]  # the receivable lettered with the debit handed to the bank
+    vat = _vat(order)
+    assert balance(Account.VAT_COLLECTED_PENDING) == -vat and balance(Account.VAT_COLLECTED) == 0
     _import(credit(order))
-    assert _lines(order.id, "collection") == [("512", amount, 0), ("511", 0, amount)]
+    assert _lines(order.id, "collection") == [("512", amount, 0), ("511", 0, amount), ("44574", vat, 0),
+                                              ("44571", 0, vat)]  # paid: its VAT is due
     assert balance(Account.RECEIPTS_IN_TRANSIT) == 0 and balance(Account.BANK) == amount
     _import(returned(order, "AM04"))
-    assert _lines(order.id, "returned_debit") == [("411", amount, 0), ("512", 0, amount)]
+    assert _lines(order.id, "returned_debit") == [("411", amount, 0), ("512", 0, amount), ("44571", vat, 0),
+                                                  ("44574", 0, vat)]  # not paid any more: pending again
     assert balance(Account.BANK) == 0 and balance(Account.CUSTOMERS, siren) == amount  # owed again
+    assert balance(Account.VAT_COLLECTED_PENDING) == -vat and balance(Account.VAT_COLLECTED) == 0
     assert books_breaches() == []
 
 
@@ -114,7 +125,9 @@ def test_a_transfer_leaves_411_open_until_the_statement_line_settles_it_and_lett
     amount = order.amount_cents
     assert book_lines(payment_order_id=order.id) == []
     _import(credit(order, by_number=True))
-    assert _lines(order.id, "collection") == [("512", amount, 0), ("411", 0, amount)]
+    vat = _vat(order)
+    assert _lines(order.id, "collection") == [("512", amount, 0), ("411", 0, amount), ("44574", vat, 0),
+                                              ("44571", 0, vat)]
     receivable = [line for line in book_lines(reservation_id=order.reservation_id) if line["account"] == "411"]
     assert len(receivable) == 2 and len({line["letter"] for line in receivable}) == 1 and receivable[0]["letter"]
     assert books_breaches() == []
@@ -131,7 +144,9 @@ def test_a_refund_is_in_transit_once_decided_and_leaves_512_when_the_bank_books_
     assert len(book_lines(payment_order_id=refunded.id)) == 2  # the file changes nothing in the books
     bank_before = balance(Account.BANK)
     _import(entry_xml("refund-line-1", False, amount, BOOKED, end_to_end_id=end_to_end_id(refunded.id)))
-    assert _lines(refunded.id, "refund") == [("473", amount, 0), ("512", 0, amount)]
+    vat = _vat(refunded)  # the credit note's VAT, made due by the sale's payment, is pending again
+    assert _lines(refunded.id, "refund") == [("473", amount, 0), ("512", 0, amount), ("44571", vat, 0),
+                                             ("44574", 0, vat)]
     assert balance(Account.BANK) == bank_before - amount and balance(Account.PAYMENTS_IN_TRANSIT) == 0
     assert books_breaches() == []
 
@@ -153,7 +168,8 @@ def test_an_unmatched_line_waits_in_471_and_leaves_it_when_matched_by_hand():
                    if line.statement_id == answer.id]
     assert balance(Account.SUSPENSE) == before - other.amount_cents
     statements.match_line(anonymous.id, payment_order_id=other.id, user_id=None)
-    assert _lines(other.id, "collection") == [("471", other.amount_cents, 0), ("411", 0, other.amount_cents)]
+    assert _lines(other.id, "collection") == [("471", other.amount_cents, 0), ("411", 0, other.amount_cents),
+                                              ("44574", _vat(other), 0), ("44571", 0, _vat(other))]
     assert balance(Account.SUSPENSE) == before
     assert books_breaches() == []
 
@@ -166,7 +182,8 @@ def test_a_return_that_waited_in_471_is_matched_by_hand_from_471():
     _import(credit(order))  # the debit's credit, booked after
     [line] = statements.unmatched(page=1, page_size=10).items
     statements.match_line(line.id, payment_order_id=order.id, user_id=None)
-    assert _lines(order.id, "returned_debit") == [("411", order.amount_cents, 0), ("471", 0, order.amount_cents)]
+    assert _lines(order.id, "returned_debit") == [("411", order.amount_cents, 0), ("471", 0, order.amount_cents),
+                                                  ("44571", _vat(order), 0), ("44574", 0, _vat(order))]
     assert balance(Account.SUSPENSE) == 0 and balance(Account.BANK) == 0
     assert balance(Account.CUSTOMERS, Organization.get_by_id(order.organization_id).siren) == order.amount_cents
     assert books_breaches() == []

@@ -12,9 +12,9 @@ import falcon.testing
 from backend.billing.accounting import entries, reports
 from backend.billing.accounting.chart import Account, Journal
 from backend.billing.accounting.entries import Entry, Line, Party
-from backend.billing.accounting.vat_return import month_bounds, vat_return
+from backend.billing.accounting.vat_return import RateLine, month_bounds, vat_return
 from backend.billing.bank import statements
-from backend.billing.models import PaymentMethod
+from backend.billing.models import Invoice, PaymentMethod
 from ops import accounting_commands
 from ops.simulators.bank_store import entry_xml
 from tests.billing.accounting.books import validate_now
@@ -31,20 +31,32 @@ def _sale(day: date, excl: int, vat: int) -> None:
         Line(Account.SERVICES_SOLD, credit_cents=excl), Line(Account.VAT_COLLECTED, credit_cents=vat))))
 
 
-def test_the_vat_of_a_month_is_per_rate_and_equals_the_trial_balance():
-    order = collected(PaymentMethod.BANK_TRANSFER)  # a sale at the platform's rate, this month
-    month = f"{DAY:%Y-%m}"
-    start, end = month_bounds(month)
-    _sale(date(start.year, start.month, 2), 10_000, 0)  # a reverse-charged sale: 0 % VAT, no VAT line
+def _vat_and_balance(month: str):
     validate_now()
-    report = vat_return(month)
-    balance = {line.account: line for line in reports.trial_balance(start=start, end=end).accounts}
-    assert report.collected_cents == -balance["44571"].balance_cents
-    assert report.deductible_cents == (balance["44566"].balance_cents if "44566" in balance else 0)
-    rates = {line.rate_bps: line for line in report.collected}
-    assert rates[None].vat_cents == 0 and rates[None].base_cents == 10_000  # its base, no tax
+    start, end = month_bounds(month)
+    balance = {line.account: line.balance_cents for line in reports.trial_balance(start=start, end=end).accounts}
+    return vat_return(month), balance
+
+
+def test_the_vat_of_a_month_is_per_rate_and_equals_the_trial_balance():
+    order = collected(PaymentMethod.BANK_TRANSFER)  # a sale at the platform's rate, this month, not paid yet
+    invoice = Invoice.get_by_id(order.invoice_id)
+    vat = order.amount_cents - invoice.amount_excl_tax_cents
+    month = f"{DAY:%Y-%m}"
+    start, _ = month_bounds(month)
+    _sale(date(start.year, start.month, 2), 10_000, 0)  # a reverse-charged sale: 0 % VAT, no VAT line
+    report, balance = _vat_and_balance(month)
+    assert balance["44574"] == -vat and "44571" not in balance  # due when paid: not in the return yet
+    assert report.collected == [RateLine(None, 10_000, 0)]  # the 0 % sale: its base, no tax
+    statements.import_statement(statement(entry_xml("paid", True, order.amount_cents, DAY,
+                                                    remittance=f"Facture {number_of(order)}")),
+                                config=config(), user_id=None)
+    report, balance = _vat_and_balance(month)
+    assert report.collected_cents == -balance["44571"] == vat and balance.get("44574", 0) == 0
+    assert report.deductible_cents == balance.get("44566", 0)
     [sale] = [line for line in report.collected if line.rate_bps is not None]
-    assert sale.vat_cents > 0 and sale.base_cents + sale.vat_cents >= order.amount_cents
+    assert (sale.rate_bps, sale.vat_cents) == (invoice.vat_rate_bps, vat)
+    assert abs(sale.base_cents - invoice.amount_excl_tax_cents) <= 3  # the VAT over its rate: the price paid
     assert report.due_cents == report.collected_cents - report.deductible_cents
     assert vat_return("2001-02").collected == []
 

@@ -46,13 +46,14 @@ def test_collection_pays_the_total_issues_the_sale_and_books_the_sale_and_its_pa
     assert (invoice.kind, invoice.status, invoice.amount_excl_tax_cents) == ("platform_sale", "paid", 120_000)
     assert invoice.customer_organization_id == industrial.id and invoice.reservation_id == reservation.id
     # The sale (VE); its payment (BQ) once the bank books it, the customer's receivable lettered with it.
-    sale = [("VE", "411", 144_000, 0), ("VE", "706", 0, 120_000), ("VE", "44571", 0, 24_000)]
+    sale = [("VE", "411", 144_000, 0), ("VE", "706", 0, 120_000), ("VE", "44574", 0, 24_000)]  # VAT due when paid
     assert [(line["journal_code"], line["account"], line["debit_cents"], line["credit_cents"])
             for line in book_lines(reservation_id=reservation.id)] == sale
     booked(order)
     lines = book_lines(reservation_id=reservation.id)
     assert [(line["journal_code"], line["account"], line["debit_cents"], line["credit_cents"]) for line in lines] == [
-        *sale, ("BQ", "512", 144_000, 0), ("BQ", "411", 0, 144_000)]
+        *sale, ("BQ", "512", 144_000, 0), ("BQ", "411", 0, 144_000),
+        ("BQ", "44574", 24_000, 0), ("BQ", "44571", 0, 24_000)]  # paid: its VAT is due
     assert {line["piece_ref"] for line in lines} == {invoice.number}
     receivable = [line for line in lines if line["account"] == "411"]
     assert {line["aux_account"] for line in receivable} == {industrial.siren}

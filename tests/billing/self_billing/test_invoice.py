@@ -102,8 +102,8 @@ def test_a_pass_counts_each_outcome_and_a_failing_unit_never_stops_it(market, st
     assert (invoice.amount_excl_tax_cents, invoice.status, invoice.issuer["legalName"]) == (
         100_000, "issued", f"{signed.legal_name} SAS")
     assert status_of(issued) == "supplier_settlement_pending"
-    # The purchase of the store's share (AC), VAT deductible, the distributor's payable by SIREN.
-    assert book_totals(invoice_id=invoice.id) == {("604", "debit"): 100_000, ("44566", "debit"): 20_000,
+    # The purchase of the store's share (AC), VAT deductible once paid, the distributor's payable by SIREN.
+    assert book_totals(invoice_id=invoice.id) == {("604", "debit"): 100_000, ("44564", "debit"): 20_000,
                                                   ("401", "credit"): 120_000}
     hooks = OutboxMessage.select().where(OutboxMessage.actor_name == "run_post_invoice_hook")
     assert [invoice.id] in [row.args for row in hooks]  # the hook runs once the unit is committed
@@ -215,7 +215,7 @@ def test_a_self_billed_credit_note_books_a_supplier_credit_note_lettered_with_it
     assert ledger.balance(Account.SUPPLIERS, distributor.siren) == 0
     credit_note = Invoice.get(Invoice.number == answer.credit_note_number)
     assert book_totals(invoice_id=credit_note.id) == {("401", "debit"): 120_000, ("604", "credit"): 100_000,
-                                                      ("44566", "credit"): 20_000}
+                                                      ("44564", "credit"): 20_000}
     # The self-billed invoice's payable and its credit note's are lettered together.
     payable = [line for line in book_lines(reservation_id=reservation.id) if line["account"] == "401"]
     assert len(payable) == 2 and payable[0]["letter"] and payable[0]["letter"] == payable[1]["letter"]
