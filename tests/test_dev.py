@@ -38,7 +38,7 @@ def data_dir():
 def seeded_data_dir(data_dir, dev_template):
     """`data_dir` as a first `vitrine dev` on it left it (initialised, migrated, seeded, stopped):
     a copy of the run's `dev_template`, for the tests whose subject is not that first start. `cp -a`
-    keeps the owner and modes PostgreSQL insists on (its data directory 0700, its server's user)."""
+    keeps the owner and modes PostgreSQL insists on (its data directory private to its server's user)."""
     subprocess.run(["cp", "-a", str(dev_template), str(data_dir)], check=True)
     return data_dir
 
