@@ -7,11 +7,13 @@ Redis. A test runs inside a transaction rolled back at its end, unless it is mar
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import logging
 import os
 import random
+import shutil
 import socket
 import uuid
 from pathlib import Path
@@ -50,6 +52,9 @@ def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "drills: fault drills with real processes (tests/reliability/test_drills.py)")
     config.addinivalue_line("markers", "long: runs for minutes; collected first, so that under `-n 2` one worker "
                                        "starts it while the other takes the rest")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # the run's process: its xdist workers inherit the path
+        os.environ[DEV_TEMPLATE] = str(ROOT / "var" / "test" / f"dev-template-{uuid.uuid4().hex[:8]}")
+        _run["dev_template"] = Path(os.environ[DEV_TEMPLATE])
     if _is_xdist_controller(config):
         return  # the controller runs no test
     from backend import embedded
@@ -113,13 +118,20 @@ def pytest_configure(config) -> None:
 
 
 _session: dict = {}
+# The run's own (the controller's under xdist, which ends after its workers).
+_run: dict = {}
+# Where the run's `dev_template` is built; every process of the run reads it from the environment.
+DEV_TEMPLATE = "VITRINE_TEST_DEV_TEMPLATE"
 
 
 def pytest_unconfigure(config) -> None:
+    if "dev_template" in _run:
+        template = _run["dev_template"]
+        for path in (template, _building(template)):
+            shutil.rmtree(path, ignore_errors=True)
+        _lock_file(template).unlink(missing_ok=True)
     if not _session:
         return
-    import shutil
-
     from backend import embedded
     from backend.db import database
 
@@ -323,3 +335,56 @@ def free_port(worker_id):
         raise RuntimeError("no free span of ports left in this worker's slice")
 
     return pick
+
+
+def _building(template: Path) -> Path:
+    return template.with_name(template.name + ".building")
+
+
+def _lock_file(template: Path) -> Path:
+    return template.with_name(template.name + ".lock")
+
+
+@pytest.fixture(scope="session")
+def dev_template() -> Path:
+    """A data directory as a first `vitrine dev` leaves it once stopped: its embedded PostgreSQL
+    initialised, migrated and seeded with the demo, its Redis holding what the seed queued, both
+    servers stopped. Built once per run, by `vitrine dev`'s own steps (`ops.dev.Supervisor`), by
+    whichever xdist worker asks first while the other waits on the lock; removed when the run ends,
+    so it always has the run's migrations and seeders. Nothing in it names its path (the servers'
+    sockets and pid files are given on their command lines at start), so a copy starts at its new path."""
+    template = Path(os.environ[DEV_TEMPLATE])
+    template.parent.mkdir(parents=True, exist_ok=True)
+    with _lock_file(template).open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not template.exists():
+            _build_dev_template(template)
+    return template
+
+
+def _build_dev_template(template: Path) -> None:
+    from unittest import mock
+
+    from backend import embedded
+    from ops.dev import BOOT_LOG, Output, Supervisor
+
+    building = _building(template)
+    shutil.rmtree(building, ignore_errors=True)
+    supervisor = Supervisor(port=8000, data_dir=building)  # the port only names URLs no seeded row keeps
+    supervisor.output = Output(building / BOOT_LOG)
+    # The environment `vitrine dev` has, not this test process's own database and Redis.
+    outside = ("DATABASE_URL", "DATABASE_OWNER_URL", "REDIS_URL", "VITRINE_DATA_DIR", "REGISTRY_BASE_URL")
+    try:
+        with mock.patch.dict(os.environ, {k: v for k, v in os.environ.items() if k not in outside}, clear=True):
+            supervisor.env = supervisor.environment()
+            supervisor.run_command("migrate")
+            supervisor.run_command("seed-demo", "--if-empty")
+    finally:
+        try:
+            embedded.stop_redis(building)
+        finally:
+            embedded.stop_postgres(building)
+            supervisor.output.close()
+    # pgserver's list of the processes holding a handle: this one's, meaningless in a copy.
+    (building / "postgres" / ".handle_pids.json").unlink(missing_ok=True)
+    building.rename(template)

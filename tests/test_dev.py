@@ -34,6 +34,15 @@ def data_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture
+def seeded_data_dir(data_dir, dev_template):
+    """`data_dir` as a first `vitrine dev` on it left it (initialised, migrated, seeded, stopped):
+    a copy of the run's `dev_template`, for the tests whose subject is not that first start. `cp -a`
+    keeps the owner and modes PostgreSQL insists on (its data directory private to its server's user)."""
+    subprocess.run(["cp", "-a", str(dev_template), str(data_dir)], check=True)
+    return data_dir
+
+
 def dev_env() -> dict[str, str]:
     """The test process's environment without what points at its own servers (its database, Redis
     and registry simulator): a `vitrine dev` brings its own."""
@@ -209,6 +218,7 @@ def embedded_servers(data_dir) -> list[int]:
     return pids
 
 
+@pytest.mark.usefixtures("seeded_data_dir")  # a second start: the first is the test above's
 @pytest.mark.parametrize("killed", [False, True], ids=["hang-up", "hang-up-then-sigkill"])
 def test_a_terminal_that_goes_away_leaves_no_embedded_server_running(free_port, data_dir, killed):
     # The terminal goes away (its pty hangs up): every write to it fails from then on. script(1)
@@ -343,6 +353,7 @@ def test_a_child_dying_before_the_platform_is_up_is_reported_with_its_last_lines
                                  "\n  booting\n  bad setting")
 
 
+@pytest.mark.usefixtures("seeded_data_dir")
 def test_vitrine_dev_stops_everything_when_its_parent_dies(free_port, data_dir):
     port = free_port()
     parent, output = start_dev(port, data_dir, parent=True)

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_dev import data_dir, start_dev  # noqa: F401 (data_dir: a fixture)
+from tests.test_dev import data_dir, seeded_data_dir, start_dev  # noqa: F401 (fixtures)
 
 BLOCK = re.compile(r"```bash\n(.*?)\n```\n", re.S)
 # The lines that read the variables, as every walk writes them (the defaults: `vitrine dev`'s).
@@ -84,6 +84,7 @@ def run_walk(script: str, port: int, folder, sessions) -> subprocess.CompletedPr
 @pytest.mark.long
 @pytest.mark.timeout(1800)
 @pytest.mark.skipif(not (shutil.which("jq") and shutil.which("curl")), reason="the walks need curl and jq")
+@pytest.mark.usefixtures("seeded_data_dir")  # the platform as its first start left it, copied
 def test_every_walk_runs_twice_in_a_random_order_on_one_platform(free_port, data_dir, tmp_path):  # noqa: F811
     seed = int(os.environ.get("VITRINE_WALKS_SEED") or random.randrange(2**32))
     order = walks()

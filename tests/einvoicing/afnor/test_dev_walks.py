@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from tests.test_dev import data_dir, start_dev  # noqa: F401 (data_dir: a fixture)
+from tests.test_dev import data_dir, seeded_data_dir, start_dev  # noqa: F401 (fixtures)
 from tests.test_doc_walks import run_walk, walks
 
 WALKS = ("einvoicing.md#1", "einvoicing.md#2")
@@ -20,6 +20,7 @@ WALKS = ("einvoicing.md#1", "einvoicing.md#2")
 @pytest.mark.long
 @pytest.mark.timeout(900)
 @pytest.mark.skipif(not (shutil.which("jq") and shutil.which("curl")), reason="the walks need curl and jq")
+@pytest.mark.usefixtures("seeded_data_dir")  # the platform as its first start left it, copied
 def test_the_einvoicing_walks_run_on_an_afnor_platform(free_port, data_dir, tmp_path, monkeypatch):  # noqa: F811
     monkeypatch.setenv("EINVOICING_OPERATOR", "afnor")  # read by `vitrine dev` from the environment
     port = free_port()
