@@ -73,9 +73,12 @@ class BankReconciliation:
 
 class VatOfAMonth:
     @operation("The VAT of a month", description="`billing.manage.all`. From the books alone, the entries dated in "
-               "`month` (`YYYY-MM`): per VAT rate, the VAT collected (44571) and its base (706), the deductible VAT "
-               "(44566) and its base (604), their totals and the VAT due (negative: a credit), as the French "
-               "return (CA3) asks them; the totals equal the month's trial balance on 44571 and 44566.",
+               "`month` (`YYYY-MM`): per VAT rate, the VAT collected (44571) and the deductible VAT (44566) that "
+               "became due that month (at issue when the seller opted for debits, when the bank booked the money "
+               "otherwise; VAT still pending on 44574 and 44564 is not in it) with their bases (706 and its "
+               "sub-accounts, 604; for VAT made due by a payment, the VAT over its rate), their totals and the VAT "
+               "due (negative: a credit), as the French return (CA3) asks them; the totals equal the month's trial "
+               "balance on 44571 and 44566.",
                tags=("accounting",), query=VatQuery, answer=VatReturnOut)
     def on_get(self, req, resp, query: dict) -> vat_return.VatReturn:
         return vat_return.vat_return(query["month"])
