@@ -117,15 +117,20 @@ def import_statement(document: bytes | BinaryIO, *, config: Config, user_id: str
     return answer
 
 
+def last_closing(iban: str) -> BankStatement | None:
+    """The last camt.053 imported of account `iban` that gave its closing balance (None before any)."""
+    return (BankStatement.select()
+            .where(BankStatement.account_iban == iban, BankStatement.closing_balance_cents.is_null(False))
+            .order_by(SQL("import_seq").desc()).first())
+
+
 def _check_follows(statement: camt.Statement) -> None:
     """A camt.053 opens on the balance the last camt.053 imported of its account closed on: else a
     statement is missing between them (or this one is not the next), and importing it would leave
     the books' `512` apart from the bank's balance. Refused with both balances."""
     if statement.balances is None:
         return
-    last = (BankStatement.select()
-            .where(BankStatement.account_iban == statement.iban, BankStatement.closing_balance_cents.is_null(False))
-            .order_by(SQL("import_seq").desc()).first())
+    last = last_closing(statement.iban)
     if last is not None and last.closing_balance_cents != statement.balances.opening_cents:
         raise Conflict("the statement does not open on the balance the last statement imported closed on: a"
                        " statement is missing between them", reason="statement_missing",
