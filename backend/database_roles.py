@@ -104,6 +104,8 @@ RESTRICTED: dict[str, str] = {
                                 " sent_at)",
     "billing_status_transition": "SELECT",  # the legal status moves, reference data (migration 186)
     "einvoice_lifecycle_event": "SELECT, INSERT",  # what the platform reported: only added to
+    # a platform's callback as received: only its processing moves
+    "einvoice_platform_callback": "SELECT, INSERT, UPDATE (processing_status, processing_note, processed_at)",
     "legal_text_cleaning": "SELECT",  # what migration 187 changed in legal names and addresses
     "security_audit_event": "SELECT, INSERT",
     "einvoice_transmission_event": "SELECT, INSERT",  # written by the transmission's trigger

@@ -1,7 +1,7 @@
 """The runtime role updates only the columns a state change writes: a reservation's frozen amounts,
 a self-billed invoice's acceptance row, a SEPA mandate's reference and IBAN, an e-invoice
-transmission's invoice, amount and buyer, a reported status's amount and code are refused to it,
-whatever the row; what the services move still moves."""
+transmission's invoice, amount and buyer, a reported status's amount and code, a platform
+callback's body are refused to it, whatever the row; what the services move still moves."""
 
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ REWRITES_REFUSED = [
     "UPDATE billing_bank_line SET counterparty_iban = 'FR7630006000011234567890189'",
     "UPDATE billing_bank_statement SET closing_balance_cents = 0",
     "UPDATE billing_bank_statement SET document_sha256 = document_sha256, statement_id = statement_id",
+    "UPDATE einvoice_platform_callback SET payload = '{}'",
+    "UPDATE einvoice_platform_callback SET flow_id = flow_id, event_key = event_key",
 ]
 
 WHAT_MOVES = [
@@ -71,6 +73,8 @@ WHAT_MOVES = [
     " matched_at = now() WHERE false",
     "UPDATE billing_bank_statement SET matched = matched + 1, returned = returned, unmatched = unmatched - 1"
     " WHERE false",
+    "UPDATE einvoice_platform_callback SET processing_status = processing_status, processing_note = NULL,"
+    " processed_at = now() WHERE false",
 ]
 
 
